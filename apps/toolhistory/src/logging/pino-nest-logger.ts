@@ -1,0 +1,33 @@
+import type { LoggerService } from '@nestjs/common';
+import pino, { Logger } from 'pino';
+import type { LogLevel } from '@toolhistory/config';
+
+export function createRootLogger(level: LogLevel): Logger {
+  return pino({
+    level,
+    base: { service: 'toolhistory' },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label }) },
+  });
+}
+
+/** Routes NestJS's own logs into the same JSON stream as the service's. */
+export class PinoNestLogger implements LoggerService {
+  constructor(private readonly logger: Logger) {}
+
+  log(message: unknown, context?: string) {
+    this.logger.info({ context }, String(message));
+  }
+  error(message: unknown, trace?: string, context?: string) {
+    this.logger.error({ context, trace }, String(message));
+  }
+  warn(message: unknown, context?: string) {
+    this.logger.warn({ context }, String(message));
+  }
+  debug(message: unknown, context?: string) {
+    this.logger.debug({ context }, String(message));
+  }
+  verbose(message: unknown, context?: string) {
+    this.logger.trace({ context }, String(message));
+  }
+}

@@ -1,0 +1,6 @@
+/** Injection tokens for values that are not classes. */
+export const APP_CONFIG = Symbol('APP_CONFIG');
+export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
+export const PG_POOL = Symbol('PG_POOL');
+export const KAFKA = Symbol('KAFKA');
+export const RECORDING_STORE = Symbol('RECORDING_STORE');

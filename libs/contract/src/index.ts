@@ -1,0 +1,3 @@
+export * from './tool-event.types';
+export * from './tool-event.classes';
+export * from './parse-tool-event';

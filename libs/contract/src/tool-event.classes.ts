@@ -1,0 +1,143 @@
+import { Type } from 'class-transformer';
+import {
+  Equals,
+  IsBoolean,
+  IsDefined,
+  IsIn,
+  IsInt,
+  IsISO8601,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  Matches,
+  MaxLength,
+  Min,
+  ValidateNested,
+} from 'class-validator';
+import {
+  JsonObject,
+  JsonValue,
+  MAX_ID_LENGTH,
+  SUPPORTED_SCHEMA_VERSIONS,
+  TOOL_EVENT_TYPES,
+  ToolEventType,
+} from './tool-event.types';
+import type * as T from './tool-event.types';
+
+/** Kept identical to the `pattern`s in schema/tool-event.schema.json. */
+export const UUID_PATTERN = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+export const DATE_TIME_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+
+function Id(): PropertyDecorator {
+  return (target, key) => {
+    IsString()(target, key);
+    IsNotEmpty({ message: '$property must not be empty' })(target, key);
+    MaxLength(MAX_ID_LENGTH)(target, key);
+  };
+}
+
+function Index(): PropertyDecorator {
+  return (target, key) => {
+    IsInt()(target, key);
+    Min(0, { message: '$property must not be negative' })(target, key);
+  };
+}
+
+export class EventEnvelopeDto implements T.EventEnvelope {
+  @Matches(UUID_PATTERN, { message: 'eventId must be a UUID' })
+  @IsString()
+  eventId: string;
+
+  @IsIn(TOOL_EVENT_TYPES)
+  type: ToolEventType;
+
+  @IsIn(SUPPORTED_SCHEMA_VERSIONS)
+  @IsInt()
+  schemaVersion: number;
+
+  @Id() tenantId: string;
+  @Id() conversationId: string;
+  @Id() channel: string;
+  @Id() runId: string;
+
+  @Matches(DATE_TIME_PATTERN, { message: 'occurredAt must be an ISO-8601 date-time with a time zone' })
+  @IsISO8601({ strict: true }, { message: 'occurredAt must be a valid ISO-8601 date-time' })
+  occurredAt: string;
+}
+
+export class ToolCallRequestedDto extends EventEnvelopeDto implements T.ToolCallRequested {
+  @Equals('ToolCallRequested') override type = 'ToolCallRequested' as const;
+  @Index() roundIndex: number;
+  @Index() sequenceIndex: number;
+
+  @IsString()
+  @MaxLength(MAX_ID_LENGTH)
+  toolCallId: string;
+
+  @Id() toolName: string;
+
+  @IsObject({ message: 'arguments must be a JSON object' })
+  arguments: JsonObject;
+}
+
+export class ToolResultReceivedDto extends EventEnvelopeDto implements T.ToolResultReceived {
+  @Equals('ToolResultReceived') override type = 'ToolResultReceived' as const;
+
+  @IsString()
+  @MaxLength(MAX_ID_LENGTH)
+  toolCallId: string;
+
+  @Index() roundIndex: number;
+  @Index() sequenceIndex: number;
+
+  @IsDefined({ message: 'result must be a string or a JSON value (not null)' })
+  result: JsonValue;
+
+  @IsBoolean() isError: boolean;
+}
+
+export class TokenUsageDto implements T.TokenUsage {
+  @Index() inputTokens: number;
+  @Index() outputTokens: number;
+}
+
+export class RunCompletedDto extends EventEnvelopeDto implements T.RunCompleted {
+  @Equals('RunCompleted') override type = 'RunCompleted' as const;
+  @Id() assistantMessageId: string;
+  @Id() finishReason: string;
+
+  @IsOptional()
+  @IsObject({ message: 'usage must be an object' })
+  @ValidateNested()
+  @Type(() => TokenUsageDto)
+  usage?: TokenUsageDto;
+}
+
+export class RunFailureDetailDto implements T.RunFailureDetail {
+  @Id() code: string;
+  @IsString() message: string;
+}
+
+export class RunFailedDto extends EventEnvelopeDto implements T.RunFailed {
+  @Equals('RunFailed') override type = 'RunFailed' as const;
+
+  @IsDefined()
+  @IsObject({ message: 'error must be an object with code and message' })
+  @ValidateNested()
+  @Type(() => RunFailureDetailDto)
+  error: RunFailureDetailDto;
+}
+
+export const DTO_BY_TYPE = {
+  ToolCallRequested: ToolCallRequestedDto,
+  ToolResultReceived: ToolResultReceivedDto,
+  RunCompleted: RunCompletedDto,
+  RunFailed: RunFailedDto,
+} as const;
+
+/** Nested objects that must become class instances for @ValidateNested to see their rules. */
+export const NESTED_DTOS: Partial<Record<ToolEventType, Record<string, new () => object>>> = {
+  RunCompleted: { usage: TokenUsageDto },
+  RunFailed: { error: RunFailureDetailDto },
+};

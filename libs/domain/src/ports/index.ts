@@ -1,0 +1,2 @@
+export * from './recording-store.port';
+export * from './dead-letter-sink.port';

@@ -1,0 +1,39 @@
+import type { ToolEvent } from '@toolhistory/contract';
+
+/** Kafka offsets are int64; they travel as decimal strings, as kafkajs gives them. */
+export type Offset = string;
+
+export interface PartitionRef {
+  consumerGroup: string;
+  topic: string;
+  partition: number;
+}
+
+export interface OffsetEvent {
+  offset: Offset;
+  event: ToolEvent;
+}
+
+export interface RecordBatchCommand extends PartitionRef {
+  /** Valid events in partition order. Poison messages are absent: they were dead-lettered. */
+  events: readonly OffsetEvent[];
+  /** The offset to resume from once this batch is committed (last offset + 1). */
+  nextOffset: Offset;
+}
+
+export interface RecordBatchOutcome {
+  appended: number;
+  /** Events whose eventId was already recorded (producer retries, replays). */
+  duplicates: number;
+  /** Messages below the committed offset (redelivered after a rebalance or crash). */
+  alreadyCommitted: number;
+}
+
+/**
+ * Records a batch atomically: the new events, the read-model update they
+ * imply and the consumer's next offset commit together or not at all.
+ */
+export interface RecordingStore {
+  recordBatch(command: RecordBatchCommand): Promise<RecordBatchOutcome>;
+  committedOffsets(consumerGroup: string, topic: string): Promise<Map<number, Offset>>;
+}

@@ -1,0 +1,3 @@
+export * from './read-model.types';
+export * from './read-model-keys';
+export * from './evolve-read-model';

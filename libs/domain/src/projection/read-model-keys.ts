@@ -1,0 +1,52 @@
+import type { ToolCallRequested, ToolEvent, ToolResultReceived } from '@toolhistory/contract';
+
+export interface ConversationKey {
+  tenantId: string;
+  conversationId: string;
+}
+export interface RunKey extends ConversationKey {
+  runId: string;
+}
+export interface InvocationKey extends RunKey {
+  pairKey: string;
+}
+
+/**
+ * A call and its result meet on the LLM's tool call id; when the id is empty
+ * they meet on their position in the run (round, sequence).
+ */
+export function pairKeyOf(event: Pick<ToolCallRequested | ToolResultReceived, 'toolCallId' | 'roundIndex' | 'sequenceIndex'>): string {
+  return event.toolCallId !== '' ? `id:${event.toolCallId}` : `pos:${event.roundIndex}:${event.sequenceIndex}`;
+}
+
+// \u0000 cannot occur in the ids (PostgreSQL text rejects it), so it is a safe separator.
+const SEP = '\u0000';
+export const conversationKeyString = (k: ConversationKey): string => `${k.tenantId}${SEP}${k.conversationId}`;
+export const runKeyString = (k: RunKey): string => `${conversationKeyString(k)}${SEP}${k.runId}`;
+export const invocationKeyString = (k: InvocationKey): string => `${runKeyString(k)}${SEP}${k.pairKey}`;
+
+export function isInvocationEvent(event: ToolEvent): event is ToolCallRequested | ToolResultReceived {
+  return event.type === 'ToolCallRequested' || event.type === 'ToolResultReceived';
+}
+
+/** The read-model rows a batch of events can touch, so an adapter loads exactly those. */
+export function keysTouchedBy(events: readonly ToolEvent[]): {
+  conversations: ConversationKey[];
+  runs: RunKey[];
+  invocations: InvocationKey[];
+} {
+  const conversations = new Map<string, ConversationKey>();
+  const runs = new Map<string, RunKey>();
+  const invocations = new Map<string, InvocationKey>();
+  for (const e of events) {
+    const conversation = { tenantId: e.tenantId, conversationId: e.conversationId };
+    conversations.set(conversationKeyString(conversation), conversation);
+    const run = { ...conversation, runId: e.runId };
+    runs.set(runKeyString(run), run);
+    if (isInvocationEvent(e)) {
+      const invocation = { ...run, pairKey: pairKeyOf(e) };
+      invocations.set(invocationKeyString(invocation), invocation);
+    }
+  }
+  return { conversations: [...conversations.values()], runs: [...runs.values()], invocations: [...invocations.values()] };
+}

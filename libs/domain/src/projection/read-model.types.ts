@@ -1,0 +1,48 @@
+import type { JsonObject, JsonValue } from '@toolhistory/contract';
+
+export type RunStatus = 'running' | 'completed' | 'failed';
+
+export interface ConversationRow {
+  tenantId: string;
+  conversationId: string;
+  channel: string;
+  firstEventAt: string;
+  lastEventAt: string;
+}
+
+export interface RunRow {
+  tenantId: string;
+  conversationId: string;
+  runId: string;
+  channel: string;
+  status: RunStatus;
+  startedAt: string;
+  lastEventAt: string;
+  endedAt: string | null;
+  assistantMessageId: string | null;
+  finishReason: string | null;
+  inputTokens: number | null;
+  outputTokens: number | null;
+  errorCode: string | null;
+  errorMessage: string | null;
+}
+
+export interface InvocationRow {
+  tenantId: string;
+  conversationId: string;
+  runId: string;
+  pairKey: string;
+  roundIndex: number;
+  sequenceIndex: number;
+  toolCallId: string;
+  toolName: string | null;
+  arguments: JsonObject | null;
+  /** undefined: no result recorded yet (a JSON result may itself be any value). */
+  result: JsonValue | undefined;
+  isError: boolean | null;
+  requestedAt: string | null;
+  completedAt: string | null;
+  callEventId: string | null;
+  resultEventId: string | null;
+  callAfterRunEnd: boolean;
+}

@@ -1,0 +1,3 @@
+export * from './kafka-client';
+export * from './ensure-topics';
+export * from './kafka-dead-letter-sink';

@@ -1,0 +1,56 @@
+import { Client, Pool, PoolConfig } from 'pg';
+
+export interface DatabaseSettings {
+  url: string;
+  schema: string;
+  poolSize: number;
+  applicationName?: string;
+}
+
+const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
+
+/** Every connection works in one schema and in UTC, so tests can use a fresh schema each. */
+export function createPool(settings: DatabaseSettings, extra: Partial<PoolConfig> = {}): Pool {
+  return new Pool({
+    connectionString: settings.url,
+    max: settings.poolSize,
+    application_name: settings.applicationName ?? 'toolhistory',
+    options: `-c search_path=${settings.schema} -c timezone=UTC`,
+    connectionTimeoutMillis: 5_000,
+    idleTimeoutMillis: 30_000,
+    ...extra,
+  });
+}
+
+/** Creates the database named in the URL when the server does not have it yet. */
+export async function ensureDatabase(url: string): Promise<void> {
+  const target = new URL(url);
+  const name = decodeURIComponent(target.pathname.replace(/^\//, '')) || 'postgres';
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  const client = new Client({ connectionString: admin.toString(), connectionTimeoutMillis: 5_000 });
+  await client.connect();
+  try {
+    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (found.rowCount === 0) {
+      try {
+        await client.query(`CREATE DATABASE ${quoteIdent(name)}`);
+      } catch (error) {
+        // Another instance created it between our check and our CREATE.
+        if ((error as { code?: string }).code !== '42P04') throw error;
+      }
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+export async function dropSchema(url: string, schema: string): Promise<void> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE`);
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,4 @@
+export * from './database';
+export * from './postgres-errors';
+export * from './run-migrations';
+export * from './postgres-recording-store';

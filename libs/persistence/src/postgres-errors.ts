@@ -1,0 +1,34 @@
+import { AppError, ErrorCode } from '@toolhistory/errors';
+
+const RETRIABLE_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH']);
+const RETRIABLE_MESSAGES = [/Connection terminated/i, /timeout exceeded when trying to connect/i, /Client has encountered a connection error/i, /connection .*closed/i];
+
+/**
+ * SQLSTATE classes whose failure is caused by the data itself (bad text,
+ * too large a value): retrying cannot help, so the offending event is set
+ * aside. Anything else (outages, lock timeouts, even bugs) is retried, so a
+ * sick database stalls the partition instead of losing events.
+ */
+function isDataError(sqlState: string): boolean {
+  return sqlState.startsWith('22') || sqlState.startsWith('23') || sqlState.startsWith('54');
+}
+
+export function classifyPostgresError(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  const e = error as { code?: unknown; message?: unknown };
+  const code = typeof e?.code === 'string' ? e.code : '';
+  const message = typeof e?.message === 'string' ? e.message : String(error);
+  if (/^[0-9A-Z]{5}$/.test(code) && isDataError(code)) {
+    return new AppError(ErrorCode.UnstorableEvent, `PostgreSQL rejected the data (${code}): ${message}`, {
+      retriable: false,
+      cause: error,
+      details: { sqlState: code },
+    });
+  }
+  const unavailable = RETRIABLE_NODE_CODES.has(code) || RETRIABLE_MESSAGES.some((r) => r.test(message)) || /^(08|53|57|40|55)/.test(code);
+  return new AppError(
+    unavailable ? ErrorCode.StorageUnavailable : ErrorCode.Internal,
+    `PostgreSQL: ${message}`,
+    { retriable: true, cause: error, details: code ? { code } : {} },
+  );
+}

@@ -1,0 +1,216 @@
+import type { Pool, PoolClient } from 'pg';
+import type { ToolEvent } from '@toolhistory/contract';
+import {
+  conversationKeyString,
+  ConversationRow,
+  invocationKeyString,
+  InvocationRow,
+  keysTouchedBy,
+  Offset,
+  OffsetEvent,
+  projectEvents,
+  RecordBatchCommand,
+  RecordBatchOutcome,
+  RecordingStore,
+  runKeyString,
+  RunRow,
+} from '@toolhistory/domain';
+import { classifyPostgresError } from './postgres-errors';
+import {
+  CONVERSATION_COLUMNS,
+  INVOCATION_COLUMNS,
+  RUN_COLUMNS,
+  SELECT_CONVERSATION,
+  SELECT_INVOCATION,
+  SELECT_RUN,
+} from './read-model-tables';
+import { ColumnSpec, unnestRows, upsertSql } from './unnest-rows';
+
+interface PositionedEvent {
+  event: ToolEvent;
+  streamPosition: number;
+  globalPosition: string;
+}
+
+const EVENT_COLUMNS: ColumnSpec<PositionedEvent>[] = [
+  { name: 'global_position', sqlType: 'int8', value: (r) => r.globalPosition },
+  { name: 'event_id', sqlType: 'uuid', value: (r) => r.event.eventId },
+  { name: 'tenant_id', sqlType: 'text', value: (r) => r.event.tenantId },
+  { name: 'conversation_id', sqlType: 'text', value: (r) => r.event.conversationId },
+  { name: 'stream_position', sqlType: 'int4', value: (r) => r.streamPosition },
+  { name: 'run_id', sqlType: 'text', value: (r) => r.event.runId },
+  { name: 'type', sqlType: 'text', value: (r) => r.event.type },
+  { name: 'schema_version', sqlType: 'int4', value: (r) => r.event.schemaVersion },
+  { name: 'occurred_at', sqlType: 'timestamptz', value: (r) => r.event.occurredAt },
+  { name: 'payload', sqlType: 'text', cast: 'jsonb', value: (r) => JSON.stringify(r.event) },
+];
+
+/**
+ * The PostgreSQL side of recording. One transaction per batch holds the
+ * append lock, so global positions become visible in allocation order and
+ * duplicate detection by eventId and by offset is exact.
+ */
+export class PostgresRecordingStore implements RecordingStore {
+  constructor(private readonly pool: Pool) {}
+
+  async recordBatch(command: RecordBatchCommand): Promise<RecordBatchOutcome> {
+    let client: PoolClient | undefined;
+    try {
+      client = await this.pool.connect();
+      await client.query('BEGIN');
+      const outcome = await this.recordInTransaction(client, command);
+      await client.query('COMMIT');
+      return outcome;
+    } catch (error) {
+      if (client) await client.query('ROLLBACK').catch(() => undefined);
+      throw classifyPostgresError(error);
+    } finally {
+      // A connection that failed mid-transaction is not trusted again.
+      client?.release();
+    }
+  }
+
+  async committedOffsets(consumerGroup: string, topic: string): Promise<Map<number, Offset>> {
+    try {
+      const { rows } = await this.pool.query<{ partition: number; next_offset: string }>(
+        'SELECT partition, next_offset FROM consumer_offsets WHERE group_id = $1 AND topic = $2',
+        [consumerGroup, topic],
+      );
+      return new Map(rows.map((r) => [r.partition, r.next_offset]));
+    } catch (error) {
+      throw classifyPostgresError(error);
+    }
+  }
+
+  private async recordInTransaction(client: PoolClient, command: RecordBatchCommand): Promise<RecordBatchOutcome> {
+    await client.query(`SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.append'))`);
+
+    const stored = await client.query<{ next_offset: string }>(
+      'SELECT next_offset FROM consumer_offsets WHERE group_id = $1 AND topic = $2 AND partition = $3',
+      [command.consumerGroup, command.topic, command.partition],
+    );
+    const committed = stored.rows[0] ? BigInt(stored.rows[0].next_offset) : -1n;
+    const fresh = command.events.filter((m) => BigInt(m.offset) >= committed);
+    const alreadyCommitted = command.events.length - fresh.length;
+    if (committed >= BigInt(command.nextOffset)) {
+      return { appended: 0, duplicates: 0, alreadyCommitted };
+    }
+
+    const newEvents = await this.withoutRecordedEvents(client, fresh);
+    const duplicates = fresh.length - newEvents.length;
+    if (newEvents.length > 0) {
+      await this.appendEvents(client, newEvents);
+      await this.projectIntoReadModel(client, newEvents);
+    }
+
+    await client.query(
+      `INSERT INTO consumer_offsets (group_id, topic, partition, next_offset, updated_at) VALUES ($1, $2, $3, $4, now())
+       ON CONFLICT (group_id, topic, partition) DO UPDATE SET next_offset = EXCLUDED.next_offset, updated_at = now()`,
+      [command.consumerGroup, command.topic, command.partition, command.nextOffset],
+    );
+    return { appended: newEvents.length, duplicates, alreadyCommitted };
+  }
+
+  /** Drops events already in the store, and repeats of one eventId within the batch. */
+  private async withoutRecordedEvents(client: PoolClient, messages: readonly OffsetEvent[]): Promise<ToolEvent[]> {
+    if (messages.length === 0) return [];
+    const ids = messages.map((m) => m.event.eventId.toLowerCase());
+    const { rows } = await client.query<{ event_id: string }>('SELECT event_id FROM events WHERE event_id = ANY($1::uuid[])', [ids]);
+    const seen = new Set(rows.map((r) => r.event_id));
+    const out: ToolEvent[] = [];
+    messages.forEach((m, i) => {
+      if (seen.has(ids[i])) return;
+      seen.add(ids[i]);
+      out.push(m.event);
+    });
+    return out;
+  }
+
+  private async appendEvents(client: PoolClient, events: readonly ToolEvent[]): Promise<void> {
+    const perStream = new Map<string, { tenantId: string; conversationId: string; count: number }>();
+    for (const e of events) {
+      const key = conversationKeyString(e);
+      const entry = perStream.get(key) ?? { tenantId: e.tenantId, conversationId: e.conversationId, count: 0 };
+      entry.count += 1;
+      perStream.set(key, entry);
+    }
+    const streams = [...perStream.values()];
+    const bump = unnestRows<(typeof streams)[number]>(
+      [
+        { name: 'tenant_id', sqlType: 'text', value: (s) => s.tenantId },
+        { name: 'conversation_id', sqlType: 'text', value: (s) => s.conversationId },
+        { name: 'version', sqlType: 'int4', value: (s) => s.count },
+      ],
+      streams,
+    );
+    const versions = await client.query<{ tenant_id: string; conversation_id: string; version: number }>(
+      `INSERT INTO streams (${bump.columnList}) ${bump.select}
+       ON CONFLICT (tenant_id, conversation_id) DO UPDATE SET version = streams.version + EXCLUDED.version
+       RETURNING tenant_id, conversation_id, version`,
+      bump.values,
+    );
+    // Next position per stream = new version - events appended in this batch + 1.
+    const nextPosition = new Map<string, number>();
+    for (const row of versions.rows) {
+      const key = conversationKeyString({ tenantId: row.tenant_id, conversationId: row.conversation_id });
+      nextPosition.set(key, row.version - perStream.get(key)!.count + 1);
+    }
+
+    const first = await client.query<{ first: string }>(
+      `SELECT setval('events_global_position_seq', nextval('events_global_position_seq') + $1 - 1) - $1 + 1 AS first`,
+      [events.length],
+    );
+    const firstGlobal = BigInt(first.rows[0].first);
+    const positioned: PositionedEvent[] = events.map((event, i) => {
+      const key = conversationKeyString(event);
+      const streamPosition = nextPosition.get(key)!;
+      nextPosition.set(key, streamPosition + 1);
+      return { event, streamPosition, globalPosition: String(firstGlobal + BigInt(i)) };
+    });
+    const insert = unnestRows(EVENT_COLUMNS, positioned);
+    await client.query(`INSERT INTO events (${insert.columnList}) ${insert.select}`, insert.values);
+  }
+
+  private async projectIntoReadModel(client: PoolClient, events: readonly ToolEvent[]): Promise<void> {
+    const keys = keysTouchedBy(events);
+    const [conversations, runs, invocations] = await Promise.all([
+      loadRows<ConversationRow>(client, SELECT_CONVERSATION, ['tenant_id', 'conversation_id'], keys.conversations.map((k) => [k.tenantId, k.conversationId])),
+      loadRows<RunRow>(client, SELECT_RUN, ['tenant_id', 'conversation_id', 'run_id'], keys.runs.map((k) => [k.tenantId, k.conversationId, k.runId])),
+      loadRows<InvocationRow>(
+        client,
+        SELECT_INVOCATION,
+        ['tenant_id', 'conversation_id', 'run_id', 'pair_key'],
+        keys.invocations.map((k) => [k.tenantId, k.conversationId, k.runId, k.pairKey]),
+      ),
+    ]);
+    const changes = projectEvents(
+      {
+        conversations: new Map(conversations.map((r) => [conversationKeyString(r), r])),
+        runs: new Map(runs.map((r) => [runKeyString(r), r])),
+        invocations: new Map(
+          invocations.map((r) => [invocationKeyString(r), { ...r, result: r.result === null ? undefined : r.result }]),
+        ),
+      },
+      events,
+    );
+    const statements = [
+      upsertSql('conversations', CONVERSATION_COLUMNS, ['tenant_id', 'conversation_id'], changes.conversations),
+      upsertSql('runs', RUN_COLUMNS, ['tenant_id', 'conversation_id', 'run_id'], changes.runs),
+      upsertSql('invocations', INVOCATION_COLUMNS, ['tenant_id', 'conversation_id', 'run_id', 'pair_key'], changes.invocations),
+    ];
+    for (const [i, s] of statements.entries()) {
+      const rowCount = [changes.conversations, changes.runs, changes.invocations][i].length;
+      if (rowCount > 0) await client.query(s.text, s.values);
+    }
+  }
+}
+
+/** Loads the rows whose composite keys are given, in one query. */
+async function loadRows<Row>(client: PoolClient, select: string, keyColumns: string[], keys: string[][]): Promise<Row[]> {
+  if (keys.length === 0) return [];
+  const params = keyColumns.map((_, i) => `$${i + 1}::text[]`).join(', ');
+  const text = `${select} WHERE (${keyColumns.join(', ')}) IN (SELECT * FROM unnest(${params}))`;
+  const values = keyColumns.map((_, i) => keys.map((k) => k[i]));
+  const { rows } = await client.query<Row & Record<string, unknown>>(text, values);
+  return rows;
+}

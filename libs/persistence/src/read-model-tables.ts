@@ -1,0 +1,60 @@
+import type { ConversationRow, InvocationRow, RunRow } from '@toolhistory/domain';
+import { ColumnSpec, isoText, jsonText } from './unnest-rows';
+
+export const CONVERSATION_COLUMNS: ColumnSpec<ConversationRow>[] = [
+  { name: 'tenant_id', sqlType: 'text', value: (r) => r.tenantId },
+  { name: 'conversation_id', sqlType: 'text', value: (r) => r.conversationId },
+  { name: 'channel', sqlType: 'text', value: (r) => r.channel },
+  { name: 'first_event_at', sqlType: 'timestamptz', value: (r) => r.firstEventAt },
+  { name: 'last_event_at', sqlType: 'timestamptz', value: (r) => r.lastEventAt },
+];
+
+export const RUN_COLUMNS: ColumnSpec<RunRow>[] = [
+  { name: 'tenant_id', sqlType: 'text', value: (r) => r.tenantId },
+  { name: 'conversation_id', sqlType: 'text', value: (r) => r.conversationId },
+  { name: 'run_id', sqlType: 'text', value: (r) => r.runId },
+  { name: 'channel', sqlType: 'text', value: (r) => r.channel },
+  { name: 'status', sqlType: 'text', value: (r) => r.status },
+  { name: 'started_at', sqlType: 'timestamptz', value: (r) => r.startedAt },
+  { name: 'last_event_at', sqlType: 'timestamptz', value: (r) => r.lastEventAt },
+  { name: 'ended_at', sqlType: 'timestamptz', value: (r) => r.endedAt },
+  { name: 'assistant_message_id', sqlType: 'text', value: (r) => r.assistantMessageId },
+  { name: 'finish_reason', sqlType: 'text', value: (r) => r.finishReason },
+  { name: 'input_tokens', sqlType: 'int4', value: (r) => r.inputTokens },
+  { name: 'output_tokens', sqlType: 'int4', value: (r) => r.outputTokens },
+  { name: 'error_code', sqlType: 'text', value: (r) => r.errorCode },
+  { name: 'error_message', sqlType: 'text', value: (r) => r.errorMessage },
+];
+
+export const INVOCATION_COLUMNS: ColumnSpec<InvocationRow>[] = [
+  { name: 'tenant_id', sqlType: 'text', value: (r) => r.tenantId },
+  { name: 'conversation_id', sqlType: 'text', value: (r) => r.conversationId },
+  { name: 'run_id', sqlType: 'text', value: (r) => r.runId },
+  { name: 'pair_key', sqlType: 'text', value: (r) => r.pairKey },
+  { name: 'round_index', sqlType: 'int4', value: (r) => r.roundIndex },
+  { name: 'sequence_index', sqlType: 'int4', value: (r) => r.sequenceIndex },
+  { name: 'tool_call_id', sqlType: 'text', value: (r) => r.toolCallId },
+  { name: 'tool_name', sqlType: 'text', value: (r) => r.toolName },
+  { name: 'arguments', sqlType: 'text', cast: 'jsonb', value: (r) => jsonText(r.arguments ?? undefined) },
+  { name: 'result', sqlType: 'text', cast: 'jsonb', value: (r) => jsonText(r.result) },
+  { name: 'is_error', sqlType: 'bool', value: (r) => r.isError },
+  { name: 'requested_at', sqlType: 'timestamptz', value: (r) => r.requestedAt },
+  { name: 'completed_at', sqlType: 'timestamptz', value: (r) => r.completedAt },
+  { name: 'call_event_id', sqlType: 'uuid', value: (r) => r.callEventId },
+  { name: 'result_event_id', sqlType: 'uuid', value: (r) => r.resultEventId },
+  { name: 'call_after_run_end', sqlType: 'bool', value: (r) => r.callAfterRunEnd },
+];
+
+export const SELECT_CONVERSATION = `SELECT tenant_id AS "tenantId", conversation_id AS "conversationId", channel,
+  ${isoText('first_event_at')} AS "firstEventAt", ${isoText('last_event_at')} AS "lastEventAt" FROM conversations`;
+
+export const SELECT_RUN = `SELECT tenant_id AS "tenantId", conversation_id AS "conversationId", run_id AS "runId", channel, status,
+  ${isoText('started_at')} AS "startedAt", ${isoText('last_event_at')} AS "lastEventAt", ${isoText('ended_at')} AS "endedAt",
+  assistant_message_id AS "assistantMessageId", finish_reason AS "finishReason", input_tokens AS "inputTokens",
+  output_tokens AS "outputTokens", error_code AS "errorCode", error_message AS "errorMessage" FROM runs`;
+
+export const SELECT_INVOCATION = `SELECT tenant_id AS "tenantId", conversation_id AS "conversationId", run_id AS "runId",
+  pair_key AS "pairKey", round_index AS "roundIndex", sequence_index AS "sequenceIndex", tool_call_id AS "toolCallId",
+  tool_name AS "toolName", arguments, result, is_error AS "isError", ${isoText('requested_at')} AS "requestedAt",
+  ${isoText('completed_at')} AS "completedAt", call_event_id AS "callEventId", result_event_id AS "resultEventId",
+  call_after_run_end AS "callAfterRunEnd" FROM invocations`;

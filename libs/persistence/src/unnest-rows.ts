@@ -1,0 +1,53 @@
+/**
+ * Multi-row statements through `unnest` of one array per column: one round
+ * trip and a fixed SQL text (so a prepared plan is reused) for any row count.
+ */
+export interface ColumnSpec<Row> {
+  name: string;
+  /** PostgreSQL array element type the parameter is sent as, e.g. 'text', 'int4', 'uuid'. */
+  sqlType: string;
+  /** How the unnested value becomes the column's type, e.g. 'jsonb' for JSON sent as text. */
+  cast?: string;
+  value: (row: Row) => unknown;
+}
+
+export interface UnnestStatement {
+  /** `SELECT ... FROM unnest($1::t[], ...) AS u(c1, ...)` */
+  select: string;
+  columnList: string;
+  values: unknown[][];
+}
+
+export function unnestRows<Row>(columns: readonly ColumnSpec<Row>[], rows: readonly Row[], firstParam = 1): UnnestStatement {
+  const values = columns.map((c) => rows.map((r) => c.value(r)));
+  const params = columns.map((c, i) => `$${firstParam + i}::${c.sqlType}[]`).join(', ');
+  const aliases = columns.map((c) => c.name).join(', ');
+  const projections = columns.map((c) => (c.cast ? `u.${c.name}::${c.cast}` : `u.${c.name}`)).join(', ');
+  return {
+    select: `SELECT ${projections} FROM unnest(${params}) AS u(${aliases})`,
+    columnList: aliases,
+    values,
+  };
+}
+
+export function upsertSql<Row>(
+  table: string,
+  columns: readonly ColumnSpec<Row>[],
+  conflictColumns: readonly string[],
+  rows: readonly Row[],
+): { text: string; values: unknown[] } {
+  const statement = unnestRows(columns, rows);
+  const updates = columns
+    .filter((c) => !conflictColumns.includes(c.name))
+    .map((c) => `${c.name} = EXCLUDED.${c.name}`)
+    .join(', ');
+  return {
+    text: `INSERT INTO ${table} (${statement.columnList}) ${statement.select} ON CONFLICT (${conflictColumns.join(', ')}) DO UPDATE SET ${updates}`,
+    values: statement.values,
+  };
+}
+
+/** Timestamps read back as ISO-8601 text with full microsecond precision. */
+export const isoText = (column: string): string => `to_json(${column})#>>'{}'`;
+
+export const jsonText = (value: unknown): string | null => (value === undefined ? null : JSON.stringify(value));
