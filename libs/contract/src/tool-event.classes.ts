@@ -1,4 +1,3 @@
-import { Type } from 'class-transformer';
 import {
   Equals,
   IsBoolean,
@@ -8,11 +7,11 @@ import {
   IsISO8601,
   IsNotEmpty,
   IsObject,
-  IsOptional,
   IsString,
   Matches,
   MaxLength,
   Min,
+  ValidateIf,
   ValidateNested,
 } from 'class-validator';
 import {
@@ -107,10 +106,10 @@ export class RunCompletedDto extends EventEnvelopeDto implements T.RunCompleted 
   @Id() assistantMessageId: string;
   @Id() finishReason: string;
 
-  @IsOptional()
+  // Absent is fine; null is not (IsOptional would let null through, the JSON Schema does not).
+  @ValidateIf((event: RunCompletedDto) => event.usage !== undefined)
   @IsObject({ message: 'usage must be an object' })
   @ValidateNested()
-  @Type(() => TokenUsageDto)
   usage?: TokenUsageDto;
 }
 
@@ -125,7 +124,6 @@ export class RunFailedDto extends EventEnvelopeDto implements T.RunFailed {
   @IsDefined()
   @IsObject({ message: 'error must be an object with code and message' })
   @ValidateNested()
-  @Type(() => RunFailureDetailDto)
   error: RunFailureDetailDto;
 }
 

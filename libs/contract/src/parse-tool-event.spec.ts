@@ -1,0 +1,57 @@
+import { ErrorCode } from '@toolhistory/errors';
+import { asJson, INVALID_SAMPLES, MORE_VALID_SAMPLES, VALID_SAMPLES } from './contract-samples.fixture';
+import { parseToolEvent } from './parse-tool-event';
+
+describe('parseToolEvent', () => {
+  it.each(Object.entries(VALID_SAMPLES))('accepts a %s event and returns it unchanged', (_type, sample) => {
+    const parsed = parseToolEvent(Buffer.from(asJson(sample)));
+    expect(parsed).toEqual({ ok: true, event: JSON.parse(asJson(sample)) });
+  });
+
+  it.each(MORE_VALID_SAMPLES)('accepts %s', (_description, sample) => {
+    expect(parseToolEvent(asJson(sample)).ok).toBe(true);
+  });
+
+  it.each(INVALID_SAMPLES)('rejects %s, naming %s', (_description, sample, field) => {
+    const parsed = parseToolEvent(asJson(sample));
+    if (parsed.ok) throw new Error('expected a rejection');
+    expect(parsed.error.retriable).toBe(false);
+    expect(parsed.error.message.startsWith(field) || parsed.error.message.includes(`; ${field}`)).toBe(true);
+  });
+
+  it('drops unknown properties so the stored event is exactly the contract', () => {
+    const parsed = parseToolEvent(asJson({ ...VALID_SAMPLES.RunCompleted, traceId: 't-1', usage: { inputTokens: 1, outputTokens: 2, cached: 9 } }));
+    if (!parsed.ok) throw parsed.error;
+    expect(parsed.event).not.toHaveProperty('traceId');
+    expect((parsed.event as { usage: object }).usage).toEqual({ inputTokens: 1, outputTokens: 2 });
+  });
+
+  it('lists every problem of an event at once', () => {
+    const parsed = parseToolEvent(asJson({ ...VALID_SAMPLES.ToolCallRequested, tenantId: '', roundIndex: -1, arguments: [] }));
+    if (parsed.ok) throw new Error('expected a rejection');
+    expect(parsed.error.message).toMatch(/tenantId/);
+    expect(parsed.error.message).toMatch(/roundIndex/);
+    expect(parsed.error.message).toMatch(/arguments/);
+  });
+
+  it.each([
+    ['text that is not JSON', 'not json {', ErrorCode.NotJson],
+    ['an empty value', '', ErrorCode.NotJson],
+    ['a JSON array', '[1,2]', ErrorCode.InvalidEvent],
+    ['a JSON string', '"hello"', ErrorCode.InvalidEvent],
+    ['an unknown type', asJson({ ...VALID_SAMPLES.RunFailed, type: 'Nope' }), ErrorCode.UnknownEventType],
+    ['an unknown schemaVersion', asJson({ ...VALID_SAMPLES.RunFailed, schemaVersion: 9 }), ErrorCode.UnsupportedSchemaVersion],
+  ])('classifies %s', (_description, value, code) => {
+    const parsed = parseToolEvent(value);
+    expect(parsed.ok ? undefined : parsed.error.code).toBe(code);
+  });
+
+  it('rejects an event larger than the configured limit before parsing it', () => {
+    const big = asJson({ ...VALID_SAMPLES.ToolResultReceived, result: 'x'.repeat(2_000) });
+    const parsed = parseToolEvent(big, 1_024);
+    if (parsed.ok) throw new Error('expected a rejection');
+    expect(parsed.error.code).toBe(ErrorCode.Oversize);
+    expect(parsed.error.message).toMatch(/limit of 1024 bytes/);
+    expect(parseToolEvent(big).ok).toBe(true);
+  });
+});

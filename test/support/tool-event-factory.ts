@@ -1,0 +1,87 @@
+import { randomUUID } from 'node:crypto';
+import type { RunCompleted, RunFailed, ToolCallRequested, ToolEvent, ToolResultReceived } from '../../libs/contract/src';
+
+export interface RunScope {
+  tenantId: string;
+  conversationId: string;
+  runId: string;
+  channel?: string;
+}
+
+let clock = Date.parse('2026-01-01T00:00:00.000Z');
+/** Strictly increasing timestamps, so traces have a well-defined time order. */
+export function nextTimestamp(): string {
+  clock += 1_000;
+  return new Date(clock).toISOString();
+}
+
+function envelope(scope: RunScope, occurredAt?: string) {
+  return {
+    eventId: randomUUID(),
+    schemaVersion: 1,
+    tenantId: scope.tenantId,
+    conversationId: scope.conversationId,
+    channel: scope.channel ?? 'web',
+    runId: scope.runId,
+    occurredAt: occurredAt ?? nextTimestamp(),
+  };
+}
+
+export function toolCall(
+  scope: RunScope,
+  fields: Partial<Omit<ToolCallRequested, 'type'>> & { roundIndex: number; sequenceIndex: number },
+): ToolCallRequested {
+  return {
+    ...envelope(scope, fields.occurredAt),
+    type: 'ToolCallRequested',
+    toolCallId: `call_${fields.roundIndex}_${fields.sequenceIndex}_${scope.runId}`,
+    toolName: 'lookup_order',
+    arguments: { orderId: 'A-1001' },
+    ...fields,
+  };
+}
+
+export function toolResult(
+  scope: RunScope,
+  fields: Partial<Omit<ToolResultReceived, 'type'>> & { roundIndex: number; sequenceIndex: number },
+): ToolResultReceived {
+  return {
+    ...envelope(scope, fields.occurredAt),
+    type: 'ToolResultReceived',
+    toolCallId: `call_${fields.roundIndex}_${fields.sequenceIndex}_${scope.runId}`,
+    result: { status: 'shipped' },
+    isError: false,
+    ...fields,
+  };
+}
+
+export function runCompleted(scope: RunScope, fields: Partial<Omit<RunCompleted, 'type'>> = {}): RunCompleted {
+  return {
+    ...envelope(scope, fields.occurredAt),
+    type: 'RunCompleted',
+    assistantMessageId: `msg_${scope.runId}`,
+    finishReason: 'stop',
+    usage: { inputTokens: 1200, outputTokens: 80 },
+    ...fields,
+  };
+}
+
+export function runFailed(scope: RunScope, fields: Partial<Omit<RunFailed, 'type'>> = {}): RunFailed {
+  return {
+    ...envelope(scope, fields.occurredAt),
+    type: 'RunFailed',
+    error: { code: 'provider_timeout', message: 'the model did not answer in time' },
+    ...fields,
+  };
+}
+
+/** A whole run: `rounds[i]` parallel calls in round i, each answered, then completed. */
+export function completedRun(scope: RunScope, callsPerRound: readonly number[]): ToolEvent[] {
+  const events: ToolEvent[] = [];
+  callsPerRound.forEach((calls, roundIndex) => {
+    for (let s = 0; s < calls; s += 1) events.push(toolCall(scope, { roundIndex, sequenceIndex: s }));
+    for (let s = 0; s < calls; s += 1) events.push(toolResult(scope, { roundIndex, sequenceIndex: s }));
+  });
+  events.push(runCompleted(scope));
+  return events;
+}
