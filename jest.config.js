@@ -14,7 +14,7 @@ const base = {
 
 const withServices = {
   globalSetup: '<rootDir>/test/support/global-setup.ts',
-  testTimeout: 120_000,
+  setupFilesAfterEnv: ['<rootDir>/test/support/service-tier-setup.ts'],
 };
 
 module.exports = {
