@@ -23,7 +23,7 @@ export function serviceEnvironment(settings: ServiceSettings): Record<string, st
     DATABASE_URL: settings.databaseUrl ?? TEST_DATABASE_URL,
     DATABASE_SCHEMA: settings.schema,
     SERVICE_ROLES: 'recorder',
-    LOG_LEVEL: 'warn',
+    LOG_LEVEL: process.env.TEST_SERVICE_LOG_LEVEL ?? 'error',
     ...settings.env,
   };
 }

@@ -173,16 +173,25 @@ export class PostgresRecordingStore implements RecordingStore {
 
   private async projectIntoReadModel(client: PoolClient, events: readonly ToolEvent[]): Promise<void> {
     const keys = keysTouchedBy(events);
-    const [conversations, runs, invocations] = await Promise.all([
-      loadRows<ConversationRow>(client, SELECT_CONVERSATION, ['tenant_id', 'conversation_id'], keys.conversations.map((k) => [k.tenantId, k.conversationId])),
-      loadRows<RunRow>(client, SELECT_RUN, ['tenant_id', 'conversation_id', 'run_id'], keys.runs.map((k) => [k.tenantId, k.conversationId, k.runId])),
-      loadRows<InvocationRow>(
-        client,
-        SELECT_INVOCATION,
-        ['tenant_id', 'conversation_id', 'run_id', 'pair_key'],
-        keys.invocations.map((k) => [k.tenantId, k.conversationId, k.runId, k.pairKey]),
-      ),
-    ]);
+    // One connection runs one query at a time; these three are sequential.
+    const conversations = await loadRows<ConversationRow>(
+      client,
+      SELECT_CONVERSATION,
+      ['tenant_id', 'conversation_id'],
+      keys.conversations.map((k) => [k.tenantId, k.conversationId]),
+    );
+    const runs = await loadRows<RunRow>(
+      client,
+      SELECT_RUN,
+      ['tenant_id', 'conversation_id', 'run_id'],
+      keys.runs.map((k) => [k.tenantId, k.conversationId, k.runId]),
+    );
+    const invocations = await loadRows<InvocationRow>(
+      client,
+      SELECT_INVOCATION,
+      ['tenant_id', 'conversation_id', 'run_id', 'pair_key'],
+      keys.invocations.map((k) => [k.tenantId, k.conversationId, k.runId, k.pairKey]),
+    );
     const changes = projectEvents(
       {
         conversations: new Map(conversations.map((r) => [conversationKeyString(r), r])),

@@ -1,0 +1,40 @@
+import { Client } from 'pg';
+import { uniqueName, TEST_DATABASE_URL } from '../../../test/support/test-environment';
+import { runMigrations } from './run-migrations';
+
+async function adminQuery(sql: string, params: unknown[] = []) {
+  const url = new URL(TEST_DATABASE_URL);
+  url.pathname = '/postgres';
+  const client = new Client({ connectionString: url.toString() });
+  await client.connect();
+  try {
+    return await client.query(sql, params);
+  } finally {
+    await client.end();
+  }
+}
+
+describe('runMigrations (real PostgreSQL)', () => {
+  it('creates a missing database, applies every migration once, and is a no-op the second time', async () => {
+    const database = uniqueName('toolhistory_mig').toLowerCase();
+    const url = new URL(TEST_DATABASE_URL);
+    url.pathname = `/${database}`;
+    try {
+      const first = await runMigrations(url.toString(), 'public');
+      expect(first).toEqual(['001_event-store-and-read-model']);
+      const found = await adminQuery('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
+      expect(found.rowCount).toBe(1);
+      expect(await runMigrations(url.toString(), 'public')).toEqual([]);
+
+      const client = new Client({ connectionString: url.toString() });
+      await client.connect();
+      const tables = await client.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1`);
+      await client.end();
+      expect(tables.rows.map((r) => r.table_name)).toEqual(
+        expect.arrayContaining(['consumer_offsets', 'conversations', 'events', 'invocations', 'runs', 'streams']),
+      );
+    } finally {
+      await adminQuery(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
+    }
+  });
+});
