@@ -59,6 +59,9 @@ export class EnvironmentVariables {
 
   @IsOptional() @Matches(POSITIVE_INT, { message: 'RECORDER_PARTITIONS_CONCURRENCY must be a positive integer' })
   RECORDER_PARTITIONS_CONCURRENCY?: string;
+
+  @IsOptional() @Matches(POSITIVE_INT, { message: 'KAFKA_SESSION_TIMEOUT_MS must be a positive integer' })
+  KAFKA_SESSION_TIMEOUT_MS?: string;
 }
 
 export const ENVIRONMENT_VARIABLE_NAMES = Object.freeze([
@@ -78,4 +81,5 @@ export const ENVIRONMENT_VARIABLE_NAMES = Object.freeze([
   'MIGRATE_ON_START',
   'LOG_LEVEL',
   'RECORDER_PARTITIONS_CONCURRENCY',
+  'KAFKA_SESSION_TIMEOUT_MS',
 ] as const);

@@ -15,6 +15,7 @@ export interface AppConfig {
     partitions: number;
     replicationFactor: number;
     partitionsConsumedConcurrently: number;
+    sessionTimeoutMs: number;
   };
   database: {
     url: string;
@@ -45,6 +46,7 @@ export const CONFIG_DEFAULTS = {
   MIGRATE_ON_START: 'true',
   LOG_LEVEL: 'info',
   RECORDER_PARTITIONS_CONCURRENCY: '3',
+  KAFKA_SESSION_TIMEOUT_MS: '30000',
 } as const;
 
 /**
@@ -82,6 +84,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
       partitions: Number(v.TOOL_EVENTS_PARTITIONS),
       replicationFactor: Number(v.KAFKA_REPLICATION_FACTOR),
       partitionsConsumedConcurrently: Number(v.RECORDER_PARTITIONS_CONCURRENCY),
+      sessionTimeoutMs: Number(v.KAFKA_SESSION_TIMEOUT_MS),
     },
     database: {
       url: v.DATABASE_URL,

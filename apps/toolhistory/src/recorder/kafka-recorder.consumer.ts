@@ -46,8 +46,8 @@ export class KafkaRecorderConsumer implements OnApplicationBootstrap, BeforeAppl
     const consumer = this.kafka.consumer({
       groupId: k.groupId,
       allowAutoTopicCreation: false,
-      sessionTimeout: 30_000,
-      heartbeatInterval: 3_000,
+      sessionTimeout: k.sessionTimeoutMs,
+      heartbeatInterval: Math.max(500, Math.floor(k.sessionTimeoutMs / 10)),
       maxBytesPerPartition: 2 * 1024 * 1024,
       retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 300, maxRetryTime: 10_000 },
     });

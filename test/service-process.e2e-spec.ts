@@ -1,0 +1,86 @@
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import type { Kafka, Producer } from 'kafkajs';
+import { assertServiceBuilt } from './support/built-service';
+import { freshSchema, FreshSchema } from './support/fresh-schema';
+import { connectedProducer, freshTopic, publishEvents, testKafka } from './support/kafka-fixtures';
+import { countRows } from './support/read-model-queries';
+import { spawnService, stopService } from './support/service-harness';
+import { uniqueName } from './support/test-environment';
+import { agentTraffic } from './support/traffic';
+import { waitFor } from './support/wait-for';
+
+describe('the service as a process', () => {
+  let kafka: Kafka;
+  let producer: Producer;
+  let db: FreshSchema;
+  let topic: string;
+
+  beforeAll(async () => {
+    assertServiceBuilt();
+    kafka = testKafka();
+    db = await freshSchema('process');
+    ({ topic } = await freshTopic(kafka, 3));
+    producer = await connectedProducer(kafka);
+  });
+
+  afterAll(async () => {
+    await producer.disconnect();
+    await db.drop();
+  });
+
+  it('refuses to start on invalid configuration, listing every problem', async () => {
+    const child = spawn(process.execPath, [resolve(__dirname, '../dist/apps/toolhistory/src/main.js')], {
+      env: { PATH: process.env.PATH ?? '', KAFKA_BROKERS: 'nohost', GRPC_PORT: 'http', SERVICE_ROLES: 'everything' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (c) => (stderr += c));
+    const code = await new Promise<number | null>((done) => child.once('exit', done));
+    expect(code).toBe(78);
+    expect(stderr).toMatch(/invalid configuration/);
+    for (const name of ['KAFKA_BROKERS', 'GRPC_PORT', 'SERVICE_ROLES']) expect(stderr).toContain(name);
+  });
+
+  it('with SERVICE_ROLES=grpc does not consume events', async () => {
+    const groupId = uniqueName('g');
+    const service = spawnService({ topic, schema: db.schema, groupId, env: { SERVICE_ROLES: 'grpc', LOG_LEVEL: 'info' } });
+    try {
+      await waitFor(async () => service.output(), (out) => out.includes('toolhistory started'), { what: 'start-up' });
+      const [event] = [...agentTraffic(1, { seed: 3 })];
+      await publishEvents(producer, topic, [event]);
+      await new Promise((r) => setTimeout(r, 3_000));
+      expect(await countRows(db.pool, 'events')).toBe(0);
+      const admin = kafka.admin();
+      await admin.connect();
+      const groups = await admin.listGroups();
+      await admin.disconnect();
+      expect(groups.groups.map((g) => g.groupId)).not.toContain(groupId);
+    } finally {
+      expect(await stopService(service)).toEqual({ code: 0, signal: null });
+    }
+  });
+
+  it('on SIGTERM finishes or rolls back the batch in hand, exits 0, and loses or doubles nothing', async () => {
+    const groupId = uniqueName('g');
+    ({ topic } = await freshTopic(kafka, 3));
+    const events = [...agentTraffic(6_000, { seed: 11 })];
+    const eventIds = new Set(events.map((e) => e.eventId));
+    const first = spawnService({ topic, schema: db.schema, groupId, env: { LOG_LEVEL: 'info' } });
+    const before = await countRows(db.pool, 'events');
+    for (let i = 0; i < events.length; i += 500) await publishEvents(producer, topic, events.slice(i, i + 500));
+    await waitFor(() => countRows(db.pool, 'events'), (n) => n > before, { what: 'recording to begin' });
+    const exit = await stopService(first, 'SIGTERM');
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(first.output()).toMatch(/recorder stopped/);
+
+    const second = spawnService({ topic, schema: db.schema, groupId });
+    try {
+      await waitFor(() => countRows(db.pool, 'events'), (n) => n >= before + eventIds.size, { what: 'every event', timeoutMs: 90_000 });
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(await countRows(db.pool, 'events')).toBe(before + eventIds.size);
+    } finally {
+      await stopService(second);
+    }
+  });
+});
