@@ -1,0 +1,77 @@
+/**
+ * Dependency direction, checked in CI (`npm run lint:deps`):
+ * apps -> infrastructure libs (persistence, messaging, config) -> domain -> contract -> errors.
+ * The domain is plain functions over plain data: no framework, driver or I/O.
+ */
+const TESTS = '[.](spec|int-spec|e2e-spec|fixture)[.]ts$';
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'Cycles make the dependency direction meaningless.',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'domain-is-pure',
+      severity: 'error',
+      comment: 'libs/domain holds the rules: it imports only the contract and the error classification.',
+      from: { path: '^libs/domain/', pathNot: TESTS },
+      to: { pathNot: ['^libs/domain/', '^libs/contract/', '^libs/errors/'] },
+    },
+    {
+      name: 'contract-is-standalone',
+      severity: 'error',
+      comment: 'The event contract depends on its validation library and the error classification only.',
+      from: { path: '^libs/contract/', pathNot: TESTS },
+      to: { pathNot: ['^libs/contract/', '^libs/errors/', 'node_modules/class-validator/'] },
+    },
+    {
+      name: 'errors-depend-on-nothing',
+      severity: 'error',
+      from: { path: '^libs/errors/' },
+      to: { pathNot: ['^libs/errors/'] },
+    },
+    {
+      name: 'config-is-standalone',
+      severity: 'error',
+      comment: 'Configuration parsing needs no infrastructure.',
+      from: { path: '^libs/config/', pathNot: TESTS },
+      to: { pathNot: ['^libs/config/', '^libs/errors/', 'node_modules/class-validator/'] },
+    },
+    {
+      name: 'adapters-do-not-know-each-other',
+      severity: 'error',
+      comment: 'PostgreSQL and Kafka adapters meet only in the app, through the domain ports.',
+      from: { path: '^libs/(persistence|messaging)/' },
+      to: { path: '^libs/(persistence|messaging)/', pathNot: '^libs/$1/' },
+    },
+    {
+      name: 'libs-do-not-import-apps',
+      severity: 'error',
+      from: { path: '^libs/' },
+      to: { path: '^apps/' },
+    },
+    {
+      name: 'no-framework-or-driver-in-libs',
+      severity: 'error',
+      comment: 'NestJS lives in the app; libs stay usable from scripts and other hosts.',
+      from: { path: '^libs/' },
+      to: { path: 'node_modules/@nestjs/' },
+    },
+    {
+      name: 'production-code-does-not-import-tests',
+      severity: 'error',
+      from: { path: '^(apps|libs)/', pathNot: TESTS },
+      to: { path: ['^test/', TESTS] },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    exclude: { path: ['^dist/'] },
+  },
+};

@@ -1,0 +1,32 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+const ROOT = join(__dirname, '..');
+const ENTRY_POINTS = new Set(['apps/toolhistory/src/main.ts', 'apps/toolhistory/src/migrate.ts']);
+const TEST_FILE = /\.(spec|int-spec|e2e-spec|fixture)\.ts$/;
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith('.ts') && !TEST_FILE.test(entry.name) ? [relative(ROOT, path)] : [];
+  });
+}
+
+describe('architecture', () => {
+  const files = [...sourceFiles(join(ROOT, 'apps')), ...sourceFiles(join(ROOT, 'libs'))];
+
+  it('finds the production sources', () => {
+    expect(files.length).toBeGreaterThan(20);
+  });
+
+  it('reads the environment only at the entry points; everything else gets the typed config', () => {
+    const offenders = files.filter((f) => !ENTRY_POINTS.has(f) && /process\.env\b/.test(readFileSync(join(ROOT, f), 'utf8')));
+    expect(offenders).toEqual([]);
+  });
+
+  it('names files in kebab-case', () => {
+    const offenders = files.filter((f) => !/^[a-z0-9.-]+\.ts$/.test(f.split('/').pop()!));
+    expect(offenders).toEqual([]);
+  });
+});
