@@ -1,0 +1,24 @@
+# syntax=docker/dockerfile:1
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json nest-cli.json ./
+COPY apps apps
+COPY libs libs
+COPY bench bench
+COPY test/support test/support
+RUN npm run build && npm prune --omit=dev
+
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules node_modules
+COPY --from=build /app/dist dist
+COPY libs/persistence/migrations libs/persistence/migrations
+COPY libs/contract/schema libs/contract/schema
+USER node
+EXPOSE 50051
+# SIGTERM is handled: the batch in progress commits or rolls back whole.
+CMD ["node", "dist/apps/toolhistory/src/main.js"]
