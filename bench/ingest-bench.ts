@@ -1,0 +1,236 @@
+/**
+ * Ingest benchmark: publishes realistic agent traffic to the local broker and
+ * measures the service end to end (published -> committed in PostgreSQL).
+ *
+ *   npm run bench:ingest -- [--events 200000] [--rate 5000] [--lag-events 50000] [--keep]
+ *
+ * Phase 1 publishes --events as fast as the producer can and reports
+ * sustained throughput. Phase 2 offers --rate events/s and reports per-event
+ * lag from the send to the commit of the batch that holds it, observed by
+ * polling the committed offsets every 10 ms (so figures are +0..10 ms coarse).
+ * The last line printed is one JSON object with the figures.
+ */
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import { Kafka, logLevel, Partitioners, Producer } from 'kafkajs';
+import type { Pool } from 'pg';
+import { createPool, dropSchema, ensureDatabase, runMigrations } from '../libs/persistence/src';
+import { agentTraffic } from '../test/support/traffic';
+import { intOption, parseArgs, peakRssMiB, percentile, sleep } from './bench-support';
+
+const BROKERS = (process.env.BENCH_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
+const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/toolhistory_bench';
+const PARTITIONS = 6;
+
+function partitionOf(key: string): number {
+  let h = 0;
+  for (let i = 0; i < key.length; i += 1) h = (Math.imul(h, 31) + key.charCodeAt(i)) | 0;
+  return Math.abs(h) % PARTITIONS;
+}
+
+interface Pending {
+  offset: number;
+  sentAt: number;
+}
+
+/** Sends events with explicit partitions, remembering each message's offset and send time. */
+class TrackingPublisher {
+  readonly pending: Pending[][] = Array.from({ length: PARTITIONS }, () => []);
+  sent = 0;
+
+  constructor(
+    private readonly producer: Producer,
+    private readonly topic: string,
+  ) {}
+
+  async send(events: readonly { conversationId: string }[], track: boolean): Promise<void> {
+    const byPartition = new Map<number, { key: string; value: string }[]>();
+    for (const e of events) {
+      const p = partitionOf(e.conversationId);
+      const list = byPartition.get(p) ?? [];
+      list.push({ key: e.conversationId, value: JSON.stringify(e) });
+      byPartition.set(p, list);
+    }
+    const sentAt = Date.now();
+    const results = await this.producer.sendBatch({
+      acks: -1,
+      topicMessages: [...byPartition].map(([partition, messages]) => ({
+        topic: this.topic,
+        messages: messages.map((m) => ({ ...m, partition })),
+      })),
+    });
+    this.sent += events.length;
+    if (!track) return;
+    for (const r of results) {
+      const count = byPartition.get(r.partition)!.length;
+      const base = Number(r.baseOffset);
+      for (let i = 0; i < count; i += 1) this.pending[r.partition].push({ offset: base + i, sentAt });
+    }
+  }
+}
+
+async function committedOffsets(pool: Pool, groupId: string): Promise<Map<number, number>> {
+  const { rows } = await pool.query<{ partition: number; next_offset: string }>(
+    'SELECT partition, next_offset FROM consumer_offsets WHERE group_id = $1',
+    [groupId],
+  );
+  return new Map(rows.map((r) => [r.partition, Number(r.next_offset)]));
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      events: { type: 'string' },
+      rate: { type: 'string' },
+      'lag-events': { type: 'string' },
+      keep: { type: 'boolean' },
+    },
+  });
+  const totalEvents = intOption(values, 'events', 200_000);
+  const rate = intOption(values, 'rate', 5_000);
+  const lagEvents = intOption(values, 'lag-events', 50_000);
+
+  const stamp = Date.now().toString(36);
+  const schema = `bench_${stamp}`;
+  const topic = `bench-tool-events-${stamp}`;
+  const groupId = `bench-${stamp}`;
+
+  await ensureDatabase(DATABASE_URL);
+  await runMigrations(DATABASE_URL, schema);
+  const pool = createPool({ url: DATABASE_URL, schema, poolSize: 2, applicationName: 'toolhistory-bench' });
+
+  const kafka = new Kafka({ clientId: 'toolhistory-bench', brokers: BROKERS, logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.createTopics({
+    topics: [
+      { topic, numPartitions: PARTITIONS, replicationFactor: 1 },
+      { topic: `${topic}.dlq`, numPartitions: PARTITIONS, replicationFactor: 1 },
+    ],
+    waitForLeaders: true,
+  });
+
+  const service = spawn(process.execPath, [resolve(__dirname, '../apps/toolhistory/src/main.js')], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      KAFKA_BROKERS: BROKERS.join(','),
+      KAFKA_GROUP_ID: groupId,
+      TOOL_EVENTS_TOPIC: topic,
+      DATABASE_URL,
+      DATABASE_SCHEMA: schema,
+      SERVICE_ROLES: 'recorder',
+      LOG_LEVEL: 'info',
+      ...(process.env.BENCH_SERVICE_ENV ? JSON.parse(process.env.BENCH_SERVICE_ENV) : {}),
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let serviceOutput = '';
+  service.stdout.on('data', (c) => (serviceOutput = (serviceOutput + c).slice(-20_000)));
+  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
+  await producer.connect();
+  const publisher = new TrackingPublisher(producer, topic);
+
+  try {
+    for (let waited = 0; !serviceOutput.includes('partitions assigned'); waited += 100) {
+      if (waited > 60_000 || service.exitCode !== null) throw new Error(`service did not start:\n${serviceOutput}`);
+      await sleep(100);
+    }
+
+    // Phase 1: throughput.
+    console.log(`phase 1: publishing ${totalEvents} events as fast as possible (1% duplicates)`);
+    const traffic = agentTraffic(totalEvents + lagEvents, { seed: 1, duplicateRate: 0.01, conversations: 5_000 });
+    const take = (n: number) => {
+      const out = [];
+      for (let i = 0; i < n; i += 1) {
+        const next = traffic.next();
+        if (next.done) break;
+        out.push(next.value);
+      }
+      return out;
+    };
+    const started = Date.now();
+    const inFlight: Promise<void>[] = [];
+    for (let sent = 0; sent < totalEvents; sent += 1_000) {
+      inFlight.push(publisher.send(take(Math.min(1_000, totalEvents - sent)), false));
+      if (inFlight.length >= 4) await inFlight.shift();
+    }
+    await Promise.all(inFlight);
+    const publishedAt = Date.now();
+    const total = async () => [...(await committedOffsets(pool, groupId)).values()].reduce((a, b) => a + b, 0);
+    while ((await total()) < totalEvents) await sleep(50);
+    const finished = Date.now();
+    const { rows } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM events');
+    const recorded = Number(rows[0].n);
+    const eventsPerSecond = Math.round(totalEvents / ((finished - started) / 1000));
+    console.log(
+      `  published in ${((publishedAt - started) / 1000).toFixed(1)} s (${Math.round(totalEvents / ((publishedAt - started) / 1000))} ev/s), ` +
+        `all committed after ${((finished - started) / 1000).toFixed(1)} s: ${eventsPerSecond} messages/s end to end; ` +
+        `${recorded} distinct events recorded (${totalEvents - recorded} duplicates dropped)`,
+    );
+
+    // Phase 2: lag at a fixed offered rate.
+    console.log(`phase 2: offering ${rate} events/s for ${lagEvents} events`);
+    const lags: number[] = [];
+    let polling = true;
+    const poller = (async () => {
+      while (polling) {
+        const committed = await committedOffsets(pool, groupId);
+        const now = Date.now();
+        publisher.pending.forEach((queue, partition) => {
+          const next = committed.get(partition) ?? 0;
+          while (queue.length > 0 && queue[0].offset < next) lags.push(now - queue.shift()!.sentAt);
+        });
+        await sleep(10);
+      }
+    })();
+    const tickMs = 10;
+    const phaseStart = Date.now();
+    let offered = 0;
+    const sends: Promise<void>[] = [];
+    while (offered < lagEvents) {
+      const due = Math.min(lagEvents, Math.floor(((Date.now() - phaseStart) / 1000) * rate));
+      if (due > offered) {
+        sends.push(publisher.send(take(due - offered), true));
+        offered = due;
+      }
+      await sleep(tickMs);
+    }
+    await Promise.all(sends);
+    const offeredSeconds = (Date.now() - phaseStart) / 1000;
+    const deadline = Date.now() + 60_000;
+    while (publisher.pending.some((q) => q.length > 0) && Date.now() < deadline) await sleep(20);
+    polling = false;
+    await poller;
+    lags.sort((a, b) => a - b);
+
+    const figures = {
+      events: totalEvents,
+      distinctEvents: recorded,
+      eventsPerSecond,
+      offeredRate: Math.round(lagEvents / offeredSeconds),
+      lagEvents: lags.length,
+      lagP50Ms: percentile(lags, 50),
+      lagP99Ms: percentile(lags, 99),
+      lagMaxMs: lags[lags.length - 1],
+      servicePeakRssMiB: peakRssMiB(service.pid!),
+      benchPeakRssMiB: peakRssMiB(process.pid),
+    };
+    console.log(
+      `  lag over ${lags.length} events at ${figures.offeredRate} ev/s: p50 ${figures.lagP50Ms} ms, p99 ${figures.lagP99Ms} ms, max ${figures.lagMaxMs} ms`,
+    );
+    console.log(JSON.stringify(figures));
+  } finally {
+    service.kill('SIGTERM');
+    await new Promise((r) => service.once('exit', r));
+    await producer.disconnect();
+    if (!values.keep) await admin.deleteTopics({ topics: [topic, `${topic}.dlq`] }).catch(() => undefined);
+    await admin.disconnect();
+    await pool.end();
+    if (!values.keep) await dropSchema(DATABASE_URL, schema);
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
