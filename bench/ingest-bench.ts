@@ -11,6 +11,7 @@
  * The last line printed is one JSON object with the figures.
  */
 import { spawn } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
 import { resolve } from 'node:path';
 import { Kafka, logLevel, Partitioners, Producer } from 'kafkajs';
 import type { Pool } from 'pg';
@@ -110,7 +111,9 @@ async function main(): Promise<void> {
     waitForLeaders: true,
   });
 
-  const service = spawn(process.execPath, [resolve(__dirname, '../apps/toolhistory/src/main.js')], {
+  // BENCH_NODE_ARGS, e.g. "--cpu-prof", profiles the service under load.
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const service = spawn(process.execPath, [...nodeArgs, resolve(__dirname, '../apps/toolhistory/src/main.js')], {
     env: {
       PATH: process.env.PATH ?? '',
       KAFKA_BROKERS: BROKERS.join(','),
@@ -126,6 +129,8 @@ async function main(): Promise<void> {
   });
   let serviceOutput = '';
   service.stdout.on('data', (c) => (serviceOutput = (serviceOutput + c).slice(-20_000)));
+  // BENCH_SERVICE_LOG=file keeps the service's log lines (e.g. with LOG_LEVEL=debug in BENCH_SERVICE_ENV).
+  if (process.env.BENCH_SERVICE_LOG) service.stdout.pipe(createWriteStream(process.env.BENCH_SERVICE_LOG));
   const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
   await producer.connect();
   const publisher = new TrackingPublisher(producer, topic);

@@ -10,7 +10,8 @@ const RETRIABLE_MESSAGES = [/Connection terminated/i, /timeout exceeded when try
  * sick database stalls the partition instead of losing events.
  */
 function isDataError(sqlState: string): boolean {
-  return sqlState.startsWith('22') || sqlState.startsWith('23') || sqlState.startsWith('54');
+  // 23505 (unique violation) is a race with a concurrent writer of the same event: retry.
+  return sqlState.startsWith('22') || (sqlState.startsWith('23') && sqlState !== '23505') || sqlState.startsWith('54');
 }
 
 export function classifyPostgresError(error: unknown): AppError {

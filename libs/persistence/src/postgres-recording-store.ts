@@ -24,7 +24,7 @@ import {
   SELECT_INVOCATION,
   SELECT_RUN,
 } from './read-model-tables';
-import { ColumnSpec, unnestRows, upsertSql } from './unnest-rows';
+import { ColumnSpec, recordsetSelect, unnestRows, upsertSql } from './sql-rows';
 
 interface PositionedEvent {
   event: ToolEvent;
@@ -42,13 +42,14 @@ const EVENT_COLUMNS: ColumnSpec<PositionedEvent>[] = [
   { name: 'type', sqlType: 'text', value: (r) => r.event.type },
   { name: 'schema_version', sqlType: 'int4', value: (r) => r.event.schemaVersion },
   { name: 'occurred_at', sqlType: 'timestamptz', value: (r) => r.event.occurredAt },
-  { name: 'payload', sqlType: 'text', cast: 'jsonb', value: (r) => JSON.stringify(r.event) },
+  { name: 'payload', sqlType: 'text', cast: 'jsonb', value: (r) => JSON.stringify(r.event), json: (r) => r.event },
 ];
 
 /**
- * The PostgreSQL side of recording. One transaction per batch holds the
- * append lock, so global positions become visible in allocation order and
- * duplicate detection by eventId and by offset is exact.
+ * The PostgreSQL side of recording: one transaction per partition batch.
+ * The partition's offset row is locked first (exact skipping of redelivered
+ * messages); stream rows are locked per conversation; the global append lock
+ * is taken last, only around allocating global positions and inserting.
  */
 export class PostgresRecordingStore implements RecordingStore {
   constructor(private readonly pool: Pool) {}
@@ -83,13 +84,15 @@ export class PostgresRecordingStore implements RecordingStore {
   }
 
   private async recordInTransaction(client: PoolClient, command: RecordBatchCommand): Promise<RecordBatchOutcome> {
-    await client.query(`SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.append'))`);
-
+    // Locks this partition's offset row: a consumer that still holds the partition
+    // after a rebalance waits here, then sees the new offset and skips the batch.
     const stored = await client.query<{ next_offset: string }>(
-      'SELECT next_offset FROM consumer_offsets WHERE group_id = $1 AND topic = $2 AND partition = $3',
+      `INSERT INTO consumer_offsets (group_id, topic, partition, next_offset) VALUES ($1, $2, $3, -1)
+       ON CONFLICT (group_id, topic, partition) DO UPDATE SET next_offset = consumer_offsets.next_offset
+       RETURNING next_offset`,
       [command.consumerGroup, command.topic, command.partition],
     );
-    const committed = stored.rows[0] ? BigInt(stored.rows[0].next_offset) : -1n;
+    const committed = BigInt(stored.rows[0].next_offset);
     const fresh = command.events.filter((m) => BigInt(m.offset) >= committed);
     const alreadyCommitted = command.events.length - fresh.length;
     if (committed >= BigInt(command.nextOffset)) {
@@ -98,16 +101,16 @@ export class PostgresRecordingStore implements RecordingStore {
 
     const newEvents = await this.withoutRecordedEvents(client, fresh);
     const duplicates = fresh.length - newEvents.length;
-    if (newEvents.length > 0) {
-      await this.appendEvents(client, newEvents);
-      await this.projectIntoReadModel(client, newEvents);
-    }
+    const positioned = newEvents.length > 0 ? await this.allocateStreamPositions(client, newEvents) : [];
+    if (newEvents.length > 0) await this.projectIntoReadModel(client, newEvents);
 
     await client.query(
-      `INSERT INTO consumer_offsets (group_id, topic, partition, next_offset, updated_at) VALUES ($1, $2, $3, $4, now())
-       ON CONFLICT (group_id, topic, partition) DO UPDATE SET next_offset = EXCLUDED.next_offset, updated_at = now()`,
+      `UPDATE consumer_offsets SET next_offset = $4, updated_at = now()
+       WHERE group_id = $1 AND topic = $2 AND partition = $3`,
       [command.consumerGroup, command.topic, command.partition, command.nextOffset],
     );
+    // Last, so the append lock is held only for the insert and the commit.
+    if (positioned.length > 0) await this.appendEvents(client, positioned);
     return { appended: newEvents.length, duplicates, alreadyCommitted };
   }
 
@@ -126,7 +129,8 @@ export class PostgresRecordingStore implements RecordingStore {
     return out;
   }
 
-  private async appendEvents(client: PoolClient, events: readonly ToolEvent[]): Promise<void> {
+  /** Bumps each touched stream's version (row-locking it) and numbers the events within their streams. */
+  private async allocateStreamPositions(client: PoolClient, events: readonly ToolEvent[]): Promise<PositionedEvent[]> {
     const perStream = new Map<string, { tenantId: string; conversationId: string; count: number }>();
     for (const e of events) {
       const key = conversationKeyString(e);
@@ -134,7 +138,8 @@ export class PostgresRecordingStore implements RecordingStore {
       entry.count += 1;
       perStream.set(key, entry);
     }
-    const streams = [...perStream.values()];
+    // A fixed lock order keeps concurrent batches from deadlocking.
+    const streams = [...perStream.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v);
     const bump = unnestRows<(typeof streams)[number]>(
       [
         { name: 'tenant_id', sqlType: 'text', value: (s) => s.tenantId },
@@ -149,26 +154,34 @@ export class PostgresRecordingStore implements RecordingStore {
        RETURNING tenant_id, conversation_id, version`,
       bump.values,
     );
-    // Next position per stream = new version - events appended in this batch + 1.
+    // First position of this batch per stream = new version - events appended in this batch + 1.
     const nextPosition = new Map<string, number>();
     for (const row of versions.rows) {
       const key = conversationKeyString({ tenantId: row.tenant_id, conversationId: row.conversation_id });
       nextPosition.set(key, row.version - perStream.get(key)!.count + 1);
     }
-
-    const first = await client.query<{ first: string }>(
-      `SELECT setval('events_global_position_seq', nextval('events_global_position_seq') + $1 - 1) - $1 + 1 AS first`,
-      [events.length],
-    );
-    const firstGlobal = BigInt(first.rows[0].first);
-    const positioned: PositionedEvent[] = events.map((event, i) => {
+    return events.map((event) => {
       const key = conversationKeyString(event);
       const streamPosition = nextPosition.get(key)!;
       nextPosition.set(key, streamPosition + 1);
-      return { event, streamPosition, globalPosition: String(firstGlobal + BigInt(i)) };
+      return { event, streamPosition, globalPosition: '' };
     });
-    const insert = unnestRows(EVENT_COLUMNS, positioned);
-    await client.query(`INSERT INTO events (${insert.columnList}) ${insert.select}`, insert.values);
+  }
+
+  /**
+   * Global positions are allocated under the append lock, held until commit,
+   * so they become visible in order (docs/adr/002-global-position-allocation.md).
+   */
+  private async appendEvents(client: PoolClient, positioned: PositionedEvent[]): Promise<void> {
+    await client.query(`SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.append'))`);
+    const first = await client.query<{ first: string }>(
+      `SELECT setval('events_global_position_seq', nextval('events_global_position_seq') + $1 - 1) - $1 + 1 AS first`,
+      [positioned.length],
+    );
+    const firstGlobal = BigInt(first.rows[0].first);
+    positioned.forEach((p, i) => (p.globalPosition = String(firstGlobal + BigInt(i))));
+    const insert = recordsetSelect(EVENT_COLUMNS, positioned);
+    await client.query(`INSERT INTO events (${insert.columnList}) ${insert.select}`, [insert.value]);
   }
 
   private async projectIntoReadModel(client: PoolClient, events: readonly ToolEvent[]): Promise<void> {
