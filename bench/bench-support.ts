@@ -29,3 +29,25 @@ export function intOption(values: Record<string, unknown>, name: string, fallbac
 export { parseArgs };
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
+export function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return 0;
+  }
+}
+
+/** Busy and total CPU seconds of the whole machine so far, from /proc/stat. */
+export function machineCpuSeconds(): { busy: number; total: number } {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n')[0];
+  const ticks = line.trim().split(/\s+/).slice(1).map(Number);
+  const idle = ticks[3] + (ticks[4] ?? 0);
+  const total = ticks.reduce((a, b) => a + b, 0);
+  return { busy: (total - idle) / CLOCK_TICKS_PER_SECOND, total: total / CLOCK_TICKS_PER_SECOND };
+}

@@ -17,7 +17,8 @@ import { Kafka, logLevel, Partitioners, Producer } from 'kafkajs';
 import type { Pool } from 'pg';
 import { createPool, dropSchema, ensureDatabase, runMigrations } from '../libs/persistence/src';
 import { agentTraffic } from '../test/support/traffic';
-import { intOption, parseArgs, peakRssMiB, percentile, sleep } from './bench-support';
+import { cpuSeconds, intOption, machineCpuSeconds, parseArgs, peakRssMiB, percentile, sleep } from './bench-support';
+import { readFileSync } from 'node:fs';
 
 const BROKERS = (process.env.BENCH_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/toolhistory_bench';
@@ -76,6 +77,63 @@ async function committedOffsets(pool: Pool, groupId: string): Promise<Map<number
     [groupId],
   );
   return new Map(rows.map((r) => [r.partition, Number(r.next_offset)]));
+}
+
+/**
+ * Where phase 1's CPU went: the service process, its PostgreSQL backends,
+ * the local Kafka broker, this benchmark (the producer), and the machine.
+ */
+class CpuAccount {
+  private before = new Map<string, number>();
+  private backends: number[] = [];
+  private machine = machineCpuSeconds();
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly servicePid: number,
+  ) {}
+
+  private brokerPid(): number | null {
+    try {
+      return Number(readFileSync(resolve(__dirname, '../../.cache/kafka/broker.pid'), 'utf8').trim()) || null;
+    } catch {
+      return null;
+    }
+  }
+
+  private read(): Map<string, number> {
+    const broker = this.brokerPid();
+    return new Map([
+      ['service', cpuSeconds(this.servicePid)],
+      ['postgresBackends', this.backends.reduce((sum, pid) => sum + cpuSeconds(pid), 0)],
+      ['kafkaBroker', broker ? cpuSeconds(broker) : NaN],
+      ['benchProducer', cpuSeconds(process.pid)],
+    ]);
+  }
+
+  async start(): Promise<void> {
+    const { rows } = await this.pool.query<{ pid: number }>(
+      "SELECT pid FROM pg_stat_activity WHERE application_name = 'toolhistory'",
+    );
+    this.backends = rows.map((r) => r.pid);
+    this.machine = machineCpuSeconds();
+    this.before = this.read();
+  }
+
+  async stop(): Promise<Record<string, number>> {
+    // Backends the pool opened after start() are counted from zero.
+    const { rows } = await this.pool.query<{ pid: number }>(
+      "SELECT pid FROM pg_stat_activity WHERE application_name = 'toolhistory'",
+    );
+    this.backends = [...new Set([...this.backends, ...rows.map((r) => r.pid)])];
+    const after = this.read();
+    const machine = machineCpuSeconds();
+    const split: Record<string, number> = {};
+    for (const [k, v] of after) split[k] = Math.round((v - (this.before.get(k) ?? 0)) * 10) / 10;
+    split.machineBusy = Math.round((machine.busy - this.machine.busy) * 10) / 10;
+    split.machineTotal = Math.round((machine.total - this.machine.total) * 10) / 10;
+    return split;
+  }
 }
 
 async function main(): Promise<void> {
@@ -153,6 +211,8 @@ async function main(): Promise<void> {
       }
       return out;
     };
+    const cpu = new CpuAccount(pool, service.pid!);
+    await cpu.start();
     const started = Date.now();
     const inFlight: Promise<void>[] = [];
     for (let sent = 0; sent < totalEvents; sent += 1_000) {
@@ -164,6 +224,7 @@ async function main(): Promise<void> {
     const total = async () => [...(await committedOffsets(pool, groupId)).values()].reduce((a, b) => a + b, 0);
     while ((await total()) < totalEvents) await sleep(50);
     const finished = Date.now();
+    const cpuSplit = await cpu.stop();
     const { rows } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM events');
     const recorded = Number(rows[0].n);
     const eventsPerSecond = Math.round(totalEvents / ((finished - started) / 1000));
@@ -172,6 +233,8 @@ async function main(): Promise<void> {
         `all committed after ${((finished - started) / 1000).toFixed(1)} s: ${eventsPerSecond} messages/s end to end; ` +
         `${recorded} distinct events recorded (${totalEvents - recorded} duplicates dropped)`,
     );
+
+    console.log(`  CPU seconds during phase 1: ${JSON.stringify(cpuSplit)}`);
 
     // Phase 2: lag at a fixed offered rate.
     console.log(`phase 2: offering ${rate} events/s for ${lagEvents} events`);
@@ -218,6 +281,7 @@ async function main(): Promise<void> {
       lagP99Ms: percentile(lags, 99),
       lagMaxMs: lags[lags.length - 1],
       servicePeakRssMiB: peakRssMiB(service.pid!),
+      phase1CpuSeconds: cpuSplit,
       benchPeakRssMiB: peakRssMiB(process.pid),
     };
     console.log(
