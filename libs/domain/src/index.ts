@@ -1,2 +1,3 @@
 export * from './projection';
 export * from './ports';
+export * from './replay';

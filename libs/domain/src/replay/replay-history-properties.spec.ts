@@ -1,0 +1,152 @@
+import fc from 'fast-check';
+import type { ToolEvent } from '@toolhistory/contract';
+import { replayHistory, ReplayRequest } from './replay-history';
+import { parseReplayPolicy, ReplayPolicy } from './replay-policy';
+import { anthropicProblems, openAiProblems, readModelOf } from './replay-test-support.fixture';
+
+const T0 = Date.parse('2026-03-01T12:00:00.000Z');
+const scope = { schemaVersion: 1, tenantId: 'acme', conversationId: 'c1', channel: 'web' };
+let ids = 0;
+const uuid = () => `00000000-0000-4000-8000-${(ids++).toString(16).padStart(12, '0')}`;
+
+const runShape = fc.record({
+  rounds: fc.array(fc.integer({ min: 1, max: 3 }), { minLength: 1, maxLength: 4 }),
+  ending: fc.constantFrom('stop', 'tool_limit', 'failed', 'none'),
+  emptyIds: fc.boolean(),
+});
+
+/** A conversation of well-formed runs, in the order a producer would publish them. */
+function traceOf(runs: fc.Arbitrary<Array<{ rounds: number[]; ending: string; emptyIds: boolean }>>) {
+  return runs.map((shapes) => {
+    const events: ToolEvent[] = [];
+    let t = T0;
+    const next = () => new Date((t += 1_000)).toISOString();
+    shapes.forEach((shape, r) => {
+      const envelope = { ...scope, runId: `run-${r}` };
+      shape.rounds.forEach((calls, roundIndex) => {
+        const callIds = Array.from({ length: calls }, (_, s) => (shape.emptyIds ? '' : `call_${r}_${roundIndex}_${s}`));
+        callIds.forEach((toolCallId, sequenceIndex) =>
+          events.push({ ...envelope, eventId: uuid(), type: 'ToolCallRequested', occurredAt: next(), roundIndex, sequenceIndex, toolCallId, toolName: `tool_${sequenceIndex}`, arguments: { q: roundIndex } }),
+        );
+        callIds.forEach((toolCallId, sequenceIndex) =>
+          events.push({ ...envelope, eventId: uuid(), type: 'ToolResultReceived', occurredAt: next(), roundIndex, sequenceIndex, toolCallId, result: { n: sequenceIndex }, isError: false }),
+        );
+      });
+      if (shape.ending === 'failed') events.push({ ...envelope, eventId: uuid(), type: 'RunFailed', occurredAt: next(), error: { code: 'x', message: 'y' } });
+      else if (shape.ending !== 'none')
+        events.push({ ...envelope, eventId: uuid(), type: 'RunCompleted', occurredAt: next(), assistantMessageId: `msg-${r}`, finishReason: shape.ending });
+    });
+    return events;
+  });
+}
+
+/** Delivery as Kafka and producers may make it: reordered, repeated, cut short. */
+const delivered = traceOf(fc.array(runShape, { minLength: 1, maxLength: 4 })).chain((events) =>
+  fc
+    .tuple(
+      fc.shuffledSubarray(events, { minLength: events.length, maxLength: events.length }),
+      fc.array(fc.nat({ max: events.length - 1 }), { maxLength: 5 }),
+      fc.nat({ max: events.length }),
+      fc.array(fc.nat({ max: events.length }), { maxLength: 4 }),
+      fc.boolean(),
+    )
+    .map(([shuffled, repeats, cut, batchCuts, keepOrder]) => {
+      const ordered = keepOrder ? events : shuffled;
+      const withRepeats = [...ordered];
+      for (const i of repeats) withRepeats.splice(i, 0, ordered[i]);
+      return { events: withRepeats.slice(0, cut), batchCuts };
+    }),
+);
+
+const policies = fc
+  .record({
+    visibility: fc.constantFrom('per_run', 'per_service_call'),
+    freshnessSeconds: fc.constantFrom(5, 60, 300, 100_000),
+    staleResults: fc.constantFrom('drop', 'placeholder'),
+  })
+  .map((channel) => {
+    const parsed = parseReplayPolicy({ channels: { web: channel } });
+    if (!parsed.ok) throw new Error(parsed.problems.join());
+    return parsed.policy;
+  });
+
+function replayAll(events: ToolEvent[], batchCuts: number[], policy: ReplayPolicy, request: Omit<ReplayRequest, 'format'>) {
+  const { runs, invocations } = readModelOf(events, batchCuts);
+  return {
+    openai: replayHistory({ ...request, format: 'openai_chat' }, runs, invocations, policy),
+    anthropic: replayHistory({ ...request, format: 'anthropic_messages' }, runs, invocations, policy),
+    invocations,
+  };
+}
+
+describe('replayHistory properties (any delivery of any trace)', () => {
+  const request = fc.integer({ min: 0, max: 400 }).map((seconds) => ({
+    tenantId: 'acme',
+    conversationId: 'c1',
+    channel: 'web',
+    asOf: T0 + seconds * 1_000,
+  }));
+
+  it('is always valid for the OpenAI and Anthropic APIs', () => {
+    fc.assert(
+      fc.property(delivered, policies, request, ({ events, batchCuts }, policy, req) => {
+        const { openai, anthropic } = replayAll(events, batchCuts, policy, req);
+        for (const turn of openai.turns) expect(openAiProblems(turn.messages)).toEqual([]);
+        for (const turn of anthropic.turns) expect(anthropicProblems(turn.messages)).toEqual([]);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('accounts for every recorded call and result: replayed once, or omitted with a reason', () => {
+    fc.assert(
+      fc.property(delivered, policies, request, ({ events, batchCuts }, policy, req) => {
+        const { openai, invocations } = replayAll(events, batchCuts, policy, req);
+        const visible = invocations.filter(
+          (row) =>
+            (row.callEventId !== null && Date.parse(row.requestedAt!) <= req.asOf) ||
+            (row.resultEventId !== null && Date.parse(row.completedAt!) <= req.asOf),
+        );
+        const replayed = openai.turns.flatMap((t) => t.rounds.flatMap((r) => r.calls));
+        expect(replayed.length + openai.omitted.length).toBe(visible.length);
+        // Nothing replayed lacks its call or its result.
+        for (const call of replayed) expect(call.toolName).not.toBe('');
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('gives identical bytes on every replay, whatever the batches the read model was built in', () => {
+    fc.assert(
+      fc.property(delivered, policies, request, fc.array(fc.nat(), { maxLength: 4 }), ({ events, batchCuts }, policy, req, otherCuts) => {
+        const first = replayAll(events, batchCuts, policy, req);
+        const second = replayAll(events, otherCuts, policy, req);
+        expect(JSON.stringify(second.openai)).toBe(JSON.stringify(first.openai));
+        expect(JSON.stringify(second.anthropic)).toBe(JSON.stringify(first.anthropic));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('orders each turn by round and sequence, and never replays a run that per_run visibility hides', () => {
+    fc.assert(
+      fc.property(delivered, request, ({ events, batchCuts }, req) => {
+        const { openai, invocations } = replayAll(events, batchCuts, parseOk({}), req);
+        for (const turn of openai.turns) {
+          expect(turn.status).toBe('completed');
+          const positions = turn.rounds.flatMap((r) => r.calls.map((c) => [r.roundIndex, c.sequenceIndex]));
+          const sorted = [...positions].sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+          expect(positions).toEqual(sorted);
+        }
+        expect(invocations).toBeDefined();
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
+
+function parseOk(document: unknown): ReplayPolicy {
+  const parsed = parseReplayPolicy(document);
+  if (!parsed.ok) throw new Error(parsed.problems.join());
+  return parsed.policy;
+}

@@ -1,0 +1,186 @@
+import type { JsonObject } from '@toolhistory/contract';
+import type { InvocationRow, RunRow, RunStatus } from '../projection/read-model.types';
+import { toAnthropicMessages, toOpenAiChatMessages, ProviderMessage } from './provider-messages';
+import {
+  freshnessWindowSeconds,
+  persistMode,
+  ReplayPolicy,
+  StaleResultMode,
+  staleResultMode,
+  visibilityOf,
+} from './replay-policy';
+import { anthropicToolUseId, replayedToolCallId } from './replayed-tool-call-id';
+
+export type HistoryFormat = 'openai_chat' | 'anthropic_messages';
+
+export type OmissionReason =
+  | 'stale'
+  | 'orphan_call'
+  | 'orphan_result'
+  | 'run_failed'
+  | 'run_incomplete'
+  | 'trailing_unsent'
+  | 'policy_skipped';
+
+export interface ReplayRequest {
+  tenantId: string;
+  conversationId: string;
+  /** The channel whose settings apply (the request's, else the conversation's). */
+  channel: string;
+  /** Milliseconds since the epoch: the moment the history is asked for. */
+  asOf: number;
+  format: HistoryFormat;
+  /** Replaces every configured freshness window for this request. */
+  freshnessWindowSeconds?: number;
+  /** Replaces the configured handling of stale results for this request. */
+  staleResults?: StaleResultMode;
+}
+
+export interface ReplayedCall {
+  toolCallId: string;
+  toolName: string;
+  arguments: JsonObject;
+  /** JSON results serialized; replaced by a notice when the result expired and the policy keeps a placeholder. */
+  result: string;
+  isError: boolean;
+  sequenceIndex: number;
+  requestedAt: string;
+  completedAt: string;
+  expired: boolean;
+}
+
+export interface ReplayedRound {
+  roundIndex: number;
+  calls: ReplayedCall[];
+}
+
+export interface ReplayedTurn {
+  runId: string;
+  assistantMessageId: string | null;
+  status: RunStatus;
+  rounds: ReplayedRound[];
+  messages: ProviderMessage[];
+}
+
+export interface Omission {
+  runId: string;
+  roundIndex: number;
+  sequenceIndex: number;
+  toolCallId: string;
+  toolName: string;
+  reason: OmissionReason;
+}
+
+export interface ReplayHistory {
+  turns: ReplayedTurn[];
+  omitted: Omission[];
+}
+
+export function expiredResultNotice(toolName: string, windowSeconds: number): string {
+  return `[expired] This ${toolName} result is older than ${windowSeconds} seconds and may be out of date; call the tool again for current data.`;
+}
+
+const at = (iso: string | null): number => (iso === null ? Number.NaN : Date.parse(iso));
+const resultText = (result: unknown): string => (typeof result === 'string' ? result : JSON.stringify(result));
+
+function byPosition(a: InvocationRow, b: InvocationRow): number {
+  return a.roundIndex - b.roundIndex || a.sequenceIndex - b.sequenceIndex || (a.pairKey < b.pairKey ? -1 : a.pairKey > b.pairKey ? 1 : 0);
+}
+
+/**
+ * The tool-call history a model may see again, per run, at `asOf`. Pure: the
+ * same rows, policy and request always give the same bytes. Every call not
+ * replayed is listed in `omitted` with its reason.
+ */
+export function replayHistory(
+  request: ReplayRequest,
+  runs: readonly RunRow[],
+  invocations: readonly InvocationRow[],
+  policy: ReplayPolicy,
+): ReplayHistory {
+  const { asOf } = request;
+  const visibility = visibilityOf(policy, request.channel);
+  const byRun = new Map<string, InvocationRow[]>();
+  for (const row of invocations) {
+    const list = byRun.get(row.runId) ?? [];
+    list.push(row);
+    byRun.set(row.runId, list);
+  }
+
+  const orderedRuns = runs
+    .filter((run) => at(run.startedAt) <= asOf)
+    .sort((a, b) => at(a.startedAt) - at(b.startedAt) || (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0));
+
+  const turns: ReplayedTurn[] = [];
+  const omitted: Omission[] = [];
+
+  for (const run of orderedRuns) {
+    // The run as it stood at asOf: later events had not happened yet.
+    const ended = run.status !== 'running' && run.endedAt !== null && at(run.endedAt) <= asOf;
+    const status: RunStatus = ended ? run.status : 'running';
+    const endedAt = ended ? at(run.endedAt) : Number.POSITIVE_INFINITY;
+    const rows = (byRun.get(run.runId) ?? [])
+      .map((row) => ({
+        row,
+        hasCall: row.callEventId !== null && at(row.requestedAt) <= asOf,
+        hasResult: row.resultEventId !== null && at(row.completedAt) <= asOf,
+      }))
+      .filter((r) => r.hasCall || r.hasResult)
+      .sort((a, b) => byPosition(a.row, b.row));
+
+    // A call requested after its run ended never reached the model.
+    const late = (r: { row: InvocationRow; hasCall: boolean }) => r.hasCall && at(r.row.requestedAt) > endedAt;
+    const lastRound = Math.max(-1, ...rows.filter((r) => r.hasCall && !late(r)).map((r) => r.row.roundIndex));
+    // The last round's results reached a later service call only if the model then answered.
+    const lastRoundSent = status === 'completed' && run.finishReason === 'stop';
+
+    const kept = new Map<number, ReplayedCall[]>();
+    for (const { row, hasCall, hasResult } of rows) {
+      const toolName = row.toolName ?? '';
+      const recordedOrDerived = replayedToolCallId(row.toolCallId, { ...row });
+      // Ids are reported as the requested format carries them.
+      const toolCallId = request.format === 'anthropic_messages' ? anthropicToolUseId(recordedOrDerived) : recordedOrDerived;
+      const omit = (reason: OmissionReason) =>
+        omitted.push({ runId: run.runId, roundIndex: row.roundIndex, sequenceIndex: row.sequenceIndex, toolCallId, toolName, reason });
+
+      if (visibility === 'per_run' && status === 'failed') omit('run_failed');
+      else if (visibility === 'per_run' && status === 'running') omit('run_incomplete');
+      else if (!hasCall) omit('orphan_result');
+      else if (!hasResult) omit('orphan_call');
+      else if (late({ row, hasCall }) || (row.roundIndex === lastRound && !lastRoundSent)) omit('trailing_unsent');
+      else if (persistMode(policy, toolName) !== 'full') omit('policy_skipped');
+      else {
+        const windowSeconds = freshnessWindowSeconds(policy, request.channel, toolName, request.freshnessWindowSeconds);
+        const expired = asOf - at(row.completedAt) > windowSeconds * 1000;
+        if (expired && staleResultMode(policy, request.channel, toolName, request.staleResults) === 'drop') {
+          omit('stale');
+          continue;
+        }
+        const calls = kept.get(row.roundIndex) ?? [];
+        calls.push({
+          toolCallId,
+          toolName,
+          arguments: row.arguments ?? {},
+          result: expired ? expiredResultNotice(toolName, windowSeconds) : resultText(row.result),
+          isError: expired ? false : row.isError === true,
+          sequenceIndex: row.sequenceIndex,
+          requestedAt: row.requestedAt!,
+          completedAt: row.completedAt!,
+          expired,
+        });
+        kept.set(row.roundIndex, calls);
+      }
+    }
+
+    if (kept.size === 0) continue;
+    const rounds = [...kept.entries()].sort(([a], [b]) => a - b).map(([roundIndex, calls]) => ({ roundIndex, calls }));
+    turns.push({
+      runId: run.runId,
+      assistantMessageId: status === 'completed' ? run.assistantMessageId : null,
+      status,
+      rounds,
+      messages: request.format === 'anthropic_messages' ? toAnthropicMessages(rounds) : toOpenAiChatMessages(rounds),
+    });
+  }
+  return { turns, omitted };
+}

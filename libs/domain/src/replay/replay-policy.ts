@@ -1,0 +1,127 @@
+/**
+ * The replay part of the policy file: freshness windows and run visibility
+ * per channel and per tool. Parsed once at start-up; every problem is named
+ * by its key.
+ */
+export type Visibility = 'per_run' | 'per_service_call';
+export type StaleResultMode = 'drop' | 'placeholder';
+export type PersistMode = 'full' | 'metadata' | 'none';
+
+export interface ToolReplayRule {
+  freshnessSeconds?: number;
+  staleResults?: StaleResultMode;
+  persist?: PersistMode;
+}
+
+export interface ChannelReplayRule {
+  freshnessSeconds?: number;
+  visibility?: Visibility;
+  staleResults?: StaleResultMode;
+}
+
+export interface ReplayPolicy {
+  defaults: { freshnessSeconds: number; visibility: Visibility; staleResults: StaleResultMode; persist: PersistMode };
+  channels: Record<string, ChannelReplayRule>;
+  tools: Record<string, ToolReplayRule>;
+}
+
+export const DEFAULT_FRESHNESS_SECONDS = 300;
+
+export const DEFAULT_REPLAY_POLICY: ReplayPolicy = Object.freeze({
+  defaults: { freshnessSeconds: DEFAULT_FRESHNESS_SECONDS, visibility: 'per_run', staleResults: 'drop', persist: 'full' },
+  channels: {},
+  tools: {},
+}) as ReplayPolicy;
+
+const VISIBILITIES: readonly Visibility[] = ['per_run', 'per_service_call'];
+const STALE_MODES: readonly StaleResultMode[] = ['drop', 'placeholder'];
+const PERSIST_MODES: readonly PersistMode[] = ['full', 'metadata', 'none'];
+
+/** Keys other policy sections (redaction) own; the replay parser leaves them to their own validation. */
+const FOREIGN_KEYS = new Set(['maskArguments', 'maskResult', 'detectors', 'maxResultChars']);
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export type PolicyParseResult = { ok: true; policy: ReplayPolicy } | { ok: false; problems: string[] };
+
+/** Validates a parsed policy document; unknown keys are errors, so a typo never silently does nothing. */
+export function parseReplayPolicy(document: unknown): PolicyParseResult {
+  const problems: string[] = [];
+  if (!isRecord(document)) return { ok: false, problems: ['policy: must be a JSON object'] };
+
+  for (const key of Object.keys(document)) {
+    if (!['defaults', 'channels', 'tools'].includes(key)) problems.push(`${key}: unknown key (expected defaults, channels, tools)`);
+  }
+
+  const defaults = { ...DEFAULT_REPLAY_POLICY.defaults };
+  if (document.defaults !== undefined) {
+    const rule = readRule('defaults', document.defaults, ['freshnessSeconds', 'visibility', 'staleResults', 'persist'], problems);
+    Object.assign(defaults, rule);
+  }
+
+  const channels: Record<string, ChannelReplayRule> = {};
+  if (document.channels !== undefined) {
+    if (!isRecord(document.channels)) problems.push('channels: must be an object keyed by channel');
+    else
+      for (const [name, rule] of Object.entries(document.channels)) {
+        channels[name] = readRule(`channels.${name}`, rule, ['freshnessSeconds', 'visibility', 'staleResults'], problems);
+      }
+  }
+
+  const tools: Record<string, ToolReplayRule> = {};
+  if (document.tools !== undefined) {
+    if (!isRecord(document.tools)) problems.push('tools: must be an object keyed by tool name');
+    else
+      for (const [name, rule] of Object.entries(document.tools)) {
+        tools[name] = readRule(`tools.${name}`, rule, ['freshnessSeconds', 'staleResults', 'persist'], problems);
+      }
+  }
+
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, policy: { defaults, channels, tools } };
+}
+
+function readRule(path: string, value: unknown, allowed: readonly string[], problems: string[]): Record<string, never> {
+  const rule: Record<string, unknown> = {};
+  if (!isRecord(value)) {
+    problems.push(`${path}: must be an object`);
+    return rule as Record<string, never>;
+  }
+  for (const [key, v] of Object.entries(value)) {
+    const at = `${path}.${key}`;
+    if (FOREIGN_KEYS.has(key)) continue;
+    if (!allowed.includes(key)) {
+      problems.push(`${at}: unknown key (allowed here: ${allowed.join(', ')})`);
+    } else if (key === 'freshnessSeconds') {
+      if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) problems.push(`${at}: must be a whole number of seconds, 0 or more`);
+      else rule[key] = v;
+    } else if (key === 'visibility') {
+      if (!VISIBILITIES.includes(v as Visibility)) problems.push(`${at}: must be one of ${VISIBILITIES.join(', ')}`);
+      else rule[key] = v;
+    } else if (key === 'staleResults') {
+      if (!STALE_MODES.includes(v as StaleResultMode)) problems.push(`${at}: must be one of ${STALE_MODES.join(', ')}`);
+      else rule[key] = v;
+    } else if (key === 'persist') {
+      if (!PERSIST_MODES.includes(v as PersistMode)) problems.push(`${at}: must be one of ${PERSIST_MODES.join(', ')}`);
+      else rule[key] = v;
+    }
+  }
+  return rule as Record<string, never>;
+}
+
+/** A tool's window beats its channel's, which beats the default; a request override beats all. */
+export function freshnessWindowSeconds(policy: ReplayPolicy, channel: string, toolName: string, override?: number): number {
+  if (override !== undefined) return override;
+  return policy.tools[toolName]?.freshnessSeconds ?? policy.channels[channel]?.freshnessSeconds ?? policy.defaults.freshnessSeconds;
+}
+
+export function visibilityOf(policy: ReplayPolicy, channel: string): Visibility {
+  return policy.channels[channel]?.visibility ?? policy.defaults.visibility;
+}
+
+export function staleResultMode(policy: ReplayPolicy, channel: string, toolName: string, override?: StaleResultMode): StaleResultMode {
+  return override ?? policy.tools[toolName]?.staleResults ?? policy.channels[channel]?.staleResults ?? policy.defaults.staleResults;
+}
+
+export function persistMode(policy: ReplayPolicy, toolName: string): PersistMode {
+  return policy.tools[toolName]?.persist ?? policy.defaults.persist;
+}
