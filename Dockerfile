@@ -6,6 +6,7 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json nest-cli.json ./
 COPY apps apps
 COPY libs libs
+COPY proto proto
 COPY bench bench
 COPY test/support test/support
 RUN npm run build && npm prune --omit=dev
@@ -18,6 +19,7 @@ COPY --from=build /app/node_modules node_modules
 COPY --from=build /app/dist dist
 COPY libs/persistence/migrations libs/persistence/migrations
 COPY libs/contract/schema libs/contract/schema
+COPY proto proto
 USER node
 EXPOSE 50051
 # SIGTERM is handled: the batch in progress commits or rolls back whole.

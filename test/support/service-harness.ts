@@ -1,8 +1,7 @@
-import type { INestApplicationContext } from '@nestjs/common';
 import { ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import pino from 'pino';
-import { startService } from '../../apps/toolhistory/src/bootstrap';
+import { RunningService, startService } from '../../apps/toolhistory/src/bootstrap';
 import { loadConfig } from '../../libs/config/src';
 import { TEST_DATABASE_URL, TEST_KAFKA_BROKERS } from './test-environment';
 
@@ -29,7 +28,7 @@ export function serviceEnvironment(settings: ServiceSettings): Record<string, st
 }
 
 /** The service in this process (integration tier): same wiring as main.ts. */
-export async function startInProcess(settings: ServiceSettings): Promise<INestApplicationContext> {
+export async function startInProcess(settings: ServiceSettings): Promise<RunningService> {
   const env = serviceEnvironment(settings);
   const config = loadConfig(env);
   return startService(config, pino({ level: env.LOG_LEVEL ?? 'warn' }));

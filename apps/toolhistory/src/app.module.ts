@@ -1,23 +1,35 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
+import type { HealthImplementation } from 'grpc-health-check';
 import type { Logger } from 'pino';
 import type { AppConfig } from '@toolhistory/config';
+import type { ReplayPolicy } from '@toolhistory/domain';
 import { createKafka } from '@toolhistory/messaging';
 import { DatabaseModule } from './database/database.module';
+import { GrpcModule } from './grpc/grpc.module';
 import { RecorderModule } from './recorder/recorder.module';
-import { APP_CONFIG, KAFKA, ROOT_LOGGER } from './tokens';
+import { APP_CONFIG, HEALTH, KAFKA, REPLAY_POLICY, ROOT_LOGGER } from './tokens';
+
+export interface AppModuleOptions {
+  config: AppConfig;
+  logger: Logger;
+  policy: ReplayPolicy;
+  health: HealthImplementation;
+}
 
 @Global()
 @Module({})
 class CoreModule {
-  static forRoot(config: AppConfig, logger: Logger): DynamicModule {
+  static forRoot({ config, logger, policy, health }: AppModuleOptions): DynamicModule {
     return {
       module: CoreModule,
       providers: [
         { provide: APP_CONFIG, useValue: config },
         { provide: ROOT_LOGGER, useValue: logger },
+        { provide: REPLAY_POLICY, useValue: policy },
+        { provide: HEALTH, useValue: health },
         { provide: KAFKA, useFactory: () => createKafka(config.kafka, logger.child({ component: 'kafka' })) },
       ],
-      exports: [APP_CONFIG, ROOT_LOGGER, KAFKA],
+      exports: [APP_CONFIG, ROOT_LOGGER, REPLAY_POLICY, HEALTH, KAFKA],
     };
   }
 }
@@ -25,11 +37,16 @@ class CoreModule {
 /** Composes the roles this instance runs (SERVICE_ROLES). */
 @Module({})
 export class AppModule {
-  static forRoot(config: AppConfig, logger: Logger): DynamicModule {
-    const roleModules = config.roles.includes('recorder') ? [RecorderModule] : [];
+  static forRoot(options: AppModuleOptions): DynamicModule {
+    const { roles } = options.config;
     return {
       module: AppModule,
-      imports: [CoreModule.forRoot(config, logger), DatabaseModule, ...roleModules],
+      imports: [
+        CoreModule.forRoot(options),
+        DatabaseModule,
+        ...(roles.includes('recorder') ? [RecorderModule] : []),
+        ...(roles.includes('grpc') ? [GrpcModule] : []),
+      ],
     };
   }
 }

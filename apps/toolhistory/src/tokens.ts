@@ -4,3 +4,6 @@ export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
 export const PG_POOL = Symbol('PG_POOL');
 export const KAFKA = Symbol('KAFKA');
 export const RECORDING_STORE = Symbol('RECORDING_STORE');
+export const REPLAY_POLICY = Symbol('REPLAY_POLICY');
+export const HEALTH = Symbol('HEALTH');
+export const GET_REPLAY_HISTORY = Symbol('GET_REPLAY_HISTORY');

@@ -10,8 +10,12 @@ export interface DatabaseSettings {
 const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 
 /** Every connection works in one schema and in UTC, so tests can use a fresh schema each. */
-export function createPool(settings: DatabaseSettings, extra: Partial<PoolConfig> = {}): Pool {
-  return new Pool({
+export function createPool(
+  settings: DatabaseSettings,
+  extra: Partial<PoolConfig> = {},
+  onIdleError: (error: Error) => void = () => undefined,
+): Pool {
+  const pool = new Pool({
     connectionString: settings.url,
     max: settings.poolSize,
     application_name: settings.applicationName ?? 'toolhistory',
@@ -20,6 +24,10 @@ export function createPool(settings: DatabaseSettings, extra: Partial<PoolConfig
     idleTimeoutMillis: 30_000,
     ...extra,
   });
+  // An idle connection that drops (database restart, network cut) emits 'error' on the pool;
+  // unhandled, that would end the process. The pool replaces the connection on next use.
+  pool.on('error', onIdleError);
+  return pool;
 }
 
 /** Creates the database named in the URL when the server does not have it yet. */

@@ -2,3 +2,4 @@ export * from './database';
 export * from './postgres-errors';
 export * from './run-migrations';
 export * from './postgres-recording-store';
+export * from './postgres-replay-reader';

@@ -1,16 +1,18 @@
 import { Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import type { Pool } from 'pg';
+import type { Logger } from 'pino';
 import type { AppConfig } from '@toolhistory/config';
 import { createPool, PostgresRecordingStore } from '@toolhistory/persistence';
-import { APP_CONFIG, PG_POOL, RECORDING_STORE } from '../tokens';
+import { APP_CONFIG, PG_POOL, RECORDING_STORE, ROOT_LOGGER } from '../tokens';
 
 @Global()
 @Module({
   providers: [
     {
       provide: PG_POOL,
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => createPool(config.database),
+      inject: [APP_CONFIG, ROOT_LOGGER],
+      useFactory: (config: AppConfig, logger: Logger) =>
+        createPool(config.database, {}, (err) => logger.warn({ component: 'database', err: { message: err.message } }, 'idle database connection lost')),
     },
     {
       provide: RECORDING_STORE,

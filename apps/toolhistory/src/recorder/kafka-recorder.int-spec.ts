@@ -1,4 +1,4 @@
-import type { INestApplicationContext } from '@nestjs/common';
+import type { RunningService } from '../bootstrap';
 import type { Kafka, Producer } from 'kafkajs';
 import { freshSchema, FreshSchema } from '../../../../test/support/fresh-schema';
 import { connectedProducer, freshTopic, publishEvents, testKafka } from '../../../../test/support/kafka-fixtures';
@@ -14,7 +14,7 @@ describe('recorder (real Kafka, real PostgreSQL)', () => {
   let db: FreshSchema;
   let topic: string;
   let groupId: string;
-  let service: INestApplicationContext | undefined;
+  let service: RunningService | undefined;
   const tenantId = uniqueName('tenant');
 
   const start = async () => {

@@ -1,4 +1,4 @@
-import type { INestApplicationContext } from '@nestjs/common';
+import type { RunningService } from '../bootstrap';
 import type { Kafka, Producer } from 'kafkajs';
 import { DEAD_LETTER_HEADERS } from '@toolhistory/messaging';
 import { freshSchema, FreshSchema } from '../../../../test/support/fresh-schema';
@@ -16,7 +16,7 @@ describe('poison messages (real Kafka, real PostgreSQL)', () => {
   let db: FreshSchema;
   let topic: string;
   let deadLetterTopic: string;
-  let service: INestApplicationContext;
+  let service: RunningService;
 
   beforeAll(async () => {
     kafka = testKafka();

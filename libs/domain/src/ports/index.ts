@@ -1,2 +1,3 @@
 export * from './recording-store.port';
 export * from './dead-letter-sink.port';
+export * from './replay-reader.port';

@@ -1,0 +1,83 @@
+import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import type { HealthImplementation, ServingStatus } from 'grpc-health-check';
+import type { Admin, Kafka } from 'kafkajs';
+import type { Pool } from 'pg';
+import type { Logger } from 'pino';
+import { HEALTH, KAFKA, PG_POOL, ROOT_LOGGER } from '../tokens';
+
+export const HEALTH_CHECK_INTERVAL_MS = 2_000;
+const CHECK_TIMEOUT_MS = 1_500;
+export const SERVICE_NAMES = ['', 'toolhistory.v1.ToolHistory'];
+
+const within = <T>(work: Promise<T>, ms: number): Promise<T> =>
+  Promise.race([work, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms).unref())]);
+
+/**
+ * grpc.health.v1.Health answers SERVING only while both PostgreSQL and
+ * Kafka answer, so a load balancer stops sending turns to an instance that
+ * cannot serve them.
+ */
+@Injectable()
+export class GrpcHealthService implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private timer?: NodeJS.Timeout;
+  private admin?: Admin;
+  private current: ServingStatus = 'NOT_SERVING';
+  private readonly log: Logger;
+
+  constructor(
+    @Inject(HEALTH) private readonly health: HealthImplementation,
+    @Inject(PG_POOL) private readonly pool: Pool,
+    @Inject(KAFKA) private readonly kafka: Kafka,
+    @Inject(ROOT_LOGGER) logger: Logger,
+  ) {
+    this.log = logger.child({ component: 'health' });
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.check();
+    this.timer = setInterval(() => void this.check(), HEALTH_CHECK_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    clearInterval(this.timer);
+    this.set('NOT_SERVING');
+    await this.admin?.disconnect().catch(() => undefined);
+  }
+
+  private async check(): Promise<void> {
+    const [database, broker] = await Promise.all([this.databaseAnswers(), this.brokerAnswers()]);
+    this.set(database && broker ? 'SERVING' : 'NOT_SERVING', { database, broker });
+  }
+
+  private async databaseAnswers(): Promise<boolean> {
+    try {
+      await within(this.pool.query('SELECT 1'), CHECK_TIMEOUT_MS);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  private async brokerAnswers(): Promise<boolean> {
+    try {
+      if (!this.admin) {
+        const admin = this.kafka.admin();
+        await within(admin.connect(), CHECK_TIMEOUT_MS);
+        this.admin = admin;
+      }
+      await within(this.admin.describeCluster(), CHECK_TIMEOUT_MS);
+      return true;
+    } catch {
+      await this.admin?.disconnect().catch(() => undefined);
+      this.admin = undefined;
+      return false;
+    }
+  }
+
+  private set(status: ServingStatus, detail?: Record<string, boolean>): void {
+    if (status !== this.current) this.log.info({ status, ...detail }, 'health changed');
+    this.current = status;
+    for (const name of SERVICE_NAMES) this.health.setStatus(name, status);
+  }
+}

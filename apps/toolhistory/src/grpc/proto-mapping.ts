@@ -1,0 +1,80 @@
+import type { HistoryFormat, Omission, OmissionReason, ReplayHistory, StaleResultMode } from '@toolhistory/domain';
+import type { RunStatus } from '@toolhistory/domain';
+
+/** google.protobuf.Timestamp as @grpc/proto-loader gives it with `longs: String`. */
+export interface TimestampMessage {
+  seconds?: string | number;
+  nanos?: number;
+}
+
+export function timestampToMillis(ts: TimestampMessage | null | undefined): number | undefined {
+  if (!ts) return undefined;
+  return Number(ts.seconds ?? 0) * 1000 + Math.floor((ts.nanos ?? 0) / 1e6);
+}
+
+/** ISO-8601 with up to microseconds, kept exactly. */
+export function isoToTimestamp(iso: string): TimestampMessage {
+  const millis = Date.parse(iso);
+  const fraction = /\.(\d+)/.exec(iso)?.[1] ?? '';
+  const nanos = Number(fraction.padEnd(9, '0').slice(0, 9));
+  return { seconds: String(Math.floor(millis / 1000)), nanos };
+}
+
+export function formatOf(value: string | undefined): HistoryFormat {
+  return value === 'HISTORY_FORMAT_ANTHROPIC_MESSAGES' ? 'anthropic_messages' : 'openai_chat';
+}
+
+export function staleResultsOf(value: string | undefined): StaleResultMode | undefined {
+  if (value === 'STALE_RESULT_MODE_DROP') return 'drop';
+  if (value === 'STALE_RESULT_MODE_PLACEHOLDER') return 'placeholder';
+  return undefined;
+}
+
+const RUN_STATUS: Record<RunStatus, string> = {
+  running: 'RUN_STATUS_RUNNING',
+  completed: 'RUN_STATUS_COMPLETED',
+  failed: 'RUN_STATUS_FAILED',
+};
+
+const OMISSION_REASON: Record<OmissionReason, string> = {
+  stale: 'OMISSION_REASON_STALE',
+  orphan_call: 'OMISSION_REASON_ORPHAN_CALL',
+  orphan_result: 'OMISSION_REASON_ORPHAN_RESULT',
+  run_failed: 'OMISSION_REASON_RUN_FAILED',
+  run_incomplete: 'OMISSION_REASON_RUN_INCOMPLETE',
+  trailing_unsent: 'OMISSION_REASON_TRAILING_UNSENT',
+  policy_skipped: 'OMISSION_REASON_POLICY_SKIPPED',
+};
+
+export function toResponse(history: ReplayHistory) {
+  return {
+    turns: history.turns.map((turn) => ({
+      run_id: turn.runId,
+      assistant_message_id: turn.assistantMessageId ?? '',
+      status: RUN_STATUS[turn.status],
+      rounds: turn.rounds.map((round) => ({
+        round_index: round.roundIndex,
+        calls: round.calls.map((call) => ({
+          tool_call_id: call.toolCallId,
+          tool_name: call.toolName,
+          arguments_json: JSON.stringify(call.arguments),
+          result: call.result,
+          is_error: call.isError,
+          sequence_index: call.sequenceIndex,
+          requested_at: isoToTimestamp(call.requestedAt),
+          completed_at: isoToTimestamp(call.completedAt),
+          expired: call.expired,
+        })),
+      })),
+      messages_json: JSON.stringify(turn.messages),
+    })),
+    omitted: history.omitted.map((o: Omission) => ({
+      run_id: o.runId,
+      round_index: o.roundIndex,
+      sequence_index: o.sequenceIndex,
+      tool_call_id: o.toolCallId,
+      tool_name: o.toolName,
+      reason: OMISSION_REASON[o.reason],
+    })),
+  };
+}

@@ -1,0 +1,63 @@
+import { Controller, Inject } from '@nestjs/common';
+import { GrpcMethod } from '@nestjs/microservices';
+import type { ServerUnaryCall } from '@grpc/grpc-js';
+import type { Logger } from 'pino';
+import { GetReplayHistory } from '../replay/get-replay-history';
+import { GET_REPLAY_HISTORY, ROOT_LOGGER } from '../tokens';
+import { toRpcException } from './grpc-status';
+import { formatOf, staleResultsOf, timestampToMillis, TimestampMessage, toResponse } from './proto-mapping';
+
+interface GetReplayHistoryRequest {
+  tenant_id?: string;
+  conversation_id?: string;
+  channel?: string;
+  as_of?: TimestampMessage | null;
+  format?: string;
+  freshness_window_seconds?: string | number;
+  stale_results?: string;
+}
+
+/** A turn must never hang: without a deadline from the caller, this budget applies. */
+export const DEFAULT_REPLAY_BUDGET_MS = 2_000;
+
+/** gRPC edge of toolhistory.v1.ToolHistory: translates and delegates. */
+@Controller()
+export class ToolHistoryController {
+  private readonly log: Logger;
+
+  constructor(
+    @Inject(GET_REPLAY_HISTORY) private readonly getReplayHistory: GetReplayHistory,
+    @Inject(ROOT_LOGGER) logger: Logger,
+  ) {
+    this.log = logger.child({ component: 'grpc' });
+  }
+
+  @GrpcMethod('ToolHistory', 'GetReplayHistory')
+  async replay(request: GetReplayHistoryRequest, _metadata: unknown, call: ServerUnaryCall<unknown, unknown>) {
+    try {
+      const history = await this.getReplayHistory.execute({
+        tenantId: request.tenant_id ?? '',
+        conversationId: request.conversation_id ?? '',
+        channel: request.channel || undefined,
+        asOf: timestampToMillis(request.as_of),
+        format: formatOf(request.format),
+        freshnessWindowSeconds: request.freshness_window_seconds === undefined ? undefined : Number(request.freshness_window_seconds),
+        staleResults: staleResultsOf(request.stale_results),
+        budgetMs: budgetOf(call),
+      });
+      return toResponse(history);
+    } catch (error) {
+      const rpc = toRpcException(error);
+      this.log.warn({ err: error, tenantId: request.tenant_id, conversationId: request.conversation_id }, 'GetReplayHistory failed');
+      throw rpc;
+    }
+  }
+}
+
+function budgetOf(call: ServerUnaryCall<unknown, unknown> | undefined): number {
+  const deadline = call?.getDeadline?.();
+  const at = deadline instanceof Date ? deadline.getTime() : typeof deadline === 'number' ? deadline : Number.POSITIVE_INFINITY;
+  if (!Number.isFinite(at)) return DEFAULT_REPLAY_BUDGET_MS;
+  // Leave a little time to send the UNAVAILABLE answer before the deadline passes.
+  return Math.max(0, at - Date.now() - 5);
+}

@@ -1,0 +1,209 @@
+import { status } from '@grpc/grpc-js';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Kafka, Producer } from 'kafkajs';
+import type { ToolEvent } from '../libs/contract/src';
+import { assertServiceBuilt } from './support/built-service';
+import { freshSchema, FreshSchema } from './support/fresh-schema';
+import { freePort, ReplayResponse, toolHistoryClient, ToolHistoryTestClient } from './support/grpc-client';
+import { connectedProducer, freshTopic, publishEvents, testKafka } from './support/kafka-fixtures';
+import { ServiceProcess, spawnService, stopService } from './support/service-harness';
+import { TcpProxy } from './support/tcp-proxy';
+import { TEST_DATABASE_URL, uniqueName } from './support/test-environment';
+import { runCompleted, runFailed, toolCall, toolResult } from './support/tool-event-factory';
+import { waitFor } from './support/wait-for';
+
+const minutesAgo = (m: number, plusSeconds = 0) => new Date(Date.now() - m * 60_000 + plusSeconds * 1000).toISOString();
+
+describe('GetReplayHistory through the real broker and the real gRPC server', () => {
+  let kafka: Kafka;
+  let producer: Producer;
+  let db: FreshSchema;
+  let service: ServiceProcess;
+  let client: ToolHistoryTestClient;
+  const tenantId = uniqueName('tenant');
+  const conversationId = uniqueName('conv');
+  const scope = (runId: string) => ({ tenantId, conversationId, runId, channel: 'support' });
+
+  // Published in this order; times are relative to now so freshness applies.
+  const events: ToolEvent[] = [
+    // r1: two rounds, completed with a final answer: everything replays.
+    toolCall(scope('r1'), { roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_order', toolName: 'lookup_order', arguments: { orderId: 'A-1' }, occurredAt: minutesAgo(3) }),
+    toolCall(scope('r1'), { roundIndex: 0, sequenceIndex: 1, toolCallId: '', toolName: 'lookup_customer', arguments: { id: 7 }, occurredAt: minutesAgo(3) }),
+    toolResult(scope('r1'), { roundIndex: 0, sequenceIndex: 1, toolCallId: '', result: { name: 'Ada' }, occurredAt: minutesAgo(3, 1) }),
+    toolResult(scope('r1'), { roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_order', result: 'shipped', occurredAt: minutesAgo(3, 1) }),
+    toolCall(scope('r1'), { roundIndex: 1, sequenceIndex: 0, toolCallId: 'call_track', toolName: 'track_parcel', arguments: { parcel: 'P9' }, occurredAt: minutesAgo(3, 2) }),
+    toolResult(scope('r1'), { roundIndex: 1, sequenceIndex: 0, toolCallId: 'call_track', result: 'in transit', occurredAt: minutesAgo(3, 3) }),
+    runCompleted(scope('r1'), { assistantMessageId: 'msg-r1', finishReason: 'stop', occurredAt: minutesAgo(3, 4) }),
+    // r2: failed: omitted on a per_run channel.
+    toolCall(scope('r2'), { roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_r2', occurredAt: minutesAgo(2) }),
+    toolResult(scope('r2'), { roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_r2', occurredAt: minutesAgo(2, 1) }),
+    runFailed(scope('r2'), { occurredAt: minutesAgo(2, 2) }),
+    // r3: an orphan call, a stale price (tool window 60 s), and a trailing round cut by the tool limit.
+    toolCall(scope('r3'), { roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_price', toolName: 'get_price', occurredAt: minutesAgo(1.5) }),
+    toolCall(scope('r3'), { roundIndex: 0, sequenceIndex: 1, toolCallId: 'call_lost', toolName: 'lookup_order', occurredAt: minutesAgo(1.5) }),
+    toolResult(scope('r3'), { roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_price', result: '12.50', occurredAt: minutesAgo(1.5, 1) }),
+    toolCall(scope('r3'), { roundIndex: 1, sequenceIndex: 0, toolCallId: 'call_last', toolName: 'lookup_order', occurredAt: minutesAgo(1, 0) }),
+    toolResult(scope('r3'), { roundIndex: 1, sequenceIndex: 0, toolCallId: 'call_last', occurredAt: minutesAgo(1, 1) }),
+    runCompleted(scope('r3'), { assistantMessageId: 'msg-r3', finishReason: 'tool_limit', occurredAt: minutesAgo(1, 2) }),
+  ];
+
+  const replay = (request: Record<string, unknown> = {}) =>
+    client.getReplayHistory({ tenant_id: tenantId, conversation_id: conversationId, ...request }, { deadline: new Date(Date.now() + 5_000) });
+
+  beforeAll(async () => {
+    assertServiceBuilt();
+    kafka = testKafka();
+    db = await freshSchema('replay');
+    const { topic } = await freshTopic(kafka, 3);
+    producer = await connectedProducer(kafka);
+    const policyDir = mkdtempSync(join(tmpdir(), 'toolhistory-policy-'));
+    const policyFile = join(policyDir, 'policy.json');
+    writeFileSync(policyFile, JSON.stringify({
+        defaults: { freshnessSeconds: 600 },
+        channels: { 'long-runs': { visibility: 'per_service_call' } },
+        tools: { get_price: { freshnessSeconds: 60 } },
+      }),);
+    const port = await freePort();
+    service = spawnService({
+      topic,
+      schema: db.schema,
+      groupId: uniqueName('g'),
+      env: { SERVICE_ROLES: 'recorder,grpc', GRPC_PORT: String(port), POLICY_FILE: policyFile },
+    });
+    client = toolHistoryClient(port);
+    await waitFor(() => client.healthCheck().catch(() => 'DOWN'), (s) => s === 'SERVING', { what: 'health SERVING', timeoutMs: 60_000 });
+    await publishEvents(producer, topic, events);
+    await waitFor(() => db.pool.query('SELECT count(*)::int AS n FROM events').then((r) => r.rows[0].n), (n) => n === events.length, {
+      what: 'all events recorded',
+    });
+  });
+
+  afterAll(async () => {
+    client?.close();
+    if (service) await stopService(service);
+    await producer.disconnect();
+    await db.drop();
+  });
+
+  it('answers SERVING on the standard health service, for the server and for ToolHistory', async () => {
+    expect(await client.healthCheck('')).toBe('SERVING');
+    expect(await client.healthCheck('toolhistory.v1.ToolHistory')).toBe('SERVING');
+  });
+
+  it('replays the completed run in OpenAI chat format and explains every call left out', async () => {
+    const response = await replay();
+    // r3 keeps nothing (stale, orphan, trailing), so it is not a turn; its calls are explained.
+    expect(response.turns.map((t) => [t.run_id, t.assistant_message_id, t.status])).toEqual([['r1', 'msg-r1', 'RUN_STATUS_COMPLETED']]);
+    const [r1] = response.turns;
+    const derivedId = r1.rounds[0].calls[1].tool_call_id;
+    expect(derivedId).toMatch(/^call_[0-9a-f]{26}$/);
+    expect(JSON.parse(r1.messages_json)).toEqual([
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'call_order', type: 'function', function: { name: 'lookup_order', arguments: '{"orderId":"A-1"}' } },
+          { id: derivedId, type: 'function', function: { name: 'lookup_customer', arguments: '{"id":7}' } },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'call_order', content: 'shipped' },
+      { role: 'tool', tool_call_id: derivedId, content: '{"name":"Ada"}' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_track', type: 'function', function: { name: 'track_parcel', arguments: '{"parcel":"P9"}' } }] },
+      { role: 'tool', tool_call_id: 'call_track', content: 'in transit' },
+    ]);
+    expect(r1.rounds[0].calls[0]).toMatchObject({ tool_name: 'lookup_order', arguments_json: '{"orderId":"A-1"}', result: 'shipped', is_error: false, sequence_index: 0 });
+    expect(response.omitted.map((o) => [o.run_id, o.tool_call_id, o.reason])).toEqual([
+      ['r2', 'call_r2', 'OMISSION_REASON_RUN_FAILED'],
+      ['r3', 'call_price', 'OMISSION_REASON_STALE'],
+      ['r3', 'call_lost', 'OMISSION_REASON_ORPHAN_CALL'],
+      ['r3', 'call_last', 'OMISSION_REASON_TRAILING_UNSENT'],
+    ]);
+  });
+
+  it('gives the same ids and bytes on every call, and Anthropic messages on request', async () => {
+    const [a, b] = [await replay(), await replay()];
+    expect(b).toEqual(a);
+    const anthropic = await replay({ format: 'HISTORY_FORMAT_ANTHROPIC_MESSAGES' });
+    const messages = JSON.parse(anthropic.turns[0].messages_json);
+    expect(messages.map((m: { role: string }) => m.role)).toEqual(['assistant', 'user', 'assistant', 'user']);
+    expect(messages[1].content.map((c: { type: string; tool_use_id: string }) => [c.type, c.tool_use_id])).toEqual([
+      ['tool_result', 'call_order'],
+      ['tool_result', a.turns[0].rounds[0].calls[1].tool_call_id],
+    ]);
+  });
+
+  it('applies a request freshness window over the policy, and can keep stale calls as expired placeholders', async () => {
+    const strict = await replay({ freshness_window_seconds: 30 });
+    expect(strict.turns).toEqual([]);
+    const kept = await replay({ freshness_window_seconds: 30, stale_results: 'STALE_RESULT_MODE_PLACEHOLDER' });
+    expect(kept.turns.map((t) => t.run_id)).toEqual(['r1', 'r3']);
+    expect(kept.turns[1].rounds[0].calls[0]).toMatchObject({ tool_call_id: 'call_price', expired: true });
+    expect(kept.turns[1].rounds[0].calls[0].result).toMatch(/expired/);
+  });
+
+  it('answers as of a past moment, and uses the channel of the request when given', async () => {
+    // 1.5 s before r1 completed: its results exist, its completion does not yet.
+    const past = Date.parse(events[6].occurredAt) - 1_500;
+    const response: ReplayResponse = await replay({ as_of: { seconds: String(Math.floor(past / 1000)), nanos: 0 } });
+    expect(response.turns).toEqual([]);
+    expect(response.omitted.map((o) => o.reason)).toContain('OMISSION_REASON_RUN_INCOMPLETE');
+    const otherChannel = await replay({ channel: 'no-such-channel' });
+    expect(otherChannel.turns.map((t) => t.run_id)).toEqual(['r1']);
+    // On a per_service_call channel the failed run is not hidden as a whole: its only round is trailing.
+    const longRuns = await replay({ channel: 'long-runs' });
+    expect(longRuns.omitted.find((o) => o.run_id === 'r2')?.reason).toBe('OMISSION_REASON_TRAILING_UNSENT');
+  });
+
+  it('answers an unknown conversation with an empty response', async () => {
+    expect(await replay({ conversation_id: 'never-seen' })).toEqual({ turns: [], omitted: [] });
+    expect(await replay({ tenant_id: 'another-tenant' })).toEqual({ turns: [], omitted: [] });
+  });
+
+  it('rejects a request without tenant_id or conversation_id with INVALID_ARGUMENT naming the field', async () => {
+    await expect(replay({ tenant_id: '' })).rejects.toMatchObject({ code: status.INVALID_ARGUMENT, details: 'tenant_id is required' });
+    await expect(replay({ conversation_id: '' })).rejects.toMatchObject({ code: status.INVALID_ARGUMENT, details: 'conversation_id is required' });
+  });
+});
+
+describe('GetReplayHistory while PostgreSQL is unreachable', () => {
+  it('answers UNAVAILABLE within the deadline, and health turns NOT_SERVING', async () => {
+    assertServiceBuilt();
+    const kafka = testKafka();
+    const db = await freshSchema('replaydown');
+    const { topic } = await freshTopic(kafka, 1);
+    const target = new URL(TEST_DATABASE_URL);
+    const proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
+    await proxy.start();
+    const viaProxy = new URL(TEST_DATABASE_URL);
+    viaProxy.port = String(proxy.port);
+    const port = await freePort();
+    const service = spawnService({
+      topic,
+      schema: db.schema,
+      groupId: uniqueName('g'),
+      databaseUrl: viaProxy.toString(),
+      env: { SERVICE_ROLES: 'grpc', GRPC_PORT: String(port) },
+    });
+    const client = toolHistoryClient(port);
+    try {
+      await waitFor(() => client.healthCheck().catch(() => 'DOWN'), (s) => s === 'SERVING', { what: 'health SERVING', timeoutMs: 60_000 });
+      await proxy.cut();
+      const started = Date.now();
+      await expect(
+        client.getReplayHistory({ tenant_id: 't', conversation_id: 'c' }, { deadline: new Date(Date.now() + 1_000) }),
+      ).rejects.toMatchObject({ code: status.UNAVAILABLE });
+      expect(Date.now() - started).toBeLessThan(1_000);
+      await waitFor(() => client.healthCheck().catch(() => 'DOWN'), (s) => s === 'NOT_SERVING', { what: 'health NOT_SERVING' });
+      await proxy.restore();
+      await waitFor(() => client.healthCheck().catch(() => 'DOWN'), (s) => s === 'SERVING', { what: 'health SERVING again' });
+      expect(await client.getReplayHistory({ tenant_id: 't', conversation_id: 'c' })).toEqual({ turns: [], omitted: [] });
+    } finally {
+      client.close();
+      await stopService(service);
+      await proxy.cut();
+      await db.drop();
+    }
+  });
+});

@@ -1,0 +1,65 @@
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { service as healthService } from 'grpc-health-check';
+import { createServer } from 'node:net';
+import { resolve } from 'node:path';
+
+const PROTO = resolve(__dirname, '../../proto/toolhistory/v1/toolhistory.proto');
+
+type Unary<Req, Res> = (request: Req, options?: { deadline?: Date }) => Promise<Res>;
+
+export interface ToolHistoryTestClient {
+  getReplayHistory: Unary<Record<string, unknown>, ReplayResponse>;
+  healthCheck: (service?: string) => Promise<string>;
+  close(): void;
+}
+
+export interface ReplayResponse {
+  turns: Array<{
+    run_id: string;
+    assistant_message_id: string;
+    status: string;
+    rounds: Array<{ round_index: number; calls: Array<Record<string, unknown> & { tool_call_id: string; result: string }> }>;
+    messages_json: string;
+  }>;
+  omitted: Array<{ run_id: string; round_index: number; sequence_index: number; tool_call_id: string; tool_name: string; reason: string }>;
+}
+
+function promisify<Req, Res>(client: grpc.Client, method: string): Unary<Req, Res> {
+  return (request, options = {}) =>
+    new Promise((resolveCall, reject) => {
+      (client as unknown as Record<string, Function>)[method](request, new grpc.Metadata(), { deadline: options.deadline }, (error: grpc.ServiceError | null, response: Res) =>
+        error ? reject(error) : resolveCall(response),
+      );
+    });
+}
+
+/** A client as an agent worker would write one: the published proto, @grpc/grpc-js, nothing of the service's code. */
+export function toolHistoryClient(port: number): ToolHistoryTestClient {
+  const definition = protoLoader.loadSync(PROTO, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
+  const loaded = grpc.loadPackageDefinition(definition) as unknown as { toolhistory: { v1: { ToolHistory: grpc.ServiceClientConstructor } } };
+  const address = `127.0.0.1:${port}`;
+  const client = new loaded.toolhistory.v1.ToolHistory(address, grpc.credentials.createInsecure());
+  const Health = grpc.makeClientConstructor(healthService as unknown as grpc.ServiceDefinition, 'Health');
+  const health = new Health(address, grpc.credentials.createInsecure());
+  const check = promisify<{ service: string }, { status: string | number }>(health, 'check');
+  return {
+    getReplayHistory: promisify(client, 'GetReplayHistory'),
+    healthCheck: async (service = '') => String((await check({ service }, { deadline: new Date(Date.now() + 2_000) })).status),
+    close() {
+      client.close();
+      health.close();
+    },
+  };
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolvePort(port));
+    });
+  });
+}
