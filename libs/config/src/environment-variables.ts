@@ -62,6 +62,9 @@ export class EnvironmentVariables {
 
   @IsOptional() @Matches(POSITIVE_INT, { message: 'KAFKA_SESSION_TIMEOUT_MS must be a positive integer' })
   KAFKA_SESSION_TIMEOUT_MS?: string;
+
+  @IsOptional() @Matches(/^\d+$/, { message: 'REPLAY_CACHE_MB must be a whole number (0 disables the cache)' })
+  REPLAY_CACHE_MB?: string;
 }
 
 export const ENVIRONMENT_VARIABLE_NAMES = Object.freeze([
@@ -82,4 +85,5 @@ export const ENVIRONMENT_VARIABLE_NAMES = Object.freeze([
   'LOG_LEVEL',
   'RECORDER_PARTITIONS_CONCURRENCY',
   'KAFKA_SESSION_TIMEOUT_MS',
+  'REPLAY_CACHE_MB',
 ] as const);

@@ -23,7 +23,7 @@ export interface AppConfig {
     poolSize: number;
     migrateOnStart: boolean;
   };
-  grpc: { port: number };
+  grpc: { port: number; replayCacheBytes: number };
   policyFile: string | null;
   roles: ServiceRole[];
   maxEventBytes: number;
@@ -47,6 +47,7 @@ export const CONFIG_DEFAULTS = {
   LOG_LEVEL: 'info',
   RECORDER_PARTITIONS_CONCURRENCY: '3',
   KAFKA_SESSION_TIMEOUT_MS: '30000',
+  REPLAY_CACHE_MB: '128',
 } as const;
 
 /**
@@ -92,7 +93,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
       poolSize: Number(v.DATABASE_POOL_SIZE),
       migrateOnStart: v.MIGRATE_ON_START === 'true' || v.MIGRATE_ON_START === '1',
     },
-    grpc: { port },
+    grpc: { port, replayCacheBytes: Number(v.REPLAY_CACHE_MB) * 1024 * 1024 },
     policyFile: v.POLICY_FILE ?? null,
     roles: [...new Set(v.SERVICE_ROLES.split(',') as ServiceRole[])],
     maxEventBytes: Number(v.MAX_EVENT_BYTES),

@@ -8,30 +8,50 @@ import { SELECT_INVOCATION, SELECT_RUN } from './read-model-tables';
  * invocations come back as one row of JSON built by PostgreSQL.
  */
 const READ_CONVERSATION = `
-  SELECT c.channel,
-         (SELECT coalesce(json_agg(r), '[]'::json) FROM (${SELECT_RUN} WHERE tenant_id = $1 AND conversation_id = $2) r) AS runs,
-         (SELECT coalesce(json_agg(i), '[]'::json) FROM (${SELECT_INVOCATION} WHERE tenant_id = $1 AND conversation_id = $2) i) AS invocations
+  SELECT c.channel, c.event_count AS version,
+         (SELECT coalesce(json_agg(r), '[]'::json) FROM (${SELECT_RUN} WHERE tenant_id = $1 AND conversation_id = $2) r)::text AS runs,
+         (SELECT coalesce(json_agg(i), '[]'::json) FROM (${SELECT_INVOCATION} WHERE tenant_id = $1 AND conversation_id = $2) i)::text AS invocations
   FROM conversations c
   WHERE c.tenant_id = $1 AND c.conversation_id = $2`;
+
+const CONVERSATION_VERSION = 'SELECT event_count AS version FROM conversations WHERE tenant_id = $1 AND conversation_id = $2';
 
 export class PostgresReplayReader implements ReplayReader {
   constructor(private readonly pool: Pool) {}
 
   async readConversation(tenantId: string, conversationId: string): Promise<ConversationRows | null> {
     try {
-      const { rows } = await this.pool.query<{ channel: string; runs: RunRow[]; invocations: Array<InvocationRow & { result: unknown }> }>({
+      // The JSON comes as text and is parsed here, so its size is known for cache accounting.
+      const { rows } = await this.pool.query<{ channel: string; version: number; runs: string; invocations: string }>({
         name: 'read-conversation',
         text: READ_CONVERSATION,
         values: [tenantId, conversationId],
       });
       if (rows.length === 0) return null;
-      const { channel, runs, invocations } = rows[0];
+      const { channel, version } = rows[0];
+      const runs = JSON.parse(rows[0].runs) as RunRow[];
+      const invocations = JSON.parse(rows[0].invocations) as Array<InvocationRow & { result: unknown }>;
       return {
         channel,
+        version,
+        approxBytes: 2 * (rows[0].runs.length + rows[0].invocations.length),
         runs,
         // A result column that is SQL NULL means "no result yet".
         invocations: invocations.map((i) => ({ ...i, result: i.result === null ? undefined : (i.result as InvocationRow['result']) })),
       };
+    } catch (error) {
+      throw classifyPostgresError(error);
+    }
+  }
+
+  async conversationVersion(tenantId: string, conversationId: string): Promise<number | null> {
+    try {
+      const { rows } = await this.pool.query<{ version: number }>({
+        name: 'conversation-version',
+        text: CONVERSATION_VERSION,
+        values: [tenantId, conversationId],
+      });
+      return rows.length === 0 ? null : rows[0].version;
     } catch (error) {
       throw classifyPostgresError(error);
     }

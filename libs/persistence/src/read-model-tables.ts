@@ -7,6 +7,7 @@ export const CONVERSATION_COLUMNS: ColumnSpec<ConversationRow>[] = [
   { name: 'channel', sqlType: 'text', value: (r) => r.channel },
   { name: 'first_event_at', sqlType: 'timestamptz', value: (r) => r.firstEventAt },
   { name: 'last_event_at', sqlType: 'timestamptz', value: (r) => r.lastEventAt },
+  { name: 'event_count', sqlType: 'int4', value: (r) => r.eventCount },
 ];
 
 export const RUN_COLUMNS: ColumnSpec<RunRow>[] = [
@@ -46,7 +47,8 @@ export const INVOCATION_COLUMNS: ColumnSpec<InvocationRow>[] = [
 ];
 
 export const SELECT_CONVERSATION = `SELECT tenant_id AS "tenantId", conversation_id AS "conversationId", channel,
-  ${isoText('first_event_at')} AS "firstEventAt", ${isoText('last_event_at')} AS "lastEventAt" FROM conversations`;
+  ${isoText('first_event_at')} AS "firstEventAt", ${isoText('last_event_at')} AS "lastEventAt", event_count AS "eventCount"
+  FROM conversations`;
 
 export const SELECT_RUN = `SELECT tenant_id AS "tenantId", conversation_id AS "conversationId", run_id AS "runId", channel, status,
   ${isoText('started_at')} AS "startedAt", ${isoText('last_event_at')} AS "lastEventAt", ${isoText('ended_at')} AS "endedAt",

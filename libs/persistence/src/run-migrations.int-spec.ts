@@ -21,7 +21,7 @@ describe('runMigrations (real PostgreSQL)', () => {
     url.pathname = `/${database}`;
     try {
       const first = await runMigrations(url.toString(), 'public');
-      expect(first).toEqual(['001_event-store-and-read-model']);
+      expect(first).toEqual(['001_event-store-and-read-model', '002_conversation-event-count']);
       const found = await adminQuery('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
       expect(found.rowCount).toBe(1);
       expect(await runMigrations(url.toString(), 'public')).toEqual([]);

@@ -1,9 +1,10 @@
 import { Module } from '@nestjs/common';
 import type { Pool } from 'pg';
+import type { AppConfig } from '@toolhistory/config';
 import type { ReplayPolicy } from '@toolhistory/domain';
 import { PostgresReplayReader } from '@toolhistory/persistence';
 import { GetReplayHistory } from '../replay/get-replay-history';
-import { GET_REPLAY_HISTORY, PG_POOL, REPLAY_POLICY } from '../tokens';
+import { APP_CONFIG, GET_REPLAY_HISTORY, PG_POOL, REPLAY_POLICY } from '../tokens';
 import { GrpcHealthService } from './grpc-health.service';
 import { ToolHistoryController } from './tool-history.controller';
 
@@ -12,8 +13,9 @@ import { ToolHistoryController } from './tool-history.controller';
   providers: [
     {
       provide: GET_REPLAY_HISTORY,
-      inject: [PG_POOL, REPLAY_POLICY],
-      useFactory: (pool: Pool, policy: ReplayPolicy) => new GetReplayHistory(new PostgresReplayReader(pool), policy),
+      inject: [PG_POOL, REPLAY_POLICY, APP_CONFIG],
+      useFactory: (pool: Pool, policy: ReplayPolicy, config: AppConfig) =>
+        new GetReplayHistory(new PostgresReplayReader(pool), policy, { cacheBytes: config.grpc.replayCacheBytes }),
     },
     GrpcHealthService,
   ],

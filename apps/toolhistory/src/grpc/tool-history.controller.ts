@@ -2,6 +2,7 @@ import { Controller, Inject } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import type { ServerUnaryCall } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
+import type { ReplayHistory } from '@toolhistory/domain';
 import { GetReplayHistory } from '../replay/get-replay-history';
 import { GET_REPLAY_HISTORY, ROOT_LOGGER } from '../tokens';
 import { toRpcException } from './grpc-status';
@@ -32,6 +33,18 @@ export class ToolHistoryController {
     this.log = logger.child({ component: 'grpc' });
   }
 
+  // A cached history is the same object on every hit, so its mapped response is reused too.
+  private readonly responses = new WeakMap<ReplayHistory, ReturnType<typeof toResponse>>();
+
+  private response(history: ReplayHistory) {
+    let response = this.responses.get(history);
+    if (!response) {
+      response = toResponse(history);
+      this.responses.set(history, response);
+    }
+    return response;
+  }
+
   @GrpcMethod('ToolHistory', 'GetReplayHistory')
   async replay(request: GetReplayHistoryRequest, _metadata: unknown, call: ServerUnaryCall<unknown, unknown>) {
     try {
@@ -45,7 +58,7 @@ export class ToolHistoryController {
         staleResults: staleResultsOf(request.stale_results),
         budgetMs: budgetOf(call),
       });
-      return toResponse(history);
+      return this.response(history);
     } catch (error) {
       const rpc = toRpcException(error);
       this.log.warn({ err: error, tenantId: request.tenant_id, conversationId: request.conversation_id }, 'GetReplayHistory failed');

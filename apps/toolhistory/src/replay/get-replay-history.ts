@@ -1,4 +1,14 @@
-import { HistoryFormat, replayHistory, ReplayHistory, ReplayPolicy, ReplayReader, StaleResultMode } from '@toolhistory/domain';
+import { LRUCache } from 'lru-cache';
+import {
+  ConversationRows,
+  HistoryFormat,
+  replayHistory,
+  ReplayHistory,
+  ReplayPolicy,
+  ReplayReader,
+  replayValidity,
+  StaleResultMode,
+} from '@toolhistory/domain';
 import { AppError, ErrorCode } from '@toolhistory/errors';
 
 export interface GetReplayHistoryQuery {
@@ -14,60 +24,120 @@ export interface GetReplayHistoryQuery {
   budgetMs?: number;
 }
 
-const EMPTY: ReplayHistory = { turns: [], omitted: [] };
+export interface GetReplayHistoryOptions {
+  /** Upper bound of the cache of conversations' rows and computed histories; 0 disables it. */
+  cacheBytes: number;
+  now?: () => number;
+}
+
+interface CachedHistory {
+  from: number;
+  until: number;
+  history: ReplayHistory;
+}
+
+interface CachedConversation {
+  rows: ConversationRows;
+  histories: Map<string, CachedHistory>;
+}
+
+const EMPTY: ReplayHistory = Object.freeze({ turns: [], omitted: [] }) as unknown as ReplayHistory;
 
 /**
  * The turn-start query: validates, reads the conversation within the
- * caller's time budget, and applies the replay rules.
+ * caller's time budget, and applies the replay rules. Conversations are
+ * cached by version: a cached one costs one primary-key lookup to confirm it
+ * is current, and a computed history is reused while as_of stays inside the
+ * stretch of time over which it cannot change (docs/adr/004-replay-cache.md).
  */
 export class GetReplayHistory {
+  private readonly cache?: LRUCache<string, CachedConversation>;
+  private readonly now: () => number;
+
   constructor(
     private readonly reader: ReplayReader,
     private readonly policy: ReplayPolicy,
-    private readonly now: () => number = Date.now,
-  ) {}
+    options: GetReplayHistoryOptions,
+  ) {
+    this.now = options.now ?? Date.now;
+    if (options.cacheBytes > 0) {
+      this.cache = new LRUCache<string, CachedConversation>({
+        maxSize: options.cacheBytes,
+        sizeCalculation: (entry) => Math.max(1, entry.rows.approxBytes),
+      });
+    }
+  }
 
   async execute(query: GetReplayHistoryQuery): Promise<ReplayHistory> {
-    const missing = (['tenantId', 'conversationId'] as const).filter((f) => !query[f]);
-    if (missing.length > 0) {
-      const names = missing.map((f) => (f === 'tenantId' ? 'tenant_id' : 'conversation_id'));
-      throw new AppError(ErrorCode.InvalidArgument, `${names.join(' and ')} ${names.length > 1 ? 'are' : 'is'} required`);
-    }
-    if (query.freshnessWindowSeconds !== undefined && (!Number.isFinite(query.freshnessWindowSeconds) || query.freshnessWindowSeconds < 0)) {
-      throw new AppError(ErrorCode.InvalidArgument, 'freshness_window_seconds must not be negative');
-    }
+    validate(query);
     const asOf = query.asOf ?? this.now();
-    const rows = await withinBudget(this.reader.readConversation(query.tenantId, query.conversationId), query.budgetMs);
-    if (rows === null) return EMPTY;
-    return replayHistory(
-      {
-        tenantId: query.tenantId,
-        conversationId: query.conversationId,
-        channel: query.channel || rows.channel,
-        asOf,
-        format: query.format,
-        freshnessWindowSeconds: query.freshnessWindowSeconds,
-        staleResults: query.staleResults,
-      },
-      rows.runs,
-      rows.invocations,
-      this.policy,
-    );
+    const deadline = query.budgetMs === undefined ? undefined : this.now() + query.budgetMs;
+    const entry = await this.conversation(query.tenantId, query.conversationId, deadline);
+    if (entry === null) return EMPTY;
+
+    const channel = query.channel || entry.rows.channel;
+    const key = [channel, query.format, query.freshnessWindowSeconds ?? '', query.staleResults ?? ''].join('\u0000');
+    const cached = entry.histories.get(key);
+    if (cached && asOf >= cached.from && asOf < cached.until) return cached.history;
+
+    const request = {
+      tenantId: query.tenantId,
+      conversationId: query.conversationId,
+      channel,
+      asOf,
+      format: query.format,
+      freshnessWindowSeconds: query.freshnessWindowSeconds,
+      staleResults: query.staleResults,
+    };
+    const { runs, invocations } = entry.rows;
+    const history = replayHistory(request, runs, invocations, this.policy);
+    if (this.cache) entry.histories.set(key, { ...replayValidity(request, runs, invocations, this.policy), history });
+    return history;
+  }
+
+  private async conversation(tenantId: string, conversationId: string, deadline: number | undefined): Promise<CachedConversation | null> {
+    const key = `${tenantId}\u0000${conversationId}`;
+    const cached = this.cache?.get(key);
+    if (cached) {
+      const version = await this.withinDeadline(this.reader.conversationVersion(tenantId, conversationId), deadline);
+      if (version === cached.rows.version) return cached;
+      this.cache!.delete(key);
+      if (version === null) return null;
+    }
+    const rows = await this.withinDeadline(this.reader.readConversation(tenantId, conversationId), deadline);
+    if (rows === null) return null;
+    const entry = { rows, histories: new Map<string, CachedHistory>() };
+    this.cache?.set(key, entry);
+    return entry;
+  }
+
+  private async withinDeadline<T>(work: Promise<T>, deadline: number | undefined): Promise<T> {
+    if (deadline === undefined) return work;
+    const budgetMs = deadline - this.now();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new AppError(ErrorCode.StorageUnavailable, `the read model did not answer within ${Math.max(0, Math.round(budgetMs))} ms`, { retriable: true })),
+        Math.max(0, budgetMs),
+      );
+    });
+    try {
+      return await Promise.race([work, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }
 
-async function withinBudget<T>(work: Promise<T>, budgetMs: number | undefined): Promise<T> {
-  if (budgetMs === undefined) return work;
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new AppError(ErrorCode.StorageUnavailable, `the read model did not answer within ${Math.round(budgetMs)} ms`, { retriable: true })),
-      Math.max(0, budgetMs),
-    );
-  });
-  try {
-    return await Promise.race([work, timeout]);
-  } finally {
-    clearTimeout(timer);
+function validate(query: GetReplayHistoryQuery): void {
+  const missing = [
+    ...(query.tenantId ? [] : ['tenant_id']),
+    ...(query.conversationId ? [] : ['conversation_id']),
+  ];
+  if (missing.length > 0) {
+    throw new AppError(ErrorCode.InvalidArgument, `${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} required`);
+  }
+  if (query.freshnessWindowSeconds !== undefined && (!Number.isFinite(query.freshnessWindowSeconds) || query.freshnessWindowSeconds < 0)) {
+    throw new AppError(ErrorCode.InvalidArgument, 'freshness_window_seconds must not be negative');
   }
 }

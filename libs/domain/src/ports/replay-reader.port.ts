@@ -3,6 +3,10 @@ import type { InvocationRow, RunRow } from '../projection/read-model.types';
 export interface ConversationRows {
   /** The channel the conversation was recorded with. */
   channel: string;
+  /** Changes whenever any of the rows below does (events applied to the conversation). */
+  version: number;
+  /** Rough size of the rows in memory, for caches that bound their size. */
+  approxBytes: number;
   runs: RunRow[];
   invocations: InvocationRow[];
 }
@@ -10,4 +14,6 @@ export interface ConversationRows {
 /** Reads what replay needs of one conversation; null when the conversation is unknown. */
 export interface ReplayReader {
   readConversation(tenantId: string, conversationId: string): Promise<ConversationRows | null>;
+  /** The conversation's current version alone: a cheap check that cached rows are still current. */
+  conversationVersion(tenantId: string, conversationId: string): Promise<number | null>;
 }

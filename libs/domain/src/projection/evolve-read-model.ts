@@ -19,6 +19,7 @@ export function evolveConversation(row: ConversationRow | undefined, event: Tool
       channel: event.channel,
       firstEventAt: event.occurredAt,
       lastEventAt: event.occurredAt,
+      eventCount: 1,
     };
   }
   // The channel is the one the conversation was first recorded with.
@@ -26,6 +27,7 @@ export function evolveConversation(row: ConversationRow | undefined, event: Tool
     ...row,
     firstEventAt: earliest(row.firstEventAt, event.occurredAt),
     lastEventAt: latest(row.lastEventAt, event.occurredAt),
+    eventCount: row.eventCount + 1,
   };
 }
 

@@ -8,6 +8,8 @@ export interface ConversationRow {
   channel: string;
   firstEventAt: string;
   lastEventAt: string;
+  /** Events applied so far: a version that changes whenever any of the conversation's rows does. */
+  eventCount: number;
 }
 
 export interface RunRow {

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import type { ToolEvent } from '@toolhistory/contract';
 import { replayHistory, ReplayRequest } from './replay-history';
+import { replayValidity } from './replay-validity';
 import { parseReplayPolicy, ReplayPolicy } from './replay-policy';
 import { anthropicProblems, openAiProblems, readModelOf } from './replay-test-support.fixture';
 
@@ -150,3 +151,22 @@ function parseOk(document: unknown): ReplayPolicy {
   if (!parsed.ok) throw new Error(parsed.problems.join());
   return parsed.policy;
 }
+
+describe('replayValidity', () => {
+  it('bounds a stretch of time over which the history does not change', () => {
+    fc.assert(
+      fc.property(delivered, policies, fc.integer({ min: 0, max: 400_000 }), fc.double({ min: 0, max: 1, noNaN: true }), ({ events, batchCuts }, policy, offsetMs, where) => {
+        const { runs, invocations } = readModelOf(events, batchCuts);
+        const request = { tenantId: 'acme', conversationId: 'c1', channel: 'web', asOf: T0 + offsetMs, format: 'openai_chat' as const };
+        const validity = replayValidity(request, runs, invocations, policy);
+        expect(validity.from).toBeLessThanOrEqual(request.asOf);
+        expect(validity.until).toBeGreaterThan(request.asOf);
+        const lo = Math.max(validity.from, request.asOf - 1_000_000);
+        const hi = Math.min(validity.until - 1, request.asOf + 1_000_000);
+        const other = Math.round(lo + (hi - lo) * where);
+        expect(replayHistory({ ...request, asOf: other }, runs, invocations, policy)).toEqual(replayHistory(request, runs, invocations, policy));
+      }),
+      { numRuns: 300 },
+    );
+  });
+});

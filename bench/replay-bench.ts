@@ -1,0 +1,234 @@
+/**
+ * Replay benchmark: the turn-start query under load.
+ *
+ *   npm run bench:replay -- [--seconds 30] [--clients 64] [--ingest-rate 2000] [--other-invocations 1000000] [--keep]
+ *
+ * Seeds the read model with --other-invocations invocations of other
+ * conversations (bulk SQL, as a long-running installation would have), records
+ * one conversation of 20 completed runs x 2 rounds x 2 calls (results ~1 KB,
+ * half of them fresh) through Kafka, then runs --clients concurrent gRPC
+ * callers on loopback for --seconds while other conversations are ingested
+ * at --ingest-rate events/s. The last line printed is one JSON object.
+ */
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import { Kafka, logLevel, Partitioners } from 'kafkajs';
+import { createPool, dropSchema, ensureDatabase, runMigrations } from '../libs/persistence/src';
+import type { ToolEvent } from '../libs/contract/src';
+import { agentTraffic } from '../test/support/traffic';
+import { cpuSeconds, intOption, parseArgs, peakRssMiB, percentile, sleep } from './bench-support';
+
+const BROKERS = (process.env.BENCH_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
+const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/toolhistory_bench';
+const PROTO = resolve(__dirname, '../../proto/toolhistory/v1/toolhistory.proto');
+const TENANT = 'bench-tenant';
+const CONVERSATION = 'bench-conversation';
+
+/** 20 completed runs x 2 rounds x 2 calls; the first ten runs are older than the default window. */
+function benchConversation(): ToolEvent[] {
+  const events: ToolEvent[] = [];
+  let n = 0;
+  const id = () => `00000000-0000-4000-8000-${(n++).toString(16).padStart(12, '0')}`.replace(/^0{8}/, Date.now().toString(16).slice(-8));
+  const body = 'order A-1001 shipped via DHL, parcel in transit, expected delivery Tuesday. '.repeat(13);
+  for (let r = 0; r < 20; r += 1) {
+    const base = Date.now() - (r < 10 ? 3_600_000 : 120_000) + r * 5_000;
+    const at = (s: number) => new Date(base + s * 1_000).toISOString();
+    const envelope = { schemaVersion: 1, tenantId: TENANT, conversationId: CONVERSATION, channel: 'web', runId: `run-${r}` };
+    for (let round = 0; round < 2; round += 1) {
+      for (let s = 0; s < 2; s += 1)
+        events.push({ ...envelope, eventId: id(), type: 'ToolCallRequested', occurredAt: at(round * 2), roundIndex: round, sequenceIndex: s, toolCallId: `call_${r}_${round}_${s}`, toolName: 'lookup_order', arguments: { orderId: `A-${r}${round}${s}` } });
+      for (let s = 0; s < 2; s += 1)
+        events.push({ ...envelope, eventId: id(), type: 'ToolResultReceived', occurredAt: at(round * 2 + 1), roundIndex: round, sequenceIndex: s, toolCallId: `call_${r}_${round}_${s}`, result: { summary: body }, isError: false });
+    }
+    events.push({ ...envelope, eventId: id(), type: 'RunCompleted', occurredAt: at(4), assistantMessageId: `msg-${r}`, finishReason: 'stop' });
+  }
+  return events;
+}
+
+/** Other conversations' invocations, written straight into the read model (a seeding shortcut). */
+const SEED_SQL = `
+  INSERT INTO conversations (tenant_id, conversation_id, channel, first_event_at, last_event_at)
+  SELECT 'seed-tenant-' || (c % 50), 'seed-conv-' || c, 'web', now() - interval '2 days', now() - interval '1 day'
+  FROM generate_series(0, $1::int / 20) c;
+  INSERT INTO runs (tenant_id, conversation_id, run_id, channel, status, started_at, last_event_at, ended_at, assistant_message_id, finish_reason)
+  SELECT 'seed-tenant-' || (c % 50), 'seed-conv-' || c, 'run-' || r, 'web', 'completed', now() - interval '2 days', now() - interval '2 days', now() - interval '2 days', 'msg', 'stop'
+  FROM generate_series(0, $1::int / 20) c, generate_series(0, 4) r;
+  INSERT INTO invocations (tenant_id, conversation_id, run_id, pair_key, round_index, sequence_index, tool_call_id, tool_name,
+                           arguments, result, is_error, requested_at, completed_at, call_event_id, result_event_id)
+  SELECT 'seed-tenant-' || (i / 20 % 50), 'seed-conv-' || (i / 20), 'run-' || (i % 20 / 4), 'id:call_' || i, i % 4 / 2, i % 2, 'call_' || i, 'lookup_order',
+         jsonb_build_object('orderId', 'A-' || i),
+         jsonb_build_object('summary', repeat(md5(i::text), 30)),
+         false, now() - interval '2 days', now() - interval '2 days', gen_random_uuid(), gen_random_uuid()
+  FROM generate_series(0, $1::int - 1) i;`;
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      seconds: { type: 'string' },
+      clients: { type: 'string' },
+      'ingest-rate': { type: 'string' },
+      'other-invocations': { type: 'string' },
+      keep: { type: 'boolean' },
+    },
+  });
+  const seconds = intOption(values, 'seconds', 30);
+  const clients = intOption(values, 'clients', 64);
+  const ingestRate = intOption(values, 'ingest-rate', 2_000);
+  const others = intOption(values, 'other-invocations', 1_000_000);
+
+  const stamp = Date.now().toString(36);
+  const schema = `bench_replay_${stamp}`;
+  const topic = `bench-replay-${stamp}`;
+  await ensureDatabase(DATABASE_URL);
+  await runMigrations(DATABASE_URL, schema);
+  const pool = createPool({ url: DATABASE_URL, schema, poolSize: 1, applicationName: 'toolhistory-bench' });
+
+  console.log(`seeding ${others} other invocations`);
+  const seedStarted = Date.now();
+  for (const statement of SEED_SQL.split(';').map((s) => s.trim()).filter(Boolean)) await pool.query(statement, [others]);
+  await pool.query('ANALYZE');
+  console.log(`  seeded in ${((Date.now() - seedStarted) / 1000).toFixed(1)} s`);
+
+  const kafka = new Kafka({ clientId: 'toolhistory-bench', brokers: BROKERS, logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.createTopics({
+    topics: [
+      { topic, numPartitions: 6, replicationFactor: 1 },
+      { topic: `${topic}.dlq`, numPartitions: 6, replicationFactor: 1 },
+    ],
+    waitForLeaders: true,
+  });
+  const port = 50_000 + Math.floor(Math.random() * 10_000);
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const service = spawn(process.execPath, [...nodeArgs, resolve(__dirname, '../apps/toolhistory/src/main.js')], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      KAFKA_BROKERS: BROKERS.join(','),
+      KAFKA_GROUP_ID: `bench-${stamp}`,
+      TOOL_EVENTS_TOPIC: topic,
+      DATABASE_URL,
+      DATABASE_SCHEMA: schema,
+      SERVICE_ROLES: 'recorder,grpc',
+      GRPC_PORT: String(port),
+      LOG_LEVEL: 'info',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  service.stdout.on('data', (c) => (output = (output + c).slice(-20_000)));
+  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+  await producer.connect();
+
+  const definition = protoLoader.loadSync(PROTO, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
+  const loaded = grpc.loadPackageDefinition(definition) as unknown as { toolhistory: { v1: { ToolHistory: grpc.ServiceClientConstructor } } };
+  const channels = Array.from({ length: 8 }, () => new loaded.toolhistory.v1.ToolHistory(`127.0.0.1:${port}`, grpc.credentials.createInsecure()));
+  const call = (client: grpc.Client) =>
+    new Promise<{ turns: unknown[] }>((done, fail) =>
+      (client as unknown as { GetReplayHistory: Function }).GetReplayHistory(
+        { tenant_id: TENANT, conversation_id: CONVERSATION },
+        { deadline: new Date(Date.now() + 5_000) },
+        (error: Error | null, response: { turns: unknown[] }) => (error ? fail(error) : done(response)),
+      ),
+    );
+
+  try {
+    for (let waited = 0; !output.includes('toolhistory started'); waited += 100) {
+      if (waited > 60_000 || service.exitCode !== null) throw new Error(`service did not start:\n${output}`);
+      await sleep(100);
+    }
+    const conversation = benchConversation();
+    await producer.send({ topic, acks: -1, messages: conversation.map((e) => ({ key: e.conversationId, value: JSON.stringify(e) })) });
+    for (let waited = 0; ; waited += 200) {
+      const response = await call(channels[0]).catch(() => ({ turns: [] }));
+      if (response.turns.length === 10) break;
+      if (waited > 60_000) throw new Error(`the bench conversation did not become replayable (turns: ${response.turns.length})`);
+      await sleep(200);
+    }
+    const sample = await call(channels[0]);
+    console.log(`conversation recorded: ${sample.turns.length} turns replayed (10 runs are stale), response ${JSON.stringify(sample).length} bytes as JSON`);
+
+    // Background ingest of other conversations at the offered rate.
+    let ingesting = true;
+    let ingested = 0;
+    const traffic = agentTraffic(ingestRate * (seconds + 30), { seed: 5, conversations: 10_000 });
+    const ingest = (async () => {
+      const start = Date.now();
+      while (ingesting) {
+        const due = Math.floor(((Date.now() - start) / 1000) * ingestRate);
+        const batch: ToolEvent[] = [];
+        while (ingested + batch.length < due) {
+          const next = traffic.next();
+          if (next.done) break;
+          batch.push(next.value);
+        }
+        if (batch.length > 0) {
+          ingested += batch.length;
+          await producer.send({ topic, messages: batch.map((e) => ({ key: e.conversationId, value: JSON.stringify(e) })) });
+        }
+        await sleep(20);
+      }
+    })();
+
+    console.log(`load: ${clients} concurrent callers for ${seconds} s, ingest at ${ingestRate} events/s`);
+    const latencies: number[] = [];
+    let errors = 0;
+    const serviceCpuBefore = cpuSeconds(service.pid!);
+    const started = Date.now();
+    const until = started + seconds * 1000;
+    await Promise.all(
+      Array.from({ length: clients }, async (_, i) => {
+        const client = channels[i % channels.length];
+        while (Date.now() < until) {
+          const t = process.hrtime.bigint();
+          try {
+            await call(client);
+            latencies.push(Number(process.hrtime.bigint() - t) / 1e6);
+          } catch {
+            errors += 1;
+          }
+        }
+      }),
+    );
+    const elapsed = (Date.now() - started) / 1000;
+    const serviceCpu = cpuSeconds(service.pid!) - serviceCpuBefore;
+    ingesting = false;
+    await ingest;
+    latencies.sort((a, b) => a - b);
+    const round = (x: number) => Math.round(x * 100) / 100;
+    const figures = {
+      requests: latencies.length,
+      errors,
+      requestsPerSecond: Math.round(latencies.length / elapsed),
+      p50Ms: round(percentile(latencies, 50)),
+      p99Ms: round(percentile(latencies, 99)),
+      p999Ms: round(percentile(latencies, 99.9)),
+      maxMs: round(latencies[latencies.length - 1]),
+      ingestedEvents: ingested,
+      ingestEventsPerSecond: Math.round(ingested / elapsed),
+      serviceCpuSeconds: round(serviceCpu),
+      servicePeakRssMiB: peakRssMiB(service.pid!),
+      benchPeakRssMiB: peakRssMiB(process.pid),
+    };
+    console.log(
+      `  ${figures.requests} requests (${figures.errors} errors): ${figures.requestsPerSecond}/s, p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms, p99.9 ${figures.p999Ms} ms`,
+    );
+    console.log(JSON.stringify(figures));
+  } finally {
+    for (const c of channels) c.close();
+    service.kill('SIGTERM');
+    await new Promise((r) => service.once('exit', r));
+    await producer.disconnect();
+    if (!values.keep) await admin.deleteTopics({ topics: [topic, `${topic}.dlq`] }).catch(() => undefined);
+    await admin.disconnect();
+    await pool.end();
+    if (!values.keep) await dropSchema(DATABASE_URL, schema);
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,47 @@
+import type { InvocationRow, RunRow } from '../projection/read-model.types';
+import type { ReplayRequest } from './replay-history';
+import { freshnessWindowSeconds, ReplayPolicy } from './replay-policy';
+
+export interface ReplayValidity {
+  /** The history computed at asOf is the same for every asOf' with from <= asOf' < until (ms since the epoch). */
+  from: number;
+  until: number;
+}
+
+/**
+ * The stretch of time around `request.asOf` over which replayHistory gives
+ * the same answer for the same rows: it changes only when as_of crosses an
+ * event time (something starts to exist) or a freshness boundary (a result
+ * expires). Lets a reader reuse a computed history until then.
+ */
+export function replayValidity(
+  request: Pick<ReplayRequest, 'asOf' | 'channel' | 'freshnessWindowSeconds'>,
+  runs: readonly RunRow[],
+  invocations: readonly InvocationRow[],
+  policy: ReplayPolicy,
+): ReplayValidity {
+  let from = Number.NEGATIVE_INFINITY;
+  let until = Number.POSITIVE_INFINITY;
+  const boundary = (t: number) => {
+    if (Number.isNaN(t)) return;
+    if (t <= request.asOf) from = Math.max(from, t);
+    else until = Math.min(until, t);
+  };
+  const time = (iso: string | null) => (iso === null ? Number.NaN : Date.parse(iso));
+
+  for (const run of runs) {
+    boundary(time(run.startedAt));
+    boundary(time(run.endedAt));
+  }
+  for (const row of invocations) {
+    boundary(time(row.requestedAt));
+    const completed = time(row.completedAt);
+    boundary(completed);
+    if (!Number.isNaN(completed)) {
+      const windowMs = freshnessWindowSeconds(policy, request.channel, row.toolName ?? '', request.freshnessWindowSeconds) * 1000;
+      // Expired once asOf - completedAt > window, i.e. from completedAt + window + 1 ms on.
+      boundary(completed + windowMs + 1);
+    }
+  }
+  return { from, until };
+}
