@@ -8,7 +8,9 @@
  * one conversation of 20 completed runs x 2 rounds x 2 calls (results ~1 KB,
  * half of them fresh) through Kafka, then runs --clients concurrent gRPC
  * callers on loopback for --seconds while other conversations are ingested
- * at --ingest-rate events/s. The last line printed is one JSON object.
+ * at --ingest-rate events/s. --split-roles runs the recorder in a second
+ * process (SERVICE_ROLES), so only the gRPC process is measured under load.
+ * The last line printed is one JSON object.
  */
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
@@ -71,6 +73,7 @@ async function main(): Promise<void> {
       'ingest-rate': { type: 'string' },
       'other-invocations': { type: 'string' },
       keep: { type: 'boolean' },
+      'split-roles': { type: 'boolean' },
     },
   });
   const seconds = intOption(values, 'seconds', 30);
@@ -103,20 +106,26 @@ async function main(): Promise<void> {
   });
   const port = 50_000 + Math.floor(Math.random() * 10_000);
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const service = spawn(process.execPath, [...nodeArgs, resolve(__dirname, '../apps/toolhistory/src/main.js')], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      KAFKA_BROKERS: BROKERS.join(','),
-      KAFKA_GROUP_ID: `bench-${stamp}`,
-      TOOL_EVENTS_TOPIC: topic,
-      DATABASE_URL,
-      DATABASE_SCHEMA: schema,
-      SERVICE_ROLES: 'recorder,grpc',
-      GRPC_PORT: String(port),
-      LOG_LEVEL: 'info',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const splitRoles = values['split-roles'] === true;
+  const start = (roles: string) =>
+    spawn(process.execPath, [...nodeArgs, resolve(__dirname, '../apps/toolhistory/src/main.js')], {
+      env: {
+        PATH: process.env.PATH ?? '',
+        KAFKA_BROKERS: BROKERS.join(','),
+        KAFKA_GROUP_ID: `bench-${stamp}`,
+        TOOL_EVENTS_TOPIC: topic,
+        DATABASE_URL,
+        DATABASE_SCHEMA: schema,
+        SERVICE_ROLES: roles,
+        GRPC_PORT: String(port),
+        LOG_LEVEL: 'info',
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+  // --split-roles: the recorder in its own process, as SERVICE_ROLES allows in production.
+  const service = start(splitRoles ? 'grpc' : 'recorder,grpc');
+  const recorder = splitRoles ? start('recorder') : undefined;
+  recorder?.stdout?.resume();
   let output = '';
   service.stdout.on('data', (c) => (output = (output + c).slice(-20_000)));
   const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
@@ -125,6 +134,24 @@ async function main(): Promise<void> {
   const definition = protoLoader.loadSync(PROTO, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
   const loaded = grpc.loadPackageDefinition(definition) as unknown as { toolhistory: { v1: { ToolHistory: grpc.ServiceClientConstructor } } };
   const channels = Array.from({ length: 8 }, () => new loaded.toolhistory.v1.ToolHistory(`127.0.0.1:${port}`, grpc.credentials.createInsecure()));
+  // Under load the callers keep responses as bytes: decoding 100 KB messages in this one
+  // process would make the load generator, not the service, the bottleneck.
+  const method = (definition['toolhistory.v1.ToolHistory'] as grpc.ServiceDefinition)['GetReplayHistory'];
+  const RawClient = grpc.makeGenericClientConstructor({ GetReplayHistory: { ...method, responseDeserialize: (bytes: Buffer) => bytes } }, 'ToolHistory');
+  const rawChannels = Array.from({ length: 8 }, () => new RawClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure()));
+  let responseBytes = 0;
+  const rawCall = (client: grpc.Client) =>
+    new Promise<void>((done, fail) =>
+      (client as unknown as { GetReplayHistory: Function }).GetReplayHistory(
+        { tenant_id: TENANT, conversation_id: CONVERSATION },
+        { deadline: new Date(Date.now() + 5_000) },
+        (error: Error | null, bytes: Buffer) => {
+          if (error) return fail(error);
+          responseBytes = bytes.length;
+          done();
+        },
+      ),
+    );
   const call = (client: grpc.Client) =>
     new Promise<{ turns: unknown[] }>((done, fail) =>
       (client as unknown as { GetReplayHistory: Function }).GetReplayHistory(
@@ -176,15 +203,16 @@ async function main(): Promise<void> {
     const latencies: number[] = [];
     let errors = 0;
     const serviceCpuBefore = cpuSeconds(service.pid!);
+    const benchCpuBefore = cpuSeconds(process.pid);
     const started = Date.now();
     const until = started + seconds * 1000;
     await Promise.all(
       Array.from({ length: clients }, async (_, i) => {
-        const client = channels[i % channels.length];
+        const client = rawChannels[i % rawChannels.length];
         while (Date.now() < until) {
           const t = process.hrtime.bigint();
           try {
-            await call(client);
+            await rawCall(client);
             latencies.push(Number(process.hrtime.bigint() - t) / 1e6);
           } catch {
             errors += 1;
@@ -194,12 +222,14 @@ async function main(): Promise<void> {
     );
     const elapsed = (Date.now() - started) / 1000;
     const serviceCpu = cpuSeconds(service.pid!) - serviceCpuBefore;
+    const benchCpu = cpuSeconds(process.pid) - benchCpuBefore;
     ingesting = false;
     await ingest;
     latencies.sort((a, b) => a - b);
     const round = (x: number) => Math.round(x * 100) / 100;
     const figures = {
       requests: latencies.length,
+      responseBytes,
       errors,
       requestsPerSecond: Math.round(latencies.length / elapsed),
       p50Ms: round(percentile(latencies, 50)),
@@ -208,7 +238,9 @@ async function main(): Promise<void> {
       maxMs: round(latencies[latencies.length - 1]),
       ingestedEvents: ingested,
       ingestEventsPerSecond: Math.round(ingested / elapsed),
+      splitRoles,
       serviceCpuSeconds: round(serviceCpu),
+      benchCpuSeconds: round(benchCpu),
       servicePeakRssMiB: peakRssMiB(service.pid!),
       benchPeakRssMiB: peakRssMiB(process.pid),
     };
@@ -217,9 +249,12 @@ async function main(): Promise<void> {
     );
     console.log(JSON.stringify(figures));
   } finally {
-    for (const c of channels) c.close();
-    service.kill('SIGTERM');
-    await new Promise((r) => service.once('exit', r));
+    for (const c of [...channels, ...rawChannels]) c.close();
+    for (const child of [service, recorder]) {
+      if (!child) continue;
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    }
     await producer.disconnect();
     if (!values.keep) await admin.deleteTopics({ topics: [topic, `${topic}.dlq`] }).catch(() => undefined);
     await admin.disconnect();

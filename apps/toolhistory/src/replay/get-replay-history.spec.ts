@@ -1,0 +1,100 @@
+import { ConversationRows, DEFAULT_REPLAY_POLICY, ReplayReader } from '@toolhistory/domain';
+import { AppError, ErrorCode } from '@toolhistory/errors';
+import { readModelOf } from '../../../../libs/domain/src/replay/replay-test-support.fixture';
+import { runCompleted, toolCall, toolResult } from '../../../../test/support/tool-event-factory';
+import { GetReplayHistory } from './get-replay-history';
+
+const T0 = Date.parse('2026-03-01T12:00:00.000Z');
+const iso = (s: number) => new Date(T0 + s * 1000).toISOString();
+const scope = { tenantId: 't', conversationId: 'c', runId: 'r', channel: 'web' };
+const events = [
+  toolCall(scope, { roundIndex: 0, sequenceIndex: 0, toolCallId: 'a', occurredAt: iso(0) }),
+  toolResult(scope, { roundIndex: 0, sequenceIndex: 0, toolCallId: 'a', occurredAt: iso(1) }),
+  runCompleted(scope, { occurredAt: iso(2) }),
+];
+
+/** An in-memory reader that counts its reads (unit test of the caching logic only). */
+class CountingReader implements ReplayReader {
+  full = 0;
+  versionChecks = 0;
+  rows: ConversationRows | null = { channel: 'web', version: 3, approxBytes: 1_000, ...readModelOf(events) };
+  delayMs = 0;
+  async readConversation() {
+    this.full += 1;
+    await new Promise((r) => setTimeout(r, this.delayMs));
+    return this.rows && { ...this.rows };
+  }
+  async conversationVersion() {
+    this.versionChecks += 1;
+    await new Promise((r) => setTimeout(r, this.delayMs));
+    return this.rows?.version ?? null;
+  }
+}
+
+describe('GetReplayHistory', () => {
+  let now = T0 + 10_000;
+  let reader: CountingReader;
+  let useCase: GetReplayHistory;
+  const query = { tenantId: 't', conversationId: 'c', format: 'openai_chat' as const };
+
+  beforeEach(() => {
+    now = T0 + 10_000;
+    reader = new CountingReader();
+    useCase = new GetReplayHistory(reader, DEFAULT_REPLAY_POLICY, { cacheBytes: 1_000_000, now: () => now });
+  });
+
+  it('names the missing fields', async () => {
+    await expect(useCase.execute({ ...query, tenantId: '', conversationId: '' })).rejects.toMatchObject({
+      code: ErrorCode.InvalidArgument,
+      message: 'tenant_id and conversation_id are required',
+    });
+  });
+
+  it('reads a conversation once, then only checks its version while it is unchanged', async () => {
+    const first = await useCase.execute(query);
+    const second = await useCase.execute(query);
+    expect(second).toBe(first);
+    expect(reader.full).toBe(1);
+    expect(reader.versionChecks).toBe(1);
+  });
+
+  it('reads again when the version changed', async () => {
+    await useCase.execute(query);
+    reader.rows = { ...reader.rows!, version: 4 };
+    await useCase.execute(query);
+    expect(reader.full).toBe(2);
+  });
+
+  it('recomputes once as_of passes a freshness boundary, with the same rows', async () => {
+    const fresh = await useCase.execute(query);
+    expect(fresh.turns).toHaveLength(1);
+    now = T0 + 1_000 + 300_000 + 1; // the result (at +1 s) is older than 300 s from here on
+    const stale = await useCase.execute(query);
+    expect(stale.turns).toHaveLength(0);
+    expect(stale.omitted.map((o) => o.reason)).toEqual(['stale']);
+    expect(reader.full).toBe(1);
+  });
+
+  it('answers a conversation that disappeared as unknown', async () => {
+    await useCase.execute(query);
+    reader.rows = null;
+    expect(await useCase.execute(query)).toEqual({ turns: [], omitted: [] });
+  });
+
+  it('fails UNAVAILABLE once the budget is spent, rather than late', async () => {
+    const slow = new GetReplayHistory(reader, DEFAULT_REPLAY_POLICY, { cacheBytes: 0 });
+    reader.delayMs = 200;
+    const started = Date.now();
+    await expect(slow.execute({ ...query, budgetMs: 50 })).rejects.toEqual(expect.any(AppError));
+    await expect(slow.execute({ ...query, budgetMs: 50 })).rejects.toMatchObject({ code: ErrorCode.StorageUnavailable, retriable: true });
+    expect(Date.now() - started).toBeLessThan(190 * 2);
+  });
+
+  it('works without a cache', async () => {
+    const uncached = new GetReplayHistory(reader, DEFAULT_REPLAY_POLICY, { cacheBytes: 0, now: () => now });
+    await uncached.execute(query);
+    await uncached.execute(query);
+    expect(reader.full).toBe(2);
+    expect(reader.versionChecks).toBe(0);
+  });
+});
