@@ -19,6 +19,7 @@ import { resolve } from 'node:path';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import { createPool, dropSchema, ensureDatabase, runMigrations } from '../libs/persistence/src';
 import type { ToolEvent } from '../libs/contract/src';
+import { freePort } from '../test/support/grpc-client';
 import { agentTraffic } from '../test/support/traffic';
 import { cpuSeconds, intOption, parseArgs, peakRssMiB, percentile, sleep } from './bench-support';
 
@@ -104,7 +105,7 @@ async function main(): Promise<void> {
     ],
     waitForLeaders: true,
   });
-  const port = 50_000 + Math.floor(Math.random() * 10_000);
+  const port = await freePort();
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const splitRoles = values['split-roles'] === true;
   const start = (roles: string) =>
@@ -163,7 +164,7 @@ async function main(): Promise<void> {
 
   try {
     for (let waited = 0; !output.includes('toolhistory started'); waited += 100) {
-      if (waited > 60_000 || service.exitCode !== null) throw new Error(`service did not start:\n${output}`);
+      if (waited > 60_000 || service.exitCode !== null || service.signalCode !== null) throw new Error(`service did not start:\n${output}`);
       await sleep(100);
     }
     const conversation = benchConversation();

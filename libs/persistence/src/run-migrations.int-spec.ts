@@ -15,6 +15,19 @@ async function adminQuery(sql: string, params: unknown[] = []) {
 }
 
 describe('runMigrations (real PostgreSQL)', () => {
+  it('lets instances that start together wait for each other instead of failing', async () => {
+    const schema = uniqueName('concurrent').toLowerCase();
+    try {
+      const results = await Promise.all([1, 2, 3, 4].map(() => runMigrations(TEST_DATABASE_URL, schema)));
+      expect(results.flat()).toEqual(['001_event-store-and-read-model', '002_conversation-event-count']);
+    } finally {
+      const client = new Client({ connectionString: TEST_DATABASE_URL });
+      await client.connect();
+      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await client.end();
+    }
+  });
+
   it('creates a missing database, applies every migration once, and is a no-op the second time', async () => {
     const database = uniqueName('toolhistory_mig').toLowerCase();
     const url = new URL(TEST_DATABASE_URL);

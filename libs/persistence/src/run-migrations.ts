@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { runner } from 'node-pg-migrate';
+import { Client } from 'pg';
 import { ensureDatabase } from './database';
 
 /** The SQL files live beside the sources; this finds them from src/ and from dist/. */
@@ -17,10 +18,22 @@ export interface MigrationLog {
 
 /**
  * Creates the database and schema when missing and applies pending migrations.
- * node-pg-migrate takes an advisory lock, so instances starting together are safe.
+ * Instances starting together wait for each other: node-pg-migrate's own lock
+ * fails at once when taken, so a blocking advisory lock serializes them first.
  */
 export async function runMigrations(url: string, schema: string, log?: MigrationLog): Promise<string[]> {
   await ensureDatabase(url);
+  const lock = new Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
+  await lock.connect();
+  try {
+    await lock.query(`SELECT pg_advisory_lock(hashtext('toolhistory.migrations.' || $1))`, [schema]);
+    return await applyMigrations(url, schema, log);
+  } finally {
+    await lock.end(); // ends the session, which releases the lock
+  }
+}
+
+async function applyMigrations(url: string, schema: string, log?: MigrationLog): Promise<string[]> {
   const applied = await runner({
     databaseUrl: url,
     dir: migrationsDirectory(),
