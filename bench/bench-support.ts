@@ -1,4 +1,8 @@
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import type { Admin, Producer } from 'kafkajs';
+import type { Pool } from 'pg';
+import { dropSchema } from '../libs/persistence/src';
 import { parseArgs } from 'node:util';
 
 export function percentile(sorted: readonly number[], p: number): number {
@@ -50,4 +54,40 @@ export function machineCpuSeconds(): { busy: number; total: number } {
   const idle = ticks[3] + (ticks[4] ?? 0);
   const total = ticks.reduce((a, b) => a + b, 0);
   return { busy: (total - idle) / CLOCK_TICKS_PER_SECOND, total: total / CLOCK_TICKS_PER_SECOND };
+}
+
+export interface BenchResources {
+  children: ReadonlyArray<ChildProcess | undefined>;
+  producer: Producer;
+  admin: Admin;
+  topic: string;
+  pool: Pool;
+  databaseUrl: string;
+  schema: string;
+  /** Keep the topic and the schema for inspection. */
+  keep: boolean;
+}
+
+export async function createBenchTopics(admin: Admin, topic: string, partitions: number): Promise<void> {
+  await admin.createTopics({
+    topics: [
+      { topic, numPartitions: partitions, replicationFactor: 1 },
+      { topic: `${topic}.dlq`, numPartitions: partitions, replicationFactor: 1 },
+    ],
+    waitForLeaders: true,
+  });
+}
+
+/** Stops the services the benchmark started, by their own pids, and removes what it created. */
+export async function teardownBench(r: BenchResources): Promise<void> {
+  for (const child of r.children) {
+    if (!child || child.exitCode !== null || child.signalCode !== null) continue;
+    child.kill('SIGTERM');
+    await new Promise((done) => child.once('exit', done));
+  }
+  await r.producer.disconnect();
+  if (!r.keep) await r.admin.deleteTopics({ topics: [r.topic, `${r.topic}.dlq`] }).catch(() => undefined);
+  await r.admin.disconnect();
+  await r.pool.end();
+  if (!r.keep) await dropSchema(r.databaseUrl, r.schema);
 }

@@ -15,9 +15,9 @@ import { createWriteStream } from 'node:fs';
 import { resolve } from 'node:path';
 import { Kafka, logLevel, Partitioners, Producer } from 'kafkajs';
 import type { Pool } from 'pg';
-import { createPool, dropSchema, ensureDatabase, runMigrations } from '../libs/persistence/src';
+import { createPool, ensureDatabase, runMigrations } from '../libs/persistence/src';
 import { agentTraffic } from '../test/support/traffic';
-import { cpuSeconds, intOption, machineCpuSeconds, parseArgs, peakRssMiB, percentile, sleep } from './bench-support';
+import { cpuSeconds, createBenchTopics, intOption, machineCpuSeconds, parseArgs, peakRssMiB, percentile, sleep, teardownBench } from './bench-support';
 import { readFileSync } from 'node:fs';
 
 const BROKERS = (process.env.BENCH_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
@@ -161,13 +161,7 @@ async function main(): Promise<void> {
   const kafka = new Kafka({ clientId: 'toolhistory-bench', brokers: BROKERS, logLevel: logLevel.NOTHING });
   const admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({
-    topics: [
-      { topic, numPartitions: PARTITIONS, replicationFactor: 1 },
-      { topic: `${topic}.dlq`, numPartitions: PARTITIONS, replicationFactor: 1 },
-    ],
-    waitForLeaders: true,
-  });
+  await createBenchTopics(admin, topic, PARTITIONS);
 
   // BENCH_NODE_ARGS, e.g. "--cpu-prof", profiles the service under load.
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
@@ -289,13 +283,7 @@ async function main(): Promise<void> {
     );
     console.log(JSON.stringify(figures));
   } finally {
-    service.kill('SIGTERM');
-    await new Promise((r) => service.once('exit', r));
-    await producer.disconnect();
-    if (!values.keep) await admin.deleteTopics({ topics: [topic, `${topic}.dlq`] }).catch(() => undefined);
-    await admin.disconnect();
-    await pool.end();
-    if (!values.keep) await dropSchema(DATABASE_URL, schema);
+    await teardownBench({ children: [service], producer, admin, topic, pool, databaseUrl: DATABASE_URL, schema, keep: values.keep === true });
   }
 }
 

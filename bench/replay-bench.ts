@@ -17,11 +17,11 @@ import * as protoLoader from '@grpc/proto-loader';
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
-import { createPool, dropSchema, ensureDatabase, runMigrations } from '../libs/persistence/src';
+import { createPool, ensureDatabase, runMigrations } from '../libs/persistence/src';
 import type { ToolEvent } from '../libs/contract/src';
 import { freePort } from '../test/support/grpc-client';
 import { agentTraffic } from '../test/support/traffic';
-import { cpuSeconds, intOption, parseArgs, peakRssMiB, percentile, sleep } from './bench-support';
+import { cpuSeconds, createBenchTopics, intOption, parseArgs, peakRssMiB, percentile, sleep, teardownBench } from './bench-support';
 
 const BROKERS = (process.env.BENCH_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/toolhistory_bench';
@@ -98,13 +98,7 @@ async function main(): Promise<void> {
   const kafka = new Kafka({ clientId: 'toolhistory-bench', brokers: BROKERS, logLevel: logLevel.NOTHING });
   const admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({
-    topics: [
-      { topic, numPartitions: 6, replicationFactor: 1 },
-      { topic: `${topic}.dlq`, numPartitions: 6, replicationFactor: 1 },
-    ],
-    waitForLeaders: true,
-  });
+  await createBenchTopics(admin, topic, 6);
   const port = await freePort();
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const splitRoles = values['split-roles'] === true;
@@ -251,16 +245,7 @@ async function main(): Promise<void> {
     console.log(JSON.stringify(figures));
   } finally {
     for (const c of [...channels, ...rawChannels]) c.close();
-    for (const child of [service, recorder]) {
-      if (!child) continue;
-      child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
-    }
-    await producer.disconnect();
-    if (!values.keep) await admin.deleteTopics({ topics: [topic, `${topic}.dlq`] }).catch(() => undefined);
-    await admin.disconnect();
-    await pool.end();
-    if (!values.keep) await dropSchema(DATABASE_URL, schema);
+    await teardownBench({ children: [service, recorder], producer, admin, topic, pool, databaseUrl: DATABASE_URL, schema, keep: values.keep === true });
   }
 }
 

@@ -1,5 +1,5 @@
 import { GrpcOptions, Transport } from '@nestjs/microservices';
-import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check';
+import type { HealthImplementation } from 'grpc-health-check';
 import { findProjectFile } from '../find-project-file';
 
 export const TOOL_HISTORY_PROTO = 'proto/toolhistory/v1/toolhistory.proto';
@@ -17,8 +17,6 @@ export function grpcServerOptions(port: number, health: HealthImplementation): G
     },
   };
 }
-
-export { healthProtoPath };
 
 /** Until the first health check, nothing is served. */
 export const SERVICE_NAMES_NOT_SERVING = { '': 'NOT_SERVING', 'toolhistory.v1.ToolHistory': 'NOT_SERVING' } as const;
