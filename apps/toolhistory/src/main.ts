@@ -4,6 +4,9 @@ import { AppError } from '@toolhistory/errors';
 import { startService } from './bootstrap';
 import { createRootLogger } from './logging/pino-nest-logger';
 
+/** A batch in hand finishes or rolls back well within this; past it, something is stuck. */
+const SHUTDOWN_TIMEOUT_MS = 30_000;
+
 async function main(): Promise<void> {
   let config;
   try {
@@ -21,16 +24,28 @@ async function main(): Promise<void> {
     process.exit(1);
   }
 
+  // Logging must never stop a shutdown (stdout may be a pipe whose reader is gone).
+  const safely = (write: () => void) => {
+    try {
+      write();
+    } catch {
+      /* nothing left to tell */
+    }
+  };
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;
     closing = true;
-    logger.info({ signal }, 'shutting down');
+    safely(() => logger.info({ signal }, 'shutting down'));
+    setTimeout(() => {
+      safely(() => logger.error({ timeoutMs: SHUTDOWN_TIMEOUT_MS }, 'shutdown timed out'));
+      process.exit(1);
+    }, SHUTDOWN_TIMEOUT_MS).unref();
     app
       .close()
       .then(() => process.exit(0))
       .catch((error) => {
-        logger.error({ err: error }, 'shutdown failed');
+        safely(() => logger.error({ err: error }, 'shutdown failed'));
         process.exit(1);
       });
   };
