@@ -207,3 +207,29 @@ describe('GetReplayHistory while PostgreSQL is unreachable', () => {
     }
   });
 });
+
+describe('health while Kafka is unreachable', () => {
+  it('answers NOT_SERVING, and replay still answers from PostgreSQL', async () => {
+    assertServiceBuilt();
+    const db = await freshSchema('replaynokafka');
+    const port = await freePort();
+    const closedPort = await freePort(); // nothing listens there
+    const service = spawnService({
+      topic: 'unused',
+      schema: db.schema,
+      groupId: uniqueName('g'),
+      env: { SERVICE_ROLES: 'grpc', GRPC_PORT: String(port), KAFKA_BROKERS: `127.0.0.1:${closedPort}`, LOG_LEVEL: 'info' },
+    });
+    const client = toolHistoryClient(port);
+    try {
+      await waitFor(async () => service.output(), (out) => out.includes('toolhistory started'), { what: 'start-up' });
+      expect(await client.healthCheck()).toBe('NOT_SERVING');
+      expect(await client.healthCheck('toolhistory.v1.ToolHistory')).toBe('NOT_SERVING');
+      expect(await client.getReplayHistory({ tenant_id: 't', conversation_id: 'c' })).toEqual({ turns: [], omitted: [] });
+    } finally {
+      client.close();
+      await stopService(service);
+      await db.drop();
+    }
+  });
+});

@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
-import { resolve } from 'node:path';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Kafka, Producer } from 'kafkajs';
 import { assertServiceBuilt } from './support/built-service';
 import { freshSchema, FreshSchema } from './support/fresh-schema';
@@ -30,7 +32,7 @@ describe('the service as a process', () => {
   });
 
   it('refuses to start on invalid configuration, listing every problem', async () => {
-    const child = spawn(process.execPath, [resolve(__dirname, '../dist/apps/toolhistory/src/main.js')], {
+    const child = spawn(process.execPath, [join(__dirname, '../dist/apps/toolhistory/src/main.js')], {
       env: { PATH: process.env.PATH ?? '', KAFKA_BROKERS: 'nohost', GRPC_PORT: 'http', SERVICE_ROLES: 'everything' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -40,6 +42,17 @@ describe('the service as a process', () => {
     expect(code).toBe(78);
     expect(stderr).toMatch(/invalid configuration/);
     for (const name of ['KAFKA_BROKERS', 'GRPC_PORT', 'SERVICE_ROLES']) expect(stderr).toContain(name);
+  });
+
+  it('refuses to start on an invalid policy file, naming the rule', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'toolhistory-policy-'));
+    const policyFile = join(dir, 'policy.json');
+    writeFileSync(policyFile, JSON.stringify({ channels: { web: { visibility: 'sometimes' } }, tools: { search: { freshnesSeconds: 5 } } }));
+    const service = spawnService({ topic, schema: db.schema, groupId: uniqueName('g'), env: { POLICY_FILE: policyFile, LOG_LEVEL: 'info' } });
+    const exit = await service.exited;
+    expect(exit.code).toBe(78);
+    expect(service.output()).toContain('channels.web.visibility: must be one of per_run, per_service_call');
+    expect(service.output()).toContain('tools.search.freshnesSeconds: unknown key');
   });
 
   it('with SERVICE_ROLES=grpc does not consume events', async () => {

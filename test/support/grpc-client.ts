@@ -2,9 +2,9 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { service as healthService } from 'grpc-health-check';
 import { createServer } from 'node:net';
-import { resolve } from 'node:path';
+import { findProjectFile } from '../../apps/toolhistory/src/find-project-file';
 
-const PROTO = resolve(__dirname, '../../proto/toolhistory/v1/toolhistory.proto');
+const PROTO = findProjectFile('proto/toolhistory/v1/toolhistory.proto', __dirname);
 
 type Unary<Req, Res> = (request: Req, options?: { deadline?: Date }) => Promise<Res>;
 

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { loadConfig } from '@toolhistory/config';
-import { AppError } from '@toolhistory/errors';
+import { AppError, ErrorCode } from '@toolhistory/errors';
 import { startService } from './bootstrap';
 import { createRootLogger } from './logging/pino-nest-logger';
 
@@ -21,7 +21,7 @@ async function main(): Promise<void> {
     app = await startService(config, logger);
   } catch (error) {
     logger.fatal({ err: error }, 'start-up failed');
-    process.exit(1);
+    process.exit(error instanceof AppError && error.code === ErrorCode.InvalidConfig ? 78 : 1);
   }
 
   // Logging must never stop a shutdown (stdout may be a pipe whose reader is gone).
