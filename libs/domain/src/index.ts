@@ -1,3 +1,4 @@
 export * from './projection';
 export * from './ports';
 export * from './replay';
+export * from './redaction';

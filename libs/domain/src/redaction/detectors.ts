@@ -1,0 +1,122 @@
+/**
+ * Detectors of personal and secret data inside free text. Each finds
+ * candidate spans with a pattern and confirms them with a check where one
+ * exists (Luhn for cards, mod-97 for IBANs, octet ranges for IPs), so that
+ * order numbers, UUIDs, timestamps, hashes and version strings stay intact.
+ */
+export const DETECTOR_KINDS = ['email', 'phone', 'payment_card', 'iban', 'secret', 'jwt', 'ip'] as const;
+export type DetectorKind = (typeof DETECTOR_KINDS)[number];
+
+export interface Detector {
+  kind: DetectorKind;
+  pattern: RegExp;
+  /** Confirms a candidate match; absent = every match counts. */
+  confirm?: (match: string) => boolean;
+}
+
+export function luhnValid(digits: string): boolean {
+  let sum = 0;
+  let double = false;
+  for (let i = digits.length - 1; i >= 0; i -= 1) {
+    let d = digits.charCodeAt(i) - 48;
+    if (double) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+    double = !double;
+  }
+  return sum % 10 === 0;
+}
+
+/** Issuer prefixes of the major card networks: Luhn alone passes one random number in ten. */
+const CARD_PREFIX = /^(4|5[1-5]|2[2-7]|3[47]|6011|65|64[4-9]|35|30[0-5]|36|38|62)/;
+
+export function paymentCardValid(candidate: string): boolean {
+  const digits = candidate.replace(/[ -]/g, '');
+  if (/^(\d)\1+$/.test(digits) || !CARD_PREFIX.test(digits)) return false;
+  // Lengths per network: American Express 15, Visa 13/16/19, the others 16-19.
+  const lengthFits = /^3[47]/.test(digits) ? digits.length === 15 : digits.startsWith('4') ? [13, 16, 19].includes(digits.length) : digits.length >= 16 && digits.length <= 19;
+  return lengthFits && luhnValid(digits);
+}
+
+export function ibanValid(candidate: string): boolean {
+  const iban = candidate.replace(/ /g, '').toUpperCase();
+  if (iban.length < 15 || iban.length > 34) return false;
+  const rearranged = iban.slice(4) + iban.slice(0, 4);
+  let remainder = 0;
+  for (const ch of rearranged) {
+    const value = ch >= 'A' && ch <= 'Z' ? String(ch.charCodeAt(0) - 55) : ch;
+    for (const digit of value) remainder = (remainder * 10 + (digit.charCodeAt(0) - 48)) % 97;
+  }
+  return remainder === 1;
+}
+
+function ipv4Valid(candidate: string): boolean {
+  const parts = candidate.split('.');
+  return parts.length === 4 && parts.every((p) => /^\d{1,3}$/.test(p) && Number(p) <= 255 && !(p.length > 1 && p.startsWith('0')));
+}
+
+function ipv6Valid(candidate: string): boolean {
+  const halves = candidate.split('::');
+  if (halves.length > 2) return false;
+  const groups = halves.flatMap((h) => (h === '' ? [] : h.split(':')));
+  return halves.length === 2 ? groups.length <= 7 : groups.length === 8;
+}
+
+function phoneValid(candidate: string): boolean {
+  const digits = candidate.replace(/\D/g, '');
+  if (digits.length < 8 || digits.length > 15) return false;
+  // Dates and times written with dashes or dots are not phone numbers.
+  if (/^\d{4}[-./]\d{2}[-./]\d{2}/.test(candidate) || /^\d{2}[-./]\d{2}[-./]\d{4}/.test(candidate)) return false;
+  return true;
+}
+
+/** Order matters: earlier detectors claim their spans first (a JWT is not also a secret). */
+export const DETECTORS: readonly Detector[] = [
+  {
+    kind: 'secret',
+    // Private key blocks, also with JSON-escaped line breaks.
+    pattern: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?:.|\n|\r)*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----/g,
+  },
+  { kind: 'jwt', pattern: /\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}/g },
+  {
+    kind: 'secret',
+    pattern: new RegExp(
+      [
+        String.raw`\bsk-(?:proj-|ant-(?:api\d\d-)?)?[A-Za-z0-9_-]{20,}`, // OpenAI, Anthropic
+        String.raw`\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}`, // Stripe
+        String.raw`\bAKIA[0-9A-Z]{16}\b`, // AWS access key id
+        String.raw`\bgh[pousr]_[A-Za-z0-9]{36,}\b`, // GitHub tokens
+        String.raw`\bgithub_pat_[A-Za-z0-9_]{40,}`,
+        String.raw`\bxox[abprs]-[A-Za-z0-9-]{10,}`, // Slack
+        String.raw`\bAIza[0-9A-Za-z_-]{35}`, // Google API key
+        String.raw`\bglpat-[A-Za-z0-9_-]{20,}`, // GitLab
+        String.raw`\bnpm_[A-Za-z0-9]{36}\b`,
+        String.raw`(?<=\b[Bb]earer\s+)[A-Za-z0-9._~+/-]{16,}=*`, // bearer tokens (the scheme word stays)
+        // password=..., "api_key": "...", token: ... (the key name stays, the value goes)
+        String.raw`(?<=\b(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret)\\?"?\s*[:=]\s*\\?"?)[^\s"'\\,;&}()<>*]{4,}`,
+      ].join('|'),
+      'gi',
+    ),
+  },
+  { kind: 'email', pattern: /\b[A-Za-z0-9._%+-]+@(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,24}\b/g },
+  {
+    kind: 'iban',
+    pattern: /\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b/g,
+    confirm: ibanValid,
+  },
+  // Digits inside hex strings, ids or longer numbers are not cards.
+  { kind: 'payment_card', pattern: /(?<![\w-])\d(?:[ -]?\d){12,18}(?![\w-])/g, confirm: paymentCardValid },
+  {
+    kind: 'ip',
+    pattern: /(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])|(?<![:\w])(?:[0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}(?![:\w])|(?<![:\w])(?:[0-9a-fA-F]{1,4}:){1,6}(?::[0-9a-fA-F]{1,4}){1,6}(?![:\w])/g,
+    confirm: (m) => (m.includes(':') ? ipv6Valid(m) : ipv4Valid(m)),
+  },
+  {
+    kind: 'phone',
+    // International (+..) or written with the separators people use; bare digit runs are ambiguous.
+    pattern: /(?<![\w+-])(?:\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{1,4}(?:[ .-]?\d{2,4}){1,4}|\(\d{2,4}\)[ .-]?\d{3,4}[ .-]?\d{3,4}|\d{3}[ .-]\d{3}[ .-]\d{4})(?![\w-])/g,
+    confirm: phoneValid,
+  },
+];

@@ -1,0 +1,2 @@
+export * from './detectors';
+export * from './redact-text';

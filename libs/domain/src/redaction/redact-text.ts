@@ -1,0 +1,39 @@
+import { DETECTORS, DetectorKind } from './detectors';
+
+export type RedactionCounts = Partial<Record<string, number>>;
+
+export const redactionMarker = (label: string): string => `[REDACTED:${label}]`;
+
+/** Markers already in a text are left alone, so redacting twice equals redacting once. */
+const MARKER = /\[REDACTED:[^\]]{1,80}\]/g;
+
+/**
+ * Replaces every detected value of the enabled kinds by `[REDACTED:<kind>]`
+ * and counts them. Pure and deterministic.
+ */
+export function redactText(text: string, kinds: ReadonlySet<DetectorKind>, counts: RedactionCounts = {}): string {
+  if (kinds.size === 0 || text.length === 0) return text;
+  // Split around existing markers so no detector sees (or breaks) them.
+  const parts = text.split(MARKER);
+  const markers = text.match(MARKER) ?? [];
+  let out = '';
+  parts.forEach((part, i) => {
+    out += redactPart(part, kinds, counts);
+    if (i < markers.length) out += markers[i];
+  });
+  return out;
+}
+
+function redactPart(text: string, kinds: ReadonlySet<DetectorKind>, counts: RedactionCounts): string {
+  let current = text;
+  for (const detector of DETECTORS) {
+    if (!kinds.has(detector.kind)) continue;
+    detector.pattern.lastIndex = 0;
+    current = current.replace(detector.pattern, (match) => {
+      if (detector.confirm && !detector.confirm(match)) return match;
+      counts[detector.kind] = (counts[detector.kind] ?? 0) + 1;
+      return redactionMarker(detector.kind);
+    });
+  }
+  return current;
+}
