@@ -1,2 +1,4 @@
 export * from './detectors';
 export * from './redact-text';
+export * from './json-path';
+export * from './redact-payload';

@@ -1,0 +1,81 @@
+import fc from 'fast-check';
+import { DETECTOR_KINDS } from './detectors';
+import { parseJsonPath, PathStep } from './json-path';
+import { redactPayload, truncationMarker } from './redact-payload';
+
+const path = (p: string): { path: string; steps: PathStep[] } => {
+  const parsed = parseJsonPath(p);
+  if (!parsed.ok) throw new Error(parsed.error);
+  return { path: p, steps: parsed.steps };
+};
+const ALL = new Set(DETECTOR_KINDS);
+
+describe('parseJsonPath', () => {
+  it.each(['$.card.number', '$.customers[*].email', "$['x-api-key']", '$.items[0].price', '$.*.secret'])('accepts %s', (p) => {
+    expect(parseJsonPath(p).ok).toBe(true);
+  });
+
+  it.each([
+    ['card.number', 'must start with $'],
+    ['$', 'names the whole document'],
+    ['$.a[?(@.x)]', 'cannot read'],
+    ['$..email', 'cannot read'],
+  ])('rejects %s, saying why', (p, why) => {
+    const parsed = parseJsonPath(p);
+    expect(parsed.ok ? '' : parsed.error).toContain(why);
+  });
+});
+
+describe('redactPayload', () => {
+  it('masks named paths with typed markers, leaving everything else', () => {
+    const counts = {};
+    const input = { card: { number: '4111111111111111', expiry: '12/29' }, customers: [{ email: 'a@example.com', id: 1 }, { email: 'b@example.com', id: 2 }] };
+    const out = redactPayload(input, { maskPaths: [path('$.card.number'), path('$.customers[*].email')], detectors: new Set() }, counts);
+    expect(out).toEqual({
+      card: { number: '[REDACTED:$.card.number]', expiry: '12/29' },
+      customers: [
+        { email: '[REDACTED:$.customers[*].email]', id: 1 },
+        { email: '[REDACTED:$.customers[*].email]', id: 2 },
+      ],
+    });
+    expect(counts).toEqual({ '$.card.number': 1, '$.customers[*].email': 2 });
+    expect(input.card.number).toBe('4111111111111111');
+  });
+
+  it('finds values in any string, also inside JSON held in a string', () => {
+    const counts = {};
+    const out = redactPayload(
+      { body: '{"contact":"jane@example.com","auth":"Bearer abcdefghijklmnopqrstuvwxyz"}', list: ['call +44 20 7946 0958'] },
+      { maskPaths: [], detectors: ALL },
+      counts,
+    );
+    expect(out).toEqual({ body: '{"contact":"[REDACTED:email]","auth":"Bearer [REDACTED:secret]"}', list: ['call [REDACTED:phone]'] });
+    expect(counts).toEqual({ email: 1, secret: 1, phone: 1 });
+  });
+
+  it('cuts a long result with a visible marker', () => {
+    const counts = {};
+    const out = redactPayload({ log: 'x'.repeat(5_000) }, { maskPaths: [], detectors: new Set(), maxChars: 100 }, counts);
+    const text = JSON.stringify({ log: 'x'.repeat(5_000) });
+    expect(out).toBe(text.slice(0, 100) + truncationMarker(text.length - 100));
+    expect(String(out)).toMatch(/…\[truncated 4,910 chars\]$/);
+    expect(counts).toEqual({ truncated: 1 });
+  });
+
+  it('is idempotent: a second pass changes nothing and counts nothing', () => {
+    const planted = fc.constantFrom('jane@example.com', '4111 1111 1111 1111', 'DE89 3704 0044 0532 0130 00', 'sk-proj-abcdefghijklmnopqrstuvwxyz012345', '10.0.0.1', 'password=hunter22', 'plain words');
+    const json = fc.letrec((tie) => ({
+      value: fc.oneof({ depthSize: 'small' }, planted, fc.string({ maxLength: 20 }), fc.integer(), fc.boolean(), fc.array(tie('value'), { maxLength: 3 }), fc.dictionary(fc.constantFrom('card', 'email', 'note', 'x'), tie('value'), { maxKeys: 3 })),
+    })).value;
+    const rule = { maskPaths: [path('$.card'), path('$.*.email')], detectors: ALL, maxChars: 200 };
+    fc.assert(
+      fc.property(json, (value) => {
+        const once = redactPayload(value, rule);
+        const counts = {};
+        expect(redactPayload(once, rule, counts)).toEqual(once);
+        expect(counts).toEqual({});
+      }),
+      { numRuns: 500 },
+    );
+  });
+});

@@ -1,0 +1,76 @@
+import type { DetectorKind } from './detectors';
+import type { PathStep } from './json-path';
+import { replaceAtPath } from './json-path';
+import { redactionMarker, redactText, RedactionCounts } from './redact-text';
+
+export interface PayloadRedactionRule {
+  /** Paths whose values become `[REDACTED:<path>]`, already parsed. */
+  maskPaths: ReadonlyArray<{ path: string; steps: PathStep[] }>;
+  detectors: ReadonlySet<DetectorKind>;
+  /** Longer strings are cut, with a visible marker; undefined = no limit. */
+  maxChars?: number;
+}
+
+export function truncationMarker(removed: number): string {
+  return `…[truncated ${removed.toLocaleString('en-US')} chars]`;
+}
+
+const TRUNCATED = /…\[truncated [\d,]+ chars\]$/;
+
+/**
+ * Masks the named paths, then runs the detectors over every string (JSON held
+ * in a string included, as text), then enforces the size limit on the
+ * serialized result. Pure and idempotent: applying it to its own output
+ * changes nothing and counts nothing new.
+ */
+export function redactPayload(value: unknown, rule: PayloadRedactionRule, counts: RedactionCounts = {}): unknown {
+  let current = value;
+  for (const { path, steps } of rule.maskPaths) {
+    const marker = redactionMarker(path);
+    // Values already masked by this path are not counted again.
+    const before = replaceAtPath(current, steps, marker);
+    const alreadyMasked = countMarkers(current, steps, marker);
+    current = before.value;
+    if (before.replaced - alreadyMasked > 0) counts[path] = (counts[path] ?? 0) + before.replaced - alreadyMasked;
+  }
+  current = mapStrings(current, (s) => redactText(s, rule.detectors, counts));
+  if (rule.maxChars !== undefined) current = truncate(current, rule.maxChars, counts);
+  return current;
+}
+
+function countMarkers(value: unknown, steps: readonly PathStep[], marker: string): number {
+  let found = 0;
+  const visit = (v: unknown, rest: readonly PathStep[]) => {
+    if (rest.length === 0) {
+      if (v === marker) found += 1;
+      return;
+    }
+    const [step, ...tail] = rest;
+    if (Array.isArray(v)) (step.kind === 'wildcard' ? v : step.kind === 'index' ? [v[step.index]] : []).forEach((x) => visit(x, tail));
+    else if (typeof v === 'object' && v !== null) {
+      const r = v as Record<string, unknown>;
+      (step.kind === 'wildcard' ? Object.values(r) : step.kind === 'key' && step.key in r ? [r[step.key]] : []).forEach((x) => visit(x, tail));
+    }
+  };
+  visit(value, steps);
+  return found;
+}
+
+function mapStrings(value: unknown, f: (s: string) => string): unknown {
+  if (typeof value === 'string') return f(value);
+  if (Array.isArray(value)) return value.map((v) => mapStrings(v, f));
+  if (typeof value === 'object' && value !== null) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = mapStrings(v, f);
+    return out;
+  }
+  return value;
+}
+
+/** A result longer than the limit (as text) is kept as a cut string with a visible marker. */
+function truncate(value: unknown, maxChars: number, counts: RedactionCounts): unknown {
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  if (text.length <= maxChars || (typeof value === 'string' && TRUNCATED.test(value))) return value;
+  counts.truncated = (counts.truncated ?? 0) + 1;
+  return text.slice(0, maxChars) + truncationMarker(text.length - maxChars);
+}
