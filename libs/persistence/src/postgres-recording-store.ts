@@ -42,7 +42,7 @@ const EVENT_COLUMNS: ColumnSpec<PositionedEvent>[] = [
   { name: 'type', sqlType: 'text', value: (r) => r.event.type },
   { name: 'schema_version', sqlType: 'int4', value: (r) => r.event.schemaVersion },
   { name: 'occurred_at', sqlType: 'timestamptz', value: (r) => r.event.occurredAt },
-  { name: 'payload', sqlType: 'text', cast: 'jsonb', value: (r) => JSON.stringify(r.event), json: (r) => r.event },
+  { name: 'payload', sqlType: 'jsonb', value: (r) => r.event },
 ];
 
 /**

@@ -1,5 +1,5 @@
 import type { ConversationRow, InvocationRow, RunRow } from '@toolhistory/domain';
-import { ColumnSpec, isoText, jsonText } from './sql-rows';
+import { ColumnSpec, isoText } from './sql-rows';
 
 export const CONVERSATION_COLUMNS: ColumnSpec<ConversationRow>[] = [
   { name: 'tenant_id', sqlType: 'text', value: (r) => r.tenantId },
@@ -36,8 +36,8 @@ export const INVOCATION_COLUMNS: ColumnSpec<InvocationRow>[] = [
   { name: 'sequence_index', sqlType: 'int4', value: (r) => r.sequenceIndex },
   { name: 'tool_call_id', sqlType: 'text', value: (r) => r.toolCallId },
   { name: 'tool_name', sqlType: 'text', value: (r) => r.toolName },
-  { name: 'arguments', sqlType: 'text', cast: 'jsonb', value: (r) => jsonText(r.arguments ?? undefined), json: (r) => r.arguments },
-  { name: 'result', sqlType: 'text', cast: 'jsonb', value: (r) => jsonText(r.result), json: (r) => r.result ?? null },
+  { name: 'arguments', sqlType: 'jsonb', value: (r) => r.arguments },
+  { name: 'result', sqlType: 'jsonb', value: (r) => r.result ?? null },
   { name: 'is_error', sqlType: 'bool', value: (r) => r.isError },
   { name: 'requested_at', sqlType: 'timestamptz', value: (r) => r.requestedAt },
   { name: 'completed_at', sqlType: 'timestamptz', value: (r) => r.completedAt },

@@ -28,10 +28,11 @@ export function parseJsonPath(path: string): ParsedPath {
 
 /**
  * Returns a copy of `value` with every value the path reaches replaced by
- * `replacement`, and how many were replaced. The input is not modified.
+ * `replacement`, and how many changed (one already equal to the replacement
+ * does not count, so a second pass counts nothing). The input is not modified.
  */
 export function replaceAtPath(value: unknown, steps: readonly PathStep[], replacement: unknown): { value: unknown; replaced: number } {
-  if (steps.length === 0) return { value: replacement, replaced: 1 };
+  if (steps.length === 0) return { value: replacement, replaced: value === replacement ? 0 : 1 };
   const [step, ...rest] = steps;
   if (Array.isArray(value)) {
     const indices = step.kind === 'wildcard' ? value.map((_, i) => i) : step.kind === 'index' && step.index < value.length ? [step.index] : [];

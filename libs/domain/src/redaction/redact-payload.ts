@@ -26,34 +26,13 @@ const TRUNCATED = /…\[truncated [\d,]+ chars\]$/;
 export function redactPayload(value: unknown, rule: PayloadRedactionRule, counts: RedactionCounts = {}): unknown {
   let current = value;
   for (const { path, steps } of rule.maskPaths) {
-    const marker = redactionMarker(path);
-    // Values already masked by this path are not counted again.
-    const before = replaceAtPath(current, steps, marker);
-    const alreadyMasked = countMarkers(current, steps, marker);
-    current = before.value;
-    if (before.replaced - alreadyMasked > 0) counts[path] = (counts[path] ?? 0) + before.replaced - alreadyMasked;
+    const masked = replaceAtPath(current, steps, redactionMarker(path));
+    current = masked.value;
+    if (masked.replaced > 0) counts[path] = (counts[path] ?? 0) + masked.replaced;
   }
   current = mapStrings(current, (s) => redactText(s, rule.detectors, counts));
   if (rule.maxChars !== undefined) current = truncate(current, rule.maxChars, counts);
   return current;
-}
-
-function countMarkers(value: unknown, steps: readonly PathStep[], marker: string): number {
-  let found = 0;
-  const visit = (v: unknown, rest: readonly PathStep[]) => {
-    if (rest.length === 0) {
-      if (v === marker) found += 1;
-      return;
-    }
-    const [step, ...tail] = rest;
-    if (Array.isArray(v)) (step.kind === 'wildcard' ? v : step.kind === 'index' ? [v[step.index]] : []).forEach((x) => visit(x, tail));
-    else if (typeof v === 'object' && v !== null) {
-      const r = v as Record<string, unknown>;
-      (step.kind === 'wildcard' ? Object.values(r) : step.kind === 'key' && step.key in r ? [r[step.key]] : []).forEach((x) => visit(x, tail));
-    }
-  };
-  visit(value, steps);
-  return found;
 }
 
 function mapStrings(value: unknown, f: (s: string) => string): unknown {

@@ -137,7 +137,7 @@ export function replayHistory(
     const kept = new Map<number, ReplayedCall[]>();
     for (const { row, hasCall, hasResult } of rows) {
       const toolName = row.toolName ?? '';
-      const recordedOrDerived = replayedToolCallId(row.toolCallId, { ...row });
+      const recordedOrDerived = replayedToolCallId(row.toolCallId, row);
       // Ids are reported as the requested format carries them.
       const toolCallId = request.format === 'anthropic_messages' ? anthropicToolUseId(recordedOrDerived) : recordedOrDerived;
       const omit = (reason: OmissionReason) =>

@@ -59,25 +59,29 @@ export function parseReplayPolicy(document: unknown): PolicyParseResult {
     Object.assign(defaults, rule);
   }
 
-  const channels: Record<string, ChannelReplayRule> = {};
-  if (document.channels !== undefined) {
-    if (!isRecord(document.channels)) problems.push('channels: must be an object keyed by channel');
-    else
-      for (const [name, rule] of Object.entries(document.channels)) {
-        channels[name] = readRule(`channels.${name}`, rule, ['freshnessSeconds', 'visibility', 'staleResults'], problems);
-      }
-  }
-
-  const tools: Record<string, ToolReplayRule> = {};
-  if (document.tools !== undefined) {
-    if (!isRecord(document.tools)) problems.push('tools: must be an object keyed by tool name');
-    else
-      for (const [name, rule] of Object.entries(document.tools)) {
-        tools[name] = readRule(`tools.${name}`, rule, ['freshnessSeconds', 'staleResults', 'persist'], problems);
-      }
-  }
+  const channels: Record<string, ChannelReplayRule> = readSection(document, 'channels', 'channel', ['freshnessSeconds', 'visibility', 'staleResults'], problems);
+  const tools: Record<string, ToolReplayRule> = readSection(document, 'tools', 'tool name', ['freshnessSeconds', 'staleResults', 'persist'], problems);
 
   return problems.length > 0 ? { ok: false, problems } : { ok: true, policy: { defaults, channels, tools } };
+}
+
+/** A section keyed by channel or tool name, each entry a rule of the allowed keys. */
+function readSection(
+  document: Record<string, unknown>,
+  section: 'channels' | 'tools',
+  keyedBy: string,
+  allowed: readonly string[],
+  problems: string[],
+): Record<string, Record<string, never>> {
+  const rules: Record<string, Record<string, never>> = {};
+  const value = document[section];
+  if (value === undefined) return rules;
+  if (!isRecord(value)) {
+    problems.push(`${section}: must be an object keyed by ${keyedBy}`);
+    return rules;
+  }
+  for (const [name, rule] of Object.entries(value)) rules[name] = readRule(`${section}.${name}`, rule, allowed, problems);
+  return rules;
 }
 
 function readRule(path: string, value: unknown, allowed: readonly string[], problems: string[]): Record<string, never> {
