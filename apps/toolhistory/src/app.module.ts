@@ -2,17 +2,17 @@ import { DynamicModule, Global, Module } from '@nestjs/common';
 import type { HealthImplementation } from 'grpc-health-check';
 import type { Logger } from 'pino';
 import type { AppConfig } from '@toolhistory/config';
-import type { ReplayPolicy } from '@toolhistory/domain';
+import type { ToolHistoryPolicy } from '@toolhistory/domain';
 import { createKafka } from '@toolhistory/messaging';
 import { DatabaseModule } from './database/database.module';
 import { GrpcModule } from './grpc/grpc.module';
 import { RecorderModule } from './recorder/recorder.module';
-import { APP_CONFIG, HEALTH, KAFKA, REPLAY_POLICY, ROOT_LOGGER } from './tokens';
+import { APP_CONFIG, HEALTH, KAFKA, REDACTION_POLICY, REPLAY_POLICY, ROOT_LOGGER } from './tokens';
 
 export interface AppModuleOptions {
   config: AppConfig;
   logger: Logger;
-  policy: ReplayPolicy;
+  policy: ToolHistoryPolicy;
   health: HealthImplementation;
 }
 
@@ -25,11 +25,12 @@ class CoreModule {
       providers: [
         { provide: APP_CONFIG, useValue: config },
         { provide: ROOT_LOGGER, useValue: logger },
-        { provide: REPLAY_POLICY, useValue: policy },
+        { provide: REPLAY_POLICY, useValue: policy.replay },
+        { provide: REDACTION_POLICY, useValue: policy.redaction },
         { provide: HEALTH, useValue: health },
         { provide: KAFKA, useFactory: () => createKafka(config.kafka, logger.child({ component: 'kafka' })) },
       ],
-      exports: [APP_CONFIG, ROOT_LOGGER, REPLAY_POLICY, HEALTH, KAFKA],
+      exports: [APP_CONFIG, ROOT_LOGGER, REPLAY_POLICY, REDACTION_POLICY, HEALTH, KAFKA],
     };
   }
 }

@@ -5,5 +5,7 @@ export const PG_POOL = Symbol('PG_POOL');
 export const KAFKA = Symbol('KAFKA');
 export const RECORDING_STORE = Symbol('RECORDING_STORE');
 export const REPLAY_POLICY = Symbol('REPLAY_POLICY');
+export const REDACTION_POLICY = Symbol('REDACTION_POLICY');
 export const HEALTH = Symbol('HEALTH');
 export const GET_REPLAY_HISTORY = Symbol('GET_REPLAY_HISTORY');
+export const ERASE_CONVERSATION = Symbol('ERASE_CONVERSATION');

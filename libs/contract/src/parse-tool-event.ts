@@ -24,7 +24,9 @@ export function parseToolEvent(value: Buffer | string | null, maxEventBytes = DE
   try {
     plain = JSON.parse(typeof value === 'string' ? value : value.toString('utf8'));
   } catch (error) {
-    return fail(rejected(ErrorCode.NotJson, `message is not valid JSON: ${(error as Error).message}`));
+    // The parser's message quotes the input, which may hold secrets: keep only where it failed.
+    const position = /position (\d+)/.exec((error as Error).message)?.[1];
+    return fail(rejected(ErrorCode.NotJson, `message is not valid JSON${position === undefined ? '' : ` (at position ${position})`}`));
   }
   return validateToolEvent(plain);
 }

@@ -14,6 +14,18 @@ export const MAX_ID_LENGTH = 256;
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
 
+/**
+ * What the recorder's redaction did to an event, stored with it. Never
+ * accepted from producers (unknown fields are dropped on parsing).
+ */
+export interface RedactionNote {
+  persist: 'full' | 'metadata' | 'none';
+  /** Markers applied: per detector kind, per masked JSON path, and "truncated". Values are never kept. */
+  counts: Record<string, number>;
+  /** Size in bytes of the arguments or result as received (absent when persist is "none"). */
+  originalBytes?: number;
+}
+
 export interface EventEnvelope {
   eventId: string;
   type: ToolEventType;
@@ -23,6 +35,8 @@ export interface EventEnvelope {
   channel: string;
   runId: string;
   occurredAt: string;
+  /** Present on recorded events only. */
+  redaction?: RedactionNote;
 }
 
 export interface ToolCallRequested extends EventEnvelope {

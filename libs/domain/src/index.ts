@@ -2,3 +2,4 @@ export * from './projection';
 export * from './ports';
 export * from './replay';
 export * from './redaction';
+export * from './policy';

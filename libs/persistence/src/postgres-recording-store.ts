@@ -1,7 +1,14 @@
 import type { Pool, PoolClient } from 'pg';
-import type { ToolEvent } from '@toolhistory/contract';
+import type { ToolEvent, ToolResultReceived } from '@toolhistory/contract';
 import {
   conversationKeyString,
+  DEFAULT_REDACTION_POLICY,
+  isInvocationEvent,
+  pairKeyOf,
+  ReadModelState,
+  redactEarlyResult,
+  RedactionPolicy,
+  redactToolEvent,
   ConversationRow,
   invocationKeyString,
   InvocationRow,
@@ -9,12 +16,14 @@ import {
   Offset,
   OffsetEvent,
   projectEvents,
+  ReadModelChanges,
   RecordBatchCommand,
   RecordBatchOutcome,
   RecordingStore,
   runKeyString,
   RunRow,
 } from '@toolhistory/domain';
+import { inTransaction } from './in-transaction';
 import { classifyPostgresError } from './postgres-errors';
 import {
   CONVERSATION_COLUMNS,
@@ -52,23 +61,13 @@ const EVENT_COLUMNS: ColumnSpec<PositionedEvent>[] = [
  * is taken last, only around allocating global positions and inserting.
  */
 export class PostgresRecordingStore implements RecordingStore {
-  constructor(private readonly pool: Pool) {}
+  constructor(
+    private readonly pool: Pool,
+    private readonly redaction: RedactionPolicy = DEFAULT_REDACTION_POLICY,
+  ) {}
 
-  async recordBatch(command: RecordBatchCommand): Promise<RecordBatchOutcome> {
-    let client: PoolClient | undefined;
-    try {
-      client = await this.pool.connect();
-      await client.query('BEGIN');
-      const outcome = await this.recordInTransaction(client, command);
-      await client.query('COMMIT');
-      return outcome;
-    } catch (error) {
-      if (client) await client.query('ROLLBACK').catch(() => undefined);
-      throw classifyPostgresError(error);
-    } finally {
-      // A connection that failed mid-transaction is not trusted again.
-      client?.release();
-    }
+  recordBatch(command: RecordBatchCommand): Promise<RecordBatchOutcome> {
+    return inTransaction(this.pool, (client) => this.recordInTransaction(client, command));
   }
 
   async committedOffsets(consumerGroup: string, topic: string): Promise<Map<number, Offset>> {
@@ -96,13 +95,20 @@ export class PostgresRecordingStore implements RecordingStore {
     const fresh = command.events.filter((m) => BigInt(m.offset) >= committed);
     const alreadyCommitted = command.events.length - fresh.length;
     if (committed >= BigInt(command.nextOffset)) {
-      return { appended: 0, duplicates: 0, alreadyCommitted };
+      return { appended: 0, duplicates: 0, alreadyCommitted, erased: 0 };
     }
 
     const newEvents = await this.withoutRecordedEvents(client, fresh);
     const duplicates = fresh.length - newEvents.length;
-    const positioned = newEvents.length > 0 ? await this.allocateStreamPositions(client, newEvents) : [];
-    if (newEvents.length > 0) await this.projectIntoReadModel(client, newEvents);
+    const { positioned, erased } = newEvents.length > 0 ? await this.allocateStreamPositions(client, newEvents) : { positioned: [], erased: 0 };
+    if (positioned.length > 0) {
+      const state = await this.loadReadModelState(client, positioned.map((p) => p.event));
+      // Redaction happens here, before anything of the batch is written.
+      const toolNames = toolNamesByInvocation(state, positioned.map((p) => p.event));
+      for (const p of positioned) p.event = redactToolEvent(p.event, this.redaction, toolNameFor(toolNames, p.event));
+      await this.redactEarlyResults(client, state, positioned.map((p) => p.event));
+      await this.writeReadModelChanges(client, projectEvents(state, positioned.map((p) => p.event)));
+    }
 
     await client.query(
       `UPDATE consumer_offsets SET next_offset = $4, updated_at = now()
@@ -111,7 +117,7 @@ export class PostgresRecordingStore implements RecordingStore {
     );
     // Last, so the append lock is held only for the insert and the commit.
     if (positioned.length > 0) await this.appendEvents(client, positioned);
-    return { appended: newEvents.length, duplicates, alreadyCommitted };
+    return { appended: positioned.length, duplicates, alreadyCommitted, erased };
   }
 
   /** Drops events already in the store, and repeats of one eventId within the batch. */
@@ -129,8 +135,13 @@ export class PostgresRecordingStore implements RecordingStore {
     return out;
   }
 
-  /** Bumps each touched stream's version (row-locking it) and numbers the events within their streams. */
-  private async allocateStreamPositions(client: PoolClient, events: readonly ToolEvent[]): Promise<PositionedEvent[]> {
+  /**
+   * Bumps each touched stream's version (row-locking it) and numbers the
+   * events within their streams. The stream row is also the tombstone of an
+   * erased conversation: its events are dropped here, under the same lock
+   * that erasure takes, so an erase and a redelivery cannot interleave.
+   */
+  private async allocateStreamPositions(client: PoolClient, events: readonly ToolEvent[]): Promise<{ positioned: PositionedEvent[]; erased: number }> {
     const perStream = new Map<string, { tenantId: string; conversationId: string; count: number }>();
     for (const e of events) {
       const key = conversationKeyString(e);
@@ -148,24 +159,28 @@ export class PostgresRecordingStore implements RecordingStore {
       ],
       streams,
     );
-    const versions = await client.query<{ tenant_id: string; conversation_id: string; version: number }>(
+    const versions = await client.query<{ tenant_id: string; conversation_id: string; version: number; erased: boolean }>(
       `INSERT INTO streams (${bump.columnList}) ${bump.select}
-       ON CONFLICT (tenant_id, conversation_id) DO UPDATE SET version = streams.version + EXCLUDED.version
-       RETURNING tenant_id, conversation_id, version`,
+       ON CONFLICT (tenant_id, conversation_id) DO UPDATE
+         SET version = CASE WHEN streams.erased_at IS NULL THEN streams.version + EXCLUDED.version ELSE streams.version END
+       RETURNING tenant_id, conversation_id, version, erased_at IS NOT NULL AS erased`,
       bump.values,
     );
     // First position of this batch per stream = new version - events appended in this batch + 1.
     const nextPosition = new Map<string, number>();
     for (const row of versions.rows) {
       const key = conversationKeyString({ tenantId: row.tenant_id, conversationId: row.conversation_id });
-      nextPosition.set(key, row.version - perStream.get(key)!.count + 1);
+      if (!row.erased) nextPosition.set(key, row.version - perStream.get(key)!.count + 1);
     }
-    return events.map((event) => {
+    const positioned: PositionedEvent[] = [];
+    for (const event of events) {
       const key = conversationKeyString(event);
-      const streamPosition = nextPosition.get(key)!;
+      const streamPosition = nextPosition.get(key);
+      if (streamPosition === undefined) continue;
       nextPosition.set(key, streamPosition + 1);
-      return { event, streamPosition, globalPosition: '' };
-    });
+      positioned.push({ event, streamPosition, globalPosition: '' });
+    }
+    return { positioned, erased: events.length - positioned.length };
   }
 
   /**
@@ -184,7 +199,7 @@ export class PostgresRecordingStore implements RecordingStore {
     await client.query(`INSERT INTO events (${insert.columnList}) ${insert.select}`, [insert.value]);
   }
 
-  private async projectIntoReadModel(client: PoolClient, events: readonly ToolEvent[]): Promise<void> {
+  private async loadReadModelState(client: PoolClient, events: readonly ToolEvent[]): Promise<ReadModelState> {
     const keys = keysTouchedBy(events);
     // One connection runs one query at a time; these three are sequential.
     const conversations = await loadRows<ConversationRow>(
@@ -205,26 +220,57 @@ export class PostgresRecordingStore implements RecordingStore {
       ['tenant_id', 'conversation_id', 'run_id', 'pair_key'],
       keys.invocations.map((k) => [k.tenantId, k.conversationId, k.runId, k.pairKey]),
     );
-    const changes = projectEvents(
-      {
-        conversations: new Map(conversations.map((r) => [conversationKeyString(r), r])),
-        runs: new Map(runs.map((r) => [runKeyString(r), r])),
-        invocations: new Map(
-          invocations.map((r) => [invocationKeyString(r), { ...r, result: r.result === null ? undefined : r.result }]),
-        ),
-      },
-      events,
-    );
-    const statements = [
-      upsertSql('conversations', CONVERSATION_COLUMNS, ['tenant_id', 'conversation_id'], changes.conversations),
-      upsertSql('runs', RUN_COLUMNS, ['tenant_id', 'conversation_id', 'run_id'], changes.runs),
-      upsertSql('invocations', INVOCATION_COLUMNS, ['tenant_id', 'conversation_id', 'run_id', 'pair_key'], changes.invocations),
-    ];
-    for (const [i, s] of statements.entries()) {
-      const rowCount = [changes.conversations, changes.runs, changes.invocations][i].length;
-      if (rowCount > 0) await client.query(s.text, s.values);
+    return {
+      conversations: new Map(conversations.map((r) => [conversationKeyString(r), r])),
+      runs: new Map(runs.map((r) => [runKeyString(r), r])),
+      invocations: new Map(invocations.map((r) => [invocationKeyString(r), { ...r, result: r.result === null ? undefined : r.result }])),
+    };
+  }
+
+  /**
+   * Results recorded in an earlier batch than their call were redacted by
+   * the default rule; the call now names the tool, so the stored result gets
+   * the tool's rule, in the events table and in the row about to be updated.
+   */
+  private async redactEarlyResults(client: PoolClient, state: ReadModelState, events: readonly ToolEvent[]): Promise<void> {
+    const waiting = new Map<string, { row: InvocationRow; toolName: string }>();
+    for (const e of events) {
+      if (e.type !== 'ToolCallRequested') continue;
+      const row = state.invocations.get(invocationKeyString({ ...e, pairKey: pairKeyOf(e) }));
+      if (row && row.callEventId === null && row.resultEventId !== null) waiting.set(row.resultEventId, { row, toolName: e.toolName });
+    }
+    if (waiting.size === 0) return;
+    const { rows } = await client.query<{ payload: ToolResultReceived }>('SELECT payload FROM events WHERE event_id = ANY($1::uuid[])', [[...waiting.keys()]]);
+    for (const { payload } of rows) {
+      const { row, toolName } = waiting.get(payload.eventId.toLowerCase())!;
+      const redacted = redactEarlyResult(payload, this.redaction, toolName);
+      if (redacted === null) continue;
+      await client.query('UPDATE events SET payload = $2 WHERE event_id = $1', [payload.eventId, redacted]);
+      Object.assign(row, { result: redacted.result, resultRedactions: redacted.redaction?.counts ?? {}, resultBytes: redacted.redaction?.originalBytes ?? null });
     }
   }
+
+  private async writeReadModelChanges(client: PoolClient, changes: ReadModelChanges): Promise<void> {
+    const statements: Array<[number, { text: string; values: unknown[] }]> = [
+      [changes.conversations.length, upsertSql('conversations', CONVERSATION_COLUMNS, ['tenant_id', 'conversation_id'], changes.conversations)],
+      [changes.runs.length, upsertSql('runs', RUN_COLUMNS, ['tenant_id', 'conversation_id', 'run_id'], changes.runs)],
+      [changes.invocations.length, upsertSql('invocations', INVOCATION_COLUMNS, ['tenant_id', 'conversation_id', 'run_id', 'pair_key'], changes.invocations)],
+    ];
+    for (const [rowCount, s] of statements) if (rowCount > 0) await client.query(s.text, s.values);
+  }
+}
+
+/** The tool of every invocation the batch touches: from the rows already recorded and from calls anywhere in the batch. */
+function toolNamesByInvocation(state: ReadModelState, events: readonly ToolEvent[]): Map<string, string> {
+  const names = new Map<string, string>();
+  for (const [key, row] of state.invocations) if (row.toolName !== null) names.set(key, row.toolName);
+  for (const e of events) if (e.type === 'ToolCallRequested') names.set(invocationKeyString({ ...e, pairKey: pairKeyOf(e) }), e.toolName);
+  return names;
+}
+
+function toolNameFor(names: Map<string, string>, event: ToolEvent): string | null {
+  if (!isInvocationEvent(event)) return null;
+  return names.get(invocationKeyString({ ...event, pairKey: pairKeyOf(event) })) ?? null;
 }
 
 /** Loads the rows whose composite keys are given, in one query. */

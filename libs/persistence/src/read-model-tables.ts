@@ -44,6 +44,11 @@ export const INVOCATION_COLUMNS: ColumnSpec<InvocationRow>[] = [
   { name: 'call_event_id', sqlType: 'uuid', value: (r) => r.callEventId },
   { name: 'result_event_id', sqlType: 'uuid', value: (r) => r.resultEventId },
   { name: 'call_after_run_end', sqlType: 'bool', value: (r) => r.callAfterRunEnd },
+  { name: 'persist', sqlType: 'text', value: (r) => r.persist },
+  { name: 'argument_redactions', sqlType: 'jsonb', value: (r) => r.argumentRedactions },
+  { name: 'result_redactions', sqlType: 'jsonb', value: (r) => r.resultRedactions },
+  { name: 'arguments_bytes', sqlType: 'int4', value: (r) => r.argumentsBytes },
+  { name: 'result_bytes', sqlType: 'int4', value: (r) => r.resultBytes },
 ];
 
 export const SELECT_CONVERSATION = `SELECT tenant_id AS "tenantId", conversation_id AS "conversationId", channel,
@@ -59,4 +64,5 @@ export const SELECT_INVOCATION = `SELECT tenant_id AS "tenantId", conversation_i
   pair_key AS "pairKey", round_index AS "roundIndex", sequence_index AS "sequenceIndex", tool_call_id AS "toolCallId",
   tool_name AS "toolName", arguments, result, is_error AS "isError", ${isoText('requested_at')} AS "requestedAt",
   ${isoText('completed_at')} AS "completedAt", call_event_id AS "callEventId", result_event_id AS "resultEventId",
-  call_after_run_end AS "callAfterRunEnd" FROM invocations`;
+  call_after_run_end AS "callAfterRunEnd", persist, argument_redactions AS "argumentRedactions",
+  result_redactions AS "resultRedactions", arguments_bytes AS "argumentsBytes", result_bytes AS "resultBytes" FROM invocations`;

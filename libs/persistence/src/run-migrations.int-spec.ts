@@ -14,12 +14,14 @@ async function adminQuery(sql: string, params: unknown[] = []) {
   }
 }
 
+const ALL_MIGRATIONS = ['001_event-store-and-read-model', '002_conversation-event-count', '003_redaction-and-erasure'];
+
 describe('runMigrations (real PostgreSQL)', () => {
   it('lets instances that start together wait for each other instead of failing', async () => {
     const schema = uniqueName('concurrent').toLowerCase();
     try {
       const results = await Promise.all([1, 2, 3, 4].map(() => runMigrations(TEST_DATABASE_URL, schema)));
-      expect(results.flat()).toEqual(['001_event-store-and-read-model', '002_conversation-event-count']);
+      expect(results.flat()).toEqual(ALL_MIGRATIONS);
     } finally {
       const client = new Client({ connectionString: TEST_DATABASE_URL });
       await client.connect();
@@ -34,7 +36,7 @@ describe('runMigrations (real PostgreSQL)', () => {
     url.pathname = `/${database}`;
     try {
       const first = await runMigrations(url.toString(), 'public');
-      expect(first).toEqual(['001_event-store-and-read-model', '002_conversation-event-count']);
+      expect(first).toEqual(ALL_MIGRATIONS);
       const found = await adminQuery('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
       expect(found.rowCount).toBe(1);
       expect(await runMigrations(url.toString(), 'public')).toEqual([]);

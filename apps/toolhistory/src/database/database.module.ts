@@ -2,8 +2,9 @@ import { Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { AppConfig } from '@toolhistory/config';
+import type { RedactionPolicy } from '@toolhistory/domain';
 import { createPool, PostgresRecordingStore } from '@toolhistory/persistence';
-import { APP_CONFIG, PG_POOL, RECORDING_STORE, ROOT_LOGGER } from '../tokens';
+import { APP_CONFIG, PG_POOL, RECORDING_STORE, REDACTION_POLICY, ROOT_LOGGER } from '../tokens';
 
 @Global()
 @Module({
@@ -16,8 +17,8 @@ import { APP_CONFIG, PG_POOL, RECORDING_STORE, ROOT_LOGGER } from '../tokens';
     },
     {
       provide: RECORDING_STORE,
-      inject: [PG_POOL],
-      useFactory: (pool: Pool) => new PostgresRecordingStore(pool),
+      inject: [PG_POOL, REDACTION_POLICY],
+      useFactory: (pool: Pool, redaction: RedactionPolicy) => new PostgresRecordingStore(pool, redaction),
     },
   ],
   exports: [PG_POOL, RECORDING_STORE],

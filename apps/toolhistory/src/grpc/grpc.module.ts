@@ -2,9 +2,10 @@ import { Module } from '@nestjs/common';
 import type { Pool } from 'pg';
 import type { AppConfig } from '@toolhistory/config';
 import type { ReplayPolicy } from '@toolhistory/domain';
-import { PostgresReplayReader } from '@toolhistory/persistence';
+import { PostgresConversationEraser, PostgresReplayReader } from '@toolhistory/persistence';
+import { EraseConversation } from '../erasure/erase-conversation';
 import { GetReplayHistory } from '../replay/get-replay-history';
-import { APP_CONFIG, GET_REPLAY_HISTORY, PG_POOL, REPLAY_POLICY } from '../tokens';
+import { APP_CONFIG, ERASE_CONVERSATION, GET_REPLAY_HISTORY, PG_POOL, REPLAY_POLICY } from '../tokens';
 import { GrpcHealthService } from './grpc-health.service';
 import { ToolHistoryController } from './tool-history.controller';
 
@@ -16,6 +17,11 @@ import { ToolHistoryController } from './tool-history.controller';
       inject: [PG_POOL, REPLAY_POLICY, APP_CONFIG],
       useFactory: (pool: Pool, policy: ReplayPolicy, config: AppConfig) =>
         new GetReplayHistory(new PostgresReplayReader(pool), policy, { cacheBytes: config.grpc.replayCacheBytes }),
+    },
+    {
+      provide: ERASE_CONVERSATION,
+      inject: [PG_POOL],
+      useFactory: (pool: Pool) => new EraseConversation(new PostgresConversationEraser(pool)),
     },
     GrpcHealthService,
   ],

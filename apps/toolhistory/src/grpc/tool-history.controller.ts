@@ -4,7 +4,8 @@ import type { ServerUnaryCall } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import type { ReplayHistory } from '@toolhistory/domain';
 import { GetReplayHistory } from '../replay/get-replay-history';
-import { GET_REPLAY_HISTORY, ROOT_LOGGER } from '../tokens';
+import { EraseConversation } from '../erasure/erase-conversation';
+import { ERASE_CONVERSATION, GET_REPLAY_HISTORY, ROOT_LOGGER } from '../tokens';
 import { toRpcException } from './grpc-status';
 import { formatOf, staleResultsOf, timestampToMillis, TimestampMessage, toResponse } from './proto-mapping';
 
@@ -28,6 +29,7 @@ export class ToolHistoryController {
 
   constructor(
     @Inject(GET_REPLAY_HISTORY) private readonly getReplayHistory: GetReplayHistory,
+    @Inject(ERASE_CONVERSATION) private readonly eraseConversation: EraseConversation,
     @Inject(ROOT_LOGGER) logger: Logger,
   ) {
     this.log = logger.child({ component: 'grpc' });
@@ -63,6 +65,20 @@ export class ToolHistoryController {
       const rpc = toRpcException(error);
       this.log.warn({ err: error, tenantId: request.tenant_id, conversationId: request.conversation_id }, 'GetReplayHistory failed');
       throw rpc;
+    }
+  }
+
+  @GrpcMethod('ToolHistory', 'EraseConversation')
+  async erase(request: { tenant_id?: string; conversation_id?: string }) {
+    const command = { tenantId: request.tenant_id ?? '', conversationId: request.conversation_id ?? '' };
+    try {
+      const outcome = await this.eraseConversation.execute(command);
+      // Ids and counts only: an audit can show the request was honoured.
+      this.log.info({ ...command, ...outcome }, 'conversation erased');
+      return { erased_events: outcome.erasedEvents, erased_invocations: outcome.erasedInvocations };
+    } catch (error) {
+      this.log.warn({ err: error, ...command }, 'EraseConversation failed');
+      throw toRpcException(error);
     }
   }
 }

@@ -1,6 +1,14 @@
 import type { LoggerService } from '@nestjs/common';
 import pino, { Logger } from 'pino';
 import type { LogLevel } from '@toolhistory/config';
+import { DETECTOR_KINDS, redactText } from '@toolhistory/domain';
+
+/**
+ * Payloads are never logged, but error texts from drivers and parsers can
+ * quote data; every line passes the detectors before it is written. IP
+ * addresses are left alone: the service logs its own peers' addresses.
+ */
+const LOG_DETECTORS = new Set(DETECTOR_KINDS.filter((kind) => kind !== 'ip'));
 
 export function createRootLogger(level: LogLevel): Logger {
   return pino({
@@ -8,6 +16,7 @@ export function createRootLogger(level: LogLevel): Logger {
     base: { service: 'toolhistory' },
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label) => ({ level: label }) },
+    hooks: { streamWrite: (line) => redactText(line, LOG_DETECTORS) },
   });
 }
 

@@ -52,7 +52,8 @@ describe('recorder (real Kafka, real PostgreSQL)', () => {
     const stream = await streamOf(db.pool, tenantId, scope.conversationId);
     expect(stream.map((e) => e.event_id)).toEqual(events.map((e) => e.eventId));
     expect(stream.map((e) => e.stream_position)).toEqual(events.map((_, i) => i + 1));
-    expect(stream[0].payload).toEqual(events[0]);
+    // The stored event is the contract plus the recorder's note of what redaction did.
+    expect(stream[0].payload).toEqual({ ...events[0], redaction: { persist: 'full', counts: {}, originalBytes: 20 } });
 
     expect(await runsOf(db.pool, tenantId, scope.conversationId)).toEqual([
       expect.objectContaining({ run_id: 'run-1', status: 'completed', channel: 'support', assistant_message_id: 'msg_run-1', finish_reason: 'stop', input_tokens: 1200 }),

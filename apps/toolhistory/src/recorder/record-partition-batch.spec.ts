@@ -13,7 +13,7 @@ class FakeStore implements RecordingStore {
       throw new AppError(ErrorCode.UnstorableEvent, 'PostgreSQL rejected the data (22P05)');
     }
     this.commands.push(command);
-    return { appended: command.events.length, duplicates: 0, alreadyCommitted: 0 };
+    return { appended: command.events.length, duplicates: 0, alreadyCommitted: 0, erased: 0 };
   }
   async committedOffsets() {
     return new Map();
@@ -47,7 +47,7 @@ describe('RecordPartitionBatch', () => {
       partition: 2,
       messages: [message(10, good1), message(11, 'not json'), message(12, { ...good2, schemaVersion: 7 }), message(13, good2)],
     });
-    expect(outcome).toEqual({ appended: 2, duplicates: 0, alreadyCommitted: 0, deadLettered: 2 });
+    expect(outcome).toEqual({ appended: 2, duplicates: 0, alreadyCommitted: 0, erased: 0, deadLettered: 2 });
     expect(store.commands).toHaveLength(1);
     expect(store.commands[0]).toMatchObject({ consumerGroup: 'g', topic: 'events', partition: 2, nextOffset: '14' });
     expect(store.commands[0].events.map((e) => e.offset)).toEqual(['10', '13']);
@@ -56,6 +56,21 @@ describe('RecordPartitionBatch', () => {
       ['12', ErrorCode.UnsupportedSchemaVersion],
     ]);
     expect(sink.letters[1].reason).toMatch(/schemaVersion: 7 is not supported/);
+  });
+
+  it('redacts what it dead-letters: detectors over a JSON value, only the size of anything else', async () => {
+    const sink = new FakeSink();
+    const leaky = { ...toolCall(scope, { roundIndex: 0, sequenceIndex: 0 }), arguments: { to: 'ann.lee@example.org' }, schemaVersion: 9 };
+    await new RecordPartitionBatch(new FakeStore(), sink, options).execute({
+      topic: 'events',
+      partition: 0,
+      messages: [message(0, leaky), message(1, '{"key": "sk-proj-Zq8RkT2mWvX4nY7pLs3Bd9Hc" oops')],
+    });
+    const [json, text] = sink.letters.map((l) => l.value!.toString());
+    expect(json).not.toContain('ann.lee@example.org');
+    expect(JSON.parse(json)).toMatchObject({ arguments: { to: '[REDACTED:email]' }, schemaVersion: 9 });
+    expect(JSON.parse(text)).toEqual({ unparseable: true, originalBytes: 47 });
+    expect(sink.letters[1].reason).not.toContain('sk-proj');
   });
 
   it('falls back to one event at a time when the store rejects the data, dead-lettering only the culprit', async () => {

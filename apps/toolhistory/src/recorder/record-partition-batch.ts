@@ -1,5 +1,5 @@
 import { parseToolEvent } from '@toolhistory/contract';
-import type { DeadLetter, DeadLetterSink, OffsetEvent, RecordingStore } from '@toolhistory/domain';
+import { DeadLetter, DeadLetterSink, OffsetEvent, RecordBatchOutcome, RecordingStore, redactDeadLetterValue, redactReason } from '@toolhistory/domain';
 import { AppError, ErrorCode } from '@toolhistory/errors';
 
 export interface IncomingMessage {
@@ -15,12 +15,11 @@ export interface IncomingBatch {
   messages: readonly IncomingMessage[];
 }
 
-export interface BatchOutcome {
-  appended: number;
-  duplicates: number;
-  alreadyCommitted: number;
+export interface BatchOutcome extends RecordBatchOutcome {
   deadLettered: number;
 }
+
+const NOTHING: BatchOutcome = Object.freeze({ appended: 0, duplicates: 0, alreadyCommitted: 0, erased: 0, deadLettered: 0 });
 
 export interface RecordPartitionBatchOptions {
   consumerGroup: string;
@@ -43,7 +42,7 @@ export class RecordPartitionBatch {
   ) {}
 
   async execute(batch: IncomingBatch): Promise<BatchOutcome> {
-    if (batch.messages.length === 0) return { appended: 0, duplicates: 0, alreadyCommitted: 0, deadLettered: 0 };
+    if (batch.messages.length === 0) return { ...NOTHING };
     const valid: OffsetEvent[] = [];
     const letters: DeadLetter[] = [];
     for (const message of batch.messages) {
@@ -67,7 +66,7 @@ export class RecordPartitionBatch {
   }
 
   private async recordOneByOne(batch: IncomingBatch, valid: readonly OffsetEvent[], nextOffset: string): Promise<BatchOutcome> {
-    const total: BatchOutcome = { appended: 0, duplicates: 0, alreadyCommitted: 0, deadLettered: 0 };
+    const total: BatchOutcome = { ...NOTHING };
     const byOffset = new Map(batch.messages.map((m) => [m.offset, m]));
     for (const item of valid) {
       const ref = { ...this.partitionRef(batch), nextOffset: nextOffsetAfter(item.offset) };
@@ -76,6 +75,7 @@ export class RecordPartitionBatch {
         total.appended += outcome.appended;
         total.duplicates += outcome.duplicates;
         total.alreadyCommitted += outcome.alreadyCommitted;
+        total.erased += outcome.erased;
       } catch (error) {
         if (!(error instanceof AppError) || error.code !== ErrorCode.UnstorableEvent) throw error;
         await this.deadLetters.publish([this.letter(batch, byOffset.get(item.offset)!, error)]);
@@ -91,16 +91,17 @@ export class RecordPartitionBatch {
     return { consumerGroup: this.options.consumerGroup, topic: batch.topic, partition: batch.partition };
   }
 
+  /** Dead letters rest in Kafka, so they are redacted too (see redactDeadLetterValue). */
   private letter(batch: IncomingBatch, message: IncomingMessage, error: AppError): DeadLetter {
     return {
       topic: batch.topic,
       partition: batch.partition,
       offset: message.offset,
       key: message.key,
-      value: message.value,
+      value: redactDeadLetterValue(message.value),
       timestamp: message.timestamp,
       errorCode: error.code,
-      reason: error.message,
+      reason: redactReason(error.message),
     };
   }
 }

@@ -9,7 +9,7 @@ import {
   replayValidity,
   StaleResultMode,
 } from '@toolhistory/domain';
-import { AppError, ErrorCode } from '@toolhistory/errors';
+import { AppError, ErrorCode, requireArguments } from '@toolhistory/errors';
 
 export interface GetReplayHistoryQuery {
   tenantId: string;
@@ -130,13 +130,7 @@ export class GetReplayHistory {
 }
 
 function validate(query: GetReplayHistoryQuery): void {
-  const missing = [
-    ...(query.tenantId ? [] : ['tenant_id']),
-    ...(query.conversationId ? [] : ['conversation_id']),
-  ];
-  if (missing.length > 0) {
-    throw new AppError(ErrorCode.InvalidArgument, `${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} required`);
-  }
+  requireArguments({ tenant_id: query.tenantId, conversation_id: query.conversationId });
   if (query.freshnessWindowSeconds !== undefined && (!Number.isFinite(query.freshnessWindowSeconds) || query.freshnessWindowSeconds < 0)) {
     throw new AppError(ErrorCode.InvalidArgument, 'freshness_window_seconds must not be negative');
   }

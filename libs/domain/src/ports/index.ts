@@ -1,3 +1,4 @@
 export * from './recording-store.port';
 export * from './dead-letter-sink.port';
 export * from './replay-reader.port';
+export * from './conversation-eraser.port';

@@ -27,6 +27,8 @@ export interface RecordBatchOutcome {
   duplicates: number;
   /** Messages below the committed offset (redelivered after a rebalance or crash). */
   alreadyCommitted: number;
+  /** Events of erased conversations, dropped so an erasure stays final. */
+  erased: number;
 }
 
 /**

@@ -108,6 +108,11 @@ function newInvocation(event: ToolCallRequested | ToolResultReceived): Invocatio
     callEventId: null,
     resultEventId: null,
     callAfterRunEnd: false,
+    persist: 'full',
+    argumentRedactions: {},
+    resultRedactions: {},
+    argumentsBytes: null,
+    resultBytes: null,
   };
 }
 
@@ -135,6 +140,9 @@ export function evolveInvocation(
       requestedAt: event.occurredAt,
       callEventId: event.eventId,
       callAfterRunEnd: runEnded,
+      persist: event.redaction?.persist ?? 'full',
+      argumentRedactions: event.redaction?.counts ?? {},
+      argumentsBytes: event.redaction?.originalBytes ?? null,
     };
   }
   if (base.resultEventId !== null) return base;
@@ -144,6 +152,8 @@ export function evolveInvocation(
     isError: event.isError,
     completedAt: event.occurredAt,
     resultEventId: event.eventId,
+    resultRedactions: event.redaction?.counts ?? {},
+    resultBytes: event.redaction?.originalBytes ?? null,
   };
 }
 

@@ -1,4 +1,5 @@
 import type { JsonObject, JsonValue } from '@toolhistory/contract';
+import type { PersistMode } from '../policy/policy-vocabulary';
 
 export type RunStatus = 'running' | 'completed' | 'failed';
 
@@ -47,4 +48,12 @@ export interface InvocationRow {
   callEventId: string | null;
   resultEventId: string | null;
   callAfterRunEnd: boolean;
+  /** What the call's tool rule kept: "full" until the call is recorded. */
+  persist: PersistMode;
+  /** Markers applied to the arguments and to the result, per kind (never the values). */
+  argumentRedactions: Record<string, number>;
+  resultRedactions: Record<string, number>;
+  /** Sizes as received, before redaction; null when unknown or when the policy keeps nothing. */
+  argumentsBytes: number | null;
+  resultBytes: number | null;
 }

@@ -35,12 +35,26 @@ export function redactPayload(value: unknown, rule: PayloadRedactionRule, counts
   return current;
 }
 
+/**
+ * Applies `f` to every string value and object key, and to numbers written
+ * as text (a card number sent as a JSON number is still a card number).
+ * Keys that become equal after redaction get a suffix, so no value is lost.
+ */
 function mapStrings(value: unknown, f: (s: string) => string): unknown {
   if (typeof value === 'string') return f(value);
+  if (typeof value === 'number') {
+    const text = String(value);
+    const redacted = f(text);
+    return redacted === text ? value : redacted;
+  }
   if (Array.isArray(value)) return value.map((v) => mapStrings(v, f));
   if (typeof value === 'object' && value !== null) {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = mapStrings(v, f);
+    for (const [k, v] of Object.entries(value)) {
+      let key = f(k);
+      for (let n = 2; key !== k && Object.hasOwn(out, key); n += 1) key = `${f(k)} (${n})`;
+      out[key] = mapStrings(v, f);
+    }
     return out;
   }
   return value;

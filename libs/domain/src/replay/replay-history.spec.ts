@@ -294,7 +294,7 @@ describe('parseReplayPolicy', () => {
     expect(parsed.problems).toEqual([
       'extra: unknown key (expected defaults, channels, tools)',
       'defaults.freshnessSeconds: must be a whole number of seconds, 0 or more',
-      'defaults.visibilty: unknown key (allowed here: freshnessSeconds, visibility, staleResults, persist)',
+      'defaults.visibilty: unknown key (allowed here: freshnessSeconds, visibility, staleResults, persist, maskArguments, maskResult, detectors, maxResultChars)',
       'channels.web.visibility: must be one of per_run, per_service_call',
       'tools.search.freshnessSeconds: must be a whole number of seconds, 0 or more',
       'tools.weather: must be an object',

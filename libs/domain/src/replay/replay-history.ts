@@ -148,7 +148,8 @@ export function replayHistory(
       else if (!hasCall) omit('orphan_result');
       else if (!hasResult) omit('orphan_call');
       else if (late({ row, hasCall }) || (row.roundIndex === lastRound && !lastRoundSent)) omit('trailing_unsent');
-      else if (persistMode(policy, toolName) !== 'full') omit('policy_skipped');
+      // What was recorded decides, and so does today's policy: either one withholding the payload skips it.
+      else if (row.persist !== 'full' || persistMode(policy, toolName) !== 'full') omit('policy_skipped');
       else {
         const windowSeconds = freshnessWindowSeconds(policy, request.channel, toolName, request.freshnessWindowSeconds);
         const expired = asOf - at(row.completedAt) > windowSeconds * 1000;

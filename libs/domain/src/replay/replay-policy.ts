@@ -3,9 +3,12 @@
  * per channel and per tool. Parsed once at start-up; every problem is named
  * by its key.
  */
+import { PERSIST_MODES, PersistMode, REDACTION_KEYS } from '../policy/policy-vocabulary';
+
+
+
 export type Visibility = 'per_run' | 'per_service_call';
 export type StaleResultMode = 'drop' | 'placeholder';
-export type PersistMode = 'full' | 'metadata' | 'none';
 
 export interface ToolReplayRule {
   freshnessSeconds?: number;
@@ -35,10 +38,7 @@ export const DEFAULT_REPLAY_POLICY: ReplayPolicy = Object.freeze({
 
 const VISIBILITIES: readonly Visibility[] = ['per_run', 'per_service_call'];
 const STALE_MODES: readonly StaleResultMode[] = ['drop', 'placeholder'];
-const PERSIST_MODES: readonly PersistMode[] = ['full', 'metadata', 'none'];
 
-/** Keys other policy sections (redaction) own; the replay parser leaves them to their own validation. */
-const FOREIGN_KEYS = new Set(['maskArguments', 'maskResult', 'detectors', 'maxResultChars']);
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -55,12 +55,12 @@ export function parseReplayPolicy(document: unknown): PolicyParseResult {
 
   const defaults = { ...DEFAULT_REPLAY_POLICY.defaults };
   if (document.defaults !== undefined) {
-    const rule = readRule('defaults', document.defaults, ['freshnessSeconds', 'visibility', 'staleResults', 'persist'], problems);
+    const rule = readRule('defaults', document.defaults, ['freshnessSeconds', 'visibility', 'staleResults', 'persist', ...REDACTION_KEYS], problems);
     Object.assign(defaults, rule);
   }
 
   const channels: Record<string, ChannelReplayRule> = readSection(document, 'channels', 'channel', ['freshnessSeconds', 'visibility', 'staleResults'], problems);
-  const tools: Record<string, ToolReplayRule> = readSection(document, 'tools', 'tool name', ['freshnessSeconds', 'staleResults', 'persist'], problems);
+  const tools: Record<string, ToolReplayRule> = readSection(document, 'tools', 'tool name', ['freshnessSeconds', 'staleResults', 'persist', ...REDACTION_KEYS], problems);
 
   return problems.length > 0 ? { ok: false, problems } : { ok: true, policy: { defaults, channels, tools } };
 }
@@ -92,7 +92,6 @@ function readRule(path: string, value: unknown, allowed: readonly string[], prob
   }
   for (const [key, v] of Object.entries(value)) {
     const at = `${path}.${key}`;
-    if (FOREIGN_KEYS.has(key)) continue;
     if (!allowed.includes(key)) {
       problems.push(`${at}: unknown key (allowed here: ${allowed.join(', ')})`);
     } else if (key === 'freshnessSeconds') {
@@ -108,6 +107,7 @@ function readRule(path: string, value: unknown, allowed: readonly string[], prob
       if (!PERSIST_MODES.includes(v as PersistMode)) problems.push(`${at}: must be one of ${PERSIST_MODES.join(', ')}`);
       else rule[key] = v;
     }
+    // Redaction keys fall through: parseRedactionPolicy checks their values.
   }
   return rule as Record<string, never>;
 }
@@ -115,17 +115,22 @@ function readRule(path: string, value: unknown, allowed: readonly string[], prob
 /** A tool's window beats its channel's, which beats the default; a request override beats all. */
 export function freshnessWindowSeconds(policy: ReplayPolicy, channel: string, toolName: string, override?: number): number {
   if (override !== undefined) return override;
-  return policy.tools[toolName]?.freshnessSeconds ?? policy.channels[channel]?.freshnessSeconds ?? policy.defaults.freshnessSeconds;
+  return own(policy.tools, toolName)?.freshnessSeconds ?? own(policy.channels, channel)?.freshnessSeconds ?? policy.defaults.freshnessSeconds;
 }
 
 export function visibilityOf(policy: ReplayPolicy, channel: string): Visibility {
-  return policy.channels[channel]?.visibility ?? policy.defaults.visibility;
+  return own(policy.channels, channel)?.visibility ?? policy.defaults.visibility;
 }
 
 export function staleResultMode(policy: ReplayPolicy, channel: string, toolName: string, override?: StaleResultMode): StaleResultMode {
-  return override ?? policy.tools[toolName]?.staleResults ?? policy.channels[channel]?.staleResults ?? policy.defaults.staleResults;
+  return override ?? own(policy.tools, toolName)?.staleResults ?? own(policy.channels, channel)?.staleResults ?? policy.defaults.staleResults;
 }
 
 export function persistMode(policy: ReplayPolicy, toolName: string): PersistMode {
-  return policy.tools[toolName]?.persist ?? policy.defaults.persist;
+  return own(policy.tools, toolName)?.persist ?? policy.defaults.persist;
+}
+
+/** Tool and channel names come from producers: "constructor" must not find Object.prototype's. */
+function own<T>(rules: Record<string, T>, name: string): T | undefined {
+  return Object.hasOwn(rules, name) ? rules[name] : undefined;
 }

@@ -1,0 +1,17 @@
+import type { ConversationEraser, ErasureOutcome } from '@toolhistory/domain';
+import { requireArguments } from '@toolhistory/errors';
+
+export interface EraseConversationCommand {
+  tenantId: string;
+  conversationId: string;
+}
+
+/** Erasure on request (a user's right to be forgotten): both ids are required, nothing is guessed. */
+export class EraseConversation {
+  constructor(private readonly eraser: ConversationEraser) {}
+
+  execute(command: EraseConversationCommand): Promise<ErasureOutcome> {
+    requireArguments({ tenant_id: command.tenantId, conversation_id: command.conversationId });
+    return this.eraser.erase(command.tenantId, command.conversationId);
+  }
+}

@@ -1,0 +1,2 @@
+export * from './tool-history-policy';
+export * from './policy-vocabulary';

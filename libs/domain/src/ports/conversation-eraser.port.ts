@@ -1,0 +1,13 @@
+export interface ErasureOutcome {
+  erasedEvents: number;
+  erasedInvocations: number;
+}
+
+/**
+ * Removes a conversation from the event store and the read model, leaving
+ * a tombstone so that no later or redelivered event of it is recorded.
+ * Erasing twice (or a conversation never seen) is not an error.
+ */
+export interface ConversationEraser {
+  erase(tenantId: string, conversationId: string): Promise<ErasureOutcome>;
+}

@@ -1,0 +1,72 @@
+import type { RedactionNote, ToolEvent, ToolResultReceived } from '@toolhistory/contract';
+import type { JsonObject, JsonValue } from '@toolhistory/contract';
+import { redactPayload } from './redact-payload';
+import { redactText, RedactionCounts } from './redact-text';
+import { RedactionPolicy, RedactionRule, redactionRuleFor } from './redaction-policy';
+
+const jsonBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value) ?? '');
+
+function note(persist: RedactionNote['persist'], counts: RedactionCounts, original?: unknown): RedactionNote {
+  const out: RedactionNote = { persist, counts: counts as Record<string, number> };
+  if (persist !== 'none' && original !== undefined) out.originalBytes = jsonBytes(original);
+  return out;
+}
+
+/**
+ * The event as it may rest in this service: arguments and results redacted
+ * by the tool's rule (or dropped, per `persist`), a run's failure message
+ * passed through the default detectors, and a note of what was done.
+ * `toolName` is the tool a result belongs to, when its call is known; a
+ * result whose call is not yet known gets the default rule.
+ */
+export function redactToolEvent(event: ToolEvent, policy: RedactionPolicy, toolName: string | null): ToolEvent {
+  switch (event.type) {
+    case 'ToolCallRequested': {
+      const rule = redactionRuleFor(policy, event.toolName);
+      if (rule.persist !== 'full') return { ...event, arguments: {}, redaction: note(rule.persist, {}, event.arguments) };
+      const counts: RedactionCounts = {};
+      const args = redactPayload(event.arguments, { maskPaths: rule.maskArguments, detectors: rule.detectors }, counts) as JsonObject;
+      return { ...event, arguments: args, redaction: note('full', counts, event.arguments) };
+    }
+    case 'ToolResultReceived':
+      return redactResult(event, redactionRuleFor(policy, toolName));
+    case 'RunFailed': {
+      const counts: RedactionCounts = {};
+      const detectors = policy.defaults.detectors;
+      const error = { code: redactText(event.error.code, detectors, counts), message: redactText(event.error.message, detectors, counts) };
+      return { ...event, error, redaction: note('full', counts) };
+    }
+    case 'RunCompleted':
+      return event;
+  }
+}
+
+function redactResult(event: ToolResultReceived, rule: RedactionRule): ToolResultReceived {
+  const earlier = event.redaction;
+  const original = earlier?.originalBytes;
+  if (rule.persist !== 'full') {
+    const dropped: RedactionNote = { persist: rule.persist, counts: {} };
+    if (rule.persist === 'metadata') dropped.originalBytes = original ?? jsonBytes(event.result);
+    return { ...event, result: null, redaction: dropped };
+  }
+  const counts: RedactionCounts = { ...(earlier?.counts ?? {}) };
+  const result = redactPayload(
+    event.result,
+    { maskPaths: rule.maskResult, detectors: rule.detectors, maxChars: rule.maxResultChars },
+    counts,
+  ) as JsonValue;
+  return { ...event, result, redaction: { persist: 'full', counts: counts as Record<string, number>, originalBytes: original ?? jsonBytes(event.result) } };
+}
+
+/**
+ * A result recorded before its call was redacted by the default rule, as
+ * its tool was unknown. Once the call names the tool, the tool's own rule is
+ * applied to the stored result (redaction is idempotent, so only what the
+ * tool adds changes). Returns null when nothing changes.
+ */
+export function redactEarlyResult(stored: ToolResultReceived, policy: RedactionPolicy, toolName: string): ToolResultReceived | null {
+  const rule = redactionRuleFor(policy, toolName);
+  if (rule === policy.defaults || stored.redaction?.persist === 'metadata' || stored.redaction?.persist === 'none') return null;
+  const redacted = redactResult(stored, rule);
+  return JSON.stringify(redacted) === JSON.stringify(stored) ? null : redacted;
+}
