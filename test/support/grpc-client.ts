@@ -10,6 +10,7 @@ type Unary<Req, Res> = (request: Req, options?: { deadline?: Date }) => Promise<
 
 export interface ToolHistoryTestClient {
   getReplayHistory: Unary<Record<string, unknown>, ReplayResponse>;
+  eraseConversation: Unary<{ tenant_id: string; conversation_id: string }, { erased_events: string; erased_invocations: string }>;
   healthCheck: (service?: string) => Promise<string>;
   close(): void;
 }
@@ -45,6 +46,7 @@ export function toolHistoryClient(port: number): ToolHistoryTestClient {
   const check = promisify<{ service: string }, { status: string | number }>(health, 'check');
   return {
     getReplayHistory: promisify(client, 'GetReplayHistory'),
+    eraseConversation: promisify(client, 'EraseConversation'),
     healthCheck: async (service = '') => String((await check({ service }, { deadline: new Date(Date.now() + 2_000) })).status),
     close() {
       client.close();
