@@ -2,7 +2,11 @@
  * Ingest benchmark: publishes realistic agent traffic to the local broker and
  * measures the service end to end (published -> committed in PostgreSQL).
  *
- *   npm run bench:ingest -- [--events 200000] [--rate 5000] [--lag-events 50000] [--keep]
+ *   npm run bench:ingest -- [--events 200000] [--rate 5000] [--lag-events 50000] [--redaction on|off] [--keep]
+ *
+ * Redaction runs with the default policy (every detector on every payload);
+ * `--redaction off` gives the service a policy with no detectors, for the
+ * cost comparison.
  *
  * Phase 1 publishes --events as fast as the producer can and reports
  * sustained throughput. Phase 2 offers --rate events/s and reports per-event
@@ -11,8 +15,9 @@
  * The last line printed is one JSON object with the figures.
  */
 import { spawn } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
-import { resolve } from 'node:path';
+import { createWriteStream, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { Kafka, logLevel, Partitioners, Producer } from 'kafkajs';
 import type { Pool } from 'pg';
 import { createPool, ensureDatabase, runMigrations } from '../libs/persistence/src';
@@ -142,12 +147,21 @@ async function main(): Promise<void> {
       events: { type: 'string' },
       rate: { type: 'string' },
       'lag-events': { type: 'string' },
+      redaction: { type: 'string' },
       keep: { type: 'boolean' },
     },
   });
   const totalEvents = intOption(values, 'events', 200_000);
   const rate = intOption(values, 'rate', 5_000);
   const lagEvents = intOption(values, 'lag-events', 50_000);
+  const redaction = values.redaction ?? 'on';
+  if (redaction !== 'on' && redaction !== 'off') throw new Error(`--redaction must be on or off, not ${redaction}`);
+  let policyEnv: Record<string, string> = {};
+  if (redaction === 'off') {
+    const policyFile = join(mkdtempSync(join(tmpdir(), 'toolhistory-bench-')), 'policy.json');
+    writeFileSync(policyFile, JSON.stringify({ defaults: { detectors: [] } }));
+    policyEnv = { POLICY_FILE: policyFile };
+  }
 
   const stamp = Date.now().toString(36);
   const schema = `bench_${stamp}`;
@@ -175,6 +189,7 @@ async function main(): Promise<void> {
       DATABASE_SCHEMA: schema,
       SERVICE_ROLES: 'recorder',
       LOG_LEVEL: 'info',
+      ...policyEnv,
       ...(process.env.BENCH_SERVICE_ENV ? JSON.parse(process.env.BENCH_SERVICE_ENV) : {}),
     },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -267,6 +282,7 @@ async function main(): Promise<void> {
 
     const figures = {
       events: totalEvents,
+      redaction,
       distinctEvents: recorded,
       eventsPerSecond,
       offeredRate: Math.round(lagEvents / offeredSeconds),

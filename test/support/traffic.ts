@@ -14,7 +14,15 @@ export function seededRandom(seed: number): () => number {
 }
 
 const TOOLS = ['lookup_order', 'search_docs', 'git_status', 'get_weather', 'list_invoices', 'run_sql'];
-const WORDS = 'order shipped invoice customer refund status branch commit weather forecast account balance item quantity'.split(' ');
+// Mostly plain words, with the ids, dates, versions and contact details real tool payloads carry (for the detectors to scan).
+const WORDS = [
+  ...'order shipped invoice customer refund status branch commit weather forecast account balance item quantity'.split(' '),
+  '2026-03-14T09:26:53Z',
+  'A-10293',
+  'v2.14.1',
+  'ann.lee@example.org',
+  '+1 415 555 0134',
+];
 
 function text(random: () => number, approxBytes: number): string {
   const parts: string[] = [];

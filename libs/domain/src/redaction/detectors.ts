@@ -12,6 +12,10 @@ export interface Detector {
   pattern: RegExp;
   /** Confirms a candidate match; absent = every match counts. */
   confirm?: (match: string) => boolean;
+  /** The pattern's first group is context that stays (the `Bearer ` or `password=` before a secret). */
+  keepsPrefix?: boolean;
+  /** A cheap test any text holding a match passes; a text failing it skips the pattern. */
+  hint?: (text: string) => boolean;
 }
 
 export function luhnValid(digits: string): boolean {
@@ -78,8 +82,9 @@ export const DETECTORS: readonly Detector[] = [
     kind: 'secret',
     // Private key blocks, also with JSON-escaped line breaks.
     pattern: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?:.|\n|\r)*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----/g,
+    hint: (t) => /-----BEGIN/.test(t),
   },
-  { kind: 'jwt', pattern: /\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}/g },
+  { kind: 'jwt', pattern: /\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}/g, hint: (t) => /eyJ/.test(t) },
   {
     kind: 'secret',
     pattern: new RegExp(
@@ -93,30 +98,42 @@ export const DETECTORS: readonly Detector[] = [
         String.raw`\bAIza[0-9A-Za-z_-]{35}`, // Google API key
         String.raw`\bglpat-[A-Za-z0-9_-]{20,}`, // GitLab
         String.raw`\bnpm_[A-Za-z0-9]{36}\b`,
-        String.raw`(?<=\b[Bb]earer\s+)[A-Za-z0-9._~+/-]{16,}=*`, // bearer tokens (the scheme word stays)
-        // password=..., "api_key": "...", token: ... (the key name stays, the value goes)
-        String.raw`(?<=\b(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret)\\?"?\s*[:=]\s*\\?"?)[^\s"'\\,;&}()<>*]{4,}`,
       ].join('|'),
       'gi',
     ),
+    hint: (t) => /sk-|_live_|_test_|AKIA|gh[pousr]_|github_pat_|xox|AIza|glpat-|npm_/i.test(t),
   },
-  { kind: 'email', pattern: /\b[A-Za-z0-9._%+-]+@(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,24}\b/g },
+  // Bearer tokens: the scheme word stays, the token goes.
+  { kind: 'secret', pattern: /(\bbearer\s+)[A-Za-z0-9._~+/-]{16,}=*/gi, keepsPrefix: true, hint: (t) => /bearer/i.test(t) },
+  {
+    kind: 'secret',
+    // password=..., "api_key": "...", token: ... (the key name stays, the value goes)
+    pattern: /(\b(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret)\\?"?\s*[:=]\s*\\?"?)[^\s"'\\,;&}()<>*]{4,}/gi,
+    keepsPrefix: true,
+    hint: (t) => /[:=]/.test(t),
+  },
+  { kind: 'email', pattern: /\b[A-Za-z0-9._%+-]+@(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,24}\b/g, hint: (t) => /@/.test(t) },
   {
     kind: 'iban',
     pattern: /\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b/g,
     confirm: ibanValid,
+    hint: (t) => /[A-Z]{2}\d\d/.test(t),
   },
   // Digits inside hex strings, ids or longer numbers are not cards.
-  { kind: 'payment_card', pattern: /(?<![\w-])\d(?:[ -]?\d){12,18}(?![\w-])/g, confirm: paymentCardValid },
+  { kind: 'payment_card', pattern: /(?<![\w-])\d(?:[ -]?\d){12,18}(?![\w-])/g, confirm: paymentCardValid, hint: (t) => /\d/.test(t) },
+  { kind: 'ip', pattern: /(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])/g, confirm: ipv4Valid, hint: (t) => /\d\.\d/.test(t) },
   {
     kind: 'ip',
-    pattern: /(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])|(?<![:\w])(?:[0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}(?![:\w])|(?<![:\w])(?:[0-9a-fA-F]{1,4}:){1,6}(?::[0-9a-fA-F]{1,4}){1,6}(?![:\w])/g,
-    confirm: (m) => (m.includes(':') ? ipv6Valid(m) : ipv4Valid(m)),
+    pattern: /(?<![:\w])(?:[0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}(?![:\w])|(?<![:\w])(?:[0-9a-fA-F]{1,4}:){1,6}(?::[0-9a-fA-F]{1,4}){1,6}(?![:\w])/g,
+    confirm: ipv6Valid,
+    // Either "::" or seven colons: times of day ("09:26:53") do not wake the costly pattern.
+    hint: (t) => t.includes('::') || t.split(':').length > 7,
   },
   {
     kind: 'phone',
     // International (+..) or written with the separators people use; bare digit runs are ambiguous.
     pattern: /(?<![\w+-])(?:\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{1,4}(?:[ .-]?\d{2,4}){1,4}|\(\d{2,4}\)[ .-]?\d{3,4}[ .-]?\d{3,4}|\d{3}[ .-]\d{3}[ .-]\d{4})(?![\w-])/g,
     confirm: phoneValid,
+    hint: (t) => /\d\d/.test(t),
   },
 ];

@@ -27,12 +27,15 @@ export function redactText(text: string, kinds: ReadonlySet<DetectorKind>, count
 function redactPart(text: string, kinds: ReadonlySet<DetectorKind>, counts: RedactionCounts): string {
   let current = text;
   for (const detector of DETECTORS) {
-    if (!kinds.has(detector.kind)) continue;
+    if (!kinds.has(detector.kind) || (detector.hint && !detector.hint(current))) continue;
     detector.pattern.lastIndex = 0;
-    current = current.replace(detector.pattern, (match) => {
-      if (detector.confirm && !detector.confirm(match)) return match;
+    current = current.replace(detector.pattern, (match: string, prefix: unknown) => {
+      const kept = detector.keepsPrefix ? String(prefix) : '';
+      const value = match.slice(kept.length);
+      // A value an earlier detector already replaced (`api_key=[REDACTED:secret]`) stays as it is.
+      if (value.startsWith('[REDACTED:') || (detector.confirm && !detector.confirm(value))) return match;
       counts[detector.kind] = (counts[detector.kind] ?? 0) + 1;
-      return redactionMarker(detector.kind);
+      return kept + redactionMarker(detector.kind);
     });
   }
   return current;
