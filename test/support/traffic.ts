@@ -14,21 +14,16 @@ export function seededRandom(seed: number): () => number {
 }
 
 const TOOLS = ['lookup_order', 'search_docs', 'git_status', 'get_weather', 'list_invoices', 'run_sql'];
-// Mostly plain words, with the ids, dates, versions and contact details real tool payloads carry (for the detectors to scan).
-const WORDS = [
-  ...'order shipped invoice customer refund status branch commit weather forecast account balance item quantity'.split(' '),
-  '2026-03-14T09:26:53Z',
-  'A-10293',
-  'v2.14.1',
-  'ann.lee@example.org',
-  '+1 415 555 0134',
-];
+const WORDS = 'order shipped invoice customer refund status branch commit weather forecast account balance item quantity'.split(' ');
+// Now and then, the ids, dates, versions and contact details real tool payloads carry (for the detectors to find or pass over).
+const EXTRAS = ['2026-03-14T09:26:53Z', 'A-10293', 'v2.14.1', 'ann.lee@example.org', '+1 415 555 0134'];
+const EXTRA_RATE = 0.02;
 
 function text(random: () => number, approxBytes: number): string {
   const parts: string[] = [];
   let size = 0;
   while (size < approxBytes) {
-    const word = WORDS[Math.floor(random() * WORDS.length)];
+    const word = random() < EXTRA_RATE ? EXTRAS[Math.floor(random() * EXTRAS.length)] : WORDS[Math.floor(random() * WORDS.length)];
     parts.push(word);
     size += word.length + 1;
   }

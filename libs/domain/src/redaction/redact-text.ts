@@ -6,13 +6,16 @@ export const redactionMarker = (label: string): string => `[REDACTED:${label}]`;
 
 /** Markers already in a text are left alone, so redacting twice equals redacting once. */
 const MARKER = /\[REDACTED:[^\]]{1,80}\]/g;
+const MIN_MATCH_LENGTH = 6;
 
 /**
  * Replaces every detected value of the enabled kinds by `[REDACTED:<kind>]`
  * and counts them. Pure and deterministic.
  */
 export function redactText(text: string, kinds: ReadonlySet<DetectorKind>, counts: RedactionCounts = {}): string {
-  if (kinds.size === 0 || text.length === 0) return text;
+  // Nothing any detector finds is shorter than this ("a@b.io", "1.2.3.4"): short keys and words skip the scan.
+  if (kinds.size === 0 || text.length < MIN_MATCH_LENGTH) return text;
+  if (!text.includes('[REDACTED:')) return redactPart(text, kinds, counts);
   // Split around existing markers so no detector sees (or breaks) them.
   const parts = text.split(MARKER);
   const markers = text.match(MARKER) ?? [];
