@@ -188,6 +188,38 @@ describe('redaction end to end: planted secrets through the real broker never re
     ]);
   });
 
+  it('lists every invocation for audit with its redaction counts, and counts usage, over gRPC', async () => {
+    const page = await client.listToolInvocations({ tenant_id: tenantId, conversation_id: conversationId, page_size: 5 });
+    expect(page.invocations).toHaveLength(5);
+    const rest = await client.listToolInvocations({ tenant_id: tenantId, conversation_id: conversationId, page_size: 5, page_token: page.next_page_token });
+    expect(rest.next_page_token).toBe('');
+    const all = [...page.invocations, ...rest.invocations];
+    expect(leaksIn(JSON.stringify(all))).toEqual([]);
+    expect(all.map((i) => [i.tool_name, i.persist, i.status])).toEqual([
+      ['send_email', 'PERSIST_MODE_FULL', 'INVOCATION_STATUS_SUCCEEDED'],
+      ['charge_card', 'PERSIST_MODE_FULL', 'INVOCATION_STATUS_SUCCEEDED'],
+      ['lookup_patient', 'PERSIST_MODE_FULL', 'INVOCATION_STATUS_SUCCEEDED'],
+      ['fetch_page', 'PERSIST_MODE_FULL', 'INVOCATION_STATUS_SUCCEEDED'],
+      ['deploy', 'PERSIST_MODE_FULL', 'INVOCATION_STATUS_SUCCEEDED'],
+      ['vault_read', 'PERSIST_MODE_NONE', 'INVOCATION_STATUS_SUCCEEDED'],
+      ['audit_probe', 'PERSIST_MODE_METADATA', 'INVOCATION_STATUS_SUCCEEDED'],
+    ]);
+    expect(all[1]).toMatchObject({ argument_redactions: { '$.card.cvc': 1, payment_card: 2, iban: 1 }, result_redactions: { secret: 1 } });
+    expect(all[5]).toMatchObject({ arguments_json: '{}', result: 'null' });
+
+    const usage = await client.getUsage({
+      tenant_id: tenantId,
+      from: { seconds: String(Math.floor(Date.now() / 1000) - 3_600) },
+      to: { seconds: String(Math.floor(Date.now() / 1000) + 60) },
+      bucket: 'USAGE_BUCKET_DAY',
+    });
+    expect(usage.rows.map((r) => [r.tool_name, r.calls, r.errors])).toEqual(
+      [...all.map((i) => [i.tool_name, '1', '0'])].sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+    );
+    expect(usage).toMatchObject({ input_tokens: '1200', output_tokens: '80' });
+    await expect(client.listToolInvocations({ tenant_id: '' })).rejects.toMatchObject({ details: 'tenant_id is required' });
+  });
+
   it('erases the conversation; a redelivery of its events does not bring it back', async () => {
     const erased = await client.eraseConversation({ tenant_id: tenantId, conversation_id: conversationId });
     expect(erased).toEqual({ erased_events: String(events.length), erased_invocations: '7' });

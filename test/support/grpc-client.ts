@@ -10,6 +10,8 @@ type Unary<Req, Res> = (request: Req, options?: { deadline?: Date }) => Promise<
 
 export interface ToolHistoryTestClient {
   getReplayHistory: Unary<Record<string, unknown>, ReplayResponse>;
+  listToolInvocations: Unary<Record<string, unknown>, { invocations: Array<Record<string, unknown>>; next_page_token: string }>;
+  getUsage: Unary<Record<string, unknown>, { rows: Array<Record<string, unknown>>; input_tokens: string; output_tokens: string }>;
   eraseConversation: Unary<{ tenant_id: string; conversation_id: string }, { erased_events: string; erased_invocations: string }>;
   healthCheck: (service?: string) => Promise<string>;
   close(): void;
@@ -47,6 +49,8 @@ export function toolHistoryClient(port: number): ToolHistoryTestClient {
   return {
     getReplayHistory: promisify(client, 'GetReplayHistory'),
     eraseConversation: promisify(client, 'EraseConversation'),
+    listToolInvocations: promisify(client, 'ListToolInvocations'),
+    getUsage: promisify(client, 'GetUsage'),
     healthCheck: async (service = '') => String((await check({ service }, { deadline: new Date(Date.now() + 2_000) })).status),
     close() {
       client.close();

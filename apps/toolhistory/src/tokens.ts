@@ -9,3 +9,4 @@ export const REDACTION_POLICY = Symbol('REDACTION_POLICY');
 export const HEALTH = Symbol('HEALTH');
 export const GET_REPLAY_HISTORY = Symbol('GET_REPLAY_HISTORY');
 export const ERASE_CONVERSATION = Symbol('ERASE_CONVERSATION');
+export const QUERY_AUDIT = Symbol('QUERY_AUDIT');

@@ -3,3 +3,4 @@ export * from './ports';
 export * from './replay';
 export * from './redaction';
 export * from './policy';
+export * from './audit';

@@ -5,3 +5,4 @@ export * from './postgres-recording-store';
 export * from './postgres-replay-reader';
 export * from './postgres-conversation-eraser';
 export * from './in-transaction';
+export * from './postgres-audit-reader';

@@ -14,7 +14,7 @@ async function adminQuery(sql: string, params: unknown[] = []) {
   }
 }
 
-const ALL_MIGRATIONS = ['001_event-store-and-read-model', '002_conversation-event-count', '003_redaction-and-erasure'];
+const ALL_MIGRATIONS = ['001_event-store-and-read-model', '002_conversation-event-count', '003_redaction-and-erasure', '004_audit-queries'];
 
 describe('runMigrations (real PostgreSQL)', () => {
   it('lets instances that start together wait for each other instead of failing', async () => {

@@ -2,10 +2,11 @@ import { Module } from '@nestjs/common';
 import type { Pool } from 'pg';
 import type { AppConfig } from '@toolhistory/config';
 import type { ReplayPolicy } from '@toolhistory/domain';
-import { PostgresConversationEraser, PostgresReplayReader } from '@toolhistory/persistence';
+import { PostgresAuditReader, PostgresConversationEraser, PostgresReplayReader } from '@toolhistory/persistence';
+import { QueryAudit } from '../audit/query-audit';
 import { EraseConversation } from '../erasure/erase-conversation';
 import { GetReplayHistory } from '../replay/get-replay-history';
-import { APP_CONFIG, ERASE_CONVERSATION, GET_REPLAY_HISTORY, PG_POOL, REPLAY_POLICY } from '../tokens';
+import { APP_CONFIG, ERASE_CONVERSATION, GET_REPLAY_HISTORY, PG_POOL, QUERY_AUDIT, REPLAY_POLICY } from '../tokens';
 import { GrpcHealthService } from './grpc-health.service';
 import { ToolHistoryController } from './tool-history.controller';
 
@@ -23,6 +24,7 @@ import { ToolHistoryController } from './tool-history.controller';
       inject: [PG_POOL],
       useFactory: (pool: Pool) => new EraseConversation(new PostgresConversationEraser(pool)),
     },
+    { provide: QUERY_AUDIT, inject: [PG_POOL], useFactory: (pool: Pool) => new QueryAudit(new PostgresAuditReader(pool)) },
     GrpcHealthService,
   ],
 })

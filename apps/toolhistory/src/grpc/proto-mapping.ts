@@ -1,5 +1,5 @@
 import type { HistoryFormat, Omission, OmissionReason, ReplayHistory, StaleResultMode } from '@toolhistory/domain';
-import type { RunStatus } from '@toolhistory/domain';
+import { InvocationRecord, InvocationStatus, PersistMode, RunStatus, statusOf, UsageBucket, UsageReport } from '@toolhistory/domain';
 
 /** google.protobuf.Timestamp as @grpc/proto-loader gives it with `longs: String`. */
 export interface TimestampMessage {
@@ -78,3 +78,53 @@ export function toResponse(history: ReplayHistory) {
     })),
   };
 }
+
+const INVOCATION_STATUS: Record<InvocationStatus, string> = {
+  pending: 'INVOCATION_STATUS_PENDING',
+  succeeded: 'INVOCATION_STATUS_SUCCEEDED',
+  error: 'INVOCATION_STATUS_ERROR',
+};
+
+const PERSIST_MODE: Record<PersistMode, string> = { full: 'PERSIST_MODE_FULL', metadata: 'PERSIST_MODE_METADATA', none: 'PERSIST_MODE_NONE' };
+
+const serialized = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value ?? null));
+
+export function toInvocationMessage(record: InvocationRecord) {
+  const pending = record.completedAt === null;
+  return {
+    tenant_id: record.tenantId,
+    conversation_id: record.conversationId,
+    run_id: record.runId,
+    round_index: record.roundIndex,
+    sequence_index: record.sequenceIndex,
+    tool_call_id: record.toolCallId,
+    tool_name: record.toolName ?? '',
+    arguments_json: JSON.stringify(record.arguments ?? {}),
+    result: pending ? '' : serialized(record.result),
+    is_error: record.isError === true,
+    requested_at: record.requestedAt ? isoToTimestamp(record.requestedAt) : null,
+    completed_at: record.completedAt ? isoToTimestamp(record.completedAt) : null,
+    duration_ms: record.durationMs === null ? undefined : record.durationMs,
+    status: INVOCATION_STATUS[statusOf(record)],
+    persist: PERSIST_MODE[record.persist],
+    argument_redactions: record.argumentRedactions,
+    result_redactions: record.resultRedactions,
+  };
+}
+
+export function toUsageResponse(report: UsageReport) {
+  return {
+    rows: report.rows.map((r) => ({
+      bucket_start: isoToTimestamp(r.bucketStart),
+      tool_name: r.toolName,
+      calls: r.calls,
+      errors: r.errors,
+      p50_duration_ms: r.p50DurationMs ?? undefined,
+      p95_duration_ms: r.p95DurationMs ?? undefined,
+    })),
+    input_tokens: report.inputTokens,
+    output_tokens: report.outputTokens,
+  };
+}
+
+export const usageBucketOf = (value: string | undefined): UsageBucket => (value === 'USAGE_BUCKET_DAY' ? 'day' : 'hour');

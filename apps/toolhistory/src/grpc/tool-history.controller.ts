@@ -5,9 +5,19 @@ import type { Logger } from 'pino';
 import type { ReplayHistory } from '@toolhistory/domain';
 import { GetReplayHistory } from '../replay/get-replay-history';
 import { EraseConversation } from '../erasure/erase-conversation';
-import { ERASE_CONVERSATION, GET_REPLAY_HISTORY, ROOT_LOGGER } from '../tokens';
+import { INVOCATION_STATUS_BY_PROTO, QueryAudit } from '../audit/query-audit';
+import { ERASE_CONVERSATION, GET_REPLAY_HISTORY, QUERY_AUDIT, ROOT_LOGGER } from '../tokens';
 import { toRpcException } from './grpc-status';
-import { formatOf, staleResultsOf, timestampToMillis, TimestampMessage, toResponse } from './proto-mapping';
+import {
+  formatOf,
+  staleResultsOf,
+  timestampToMillis,
+  TimestampMessage,
+  toInvocationMessage,
+  toResponse,
+  toUsageResponse,
+  usageBucketOf,
+} from './proto-mapping';
 
 interface GetReplayHistoryRequest {
   tenant_id?: string;
@@ -17,6 +27,18 @@ interface GetReplayHistoryRequest {
   format?: string;
   freshness_window_seconds?: string | number;
   stale_results?: string;
+}
+
+interface ListToolInvocationsRequest {
+  tenant_id?: string;
+  conversation_id?: string;
+  run_id?: string;
+  tool_name?: string;
+  status?: string;
+  from?: TimestampMessage | null;
+  to?: TimestampMessage | null;
+  page_size?: number;
+  page_token?: string;
 }
 
 /** A turn must never hang: without a deadline from the caller, this budget applies. */
@@ -30,6 +52,7 @@ export class ToolHistoryController {
   constructor(
     @Inject(GET_REPLAY_HISTORY) private readonly getReplayHistory: GetReplayHistory,
     @Inject(ERASE_CONVERSATION) private readonly eraseConversation: EraseConversation,
+    @Inject(QUERY_AUDIT) private readonly queryAudit: QueryAudit,
     @Inject(ROOT_LOGGER) logger: Logger,
   ) {
     this.log = logger.child({ component: 'grpc' });
@@ -78,6 +101,43 @@ export class ToolHistoryController {
       return { erased_events: outcome.erasedEvents, erased_invocations: outcome.erasedInvocations };
     } catch (error) {
       this.log.warn({ err: error, ...command }, 'EraseConversation failed');
+      throw toRpcException(error);
+    }
+  }
+
+  @GrpcMethod('ToolHistory', 'ListToolInvocations')
+  async listInvocations(request: ListToolInvocationsRequest) {
+    try {
+      const page = await this.queryAudit.listInvocations({
+        tenantId: request.tenant_id ?? '',
+        conversationId: request.conversation_id,
+        runId: request.run_id,
+        toolName: request.tool_name,
+        status: INVOCATION_STATUS_BY_PROTO[request.status ?? ''],
+        from: timestampToMillis(request.from),
+        to: timestampToMillis(request.to),
+        pageSize: request.page_size,
+        pageToken: request.page_token,
+      });
+      return { invocations: page.invocations.map(toInvocationMessage), next_page_token: page.nextPageToken };
+    } catch (error) {
+      this.log.warn({ err: error, tenantId: request.tenant_id }, 'ListToolInvocations failed');
+      throw toRpcException(error);
+    }
+  }
+
+  @GrpcMethod('ToolHistory', 'GetUsage')
+  async usage(request: { tenant_id?: string; from?: TimestampMessage | null; to?: TimestampMessage | null; bucket?: string }) {
+    try {
+      const report = await this.queryAudit.usage({
+        tenantId: request.tenant_id ?? '',
+        from: timestampToMillis(request.from),
+        to: timestampToMillis(request.to),
+        bucket: usageBucketOf(request.bucket),
+      });
+      return toUsageResponse(report);
+    } catch (error) {
+      this.log.warn({ err: error, tenantId: request.tenant_id }, 'GetUsage failed');
       throw toRpcException(error);
     }
   }

@@ -2,3 +2,4 @@ export * from './recording-store.port';
 export * from './dead-letter-sink.port';
 export * from './replay-reader.port';
 export * from './conversation-eraser.port';
+export * from './audit-reader.port';

@@ -1,0 +1,2 @@
+export * from './invocation-listing';
+export * from './usage-report';

@@ -1,0 +1,92 @@
+import type { PersistMode } from '../policy/policy-vocabulary';
+
+/**
+ * Audit listing of invocations: filters, a stable order and opaque page
+ * tokens. Order: by the invocation's time (its call's, else its result's),
+ * then conversation, run and pair key, so a page boundary is exact even for
+ * invocations recorded in the same microsecond.
+ */
+export type InvocationStatus = 'pending' | 'succeeded' | 'error';
+
+export interface InvocationFilter {
+  tenantId: string;
+  conversationId?: string;
+  runId?: string;
+  toolName?: string;
+  status?: InvocationStatus;
+  /** Inclusive lower and exclusive upper bound on the invocation's time, ISO-8601. */
+  from?: string;
+  to?: string;
+}
+
+export interface InvocationCursor {
+  at: string;
+  conversationId: string;
+  runId: string;
+  pairKey: string;
+}
+
+export interface InvocationRecord {
+  tenantId: string;
+  conversationId: string;
+  runId: string;
+  pairKey: string;
+  roundIndex: number;
+  sequenceIndex: number;
+  toolCallId: string;
+  toolName: string | null;
+  arguments: unknown;
+  result: unknown;
+  isError: boolean | null;
+  requestedAt: string | null;
+  completedAt: string | null;
+  /** The listing's sort time: requestedAt, else completedAt. */
+  at: string;
+  durationMs: number | null;
+  persist: PersistMode;
+  argumentRedactions: Record<string, number>;
+  resultRedactions: Record<string, number>;
+}
+
+export const DEFAULT_PAGE_SIZE = 100;
+export const MAX_PAGE_SIZE = 1_000;
+
+export type Checked<T> = { ok: true; value: T } | { ok: false; error: string };
+
+export function pageSizeOf(requested: number | undefined): Checked<number> {
+  if (requested === undefined || requested === 0) return { ok: true, value: DEFAULT_PAGE_SIZE };
+  if (!Number.isInteger(requested) || requested < 0) return { ok: false, error: 'page_size must be a whole number, 0 or more' };
+  return { ok: true, value: Math.min(requested, MAX_PAGE_SIZE) };
+}
+
+/** Pending until a result is recorded (completedAt is the result's time). */
+export function statusOf(record: Pick<InvocationRecord, 'completedAt' | 'isError'>): InvocationStatus {
+  if (record.completedAt === null) return 'pending';
+  return record.isError ? 'error' : 'succeeded';
+}
+
+/** A token is only valid with the filter it was issued for (FNV-1a over the filter: a check, not a secret). */
+function fingerprint(filter: InvocationFilter): string {
+  const { tenantId, conversationId, runId, toolName, status, from, to } = filter;
+  const text = JSON.stringify([tenantId, conversationId, runId, toolName, status, from, to]);
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i += 1) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  return (hash >>> 0).toString(36);
+}
+
+export function encodePageToken(filter: InvocationFilter, last: InvocationCursor): string {
+  return Buffer.from(JSON.stringify({ f: fingerprint(filter), c: [last.at, last.conversationId, last.runId, last.pairKey] })).toString('base64url');
+}
+
+export function decodePageToken(filter: InvocationFilter, token: string | undefined): Checked<InvocationCursor | null> {
+  if (!token) return { ok: true, value: null };
+  try {
+    const decoded = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { f?: unknown; c?: unknown };
+    const c = decoded.c;
+    if (!Array.isArray(c) || c.length !== 4 || !c.every((v) => typeof v === 'string') || Number.isNaN(Date.parse(c[0]))) throw new Error('shape');
+    if (decoded.f !== fingerprint(filter)) return { ok: false, error: 'page_token belongs to a listing with other filters' };
+    return { ok: true, value: { at: c[0], conversationId: c[1], runId: c[2], pairKey: c[3] } };
+  } catch {
+    return { ok: false, error: 'page_token is not a token this service issued' };
+  }
+}
