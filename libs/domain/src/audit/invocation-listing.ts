@@ -1,4 +1,4 @@
-import type { PersistMode } from '../policy/policy-vocabulary';
+import type { InvocationRow } from '../projection/read-model.types';
 
 /**
  * Audit listing of invocations: filters, a stable order and opaque page
@@ -26,26 +26,30 @@ export interface InvocationCursor {
   pairKey: string;
 }
 
-export interface InvocationRecord {
-  tenantId: string;
-  conversationId: string;
-  runId: string;
-  pairKey: string;
-  roundIndex: number;
-  sequenceIndex: number;
-  toolCallId: string;
-  toolName: string | null;
+/** An invocation as audit sees it: the read-model row's facts, with its sort time and duration. */
+export interface InvocationRecord
+  extends Pick<
+    InvocationRow,
+    | 'tenantId'
+    | 'conversationId'
+    | 'runId'
+    | 'pairKey'
+    | 'roundIndex'
+    | 'sequenceIndex'
+    | 'toolCallId'
+    | 'toolName'
+    | 'isError'
+    | 'requestedAt'
+    | 'completedAt'
+    | 'persist'
+    | 'argumentRedactions'
+    | 'resultRedactions'
+  > {
   arguments: unknown;
   result: unknown;
-  isError: boolean | null;
-  requestedAt: string | null;
-  completedAt: string | null;
   /** The listing's sort time: requestedAt, else completedAt. */
   at: string;
   durationMs: number | null;
-  persist: PersistMode;
-  argumentRedactions: Record<string, number>;
-  resultRedactions: Record<string, number>;
 }
 
 export const DEFAULT_PAGE_SIZE = 100;
