@@ -102,12 +102,14 @@ export class PostgresRecordingStore implements RecordingStore {
     const duplicates = fresh.length - newEvents.length;
     const { positioned, erased } = newEvents.length > 0 ? await this.allocateStreamPositions(client, newEvents) : { positioned: [], erased: 0 };
     if (positioned.length > 0) {
-      const state = await this.loadReadModelState(client, positioned.map((p) => p.event));
+      const received = positioned.map((p) => p.event);
+      const state = await this.loadReadModelState(client, received);
       // Redaction happens here, before anything of the batch is written.
-      const toolNames = toolNamesByInvocation(state, positioned.map((p) => p.event));
+      const toolNames = toolNamesByInvocation(state, received);
       for (const p of positioned) p.event = redactToolEvent(p.event, this.redaction, toolNameFor(toolNames, p.event));
-      await this.redactEarlyResults(client, state, positioned.map((p) => p.event));
-      await this.writeReadModelChanges(client, projectEvents(state, positioned.map((p) => p.event)));
+      const redacted = positioned.map((p) => p.event);
+      await this.redactEarlyResults(client, state, redacted);
+      await this.writeReadModelChanges(client, projectEvents(state, redacted));
     }
 
     await client.query(

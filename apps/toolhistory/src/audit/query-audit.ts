@@ -4,7 +4,6 @@ import {
   encodePageToken,
   InvocationFilter,
   InvocationRecord,
-  InvocationStatus,
   pageSizeOf,
   UsageBucket,
   UsageReport,
@@ -74,9 +73,3 @@ export class QueryAudit {
     return this.reader.usage({ tenantId: request.tenantId, from: iso(from)!, to: iso(to)!, bucket: request.bucket });
   }
 }
-
-export const INVOCATION_STATUS_BY_PROTO: Record<string, InvocationStatus | undefined> = {
-  INVOCATION_STATUS_PENDING: 'pending',
-  INVOCATION_STATUS_SUCCEEDED: 'succeeded',
-  INVOCATION_STATUS_ERROR: 'error',
-};

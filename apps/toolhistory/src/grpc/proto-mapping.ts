@@ -1,5 +1,5 @@
 import type { HistoryFormat, Omission, OmissionReason, ReplayHistory, StaleResultMode } from '@toolhistory/domain';
-import { InvocationRecord, InvocationStatus, PersistMode, RunStatus, statusOf, UsageBucket, UsageReport } from '@toolhistory/domain';
+import { InvocationRecord, InvocationStatus, PersistMode, resultText, RunStatus, statusOf, UsageBucket, UsageReport } from '@toolhistory/domain';
 
 /** google.protobuf.Timestamp as @grpc/proto-loader gives it with `longs: String`. */
 export interface TimestampMessage {
@@ -87,8 +87,6 @@ const INVOCATION_STATUS: Record<InvocationStatus, string> = {
 
 const PERSIST_MODE: Record<PersistMode, string> = { full: 'PERSIST_MODE_FULL', metadata: 'PERSIST_MODE_METADATA', none: 'PERSIST_MODE_NONE' };
 
-const serialized = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value ?? null));
-
 export function toInvocationMessage(record: InvocationRecord) {
   const pending = record.completedAt === null;
   return {
@@ -100,7 +98,7 @@ export function toInvocationMessage(record: InvocationRecord) {
     tool_call_id: record.toolCallId,
     tool_name: record.toolName ?? '',
     arguments_json: JSON.stringify(record.arguments ?? {}),
-    result: pending ? '' : serialized(record.result),
+    result: pending ? '' : resultText(record.result ?? null),
     is_error: record.isError === true,
     requested_at: record.requestedAt ? isoToTimestamp(record.requestedAt) : null,
     completed_at: record.completedAt ? isoToTimestamp(record.completedAt) : null,
@@ -125,6 +123,12 @@ export function toUsageResponse(report: UsageReport) {
     input_tokens: report.inputTokens,
     output_tokens: report.outputTokens,
   };
+}
+
+/** A request's status filter; UNSPECIFIED (or anything unknown) means any status. */
+export function invocationStatusOf(value: string | undefined): InvocationStatus | undefined {
+  const entry = Object.entries(INVOCATION_STATUS).find(([, name]) => name === value);
+  return entry?.[0] as InvocationStatus | undefined;
 }
 
 export const usageBucketOf = (value: string | undefined): UsageBucket => (value === 'USAGE_BUCKET_DAY' ? 'day' : 'hour');

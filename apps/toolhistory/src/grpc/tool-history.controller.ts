@@ -5,11 +5,12 @@ import type { Logger } from 'pino';
 import type { ReplayHistory } from '@toolhistory/domain';
 import { GetReplayHistory } from '../replay/get-replay-history';
 import { EraseConversation } from '../erasure/erase-conversation';
-import { INVOCATION_STATUS_BY_PROTO, QueryAudit } from '../audit/query-audit';
+import { QueryAudit } from '../audit/query-audit';
 import { ERASE_CONVERSATION, GET_REPLAY_HISTORY, QUERY_AUDIT, ROOT_LOGGER } from '../tokens';
 import { toRpcException } from './grpc-status';
 import {
   formatOf,
+  invocationStatusOf,
   staleResultsOf,
   timestampToMillis,
   TimestampMessage,
@@ -70,9 +71,19 @@ export class ToolHistoryController {
     return response;
   }
 
-  @GrpcMethod('ToolHistory', 'GetReplayHistory')
-  async replay(request: GetReplayHistoryRequest, _metadata: unknown, call: ServerUnaryCall<unknown, unknown>) {
+  /** Every RPC fails the same way: logged with its ids, answered with the classified status. */
+  private async answer<T>(rpc: string, ids: Record<string, unknown>, work: () => Promise<T>): Promise<T> {
     try {
+      return await work();
+    } catch (error) {
+      this.log.warn({ err: error, ...ids }, `${rpc} failed`);
+      throw toRpcException(error);
+    }
+  }
+
+  @GrpcMethod('ToolHistory', 'GetReplayHistory')
+  replay(request: GetReplayHistoryRequest, _metadata: unknown, call: ServerUnaryCall<unknown, unknown>) {
+    return this.answer('GetReplayHistory', { tenantId: request.tenant_id, conversationId: request.conversation_id }, async () => {
       const history = await this.getReplayHistory.execute({
         tenantId: request.tenant_id ?? '',
         conversationId: request.conversation_id ?? '',
@@ -84,62 +95,50 @@ export class ToolHistoryController {
         budgetMs: budgetOf(call),
       });
       return this.response(history);
-    } catch (error) {
-      const rpc = toRpcException(error);
-      this.log.warn({ err: error, tenantId: request.tenant_id, conversationId: request.conversation_id }, 'GetReplayHistory failed');
-      throw rpc;
-    }
+    });
   }
 
   @GrpcMethod('ToolHistory', 'EraseConversation')
-  async erase(request: { tenant_id?: string; conversation_id?: string }) {
+  erase(request: { tenant_id?: string; conversation_id?: string }) {
     const command = { tenantId: request.tenant_id ?? '', conversationId: request.conversation_id ?? '' };
-    try {
+    return this.answer('EraseConversation', command, async () => {
       const outcome = await this.eraseConversation.execute(command);
       // Ids and counts only: an audit can show the request was honoured.
       this.log.info({ ...command, ...outcome }, 'conversation erased');
       return { erased_events: outcome.erasedEvents, erased_invocations: outcome.erasedInvocations };
-    } catch (error) {
-      this.log.warn({ err: error, ...command }, 'EraseConversation failed');
-      throw toRpcException(error);
-    }
+    });
   }
 
   @GrpcMethod('ToolHistory', 'ListToolInvocations')
-  async listInvocations(request: ListToolInvocationsRequest) {
-    try {
+  listInvocations(request: ListToolInvocationsRequest) {
+    return this.answer('ListToolInvocations', { tenantId: request.tenant_id }, async () => {
       const page = await this.queryAudit.listInvocations({
         tenantId: request.tenant_id ?? '',
         conversationId: request.conversation_id,
         runId: request.run_id,
         toolName: request.tool_name,
-        status: INVOCATION_STATUS_BY_PROTO[request.status ?? ''],
+        status: invocationStatusOf(request.status),
         from: timestampToMillis(request.from),
         to: timestampToMillis(request.to),
         pageSize: request.page_size,
         pageToken: request.page_token,
       });
       return { invocations: page.invocations.map(toInvocationMessage), next_page_token: page.nextPageToken };
-    } catch (error) {
-      this.log.warn({ err: error, tenantId: request.tenant_id }, 'ListToolInvocations failed');
-      throw toRpcException(error);
-    }
+    });
   }
 
   @GrpcMethod('ToolHistory', 'GetUsage')
-  async usage(request: { tenant_id?: string; from?: TimestampMessage | null; to?: TimestampMessage | null; bucket?: string }) {
-    try {
-      const report = await this.queryAudit.usage({
-        tenantId: request.tenant_id ?? '',
-        from: timestampToMillis(request.from),
-        to: timestampToMillis(request.to),
-        bucket: usageBucketOf(request.bucket),
-      });
-      return toUsageResponse(report);
-    } catch (error) {
-      this.log.warn({ err: error, tenantId: request.tenant_id }, 'GetUsage failed');
-      throw toRpcException(error);
-    }
+  usage(request: { tenant_id?: string; from?: TimestampMessage | null; to?: TimestampMessage | null; bucket?: string }) {
+    return this.answer('GetUsage', { tenantId: request.tenant_id }, async () =>
+      toUsageResponse(
+        await this.queryAudit.usage({
+          tenantId: request.tenant_id ?? '',
+          from: timestampToMillis(request.from),
+          to: timestampToMillis(request.to),
+          bucket: usageBucketOf(request.bucket),
+        }),
+      ),
+    );
   }
 }
 

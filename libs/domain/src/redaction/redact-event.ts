@@ -1,5 +1,4 @@
-import type { RedactionNote, ToolEvent, ToolResultReceived } from '@toolhistory/contract';
-import type { JsonObject, JsonValue } from '@toolhistory/contract';
+import type { JsonObject, JsonValue, RedactionNote, ToolEvent, ToolResultReceived } from '@toolhistory/contract';
 import { redactPayload } from './redact-payload';
 import { redactText, RedactionCounts } from './redact-text';
 import { RedactionPolicy, RedactionRule, redactionRuleFor } from './redaction-policy';

@@ -81,7 +81,8 @@ export function expiredResultNotice(toolName: string, windowSeconds: number): st
 }
 
 const at = (iso: string | null): number => (iso === null ? Number.NaN : Date.parse(iso));
-const resultText = (result: unknown): string => (typeof result === 'string' ? result : JSON.stringify(result));
+/** How a JSON result reads as text wherever one is shown: strings as they are, anything else as JSON. */
+export const resultText = (result: unknown): string => (typeof result === 'string' ? result : JSON.stringify(result));
 
 function byPosition(a: InvocationRow, b: InvocationRow): number {
   return a.roundIndex - b.roundIndex || a.sequenceIndex - b.sequenceIndex || (a.pairKey < b.pairKey ? -1 : a.pairKey > b.pairKey ? 1 : 0);
