@@ -15,6 +15,7 @@ export const ErrorCode = {
   StorageUnavailable: 'STORAGE_UNAVAILABLE',
   BrokerUnavailable: 'BROKER_UNAVAILABLE',
   ConcurrencyConflict: 'CONCURRENCY_CONFLICT',
+  StreamErased: 'STREAM_ERASED',
   NotFound: 'NOT_FOUND',
   Internal: 'INTERNAL',
 } as const;

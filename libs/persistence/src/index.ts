@@ -6,3 +6,5 @@ export * from './postgres-replay-reader';
 export * from './postgres-conversation-eraser';
 export * from './in-transaction';
 export * from './postgres-audit-reader';
+export * from './postgres-event-store';
+export * from './postgres-append-listener';

@@ -33,26 +33,8 @@ import {
   SELECT_INVOCATION,
   SELECT_RUN,
 } from './read-model-tables';
-import { ColumnSpec, recordsetSelect, unnestRows, upsertSql } from './sql-rows';
-
-interface PositionedEvent {
-  event: ToolEvent;
-  streamPosition: number;
-  globalPosition: string;
-}
-
-const EVENT_COLUMNS: ColumnSpec<PositionedEvent>[] = [
-  { name: 'global_position', sqlType: 'int8', value: (r) => r.globalPosition },
-  { name: 'event_id', sqlType: 'uuid', value: (r) => r.event.eventId },
-  { name: 'tenant_id', sqlType: 'text', value: (r) => r.event.tenantId },
-  { name: 'conversation_id', sqlType: 'text', value: (r) => r.event.conversationId },
-  { name: 'stream_position', sqlType: 'int4', value: (r) => r.streamPosition },
-  { name: 'run_id', sqlType: 'text', value: (r) => r.event.runId },
-  { name: 'type', sqlType: 'text', value: (r) => r.event.type },
-  { name: 'schema_version', sqlType: 'int4', value: (r) => r.event.schemaVersion },
-  { name: 'occurred_at', sqlType: 'timestamptz', value: (r) => r.event.occurredAt },
-  { name: 'payload', sqlType: 'jsonb', value: (r) => r.event },
-];
+import { upsertSql } from './sql-rows';
+import { allocateStreamPositions, insertEvents, withoutRecordedEvents } from './postgres-event-append';
 
 /**
  * The PostgreSQL side of recording: one transaction per partition batch.
@@ -98,9 +80,9 @@ export class PostgresRecordingStore implements RecordingStore {
       return { appended: 0, duplicates: 0, alreadyCommitted, erased: 0 };
     }
 
-    const newEvents = await this.withoutRecordedEvents(client, fresh);
+    const newEvents = await withoutRecordedEvents(client, fresh, (m) => m.event);
     const duplicates = fresh.length - newEvents.length;
-    const { positioned, erased } = newEvents.length > 0 ? await this.allocateStreamPositions(client, newEvents) : { positioned: [], erased: 0 };
+    const { positioned, erased } = newEvents.length > 0 ? await allocateStreamPositions(client, newEvents.map((m) => m.event)) : { positioned: [], erased: 0 };
     if (positioned.length > 0) {
       const received = positioned.map((p) => p.event);
       const state = await this.loadReadModelState(client, received);
@@ -118,87 +100,8 @@ export class PostgresRecordingStore implements RecordingStore {
       [command.consumerGroup, command.topic, command.partition, command.nextOffset],
     );
     // Last, so the append lock is held only for the insert and the commit.
-    if (positioned.length > 0) await this.appendEvents(client, positioned);
+    await insertEvents(client, positioned);
     return { appended: positioned.length, duplicates, alreadyCommitted, erased };
-  }
-
-  /** Drops events already in the store, and repeats of one eventId within the batch. */
-  private async withoutRecordedEvents(client: PoolClient, messages: readonly OffsetEvent[]): Promise<ToolEvent[]> {
-    if (messages.length === 0) return [];
-    const ids = messages.map((m) => m.event.eventId.toLowerCase());
-    const { rows } = await client.query<{ event_id: string }>('SELECT event_id FROM events WHERE event_id = ANY($1::uuid[])', [ids]);
-    const seen = new Set(rows.map((r) => r.event_id));
-    const out: ToolEvent[] = [];
-    messages.forEach((m, i) => {
-      if (seen.has(ids[i])) return;
-      seen.add(ids[i]);
-      out.push(m.event);
-    });
-    return out;
-  }
-
-  /**
-   * Bumps each touched stream's version (row-locking it) and numbers the
-   * events within their streams. The stream row is also the tombstone of an
-   * erased conversation: its events are dropped here, under the same lock
-   * that erasure takes, so an erase and a redelivery cannot interleave.
-   */
-  private async allocateStreamPositions(client: PoolClient, events: readonly ToolEvent[]): Promise<{ positioned: PositionedEvent[]; erased: number }> {
-    const perStream = new Map<string, { tenantId: string; conversationId: string; count: number }>();
-    for (const e of events) {
-      const key = conversationKeyString(e);
-      const entry = perStream.get(key) ?? { tenantId: e.tenantId, conversationId: e.conversationId, count: 0 };
-      entry.count += 1;
-      perStream.set(key, entry);
-    }
-    // A fixed lock order keeps concurrent batches from deadlocking.
-    const streams = [...perStream.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v);
-    const bump = unnestRows<(typeof streams)[number]>(
-      [
-        { name: 'tenant_id', sqlType: 'text', value: (s) => s.tenantId },
-        { name: 'conversation_id', sqlType: 'text', value: (s) => s.conversationId },
-        { name: 'version', sqlType: 'int4', value: (s) => s.count },
-      ],
-      streams,
-    );
-    const versions = await client.query<{ tenant_id: string; conversation_id: string; version: number; erased: boolean }>(
-      `INSERT INTO streams (${bump.columnList}) ${bump.select}
-       ON CONFLICT (tenant_id, conversation_id) DO UPDATE
-         SET version = CASE WHEN streams.erased_at IS NULL THEN streams.version + EXCLUDED.version ELSE streams.version END
-       RETURNING tenant_id, conversation_id, version, erased_at IS NOT NULL AS erased`,
-      bump.values,
-    );
-    // First position of this batch per stream = new version - events appended in this batch + 1.
-    const nextPosition = new Map<string, number>();
-    for (const row of versions.rows) {
-      const key = conversationKeyString({ tenantId: row.tenant_id, conversationId: row.conversation_id });
-      if (!row.erased) nextPosition.set(key, row.version - perStream.get(key)!.count + 1);
-    }
-    const positioned: PositionedEvent[] = [];
-    for (const event of events) {
-      const key = conversationKeyString(event);
-      const streamPosition = nextPosition.get(key);
-      if (streamPosition === undefined) continue;
-      nextPosition.set(key, streamPosition + 1);
-      positioned.push({ event, streamPosition, globalPosition: '' });
-    }
-    return { positioned, erased: events.length - positioned.length };
-  }
-
-  /**
-   * Global positions are allocated under the append lock, held until commit,
-   * so they become visible in order (docs/adr/002-global-position-allocation.md).
-   */
-  private async appendEvents(client: PoolClient, positioned: PositionedEvent[]): Promise<void> {
-    await client.query(`SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.append'))`);
-    const first = await client.query<{ first: string }>(
-      `SELECT setval('events_global_position_seq', nextval('events_global_position_seq') + $1 - 1) - $1 + 1 AS first`,
-      [positioned.length],
-    );
-    const firstGlobal = BigInt(first.rows[0].first);
-    positioned.forEach((p, i) => (p.globalPosition = String(firstGlobal + BigInt(i))));
-    const insert = recordsetSelect(EVENT_COLUMNS, positioned);
-    await client.query(`INSERT INTO events (${insert.columnList}) ${insert.select}`, [insert.value]);
   }
 
   private async loadReadModelState(client: PoolClient, events: readonly ToolEvent[]): Promise<ReadModelState> {

@@ -3,3 +3,4 @@ export * from './dead-letter-sink.port';
 export * from './replay-reader.port';
 export * from './conversation-eraser.port';
 export * from './audit-reader.port';
+export * from './event-store.port';

@@ -1,0 +1,93 @@
+import type { ToolEvent, ToolEventType } from '@toolhistory/contract';
+
+/** A stream is one conversation of one tenant. */
+export interface StreamRef {
+  tenantId: string;
+  conversationId: string;
+}
+
+/**
+ * A position in the store's global order, as a decimal string: positions
+ * are int64 (EventStoreDB's commit positions pass 2^53). "0" is before the
+ * first event. Compare with `comparePositions`, never as strings.
+ */
+export type GlobalPosition = string;
+
+export const START_POSITION: GlobalPosition = '0';
+
+export function comparePositions(a: GlobalPosition, b: GlobalPosition): number {
+  const x = BigInt(a);
+  const y = BigInt(b);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/**
+ * What the writer believes about the stream before appending:
+ * `any` (no check), `no_stream` (never written), or the stream's current
+ * last position (1 after one event).
+ */
+export type ExpectedStreamPosition = 'any' | 'no_stream' | number;
+
+export interface AppendOptions {
+  expectedPosition?: ExpectedStreamPosition;
+}
+
+export interface AppendResult {
+  /** The stream's last position after the append. */
+  streamPosition: number;
+  /** Events written now. */
+  appended: number;
+  /** Events whose eventId was already recorded: not written again (idempotent retries). */
+  duplicates: number;
+}
+
+/** An event as the store holds it, upcast to the current schema version. */
+export interface RecordedToolEvent {
+  globalPosition: GlobalPosition;
+  /** 1-based position within its conversation's stream. */
+  streamPosition: number;
+  recordedAt: string;
+  event: ToolEvent;
+}
+
+export interface ReadAllOptions {
+  /** Only this tenant's events. */
+  tenantId?: string;
+  /** Only these types (all when absent or empty). */
+  types?: readonly ToolEventType[];
+  /** At most this many events. */
+  limit: number;
+}
+
+export interface SubscribeOptions extends Omit<ReadAllOptions, 'limit'> {
+  /** Ends the subscription: the iterator returns. */
+  signal?: AbortSignal;
+}
+
+/**
+ * The source of truth: append-only streams per conversation, idempotent by
+ * eventId, with a global order that subscribers can follow and resume
+ * without gaps or duplicates (an event committed later never appears
+ * behind a position a reader already passed).
+ */
+export interface EventStore {
+  /**
+   * Appends to one stream. Events already recorded (by eventId) are skipped,
+   * and an append made only of such events succeeds whatever the expected
+   * position. Otherwise a stream not at `expectedPosition` fails with
+   * CONCURRENCY_CONFLICT, and an erased stream with STREAM_ERASED.
+   */
+  append(stream: StreamRef, events: readonly ToolEvent[], options?: AppendOptions): Promise<AppendResult>;
+  /** The stream's events in order; empty when unknown or erased. */
+  readStream(stream: StreamRef): Promise<RecordedToolEvent[]>;
+  /** Events after `after` in global order. */
+  readAll(after: GlobalPosition, options: ReadAllOptions): Promise<RecordedToolEvent[]>;
+  /**
+   * Events after `after` in global order: first those recorded, then live
+   * ones as they are recorded, until the signal aborts or the consumer stops
+   * iterating.
+   */
+  subscribe(after: GlobalPosition, options?: SubscribeOptions): AsyncIterable<RecordedToolEvent>;
+  /** Removes a stream's events and leaves a tombstone; answers how many were removed. */
+  deleteStream(stream: StreamRef): Promise<number>;
+}
