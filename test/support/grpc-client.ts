@@ -13,8 +13,23 @@ export interface ToolHistoryTestClient {
   listToolInvocations: Unary<Record<string, unknown>, { invocations: Array<Record<string, unknown>>; next_page_token: string }>;
   getUsage: Unary<Record<string, unknown>, { rows: Array<Record<string, unknown>>; input_tokens: string; output_tokens: string }>;
   eraseConversation: Unary<{ tenant_id: string; conversation_id: string }, { erased_events: string; erased_invocations: string }>;
+  /** A server stream of RecordedEvent messages; cancel() disconnects. */
+  subscribeToolEvents: (request: { tenant_id: string; from_position?: string; types?: string[] }) => grpc.ClientReadableStream<RecordedEventMessage>;
   healthCheck: (service?: string) => Promise<string>;
   close(): void;
+}
+
+export interface RecordedEventMessage {
+  position: string;
+  event_id: string;
+  type: string;
+  tenant_id: string;
+  conversation_id: string;
+  run_id: string;
+  occurred_at: { seconds: string; nanos: number };
+  recorded_at: { seconds: string; nanos: number };
+  payload_json: string;
+  stream_position: number;
 }
 
 export interface ReplayResponse {
@@ -51,6 +66,8 @@ export function toolHistoryClient(port: number): ToolHistoryTestClient {
     eraseConversation: promisify(client, 'EraseConversation'),
     listToolInvocations: promisify(client, 'ListToolInvocations'),
     getUsage: promisify(client, 'GetUsage'),
+    subscribeToolEvents: (request) =>
+      (client as unknown as { SubscribeToolEvents: (r: unknown) => grpc.ClientReadableStream<RecordedEventMessage> }).SubscribeToolEvents(request),
     healthCheck: async (service = '') => String((await check({ service }, { deadline: new Date(Date.now() + 2_000) })).status),
     close() {
       client.close();

@@ -10,3 +10,6 @@ export const HEALTH = Symbol('HEALTH');
 export const GET_REPLAY_HISTORY = Symbol('GET_REPLAY_HISTORY');
 export const ERASE_CONVERSATION = Symbol('ERASE_CONVERSATION');
 export const QUERY_AUDIT = Symbol('QUERY_AUDIT');
+export const SUBSCRIBE_TOOL_EVENTS = Symbol('SUBSCRIBE_TOOL_EVENTS');
+export const EVENT_STORE = Symbol('EVENT_STORE');
+export const APPEND_LISTENER = Symbol('APPEND_LISTENER');

@@ -4,3 +4,4 @@ export * from './replay';
 export * from './redaction';
 export * from './policy';
 export * from './audit';
+export * from './subscription';

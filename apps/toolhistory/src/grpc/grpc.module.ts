@@ -1,12 +1,13 @@
 import { Module } from '@nestjs/common';
 import type { Pool } from 'pg';
 import type { AppConfig } from '@toolhistory/config';
-import type { ReplayPolicy } from '@toolhistory/domain';
+import type { EventStore, ReplayPolicy } from '@toolhistory/domain';
 import { PostgresAuditReader, PostgresConversationEraser, PostgresReplayReader } from '@toolhistory/persistence';
 import { QueryAudit } from '../audit/query-audit';
 import { EraseConversation } from '../erasure/erase-conversation';
 import { GetReplayHistory } from '../replay/get-replay-history';
-import { APP_CONFIG, ERASE_CONVERSATION, GET_REPLAY_HISTORY, PG_POOL, QUERY_AUDIT, REPLAY_POLICY } from '../tokens';
+import { SubscribeToolEvents } from '../subscription/subscribe-tool-events';
+import { APP_CONFIG, ERASE_CONVERSATION, GET_REPLAY_HISTORY, PG_POOL, QUERY_AUDIT, REPLAY_POLICY, EVENT_STORE, SUBSCRIBE_TOOL_EVENTS } from '../tokens';
 import { GrpcHealthService } from './grpc-health.service';
 import { ToolHistoryController } from './tool-history.controller';
 
@@ -25,6 +26,11 @@ import { ToolHistoryController } from './tool-history.controller';
       useFactory: (pool: Pool) => new EraseConversation(new PostgresConversationEraser(pool)),
     },
     { provide: QUERY_AUDIT, inject: [PG_POOL], useFactory: (pool: Pool) => new QueryAudit(new PostgresAuditReader(pool)) },
+    {
+      provide: SUBSCRIBE_TOOL_EVENTS,
+      inject: [EVENT_STORE],
+      useFactory: (events: EventStore) => new SubscribeToolEvents(events),
+    },
     GrpcHealthService,
   ],
 })

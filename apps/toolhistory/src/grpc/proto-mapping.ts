@@ -1,4 +1,4 @@
-import type { HistoryFormat, Omission, OmissionReason, ReplayHistory, StaleResultMode } from '@toolhistory/domain';
+import type { HistoryFormat, Omission, OmissionReason, RecordedToolEvent, ReplayHistory, StaleResultMode } from '@toolhistory/domain';
 import { InvocationRecord, InvocationStatus, PersistMode, resultText, RunStatus, statusOf, UsageBucket, UsageReport } from '@toolhistory/domain';
 
 /** google.protobuf.Timestamp as @grpc/proto-loader gives it with `longs: String`. */
@@ -132,3 +132,19 @@ export function invocationStatusOf(value: string | undefined): InvocationStatus 
 }
 
 export const usageBucketOf = (value: string | undefined): UsageBucket => (value === 'USAGE_BUCKET_DAY' ? 'day' : 'hour');
+
+export function toRecordedEventMessage(recorded: RecordedToolEvent) {
+  const { event } = recorded;
+  return {
+    position: recorded.globalPosition,
+    event_id: event.eventId,
+    type: event.type,
+    tenant_id: event.tenantId,
+    conversation_id: event.conversationId,
+    run_id: event.runId,
+    occurred_at: isoToTimestamp(event.occurredAt),
+    recorded_at: isoToTimestamp(recorded.recordedAt),
+    payload_json: JSON.stringify(event),
+    stream_position: recorded.streamPosition,
+  };
+}

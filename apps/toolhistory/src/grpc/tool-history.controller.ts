@@ -1,18 +1,22 @@
 import { Controller, Inject } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
-import type { ServerUnaryCall } from '@grpc/grpc-js';
+import type { ServerUnaryCall, ServerWritableStream } from '@grpc/grpc-js';
+import { Observable } from 'rxjs';
 import type { Logger } from 'pino';
 import type { ReplayHistory } from '@toolhistory/domain';
 import { GetReplayHistory } from '../replay/get-replay-history';
 import { EraseConversation } from '../erasure/erase-conversation';
 import { QueryAudit } from '../audit/query-audit';
-import { ERASE_CONVERSATION, GET_REPLAY_HISTORY, QUERY_AUDIT, ROOT_LOGGER } from '../tokens';
+import { SubscribeToolEvents } from '../subscription/subscribe-tool-events';
+import { writeWithBackpressure } from './write-stream';
+import { ERASE_CONVERSATION, GET_REPLAY_HISTORY, QUERY_AUDIT, ROOT_LOGGER, SUBSCRIBE_TOOL_EVENTS } from '../tokens';
 import { toRpcException } from './grpc-status';
 import {
   formatOf,
   invocationStatusOf,
   staleResultsOf,
   timestampToMillis,
+  toRecordedEventMessage,
   TimestampMessage,
   toInvocationMessage,
   toResponse,
@@ -54,6 +58,7 @@ export class ToolHistoryController {
     @Inject(GET_REPLAY_HISTORY) private readonly getReplayHistory: GetReplayHistory,
     @Inject(ERASE_CONVERSATION) private readonly eraseConversation: EraseConversation,
     @Inject(QUERY_AUDIT) private readonly queryAudit: QueryAudit,
+    @Inject(SUBSCRIBE_TOOL_EVENTS) private readonly subscribeToolEvents: SubscribeToolEvents,
     @Inject(ROOT_LOGGER) logger: Logger,
   ) {
     this.log = logger.child({ component: 'grpc' });
@@ -139,6 +144,30 @@ export class ToolHistoryController {
         }),
       ),
     );
+  }
+
+  /**
+   * A server stream: events are written as the store yields them, pausing
+   * while the transport is full; the caller's cancel (or disconnect) aborts
+   * the subscription, which ends the store's reads.
+   */
+  @GrpcMethod('ToolHistory', 'SubscribeToolEvents')
+  subscribe(request: { tenant_id?: string; from_position?: string | number; types?: string[] }, _metadata: unknown, call: ServerWritableStream<unknown, unknown>) {
+    const ids = { tenantId: request.tenant_id, fromPosition: String(request.from_position ?? '0') };
+    return new Observable<never>((subscriber) => {
+      const abort = new AbortController();
+      this.answer('SubscribeToolEvents', ids, async () => {
+        const events = this.subscribeToolEvents.open(
+          { tenantId: request.tenant_id ?? '', fromPosition: ids.fromPosition, types: request.types ?? [] },
+          abort.signal,
+        );
+        await writeWithBackpressure(call, events, toRecordedEventMessage, abort.signal);
+      }).then(
+        () => subscriber.complete(),
+        (error: unknown) => subscriber.error(error),
+      );
+      return () => abort.abort();
+    });
   }
 }
 
