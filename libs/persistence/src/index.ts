@@ -8,3 +8,5 @@ export * from './in-transaction';
 export * from './postgres-audit-reader';
 export * from './postgres-event-store';
 export * from './postgres-append-listener';
+export * from './postgres-read-model-writer';
+export * from './postgres-read-model-rebuild';

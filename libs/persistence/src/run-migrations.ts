@@ -19,14 +19,15 @@ export interface MigrationLog {
 /**
  * Creates the database and schema when missing and applies pending migrations.
  * Instances starting together wait for each other: node-pg-migrate's own lock
- * fails at once when taken, so a blocking advisory lock serializes them first.
+ * fails at once when taken, and it is one lock per database whatever the
+ * schema, so a blocking advisory lock per database serializes them first.
  */
 export async function runMigrations(url: string, schema: string, log?: MigrationLog): Promise<string[]> {
   await ensureDatabase(url);
   const lock = new Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
   await lock.connect();
   try {
-    await lock.query(`SELECT pg_advisory_lock(hashtext('toolhistory.migrations.' || $1))`, [schema]);
+    await lock.query(`SELECT pg_advisory_lock(hashtext('toolhistory.migrations'))`);
     return await applyMigrations(url, schema, log);
   } finally {
     await lock.end(); // ends the session, which releases the lock

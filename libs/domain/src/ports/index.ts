@@ -4,3 +4,4 @@ export * from './replay-reader.port';
 export * from './conversation-eraser.port';
 export * from './audit-reader.port';
 export * from './event-store.port';
+export * from './read-model-rebuild.port';

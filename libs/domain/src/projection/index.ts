@@ -1,3 +1,4 @@
 export * from './read-model.types';
 export * from './read-model-keys';
 export * from './evolve-read-model';
+export * from './recorded-result';

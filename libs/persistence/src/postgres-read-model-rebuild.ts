@@ -1,0 +1,188 @@
+import type { Pool, PoolClient } from 'pg';
+import type { ToolEvent, ToolResultReceived } from '@toolhistory/contract';
+import {
+  ApplyEvents,
+  EventStore,
+  GlobalPosition,
+  projectEvents,
+  ReadModelRebuild,
+  ReadModelRebuilder,
+  RecordedToolEvent,
+  resultsAwaitingTheirCall,
+  withRecordedResult,
+} from '@toolhistory/domain';
+import { AppError, ErrorCode } from '@toolhistory/errors';
+import { classifyPostgresError } from './postgres-errors';
+import { LIVE_READ_MODEL, loadReadModelState, ReadModelTableNames, writeReadModelChanges } from './postgres-read-model-writer';
+
+const REBUILD_SUFFIX = '_rebuild';
+const RETIRED_SUFFIX = '_retired';
+const TABLES = Object.values(LIVE_READ_MODEL);
+const suffixed = (suffix: string): ReadModelTableNames => ({
+  conversations: `conversations${suffix}`,
+  runs: `runs${suffix}`,
+  invocations: `invocations${suffix}`,
+});
+export const REBUILD_TABLES = suffixed(REBUILD_SUFFIX);
+
+/** The checkpoint of the read model's projection: the last global position applied to it. */
+export const READ_MODEL_PROJECTION = 'read-model';
+
+/**
+ * Rebuilds the read model into fresh tables beside the live ones (same
+ * columns, generated columns, constraints and indexes) and swaps them in by
+ * renaming, so queries keep being answered from the live tables until the
+ * swap and from the rebuilt ones after it.
+ */
+export class PostgresReadModelRebuilder implements ReadModelRebuilder {
+  constructor(
+    private readonly pool: Pool,
+    private readonly events: EventStore,
+  ) {}
+
+  async begin(): Promise<ReadModelRebuild> {
+    const session = await this.pool.connect();
+    try {
+      const { rows } = await session.query<{ locked: boolean }>(`SELECT pg_try_advisory_lock(hashtext(current_schema() || '.rebuild')) AS locked`);
+      if (!rows[0].locked) throw new AppError(ErrorCode.ConcurrencyConflict, 'another rebuild of this read model is running');
+      // Leftovers of a rebuild that died are dropped: nothing reads them.
+      for (const table of Object.values(REBUILD_TABLES)) await session.query(`DROP TABLE IF EXISTS ${table}`);
+      for (const table of TABLES) await session.query(`CREATE TABLE ${table}${REBUILD_SUFFIX} (LIKE ${table} INCLUDING ALL)`);
+    } catch (error) {
+      await releaseSession(session);
+      throw classifyPostgresError(error);
+    }
+    return new PostgresRebuild(this.pool, session, this.events);
+  }
+}
+
+class PostgresRebuild implements ReadModelRebuild {
+  private finished = false;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly session: PoolClient,
+    private readonly events: EventStore,
+  ) {}
+
+  apply: ApplyEvents = async (events) => {
+    if (events.length === 0) return;
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await this.applyWith(client, events);
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw classifyPostgresError(error);
+    } finally {
+      client.release();
+    }
+  };
+
+  async swap(finish: (apply: ApplyEvents) => Promise<GlobalPosition>): Promise<void> {
+    const client = this.session;
+    try {
+      await client.query('BEGIN');
+      // Every writer of the live tables (recorder batches, erasures) finishes or waits; one
+      // that already read rows jumps the queue to finish, so this cannot deadlock with it.
+      await client.query(`LOCK TABLE ${TABLES.join(', ')} IN ACCESS EXCLUSIVE MODE`);
+      const position = await finish((events) => this.applyWith(client, events));
+      // Conversations erased after the rebuild read their events must not come back.
+      for (const table of Object.values(REBUILD_TABLES)) {
+        await client.query(
+          `DELETE FROM ${table} t USING streams s
+           WHERE s.erased_at IS NOT NULL AND s.tenant_id = t.tenant_id AND s.conversation_id = t.conversation_id`,
+        );
+      }
+      const liveIndexes = await indexesOf(client, TABLES);
+      for (const table of TABLES) await client.query(`ALTER TABLE ${table} RENAME TO ${table}${RETIRED_SUFFIX}`);
+      for (const table of TABLES) await client.query(`ALTER TABLE ${table}${REBUILD_SUFFIX} RENAME TO ${table}`);
+      for (const table of TABLES) await client.query(`DROP TABLE ${table}${RETIRED_SUFFIX}`);
+      await renameIndexesLike(client, liveIndexes);
+      await client.query(
+        `INSERT INTO projection_checkpoints (projection, position) VALUES ($1, $2::numeric)
+         ON CONFLICT (projection) DO UPDATE SET position = EXCLUDED.position, updated_at = now()`,
+        [READ_MODEL_PROJECTION, position],
+      );
+      await client.query('COMMIT');
+      this.finished = true;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw classifyPostgresError(error);
+    } finally {
+      if (this.finished) await releaseSession(client);
+    }
+  }
+
+  async abandon(): Promise<void> {
+    if (this.finished) return;
+    this.finished = true;
+    try {
+      for (const table of Object.values(REBUILD_TABLES)) await this.session.query(`DROP TABLE IF EXISTS ${table}`);
+    } finally {
+      await releaseSession(this.session);
+    }
+  }
+
+  private async applyWith(client: PoolClient, recorded: readonly RecordedToolEvent[]): Promise<void> {
+    const events = recorded.map((r) => r.event);
+    const state = await loadReadModelState(client, events, REBUILD_TABLES);
+    await this.takeRecordedResults(state, events);
+    await writeReadModelChanges(client, projectEvents(state, events), REBUILD_TABLES);
+  }
+
+  /** A result rewritten (re-redacted) after the rebuild read it: the stored version wins. */
+  private async takeRecordedResults(state: Parameters<typeof resultsAwaitingTheirCall>[0], events: readonly ToolEvent[]): Promise<void> {
+    const waiting = resultsAwaitingTheirCall(state, events);
+    if (waiting.size === 0) return;
+    const streams = new Map(events.filter((e) => e.type === 'ToolCallRequested').map((e) => [`${e.tenantId}\u0000${e.conversationId}`, e]));
+    for (const call of streams.values()) {
+      for (const { event } of await this.events.readStream(call)) {
+        const entry = waiting.get(event.eventId.toLowerCase());
+        if (entry && event.type === 'ToolResultReceived') state.invocations.set(entry.key, withRecordedResult(entry.row, event as ToolResultReceived));
+      }
+    }
+  }
+}
+
+interface IndexInfo {
+  table: string;
+  name: string;
+  /** The definition without its name and table: what identifies the same index on the rebuilt table. */
+  shape: string;
+}
+
+async function indexesOf(client: PoolClient, tables: string[]): Promise<IndexInfo[]> {
+  const { rows } = await client.query<{ table: string; name: string; def: string }>(
+    `SELECT c.relname AS table, i.relname AS name, pg_get_indexdef(i.oid) AS def
+     FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class c ON c.oid = x.indrelid
+     WHERE c.relnamespace = current_schema()::regnamespace AND c.relname = ANY($1)`,
+    [tables],
+  );
+  return rows.map((r) => ({ table: r.table, name: r.name, shape: shapeOf(r.def) }));
+}
+
+function shapeOf(definition: string): string {
+  const match = /^CREATE (UNIQUE )?INDEX \S+ ON (?:ONLY )?(?:\S+\.)?(\S+) (USING .*)$/.exec(definition);
+  if (!match) throw new Error(`unexpected index definition: ${definition}`);
+  const table = match[2].replace(/"/g, '').replace(new RegExp(`${REBUILD_SUFFIX}$`), '');
+  return `${match[1] ?? ''}${table} ${match[3]}`;
+}
+
+/** Gives the rebuilt tables' indexes (and so their constraints) the names the live ones had, for later migrations. */
+async function renameIndexesLike(client: PoolClient, previous: IndexInfo[]): Promise<void> {
+  const current = await indexesOf(client, TABLES);
+  for (const old of previous) {
+    const match = current.find((c) => c.table === old.table && c.shape === old.shape);
+    if (!match) throw new Error(`the rebuilt ${old.table} has no index like ${old.name}`);
+    if (match.name !== old.name) await client.query(`ALTER INDEX ${quote(match.name)} RENAME TO ${quote(old.name)}`);
+  }
+}
+
+const quote = (name: string): string => `"${name.replace(/"/g, '""')}"`;
+
+async function releaseSession(session: PoolClient): Promise<void> {
+  await session.query(`SELECT pg_advisory_unlock_all()`).catch(() => undefined);
+  session.release();
+}

@@ -1,0 +1,94 @@
+import type { PoolClient } from 'pg';
+import type { ToolEvent } from '@toolhistory/contract';
+import {
+  conversationKeyString,
+  ConversationRow,
+  invocationKeyString,
+  InvocationRow,
+  keysTouchedBy,
+  ReadModelChanges,
+  ReadModelState,
+  runKeyString,
+  RunRow,
+} from '@toolhistory/domain';
+import {
+  CONVERSATION_COLUMNS,
+  INVOCATION_COLUMNS,
+  RUN_COLUMNS,
+  SELECT_CONVERSATION,
+  SELECT_INVOCATION,
+  SELECT_RUN,
+} from './read-model-tables';
+import { upsertSql } from './sql-rows';
+
+/** Where a read model lives: the live tables, or the fresh ones a rebuild fills. */
+export interface ReadModelTableNames {
+  conversations: string;
+  runs: string;
+  invocations: string;
+}
+
+export const LIVE_READ_MODEL: ReadModelTableNames = { conversations: 'conversations', runs: 'runs', invocations: 'invocations' };
+
+const fromTable = (select: string, live: string, table: string): string =>
+  table === live ? select : select.replace(new RegExp(`FROM ${live}$`), `FROM ${table}`);
+
+/** The current rows of every key the events touch, in three queries. */
+export async function loadReadModelState(
+  client: PoolClient,
+  events: readonly ToolEvent[],
+  tables: ReadModelTableNames = LIVE_READ_MODEL,
+): Promise<ReadModelState> {
+  const keys = keysTouchedBy(events);
+  // One connection runs one query at a time; these three are sequential.
+  const conversations = await loadRows<ConversationRow>(
+    client,
+    fromTable(SELECT_CONVERSATION, 'conversations', tables.conversations),
+    ['tenant_id', 'conversation_id'],
+    keys.conversations.map((k) => [k.tenantId, k.conversationId]),
+  );
+  const runs = await loadRows<RunRow>(
+    client,
+    fromTable(SELECT_RUN, 'runs', tables.runs),
+    ['tenant_id', 'conversation_id', 'run_id'],
+    keys.runs.map((k) => [k.tenantId, k.conversationId, k.runId]),
+  );
+  const invocations = await loadRows<InvocationRow>(
+    client,
+    fromTable(SELECT_INVOCATION, 'invocations', tables.invocations),
+    ['tenant_id', 'conversation_id', 'run_id', 'pair_key'],
+    keys.invocations.map((k) => [k.tenantId, k.conversationId, k.runId, k.pairKey]),
+  );
+  return {
+    conversations: new Map(conversations.map((r) => [conversationKeyString(r), r])),
+    runs: new Map(runs.map((r) => [runKeyString(r), r])),
+    invocations: new Map(invocations.map((r) => [invocationKeyString(r), { ...r, result: r.result === null ? undefined : r.result }])),
+  };
+}
+
+/** Upserts every changed row, one statement per table. */
+export async function writeReadModelChanges(
+  client: PoolClient,
+  changes: ReadModelChanges,
+  tables: ReadModelTableNames = LIVE_READ_MODEL,
+): Promise<void> {
+  const statements: Array<[number, { text: string; values: unknown[] }]> = [
+    [changes.conversations.length, upsertSql(tables.conversations, CONVERSATION_COLUMNS, ['tenant_id', 'conversation_id'], changes.conversations)],
+    [changes.runs.length, upsertSql(tables.runs, RUN_COLUMNS, ['tenant_id', 'conversation_id', 'run_id'], changes.runs)],
+    [
+      changes.invocations.length,
+      upsertSql(tables.invocations, INVOCATION_COLUMNS, ['tenant_id', 'conversation_id', 'run_id', 'pair_key'], changes.invocations),
+    ],
+  ];
+  for (const [rowCount, s] of statements) if (rowCount > 0) await client.query(s.text, s.values);
+}
+
+/** Loads the rows whose composite keys are given, in one query. */
+async function loadRows<Row>(client: PoolClient, select: string, keyColumns: string[], keys: string[][]): Promise<Row[]> {
+  if (keys.length === 0) return [];
+  const params = keyColumns.map((_, i) => `$${i + 1}::text[]`).join(', ');
+  const text = `${select} WHERE (${keyColumns.join(', ')}) IN (SELECT * FROM unnest(${params}))`;
+  const values = keyColumns.map((_, i) => keys.map((k) => k[i]));
+  const { rows } = await client.query<Row & Record<string, unknown>>(text, values);
+  return rows;
+}
