@@ -38,7 +38,7 @@ function benchConversation(): ToolEvent[] {
   for (let r = 0; r < 20; r += 1) {
     const base = Date.now() - (r < 10 ? 3_600_000 : 120_000) + r * 5_000;
     const at = (s: number) => new Date(base + s * 1_000).toISOString();
-    const envelope = { schemaVersion: 1, tenantId: TENANT, conversationId: CONVERSATION, channel: 'web', runId: `run-${r}` };
+    const envelope = { schemaVersion: 2, tenantId: TENANT, conversationId: CONVERSATION, channel: 'web', runId: `run-${r}` };
     for (let round = 0; round < 2; round += 1) {
       for (let s = 0; s < 2; s += 1)
         events.push({ ...envelope, eventId: id(), type: 'ToolCallRequested', occurredAt: at(round * 2), roundIndex: round, sequenceIndex: s, toolCallId: `call_${r}_${round}_${s}`, toolName: 'lookup_order', arguments: { orderId: `A-${r}${round}${s}` } });

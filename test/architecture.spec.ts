@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 const ROOT = join(__dirname, '..');
-const ENTRY_POINTS = new Set(['apps/toolhistory/src/main.ts', 'apps/toolhistory/src/migrate.ts']);
+const ENTRY_POINTS = new Set(['apps/toolhistory/src/main.ts', 'apps/toolhistory/src/migrate.ts', 'apps/toolhistory/src/rebuild.ts']);
 const TEST_FILE = /\.(spec|int-spec|e2e-spec|fixture)\.ts$/;
 
 function sourceFiles(dir: string): string[] {

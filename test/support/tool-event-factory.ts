@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { RunCompleted, RunFailed, ToolCallRequested, ToolEvent, ToolResultReceived } from '../../libs/contract/src';
+import { CURRENT_SCHEMA_VERSION } from '../../libs/contract/src';
+import type { RunCompleted, RunCompletedV1, RunFailed, ToolCallRequested, ToolEvent, ToolResultReceived } from '../../libs/contract/src';
 
 export interface RunScope {
   tenantId: string;
@@ -18,7 +19,7 @@ export function nextTimestamp(): string {
 function envelope(scope: RunScope, occurredAt?: string) {
   return {
     eventId: randomUUID(),
-    schemaVersion: 1,
+    schemaVersion: CURRENT_SCHEMA_VERSION,
     tenantId: scope.tenantId,
     conversationId: scope.conversationId,
     channel: scope.channel ?? 'web',
@@ -58,6 +59,27 @@ export function toolResult(
 export function runCompleted(scope: RunScope, fields: Partial<Omit<RunCompleted, 'type'>> = {}): RunCompleted {
   return {
     ...envelope(scope, fields.occurredAt),
+    type: 'RunCompleted',
+    assistantMessageId: `msg_${scope.runId}`,
+    finishReason: 'stop',
+    // Two service calls: 1200 input and 80 output tokens for the run.
+    usage: [
+      { inputTokens: 500, outputTokens: 30, model: 'model-a' },
+      { inputTokens: 700, outputTokens: 50, model: 'model-a' },
+    ],
+    ...fields,
+  };
+}
+
+/**
+ * A RunCompleted as a schemaVersion 1 producer publishes it: one usage
+ * total for the run (1200 input and 80 output tokens unless given). Other
+ * types have the same shape in version 1: pass `schemaVersion: 1`.
+ */
+export function runCompletedV1(scope: RunScope, fields: Partial<Omit<RunCompletedV1, 'type'>> = {}): RunCompletedV1 {
+  return {
+    ...envelope(scope, fields.occurredAt),
+    schemaVersion: 1,
     type: 'RunCompleted',
     assistantMessageId: `msg_${scope.runId}`,
     finishReason: 'stop',

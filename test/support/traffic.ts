@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ToolEvent } from '../../libs/contract/src';
+import { CURRENT_SCHEMA_VERSION, ToolEvent } from '../../libs/contract/src';
 
 /** Small deterministic PRNG (mulberry32), so a traffic shape can be reproduced. */
 export function seededRandom(seed: number): () => number {
@@ -60,7 +60,7 @@ export function* agentTraffic(totalEvents: number, options: TrafficOptions = {})
   while (emitted < totalEvents) {
     const conversation = Math.floor(random() * conversations);
     const scope = {
-      schemaVersion: 1,
+      schemaVersion: CURRENT_SCHEMA_VERSION,
       tenantId: `tenant-${conversation % tenants}`,
       conversationId: `conv-${conversation}`,
       channel: conversation % 3 === 0 ? 'support' : 'web',
@@ -104,7 +104,7 @@ export function* agentTraffic(totalEvents: number, options: TrafficOptions = {})
       occurredAt: stamp(),
       assistantMessageId: `msg-${scope.runId}`,
       finishReason: 'stop',
-      usage: { inputTokens: 500 + Math.floor(random() * 3_000), outputTokens: 20 + Math.floor(random() * 400) },
+      usage: [{ inputTokens: 500 + Math.floor(random() * 3_000), outputTokens: 20 + Math.floor(random() * 400) }],
     });
     for (const event of run) {
       if (emitted >= totalEvents) return;

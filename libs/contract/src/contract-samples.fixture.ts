@@ -4,7 +4,7 @@
  */
 const envelope = {
   eventId: '1b4e28ba-2fa1-4d3b-a3f5-ef19b5a7633b',
-  schemaVersion: 1,
+  schemaVersion: 2,
   tenantId: 'acme',
   conversationId: 'conv-42',
   channel: 'support',
@@ -12,6 +12,7 @@ const envelope = {
   occurredAt: '2026-11-02T10:15:30.123Z',
 };
 
+/** One sample per type, in the current schema version. */
 export const VALID_SAMPLES: Record<string, Record<string, unknown>> = {
   ToolCallRequested: {
     ...envelope,
@@ -36,7 +37,10 @@ export const VALID_SAMPLES: Record<string, Record<string, unknown>> = {
     type: 'RunCompleted',
     assistantMessageId: 'msg-991',
     finishReason: 'stop',
-    usage: { inputTokens: 1530, outputTokens: 212 },
+    usage: [
+      { inputTokens: 1100, outputTokens: 64, model: 'model-large' },
+      { inputTokens: 430, outputTokens: 148 },
+    ],
   },
   RunFailed: {
     ...envelope,
@@ -45,7 +49,25 @@ export const VALID_SAMPLES: Record<string, Record<string, unknown>> = {
   },
 };
 
+/** A RunCompleted as schemaVersion 1 defined it: one usage total for the run. */
+export const RUN_COMPLETED_V1: Record<string, unknown> = {
+  ...VALID_SAMPLES.RunCompleted,
+  schemaVersion: 1,
+  usage: { inputTokens: 1530, outputTokens: 212 },
+};
+
+const usageEntry = { inputTokens: 5, outputTokens: 1 };
+
 export const MORE_VALID_SAMPLES: Array<[string, Record<string, unknown>]> = [
+  ['a version 1 completion', RUN_COMPLETED_V1],
+  ['a version 1 completion without usage', { ...RUN_COMPLETED_V1, usage: undefined }],
+  ['a version 1 call', { ...VALID_SAMPLES.ToolCallRequested, schemaVersion: 1 }],
+  ['a version 1 result', { ...VALID_SAMPLES.ToolResultReceived, schemaVersion: 1 }],
+  ['a version 1 failure', { ...VALID_SAMPLES.RunFailed, schemaVersion: 1 }],
+  ['an empty usage list', { ...VALID_SAMPLES.RunCompleted, usage: [] }],
+  ['usage entries without a model', { ...VALID_SAMPLES.RunCompleted, usage: [usageEntry, usageEntry] }],
+  ['a model of 256 characters', { ...VALID_SAMPLES.RunCompleted, usage: [{ ...usageEntry, model: 'm'.repeat(256) }] }],
+  ['1000 usage entries', { ...VALID_SAMPLES.RunCompleted, usage: Array.from({ length: 1_000 }, () => usageEntry) }],
   ['a call with an empty toolCallId', { ...VALID_SAMPLES.ToolCallRequested, toolCallId: '' }],
   ['a string result', { ...VALID_SAMPLES.ToolResultReceived, result: 'On branch main, nothing to commit', isError: false }],
   ['an array result', { ...VALID_SAMPLES.ToolResultReceived, result: [1, 2, 3] }],
@@ -59,7 +81,8 @@ export const MORE_VALID_SAMPLES: Array<[string, Record<string, unknown>]> = [
 /** [description, sample, field the error must name] */
 export const INVALID_SAMPLES: Array<[string, Record<string, unknown>, string]> = [
   ['an unknown type', { ...VALID_SAMPLES.RunFailed, type: 'ToolCallCancelled' }, 'type'],
-  ['an unknown schemaVersion', { ...VALID_SAMPLES.RunFailed, schemaVersion: 2 }, 'schemaVersion'],
+  ['an unknown schemaVersion', { ...VALID_SAMPLES.RunFailed, schemaVersion: 3 }, 'schemaVersion'],
+  ['schemaVersion 0', { ...VALID_SAMPLES.RunFailed, schemaVersion: 0 }, 'schemaVersion'],
   ['a missing schemaVersion', { ...VALID_SAMPLES.RunFailed, schemaVersion: undefined }, 'schemaVersion'],
   ['a missing eventId', { ...VALID_SAMPLES.RunFailed, eventId: undefined }, 'eventId'],
   ['an eventId that is not a UUID', { ...VALID_SAMPLES.RunFailed, eventId: 'evt-1' }, 'eventId'],
@@ -85,7 +108,21 @@ export const INVALID_SAMPLES: Array<[string, Record<string, unknown>, string]> =
   ['isError as a string', { ...VALID_SAMPLES.ToolResultReceived, isError: 'false' }, 'isError'],
   ['a missing assistantMessageId', { ...VALID_SAMPLES.RunCompleted, assistantMessageId: undefined }, 'assistantMessageId'],
   ['an empty finishReason', { ...VALID_SAMPLES.RunCompleted, finishReason: '' }, 'finishReason'],
-  ['negative token usage', { ...VALID_SAMPLES.RunCompleted, usage: { inputTokens: -1, outputTokens: 2 } }, 'usage.inputTokens'],
+  ['a version 2 completion with a usage object', { ...VALID_SAMPLES.RunCompleted, usage: { inputTokens: 1530, outputTokens: 212 } }, 'usage'],
+  ['a version 1 completion with a usage list', { ...RUN_COMPLETED_V1, usage: [{ inputTokens: 1530, outputTokens: 212 }] }, 'usage'],
+  ['a null usage', { ...VALID_SAMPLES.RunCompleted, usage: null }, 'usage'],
+  ['a null version 1 usage', { ...RUN_COMPLETED_V1, usage: null }, 'usage'],
+  ['negative version 1 token usage', { ...RUN_COMPLETED_V1, usage: { inputTokens: -1, outputTokens: 2 } }, 'usage.inputTokens'],
+  ['version 1 usage without outputTokens', { ...RUN_COMPLETED_V1, usage: { inputTokens: 1 } }, 'usage.outputTokens'],
+  ['negative token usage', { ...VALID_SAMPLES.RunCompleted, usage: [usageEntry, { inputTokens: -1, outputTokens: 2 }] }, 'usage.1.inputTokens'],
+  ['fractional token usage', { ...VALID_SAMPLES.RunCompleted, usage: [{ inputTokens: 1, outputTokens: 2.5 }] }, 'usage.0.outputTokens'],
+  ['a usage entry without outputTokens', { ...VALID_SAMPLES.RunCompleted, usage: [{ inputTokens: 1 }] }, 'usage.0.outputTokens'],
+  ['a usage entry that is not an object', { ...VALID_SAMPLES.RunCompleted, usage: [usageEntry, 7] }, 'usage'],
+  ['a usage entry that is a list', { ...VALID_SAMPLES.RunCompleted, usage: [[]] }, 'usage'],
+  ['an empty model', { ...VALID_SAMPLES.RunCompleted, usage: [{ ...usageEntry, model: '' }] }, 'usage.0.model'],
+  ['a null model', { ...VALID_SAMPLES.RunCompleted, usage: [{ ...usageEntry, model: null }] }, 'usage.0.model'],
+  ['a model longer than 256 characters', { ...VALID_SAMPLES.RunCompleted, usage: [{ ...usageEntry, model: 'm'.repeat(257) }] }, 'usage.0.model'],
+  ['more than 1000 usage entries', { ...VALID_SAMPLES.RunCompleted, usage: Array.from({ length: 1_001 }, () => usageEntry) }, 'usage'],
   ['an error without a code', { ...VALID_SAMPLES.RunFailed, error: { message: 'x' } }, 'error.code'],
   ['an error as a string', { ...VALID_SAMPLES.RunFailed, error: 'boom' }, 'error'],
   ['an id longer than 256 characters', { ...VALID_SAMPLES.RunFailed, runId: 'r'.repeat(257) }, 'runId'],

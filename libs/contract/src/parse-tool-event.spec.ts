@@ -1,5 +1,5 @@
 import { ErrorCode } from '@toolhistory/errors';
-import { asJson, INVALID_SAMPLES, MORE_VALID_SAMPLES, VALID_SAMPLES } from './contract-samples.fixture';
+import { asJson, INVALID_SAMPLES, MORE_VALID_SAMPLES, RUN_COMPLETED_V1, VALID_SAMPLES } from './contract-samples.fixture';
 import { parseToolEvent } from './parse-tool-event';
 
 describe('parseToolEvent', () => {
@@ -20,10 +20,20 @@ describe('parseToolEvent', () => {
   });
 
   it('drops unknown properties so the stored event is exactly the contract', () => {
-    const parsed = parseToolEvent(asJson({ ...VALID_SAMPLES.RunCompleted, traceId: 't-1', usage: { inputTokens: 1, outputTokens: 2, cached: 9 } }));
+    const parsed = parseToolEvent(
+      asJson({ ...VALID_SAMPLES.RunCompleted, traceId: 't-1', usage: [{ inputTokens: 1, outputTokens: 2, model: 'm', cached: 9 }, { inputTokens: 3, outputTokens: 4 }] }),
+    );
     if (!parsed.ok) throw parsed.error;
     expect(parsed.event).not.toHaveProperty('traceId');
-    expect((parsed.event as { usage: object }).usage).toEqual({ inputTokens: 1, outputTokens: 2 });
+    expect((parsed.event as { usage: object }).usage).toEqual([{ inputTokens: 1, outputTokens: 2, model: 'm' }, { inputTokens: 3, outputTokens: 4 }]);
+    // Plain data: nothing downstream sees the validation classes.
+    for (const entry of (parsed.event as { usage: object[] }).usage) expect(Object.getPrototypeOf(entry)).toBe(Object.prototype);
+  });
+
+  it('keeps a version 1 event as version 1, dropping unknown properties by the version 1 rules', () => {
+    const parsed = parseToolEvent(asJson({ ...RUN_COMPLETED_V1, usage: { inputTokens: 1, outputTokens: 2, cached: 9 } }));
+    if (!parsed.ok) throw parsed.error;
+    expect(parsed.event).toEqual({ ...RUN_COMPLETED_V1, usage: { inputTokens: 1, outputTokens: 2 } });
   });
 
   it('lists every problem of an event at once', () => {

@@ -1,11 +1,16 @@
 import { validateSync, ValidationError } from 'class-validator';
 import { AppError, ErrorCode, rejected } from '@toolhistory/errors';
-import { DTO_BY_TYPE, NESTED_DTOS } from './tool-event.classes';
-import { SUPPORTED_SCHEMA_VERSIONS, TOOL_EVENT_TYPES, ToolEvent, ToolEventType } from './tool-event.types';
+import { dtoFor, NESTED_DTOS } from './tool-event.classes';
+import { StoredToolEvent, SUPPORTED_SCHEMA_VERSIONS, TOOL_EVENT_TYPES, ToolEventType } from './tool-event.types';
 
 export const DEFAULT_MAX_EVENT_BYTES = 1024 * 1024;
 
-export type ParseResult = { ok: true; event: ToolEvent } | { ok: false; error: AppError };
+/**
+ * A valid event is returned in the version it was published in, checked by
+ * that version's rules: it is stored so, and upcastToolEvent brings it to
+ * the current shape for anything that applies rules to it.
+ */
+export type ParseResult = { ok: true; event: StoredToolEvent } | { ok: false; error: AppError };
 
 /**
  * Turns one Kafka message value into a validated event, or a non-retriable
@@ -57,18 +62,22 @@ export function validateToolEvent(plain: unknown): ParseResult {
   }
 
   const eventType = type as ToolEventType;
-  const instance = Object.assign(new DTO_BY_TYPE[eventType](), record) as Record<string, unknown>;
-  for (const [field, Nested] of Object.entries(NESTED_DTOS[eventType] ?? {})) {
+  const Dto = dtoFor(eventType, version);
+  const instance = Object.assign(new Dto(), record) as unknown as Record<string, unknown>;
+  for (const [field, Nested] of Object.entries(NESTED_DTOS.get(Dto) ?? {})) {
     const value = instance[field];
-    if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
-      instance[field] = Object.assign(new Nested(), value);
-    }
+    if (Array.isArray(value)) instance[field] = value.map((item) => (isPlainObject(item) ? Object.assign(new Nested(), item) : item));
+    else if (isPlainObject(value)) instance[field] = Object.assign(new Nested(), value);
   }
   const errors = validateSync(instance, { whitelist: true, forbidUnknownValues: true });
   if (errors.length > 0) {
     return fail(rejected(ErrorCode.InvalidEvent, describeValidationErrors(errors), { type: eventType }));
   }
-  return { ok: true, event: toPlain(instance) as unknown as ToolEvent };
+  return { ok: true, event: toPlain(instance) as unknown as StoredToolEvent };
+}
+
+function isPlainObject(value: unknown): value is object {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function fail(error: AppError): ParseResult {
@@ -93,9 +102,11 @@ function toPlain(instance: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(instance)) {
     if (value === undefined) continue;
-    out[key] = typeof value === 'object' && value !== null && !Array.isArray(value) && value.constructor !== Object
-      ? { ...(value as object) }
-      : value;
+    out[key] = Array.isArray(value) ? value.map(plainCopy) : plainCopy(value);
   }
   return out;
+}
+
+function plainCopy(value: unknown): unknown {
+  return isPlainObject(value) && value.constructor !== Object ? { ...value } : value;
 }

@@ -2,7 +2,7 @@ import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import fc from 'fast-check';
 import schema from '../schema/tool-event.schema.json';
-import { asJson, INVALID_SAMPLES, MORE_VALID_SAMPLES, VALID_SAMPLES } from './contract-samples.fixture';
+import { asJson, INVALID_SAMPLES, MORE_VALID_SAMPLES, RUN_COMPLETED_V1, VALID_SAMPLES } from './contract-samples.fixture';
 import { parseToolEvent } from './parse-tool-event';
 
 const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false });
@@ -35,12 +35,18 @@ describe('the published JSON Schema and the validation classes', () => {
       fc.constant([]),
       fc.constant({}),
       fc.constant({ inputTokens: 1, outputTokens: 2 }),
+      fc.constant([{ inputTokens: 1, outputTokens: 2 }]),
+      fc.constant([{ inputTokens: 1, outputTokens: 2, model: 'm' }, { inputTokens: 0, outputTokens: 0 }]),
+      fc.constant([{ inputTokens: 1 }]),
+      fc.constant([{ inputTokens: 1, outputTokens: 2, model: '' }]),
+      fc.constant([7]),
+      fc.constant([[]]),
       fc.constant({ code: 'x', message: 'y' }),
     );
-    const types = Object.keys(VALID_SAMPLES);
+    // Every current sample, and the version 1 shape of the type that changed.
+    const bases = [...Object.values(VALID_SAMPLES), RUN_COMPLETED_V1];
     fc.assert(
-      fc.property(fc.constantFrom(...types), fc.nat(), jsonValue, (type, fieldIndex, value) => {
-        const base = VALID_SAMPLES[type];
+      fc.property(fc.constantFrom(...bases), fc.nat(), jsonValue, (base, fieldIndex, value) => {
         const fields = Object.keys(base);
         const sample = { ...base, [fields[fieldIndex % fields.length]]: value };
         expect(classesAccept(sample)).toBe(schemaAccepts(sample));

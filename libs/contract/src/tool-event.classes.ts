@@ -11,6 +11,7 @@ import {
   Matches,
   MaxLength,
   Min,
+  ValidateBy,
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
@@ -18,6 +19,7 @@ import {
   JsonObject,
   JsonValue,
   MAX_ID_LENGTH,
+  MAX_USAGE_ENTRIES,
   SUPPORTED_SCHEMA_VERSIONS,
   TOOL_EVENT_TYPES,
   ToolEventType,
@@ -96,9 +98,27 @@ export class ToolResultReceivedDto extends EventEnvelopeDto implements T.ToolRes
   @IsBoolean() isError: boolean;
 }
 
+/** An array of at most MAX_USAGE_ENTRIES, with a message that says which of the two it is not. */
+function UsageList(): PropertyDecorator {
+  return ValidateBy({
+    name: 'usageList',
+    validator: {
+      validate: (value: unknown) => Array.isArray(value) && value.length <= MAX_USAGE_ENTRIES,
+      defaultMessage: (args) =>
+        Array.isArray(args?.value)
+          ? `$property must have at most ${MAX_USAGE_ENTRIES} entries`
+          : '$property must be an array with one entry per service call',
+    },
+  });
+}
+
 export class TokenUsageDto implements T.TokenUsage {
   @Index() inputTokens: number;
   @Index() outputTokens: number;
+
+  @ValidateIf((entry: TokenUsageDto) => entry.model !== undefined)
+  @Id()
+  model?: string;
 }
 
 export class RunCompletedDto extends EventEnvelopeDto implements T.RunCompleted {
@@ -108,9 +128,28 @@ export class RunCompletedDto extends EventEnvelopeDto implements T.RunCompleted 
 
   // Absent is fine; null is not (IsOptional would let null through, the JSON Schema does not).
   @ValidateIf((event: RunCompletedDto) => event.usage !== undefined)
+  @UsageList()
+  @IsObject({ each: true, message: 'usage entries must be JSON objects' })
+  @ValidateNested({ each: true })
+  usage?: TokenUsageDto[];
+}
+
+/** schemaVersion 1. Never edited: events of this version are read through upcastToolEvent. */
+export class TokenUsageV1Dto implements T.TokenUsageV1 {
+  @Index() inputTokens: number;
+  @Index() outputTokens: number;
+}
+
+/** schemaVersion 1. Never edited: events of this version are read through upcastToolEvent. */
+export class RunCompletedV1Dto extends EventEnvelopeDto implements T.RunCompletedV1 {
+  @Equals('RunCompleted') override type = 'RunCompleted' as const;
+  @Id() assistantMessageId: string;
+  @Id() finishReason: string;
+
+  @ValidateIf((event: RunCompletedV1Dto) => event.usage !== undefined)
   @IsObject({ message: 'usage must be an object' })
   @ValidateNested()
-  usage?: TokenUsageDto;
+  usage?: TokenUsageV1Dto;
 }
 
 export class RunFailureDetailDto implements T.RunFailureDetail {
@@ -127,6 +166,7 @@ export class RunFailedDto extends EventEnvelopeDto implements T.RunFailed {
   error: RunFailureDetailDto;
 }
 
+/** The classes of the current version. */
 export const DTO_BY_TYPE = {
   ToolCallRequested: ToolCallRequestedDto,
   ToolResultReceived: ToolResultReceivedDto,
@@ -134,8 +174,30 @@ export const DTO_BY_TYPE = {
   RunFailed: RunFailedDto,
 } as const;
 
-/** Nested objects that must become class instances for @ValidateNested to see their rules. */
-export const NESTED_DTOS: Partial<Record<ToolEventType, Record<string, new () => object>>> = {
-  RunCompleted: { usage: TokenUsageDto },
-  RunFailed: { error: RunFailureDetailDto },
+/** Classes of older versions, for the types whose shape that version had differently. */
+export const OLDER_DTOS: Readonly<Record<number, Partial<Record<ToolEventType, new () => EventEnvelopeDto>>>> = {
+  1: { RunCompleted: RunCompletedV1Dto },
 };
+
+/**
+ * The class that checks an event of this type as published in this version.
+ * A version that is missing or unsupported gets the current classes (its
+ * schemaVersion fails them anyway).
+ */
+export function dtoFor(type: ToolEventType, schemaVersion: unknown): new () => EventEnvelopeDto {
+  const older = typeof schemaVersion === 'number' ? OLDER_DTOS[schemaVersion]?.[type] : undefined;
+  return older ?? DTO_BY_TYPE[type];
+}
+
+/**
+ * Nested objects, or arrays of them, that must become class instances for
+ * @ValidateNested to see their rules, by event class.
+ */
+export const NESTED_DTOS: ReadonlyMap<new () => EventEnvelopeDto, Record<string, new () => object>> = new Map<
+  new () => EventEnvelopeDto,
+  Record<string, new () => object>
+>([
+  [RunCompletedDto, { usage: TokenUsageDto }],
+  [RunCompletedV1Dto, { usage: TokenUsageV1Dto }],
+  [RunFailedDto, { error: RunFailureDetailDto }],
+]);

@@ -5,11 +5,18 @@
 export const TOOL_EVENT_TYPES = ['ToolCallRequested', 'ToolResultReceived', 'RunCompleted', 'RunFailed'] as const;
 export type ToolEventType = (typeof TOOL_EVENT_TYPES)[number];
 
-/** Versions this build can read. A new version adds an upcaster, never edits an old one. */
-export const SUPPORTED_SCHEMA_VERSIONS = [1] as const;
-export const CURRENT_SCHEMA_VERSION = 1;
+/**
+ * Versions this build accepts and can read. Events are validated and stored
+ * in the version they were published in; readers bring older versions to
+ * the current shape with the upcasters (upcast-tool-event.ts). A new
+ * version adds an upcaster, never edits an old one.
+ */
+export const SUPPORTED_SCHEMA_VERSIONS = [1, 2] as const;
+export const CURRENT_SCHEMA_VERSION = 2;
 
 export const MAX_ID_LENGTH = 256;
+/** Service calls a RunCompleted may report usage for (schemaVersion 2). */
+export const MAX_USAGE_ENTRIES = 1_000;
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
@@ -57,16 +64,38 @@ export interface ToolResultReceived extends EventEnvelope {
   isError: boolean;
 }
 
+/** The tokens of one service (LLM) call of a run. */
 export interface TokenUsage {
   inputTokens: number;
   outputTokens: number;
+  /** The model the call went to, when the producer knows it. */
+  model?: string;
 }
 
 export interface RunCompleted extends EventEnvelope {
   type: 'RunCompleted';
   assistantMessageId: string;
   finishReason: string;
-  usage?: TokenUsage;
+  /** One entry per service call of the run, in call order (schemaVersion 2). */
+  usage?: TokenUsage[];
+}
+
+/** schemaVersion 1 usage: one total for the whole run. */
+export interface TokenUsageV1 {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/**
+ * RunCompleted as schemaVersion 1 defined it; read through upcastToolEvent.
+ * Spelled out rather than derived from RunCompleted, so a later version
+ * cannot change it.
+ */
+export interface RunCompletedV1 extends EventEnvelope {
+  type: 'RunCompleted';
+  assistantMessageId: string;
+  finishReason: string;
+  usage?: TokenUsageV1;
 }
 
 export interface RunFailureDetail {
@@ -79,4 +108,15 @@ export interface RunFailed extends EventEnvelope {
   error: RunFailureDetail;
 }
 
+/** An event in the current schema version: what every rule consumes. */
 export type ToolEvent = ToolCallRequested | ToolResultReceived | RunCompleted | RunFailed;
+
+/** schemaVersion 1: only RunCompleted differs from the current shapes. */
+export type ToolEventV1 = ToolCallRequested | ToolResultReceived | RunCompletedV1 | RunFailed;
+
+/**
+ * An event in any supported version, as validated and as stored (events
+ * are never rewritten to a newer version). upcastToolEvent turns it into a
+ * ToolEvent.
+ */
+export type StoredToolEvent = ToolEvent | ToolEventV1;

@@ -10,3 +10,4 @@ export * from './postgres-event-store';
 export * from './postgres-append-listener';
 export * from './postgres-read-model-writer';
 export * from './postgres-read-model-rebuild';
+export * from './postgres-read-model-projection';

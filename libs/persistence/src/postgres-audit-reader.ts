@@ -1,5 +1,14 @@
 import type { Pool } from 'pg';
-import type { AuditReader, InvocationCursor, InvocationFilter, InvocationRecord, UsageQuery, UsageReport } from '@toolhistory/domain';
+import type {
+  AuditReader,
+  InvocationCursor,
+  InvocationFilter,
+  InvocationRecord,
+  SearchHit,
+  SearchQuery,
+  UsageQuery,
+  UsageReport,
+} from '@toolhistory/domain';
 import { classifyPostgresError } from './postgres-errors';
 import { isoText } from './sql-rows';
 
@@ -9,12 +18,32 @@ const STATUS_CONDITION = {
   error: 'result_event_id IS NOT NULL AND coalesce(is_error, false)',
 } as const;
 
-const SELECT_RECORD = `SELECT tenant_id AS "tenantId", conversation_id AS "conversationId", run_id AS "runId", pair_key AS "pairKey",
+const RECORD_COLUMNS = `tenant_id AS "tenantId", conversation_id AS "conversationId", run_id AS "runId", pair_key AS "pairKey",
   round_index AS "roundIndex", sequence_index AS "sequenceIndex", tool_call_id AS "toolCallId", tool_name AS "toolName",
   arguments, result, is_error AS "isError", ${isoText('requested_at')} AS "requestedAt", ${isoText('completed_at')} AS "completedAt",
   ${isoText('at')} AS at, (extract(epoch FROM completed_at - requested_at) * 1000)::float8 AS "durationMs",
-  persist, argument_redactions AS "argumentRedactions", result_redactions AS "resultRedactions"
-  FROM invocations`;
+  persist, argument_redactions AS "argumentRedactions", result_redactions AS "resultRedactions"`;
+
+const SELECT_RECORD = `SELECT ${RECORD_COLUMNS} FROM invocations`;
+
+/*
+ * Full-text search (docs/adr/006-full-text-search.md). The document is the
+ * generated column search_document of migration 005; these expressions must
+ * cut text into words the same way it does.
+ */
+// The query gets the space after each '/' that invocation_search_text gives documents.
+const SEARCH_QUERY = `websearch_to_tsquery('simple', replace($2, '/', '/ '))`;
+// Cover density (matched words close together count more), divided by 1 + log(length) so a long
+// result mentioning a word once does not outrank a short exact match (1), mapped into [0, 1) (32).
+const SEARCH_SCORE = `ts_rank_cd(search_document, ${SEARCH_QUERY}, 1 | 32)::float8`;
+// Best first; equal scores newest first, then by key: the same rows always come in the same order.
+// (Qualified: in the outer query a bare `at` would be the ISO text column of the answer.)
+const SEARCH_ORDER = 'score DESC, invocations.at DESC, conversation_id, run_id, pair_key';
+// The text the document was made of, highlighted; then the '/ ' spacing undone and made one line.
+const SEARCH_SNIPPET = `btrim(regexp_replace(replace(ts_headline('simple',
+    coalesce(tool_name, '') || E'\\n' || invocation_search_text(arguments) || E'\\n' || invocation_search_text(result),
+    ${SEARCH_QUERY}, 'StartSel=**, StopSel=**, MaxWords=30, MinWords=10, ShortWord=0, MaxFragments=2, FragmentDelimiter=" … "'),
+  '/ ', '/'), '\\s+', ' ', 'g'))`;
 
 export class PostgresAuditReader implements AuditReader {
   constructor(private readonly pool: Pool) {}
@@ -68,6 +97,30 @@ export class PostgresAuditReader implements AuditReader {
         inputTokens: Number(tokens.rows[0].input),
         outputTokens: Number(tokens.rows[0].output),
       };
+    } catch (error) {
+      throw classifyPostgresError(error);
+    }
+  }
+
+  async searchInvocations(query: SearchQuery): Promise<SearchHit[]> {
+    const conditions = ['tenant_id = $1', `search_document @@ ${SEARCH_QUERY}`];
+    const values: unknown[] = [query.tenantId, query.query];
+    const bind = (value: unknown) => `$${values.push(value)}`;
+    if (query.conversationId) conditions.push(`conversation_id = ${bind(query.conversationId)}`);
+    if (query.from) conditions.push(`at >= ${bind(query.from)}::timestamptz`);
+    if (query.to) conditions.push(`at < ${bind(query.to)}::timestamptz`);
+    // Every match is scored, but only the rows returned get a snippet (ts_headline re-reads the whole text).
+    const text = `SELECT ${RECORD_COLUMNS}, score, ${SEARCH_SNIPPET} AS snippet
+      FROM (SELECT *, ${SEARCH_SCORE} AS score FROM invocations WHERE ${conditions.join(' AND ')}
+            ORDER BY ${SEARCH_ORDER} LIMIT ${bind(query.limit)}) AS invocations
+      ORDER BY ${SEARCH_ORDER}`;
+    try {
+      const { rows } = await this.pool.query<InvocationRecord & { score: number; snippet: string }>(text, values);
+      return rows.map(({ score, snippet, ...record }) => ({
+        invocation: { ...record, durationMs: record.durationMs === null ? null : Math.round(record.durationMs) },
+        score,
+        snippet,
+      }));
     } catch (error) {
       throw classifyPostgresError(error);
     }

@@ -1,5 +1,5 @@
 import type { PoolClient } from 'pg';
-import type { ToolEvent } from '@toolhistory/contract';
+import type { StoredToolEvent } from '@toolhistory/contract';
 import { conversationKeyString } from '@toolhistory/domain';
 import { ColumnSpec, recordsetSelect, unnestRows } from './sql-rows';
 
@@ -9,7 +9,8 @@ import { ColumnSpec, recordsetSelect, unnestRows } from './sql-rows';
  * events the same way.
  */
 export interface PositionedEvent {
-  event: ToolEvent;
+  /** Written as it is, in its own schema version (readers upcast it). */
+  event: StoredToolEvent;
   streamPosition: number;
   globalPosition: string;
 }
@@ -31,7 +32,7 @@ const EVENT_COLUMNS: ColumnSpec<PositionedEvent>[] = [
 ];
 
 /** Drops events already in the store, and repeats of one eventId within the list. */
-export async function withoutRecordedEvents<T>(client: PoolClient, items: readonly T[], eventOf: (item: T) => ToolEvent): Promise<T[]> {
+export async function withoutRecordedEvents<T>(client: PoolClient, items: readonly T[], eventOf: (item: T) => StoredToolEvent): Promise<T[]> {
   if (items.length === 0) return [];
   const ids = items.map((item) => eventOf(item).eventId.toLowerCase());
   const { rows } = await client.query<{ event_id: string }>('SELECT event_id FROM events WHERE event_id = ANY($1::uuid[])', [ids]);
@@ -53,7 +54,7 @@ export async function withoutRecordedEvents<T>(client: PoolClient, items: readon
  */
 export async function allocateStreamPositions(
   client: PoolClient,
-  events: readonly ToolEvent[],
+  events: readonly StoredToolEvent[],
 ): Promise<{ positioned: PositionedEvent[]; erased: number }> {
   const perStream = new Map<string, { tenantId: string; conversationId: string; count: number }>();
   for (const e of events) {

@@ -1,19 +1,15 @@
 import type { Pool, PoolClient } from 'pg';
-import type { ToolEvent, ToolResultReceived } from '@toolhistory/contract';
 import {
   ApplyEvents,
   EventStore,
   GlobalPosition,
-  projectEvents,
   ReadModelRebuild,
   ReadModelRebuilder,
   RecordedToolEvent,
-  resultsAwaitingTheirCall,
-  withRecordedResult,
 } from '@toolhistory/domain';
 import { AppError, ErrorCode } from '@toolhistory/errors';
 import { classifyPostgresError } from './postgres-errors';
-import { LIVE_READ_MODEL, loadReadModelState, ReadModelTableNames, writeReadModelChanges } from './postgres-read-model-writer';
+import { applyRecordedEvents, LIVE_READ_MODEL, ReadModelTableNames } from './postgres-read-model-writer';
 
 const REBUILD_SUFFIX = '_rebuild';
 const RETIRED_SUFFIX = '_retired';
@@ -125,24 +121,8 @@ class PostgresRebuild implements ReadModelRebuild {
     }
   }
 
-  private async applyWith(client: PoolClient, recorded: readonly RecordedToolEvent[]): Promise<void> {
-    const events = recorded.map((r) => r.event);
-    const state = await loadReadModelState(client, events, REBUILD_TABLES);
-    await this.takeRecordedResults(state, events);
-    await writeReadModelChanges(client, projectEvents(state, events), REBUILD_TABLES);
-  }
-
-  /** A result rewritten (re-redacted) after the rebuild read it: the stored version wins. */
-  private async takeRecordedResults(state: Parameters<typeof resultsAwaitingTheirCall>[0], events: readonly ToolEvent[]): Promise<void> {
-    const waiting = resultsAwaitingTheirCall(state, events);
-    if (waiting.size === 0) return;
-    const streams = new Map(events.filter((e) => e.type === 'ToolCallRequested').map((e) => [`${e.tenantId}\u0000${e.conversationId}`, e]));
-    for (const call of streams.values()) {
-      for (const { event } of await this.events.readStream(call)) {
-        const entry = waiting.get(event.eventId.toLowerCase());
-        if (entry && event.type === 'ToolResultReceived') state.invocations.set(entry.key, withRecordedResult(entry.row, event as ToolResultReceived));
-      }
-    }
+  private applyWith(client: PoolClient, recorded: readonly RecordedToolEvent[]): Promise<void> {
+    return applyRecordedEvents(client, recorded, REBUILD_TABLES, this.events);
   }
 }
 

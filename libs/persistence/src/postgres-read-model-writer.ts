@@ -1,7 +1,12 @@
 import type { PoolClient } from 'pg';
-import type { ToolEvent } from '@toolhistory/contract';
+import type { ToolEvent, ToolResultReceived } from '@toolhistory/contract';
 import {
   conversationKeyString,
+  EventStore,
+  projectEvents,
+  RecordedToolEvent,
+  resultsAwaitingTheirCall,
+  withRecordedResult,
   ConversationRow,
   invocationKeyString,
   InvocationRow,
@@ -81,6 +86,37 @@ export async function writeReadModelChanges(
     ],
   ];
   for (const [rowCount, s] of statements) if (rowCount > 0) await client.query(s.text, s.values);
+}
+
+/**
+ * Projects recorded events (global order) into the given tables, in the
+ * caller's transaction: what a rebuild and the checkpointed projector do.
+ */
+export async function applyRecordedEvents(
+  client: PoolClient,
+  recorded: readonly RecordedToolEvent[],
+  tables: ReadModelTableNames,
+  store: EventStore,
+): Promise<void> {
+  if (recorded.length === 0) return;
+  const events = recorded.map((r) => r.event);
+  const state = await loadReadModelState(client, events, tables);
+  await takeRecordedResults(state, events, store);
+  await writeReadModelChanges(client, projectEvents(state, events), tables);
+}
+
+/** A result rewritten (re-redacted) after the row was built from it: the stored version wins. */
+async function takeRecordedResults(state: ReadModelState, events: readonly ToolEvent[], store: EventStore): Promise<void> {
+  const waiting = resultsAwaitingTheirCall(state, events);
+  if (waiting.size === 0) return;
+  const streams = new Map<string, ToolEvent>();
+  for (const e of events) if (e.type === 'ToolCallRequested') streams.set(conversationKeyString(e), e);
+  for (const call of streams.values()) {
+    for (const { event } of await store.readStream(call)) {
+      const entry = waiting.get(event.eventId.toLowerCase());
+      if (entry && event.type === 'ToolResultReceived') state.invocations.set(entry.key, withRecordedResult(entry.row, event as ToolResultReceived));
+    }
+  }
 }
 
 /** Loads the rows whose composite keys are given, in one query. */

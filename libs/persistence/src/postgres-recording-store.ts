@@ -1,5 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
-import type { ToolEvent, ToolResultReceived } from '@toolhistory/contract';
+import { StoredToolEvent, ToolEvent, upcastToolEvent } from '@toolhistory/contract';
 import {
   conversationKeyString,
   DEFAULT_REDACTION_POLICY,
@@ -84,12 +84,18 @@ export class PostgresRecordingStore implements RecordingStore {
     const duplicates = fresh.length - newEvents.length;
     const { positioned, erased } = newEvents.length > 0 ? await allocateStreamPositions(client, newEvents.map((m) => m.event)) : { positioned: [], erased: 0 };
     if (positioned.length > 0) {
-      const received = positioned.map((p) => p.event);
-      const state = await this.loadReadModelState(client, received);
+      // Each event is stored in the schema version it was received in (a v1
+      // event stays v1; readers upcast it), while the read model is built
+      // from the current version. Redaction keeps an event's version (it
+      // touches no field that differs between versions), so the payload
+      // stored is the redacted event as received and the projection gets
+      // that same event upcast.
+      const current = positioned.map((p) => upcastToolEvent(p.event));
+      const state = await this.loadReadModelState(client, current);
       // Redaction happens here, before anything of the batch is written.
-      const toolNames = toolNamesByInvocation(state, received);
-      for (const p of positioned) p.event = redactToolEvent(p.event, this.redaction, toolNameFor(toolNames, p.event));
-      const redacted = positioned.map((p) => p.event);
+      const toolNames = toolNamesByInvocation(state, current);
+      positioned.forEach((p, i) => (p.event = redactToolEvent(p.event, this.redaction, toolNameFor(toolNames, current[i]))));
+      const redacted = positioned.map((p) => upcastToolEvent(p.event));
       await this.redactEarlyResults(client, state, redacted);
       await this.writeReadModelChanges(client, projectEvents(state, redacted));
     }
@@ -145,8 +151,13 @@ export class PostgresRecordingStore implements RecordingStore {
       if (row && row.callEventId === null && row.resultEventId !== null) waiting.set(row.resultEventId, { row, toolName: e.toolName });
     }
     if (waiting.size === 0) return;
-    const { rows } = await client.query<{ payload: ToolResultReceived }>('SELECT payload FROM events WHERE event_id = ANY($1::uuid[])', [[...waiting.keys()]]);
+    const { rows } = await client.query<{ payload: StoredToolEvent }>('SELECT payload FROM events WHERE event_id = ANY($1::uuid[])', [[...waiting.keys()]]);
     for (const { payload } of rows) {
+      // The payload is in the version it was received in. A result has the
+      // same shape in every supported version (the call below would not
+      // compile otherwise), so it is redacted as stored and written back in
+      // its own version: stored events are never rewritten to a newer one.
+      if (payload.type !== 'ToolResultReceived') continue;
       const { row, toolName } = waiting.get(payload.eventId.toLowerCase())!;
       const redacted = redactEarlyResult(payload, this.redaction, toolName);
       if (redacted === null) continue;

@@ -14,18 +14,26 @@ async function adminQuery(sql: string, params: unknown[] = []) {
   }
 }
 
-const ALL_MIGRATIONS = ['001_event-store-and-read-model', '002_conversation-event-count', '003_redaction-and-erasure', '004_audit-queries'];
+const ALL_MIGRATIONS = [
+  '001_event-store-and-read-model',
+  '002_conversation-event-count',
+  '003_redaction-and-erasure',
+  '004_audit-queries',
+  '005_full-text-search',
+  '006_projection-checkpoints',
+];
 
 describe('runMigrations (real PostgreSQL)', () => {
-  it('lets instances that start together wait for each other instead of failing', async () => {
+  it('lets instances that start together wait for each other instead of failing, in one schema or in several', async () => {
     const schema = uniqueName('concurrent').toLowerCase();
+    const other = uniqueName('concurrent').toLowerCase();
     try {
-      const results = await Promise.all([1, 2, 3, 4].map(() => runMigrations(TEST_DATABASE_URL, schema)));
-      expect(results.flat()).toEqual(ALL_MIGRATIONS);
+      const results = await Promise.all([schema, schema, other, schema, other].map((s) => runMigrations(TEST_DATABASE_URL, s)));
+      expect(results.flat()).toEqual([...ALL_MIGRATIONS, ...ALL_MIGRATIONS]);
     } finally {
       const client = new Client({ connectionString: TEST_DATABASE_URL });
       await client.connect();
-      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      for (const s of [schema, other]) await client.query(`DROP SCHEMA IF EXISTS "${s}" CASCADE`);
       await client.end();
     }
   });

@@ -1,7 +1,7 @@
-import type { ToolEvent } from '@toolhistory/contract';
+import type { StoredToolEvent } from '@toolhistory/contract';
 import { PostgresAuditReader, PostgresRecordingStore } from '@toolhistory/persistence';
 import { freshSchema, FreshSchema } from '../../../../test/support/fresh-schema';
-import { runCompleted, toolCall, toolResult } from '../../../../test/support/tool-event-factory';
+import { runCompleted, runCompletedV1, toolCall, toolResult } from '../../../../test/support/tool-event-factory';
 import { QueryAudit } from './query-audit';
 
 const at = (minute: number, second = 0) => `2026-11-20T10:${String(minute).padStart(2, '0')}:${String(second).padStart(2, '0')}.000Z`;
@@ -13,7 +13,7 @@ describe('audit queries (real PostgreSQL)', () => {
   beforeAll(async () => {
     db = await freshSchema('audit');
     audit = new QueryAudit(new PostgresAuditReader(db.pool));
-    const events: ToolEvent[] = [];
+    const events: StoredToolEvent[] = [];
     // 2 conversations x 3 runs x 5 calls; every 4th call fails, every 7th has no result yet.
     let n = 0;
     for (const conversationId of ['c-a', 'c-b']) {
@@ -25,7 +25,13 @@ describe('audit queries (real PostgreSQL)', () => {
           events.push(toolCall(scope, { roundIndex: 0, sequenceIndex: seq, toolName, occurredAt: at(n % 60, 0) }));
           if (n % 7 !== 0) events.push(toolResult(scope, { roundIndex: 0, sequenceIndex: seq, isError: n % 4 === 0, occurredAt: at(n % 60, n % 7) }));
         }
-        events.push(runCompleted(scope, { occurredAt: at(n % 60, 30), usage: { inputTokens: 100, outputTokens: 10 } }));
+        // 100 input and 10 output tokens per run, whether reported as one schemaVersion 1 total or per service call.
+        const twoCalls = [{ inputTokens: 60, outputTokens: 4, model: 'model-a' }, { inputTokens: 40, outputTokens: 6, model: 'model-b' }];
+        events.push(
+          runId === 'r2'
+            ? runCompletedV1(scope, { occurredAt: at(n % 60, 30), usage: { inputTokens: 100, outputTokens: 10 } })
+            : runCompleted(scope, { occurredAt: at(n % 60, 30), usage: twoCalls }),
+        );
       }
     }
     events.push(toolCall({ tenantId: 'other', conversationId: 'c-a', runId: 'r1' }, { roundIndex: 0, sequenceIndex: 0, occurredAt: at(1) }));

@@ -5,6 +5,9 @@ import {
   InvocationFilter,
   InvocationRecord,
   pageSizeOf,
+  SearchHit,
+  searchQueryOf,
+  SearchRequest,
   UsageBucket,
   UsageReport,
 } from '@toolhistory/domain';
@@ -71,5 +74,12 @@ export class QueryAudit {
       throw invalid(`a period of ${request.bucket} buckets may span at most ${MAX_USAGE_PERIOD_MS[request.bucket] / 86_400_000} days`);
     }
     return this.reader.usage({ tenantId: request.tenantId, from: iso(from)!, to: iso(to)!, bucket: request.bucket });
+  }
+
+  /** Full-text search over the tenant's invocations, best first. */
+  async search(request: SearchRequest): Promise<SearchHit[]> {
+    const query = searchQueryOf(request);
+    if (!query.ok) throw invalid(query.error);
+    return this.reader.searchInvocations(query.value);
   }
 }

@@ -1,2 +1,3 @@
 export * from './invocation-listing';
 export * from './usage-report';
+export * from './search-request';

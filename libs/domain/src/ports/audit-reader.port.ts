@@ -1,9 +1,16 @@
 import type { InvocationCursor, InvocationFilter, InvocationRecord } from '../audit/invocation-listing';
 import type { UsageQuery, UsageReport } from '../audit/usage-report';
+import type { SearchHit, SearchQuery } from '../audit/search-request';
 
 /** Read side for audit and billing: every invocation, including those replay leaves out. */
 export interface AuditReader {
   /** Up to `limit` invocations after `after`, in the listing's stable order. */
   listInvocations(filter: InvocationFilter, after: InvocationCursor | null, limit: number): Promise<InvocationRecord[]>;
   usage(query: UsageQuery): Promise<UsageReport>;
+  /**
+   * Up to `query.limit` invocations matching the text, best first (equal
+   * scores newest first, then by key, so the order is stable). Only what the
+   * stored row holds can match or appear in a snippet.
+   */
+  searchInvocations(query: SearchQuery): Promise<SearchHit[]>;
 }

@@ -5,3 +5,4 @@ export * from './conversation-eraser.port';
 export * from './audit-reader.port';
 export * from './event-store.port';
 export * from './read-model-rebuild.port';
+export * from './checkpointed-projection.port';

@@ -1,4 +1,4 @@
-import type { ToolEvent } from '@toolhistory/contract';
+import type { StoredToolEvent } from '@toolhistory/contract';
 
 /** Kafka offsets are int64; they travel as decimal strings, as kafkajs gives them. */
 export type Offset = string;
@@ -11,7 +11,11 @@ export interface PartitionRef {
 
 export interface OffsetEvent {
   offset: Offset;
-  event: ToolEvent;
+  /**
+   * As received, in the schema version it was published in: it is stored in
+   * that version, and the store upcasts it before applying any rule.
+   */
+  event: StoredToolEvent;
 }
 
 export interface RecordBatchCommand extends PartitionRef {

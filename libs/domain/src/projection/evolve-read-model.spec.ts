@@ -61,7 +61,7 @@ describe('projectEvents', () => {
   });
 
   it('completes a run with its assistant message, finish reason and usage', () => {
-    const completed = runCompleted(scope, { assistantMessageId: 'msg-9', finishReason: 'tool_limit', usage: { inputTokens: 10, outputTokens: 3 } });
+    const completed = runCompleted(scope, { assistantMessageId: 'msg-9', finishReason: 'tool_limit', usage: [{ inputTokens: 10, outputTokens: 3 }] });
     const run = [...project([toolCall(scope, { roundIndex: 0, sequenceIndex: 0 }), completed]).runs.values()][0];
     expect(run).toMatchObject({
       status: 'completed',
@@ -72,6 +72,21 @@ describe('projectEvents', () => {
       endedAt: completed.occurredAt,
       channel: 'support',
     });
+  });
+
+  it("sums a run's tokens over its service calls, and leaves them null when no usage was reported", () => {
+    const tokensOf = (completed: ToolEvent) => {
+      const run = [...project([completed]).runs.values()][0];
+      return [run.inputTokens, run.outputTokens];
+    };
+    const calls = [
+      { inputTokens: 1000, outputTokens: 40, model: 'model-a' },
+      { inputTokens: 1300, outputTokens: 25, model: 'model-b' },
+      { inputTokens: 7, outputTokens: 0 },
+    ];
+    expect(tokensOf(runCompleted(scope, { usage: calls }))).toEqual([2307, 65]);
+    expect(tokensOf(runCompleted(scope, { usage: [] }))).toEqual([0, 0]);
+    expect(tokensOf(runCompleted(scope, { usage: undefined }))).toEqual([null, null]);
   });
 
   it('keeps the first terminal status of a run', () => {

@@ -1,4 +1,4 @@
-import type { RunCompleted, RunFailed, ToolCallRequested, ToolEvent, ToolResultReceived } from '@toolhistory/contract';
+import type { RunCompleted, RunFailed, TokenUsage, ToolCallRequested, ToolEvent, ToolResultReceived } from '@toolhistory/contract';
 import {
   conversationKeyString,
   invocationKeyString,
@@ -75,9 +75,14 @@ function completeRun(run: RunRow, event: RunCompleted): RunRow {
     endedAt: event.occurredAt,
     assistantMessageId: event.assistantMessageId,
     finishReason: event.finishReason,
-    inputTokens: event.usage?.inputTokens ?? null,
-    outputTokens: event.usage?.outputTokens ?? null,
+    inputTokens: tokenTotal(event.usage, 'inputTokens'),
+    outputTokens: tokenTotal(event.usage, 'outputTokens'),
   };
+}
+
+/** A run's tokens are the sum over its service calls; null when the producer reported no usage. */
+function tokenTotal(usage: readonly TokenUsage[] | undefined, kind: 'inputTokens' | 'outputTokens'): number | null {
+  return usage === undefined ? null : usage.reduce((total, call) => total + call[kind], 0);
 }
 
 function failRun(run: RunRow, event: RunFailed): RunRow {

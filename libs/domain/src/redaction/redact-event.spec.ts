@@ -1,5 +1,5 @@
 import type { ToolCallRequested, ToolResultReceived } from '@toolhistory/contract';
-import { runCompleted, runFailed, toolCall, toolResult } from '../../../../test/support/tool-event-factory';
+import { runCompleted, runCompletedV1, runFailed, toolCall, toolResult } from '../../../../test/support/tool-event-factory';
 import { projectEvents } from '../projection/evolve-read-model';
 import { parsePolicyDocument } from '../policy/tool-history-policy';
 import { replayHistory } from '../replay/replay-history';
@@ -87,6 +87,15 @@ describe('redactToolEvent', () => {
     expect(failed).toMatchObject({ error: { code: 'auth', message: 'key [REDACTED:secret] rejected for [REDACTED:email]' }, redaction: { counts: { secret: 1, email: 1 } } });
     const done = runCompleted(scope);
     expect(redactToolEvent(done, policy, null)).toBe(done);
+  });
+
+  it('keeps the schema version an event was received in, as it is stored in that version', () => {
+    const doneV1 = runCompletedV1(scope);
+    expect(redactToolEvent(doneV1, policy, null)).toBe(doneV1);
+    const callV1 = toolCall(scope, { schemaVersion: 1, roundIndex: 0, sequenceIndex: 0, toolName: 'charge_card', arguments: { card: { number: '4111 1111 1111 1111' } } });
+    expect(redactToolEvent(callV1, policy, null)).toMatchObject({ schemaVersion: 1, arguments: { card: { number: '[REDACTED:$.card.number]' } } });
+    const resultV1 = toolResult(scope, { schemaVersion: 1, roundIndex: 0, sequenceIndex: 0, result: 'mail ops@example.com' });
+    expect(redactToolEvent(resultV1, policy, null)).toMatchObject({ schemaVersion: 1, result: 'mail [REDACTED:email]' });
   });
 
   it('is idempotent: redacting the redacted event changes nothing and counts nothing new', () => {

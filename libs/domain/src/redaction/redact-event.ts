@@ -1,4 +1,4 @@
-import type { JsonObject, JsonValue, RedactionNote, ToolEvent, ToolResultReceived } from '@toolhistory/contract';
+import type { JsonObject, JsonValue, RedactionNote, StoredToolEvent, ToolEvent, ToolResultReceived } from '@toolhistory/contract';
 import { redactPayload } from './redact-payload';
 import { redactText, RedactionCounts } from './redact-text';
 import { RedactionPolicy, RedactionRule, redactionRuleFor } from './redaction-policy';
@@ -17,8 +17,16 @@ function note(persist: RedactionNote['persist'], counts: RedactionCounts, origin
  * passed through the default detectors, and a note of what was done.
  * `toolName` is the tool a result belongs to, when its call is known; a
  * result whose call is not yet known gets the default rule.
+ *
+ * It takes the event in the schema version it was received in and returns
+ * it in that version, because that is how it is stored: it touches only
+ * arguments, results and failure messages, whose shape every supported
+ * version shares. A RunCompleted (whose usage changed between versions)
+ * carries no free text and is returned as it is.
  */
-export function redactToolEvent(event: ToolEvent, policy: RedactionPolicy, toolName: string | null): ToolEvent {
+export function redactToolEvent(event: ToolEvent, policy: RedactionPolicy, toolName: string | null): ToolEvent;
+export function redactToolEvent(event: StoredToolEvent, policy: RedactionPolicy, toolName: string | null): StoredToolEvent;
+export function redactToolEvent(event: StoredToolEvent, policy: RedactionPolicy, toolName: string | null): StoredToolEvent {
   switch (event.type) {
     case 'ToolCallRequested': {
       const rule = redactionRuleFor(policy, event.toolName);

@@ -6,7 +6,7 @@ import { parseReplayPolicy, ReplayPolicy } from './replay-policy';
 import { anthropicProblems, openAiProblems, readModelOf } from './replay-test-support.fixture';
 
 const T0 = Date.parse('2026-03-01T12:00:00.000Z');
-const scope = { schemaVersion: 1, tenantId: 'acme', conversationId: 'c1', channel: 'web' };
+const scope = { schemaVersion: 2, tenantId: 'acme', conversationId: 'c1', channel: 'web' };
 let ids = 0;
 const uuid = () => `00000000-0000-4000-8000-${(ids++).toString(16).padStart(12, '0')}`;
 

@@ -1,0 +1,371 @@
+import { EventStoreDBClient, jsonEvent, streamNameFilter } from '@eventstore/db-client';
+import type { AllStreamResolvedEvent, JSONType, Position, RecordedEvent, ResolvedEvent } from '@eventstore/db-client';
+import { LRUCache } from 'lru-cache';
+import { ToolEvent, upcastToolEvent } from '@toolhistory/contract';
+import type {
+  AppendOptions,
+  AppendResult,
+  EventStore,
+  GlobalPosition,
+  ReadAllOptions,
+  RecordedToolEvent,
+  StreamRef,
+  SubscribeOptions,
+} from '@toolhistory/domain';
+import { AppError, ErrorCode, rejected } from '@toolhistory/errors';
+import { classifyEventStoreDbError, isStreamErased, isStreamGone } from './eventstoredb-errors';
+import {
+  expectationHolds,
+  expectedRevisionFor,
+  isAfter,
+  parseGlobalPosition,
+  readPositionAfter,
+  revisionAt,
+  streamNameOf,
+  streamPositionOf,
+  tenantStreamPrefix,
+  toGlobalPosition,
+} from './eventstoredb-mapping';
+import { IdleWatchdog } from './idle-watchdog';
+import { subscriptionFeed } from './subscription-feed';
+
+/** The tombstone EventStoreDB writes into a hard-deleted stream; it shows up in $all. */
+const TOMBSTONE_EVENT_TYPE = '$streamDeleted';
+
+export interface EventStoreDbEventStoreOptions {
+  /** Appends with expectation 'any' that lose a race are retried this many times in all. */
+  maxAppendAttempts?: number;
+  /**
+   * readAll fails (retriably) when the server says nothing for this long
+   * before it reports being caught up (see readAll).
+   */
+  readIdleTimeoutMs?: number;
+  /** Erased streams remembered, so their old events in $all cost no lookup. */
+  erasedStreamsCached?: number;
+  /** Streams a subscription remembers as not erased. */
+  liveStreamsCachedPerSubscription?: number;
+}
+
+/** Streams a read or a subscription has found not erased (a Map for a read, bounded for a subscription). */
+type StreamCache = { has(name: string): boolean; set(name: string, value: true): unknown };
+
+/** What one read or subscription of $all keeps. */
+interface ReadScope {
+  after: bigint;
+  prefix: string;
+  types: ReadonlySet<string> | null;
+  live: StreamCache;
+}
+
+/**
+ * The EventStore port on EventStoreDB / KurrentDB, through the gRPC client.
+ * One stream per conversation (eventstoredb-mapping.ts); events are JSON
+ * events whose id is the eventId and whose data is the event as recorded.
+ */
+export class EventStoreDbEventStore implements EventStore {
+  private readonly maxAppendAttempts: number;
+  private readonly readIdleTimeoutMs: number;
+  private readonly liveStreamsCached: number;
+  /** Tombstones are final, so what is known erased stays erased. */
+  private readonly erased: LRUCache<string, true>;
+
+  constructor(
+    private readonly client: EventStoreDBClient,
+    options: EventStoreDbEventStoreOptions = {},
+  ) {
+    this.maxAppendAttempts = options.maxAppendAttempts ?? 10;
+    this.readIdleTimeoutMs = options.readIdleTimeoutMs ?? 30_000;
+    this.liveStreamsCached = options.liveStreamsCachedPerSubscription ?? 10_000;
+    this.erased = new LRUCache({ max: options.erasedStreamsCached ?? 10_000 });
+  }
+
+  /** A store on its own client, e.g. `esdb://127.0.0.1:2113?tls=false`; `close()` disposes of it. */
+  static connect(connectionString: string, options: EventStoreDbEventStoreOptions = {}): EventStoreDbEventStore {
+    return new EventStoreDbEventStore(EventStoreDBClient.connectionString(connectionString), options);
+  }
+
+  /** Closes the client's connections (and any subscription still open on them). */
+  close(): Promise<void> {
+    return this.client.dispose();
+  }
+
+  /**
+   * EventStoreDB only recognises a repeated event id when the same write is
+   * retried with the same expected revision, so idempotency across time is
+   * done here: read the stream's event ids (conversations are small), write
+   * only the new events, and write them at the revision just read. If
+   * another writer got in between, the server refuses the write and the
+   * stream is read again: the events may be there now (a duplicate, which
+   * succeeds), the caller's expectation may no longer hold (a conflict), or,
+   * with expectation 'any', the write is simply tried again.
+   */
+  async append(stream: StreamRef, events: readonly ToolEvent[], options: AppendOptions = {}): Promise<AppendResult> {
+    const foreign = events.find((e) => e.tenantId !== stream.tenantId || e.conversationId !== stream.conversationId);
+    if (foreign) {
+      throw rejected(ErrorCode.InvalidArgument, `event ${foreign.eventId} belongs to ${describe(foreign)}, not to the stream ${describe(stream)}`);
+    }
+    const expected = options.expectedPosition ?? 'any';
+    const name = streamNameOf(stream);
+    for (let attempt = 1; ; attempt += 1) {
+      const state = await this.streamState(name);
+      const fresh = withoutRecorded(events, state.eventIds);
+      const duplicates = events.length - fresh.length;
+      if (fresh.length === 0) return { streamPosition: state.count, appended: 0, duplicates };
+      if (state.erased) throw new AppError(ErrorCode.StreamErased, `stream ${describe(stream)} was erased`, { retriable: false });
+      if (!expectationHolds(expected, state.count)) {
+        throw new AppError(
+          ErrorCode.ConcurrencyConflict,
+          `stream ${describe(stream)} is at position ${state.count}, expected ${expected === 'no_stream' ? 'no stream' : expected}`,
+          { retriable: false, details: { actual: state.count, expected } },
+        );
+      }
+      try {
+        const result = await this.client.appendToStream(name, fresh.map(toEventData), {
+          expectedRevision: expectedRevisionFor(expected, state.count),
+        });
+        // Only a client built with throwOnAppendFailure: false answers a refused write this way.
+        if (result.success) return { streamPosition: streamPositionOf(result.nextExpectedRevision), appended: fresh.length, duplicates };
+      } catch (error) {
+        const failure = classifyEventStoreDbError(error);
+        if (failure.code !== ErrorCode.ConcurrencyConflict) throw failure;
+      }
+      if (attempt >= this.maxAppendAttempts) {
+        // Only reachable with 'any' (any other expectation fails on the next read): contention, which passes.
+        throw new AppError(ErrorCode.ConcurrencyConflict, `stream ${describe(stream)} kept changing during ${attempt} append attempts`, {
+          retriable: true,
+        });
+      }
+    }
+  }
+
+  async readStream(stream: StreamRef): Promise<RecordedToolEvent[]> {
+    try {
+      const entries = await collect(this.client.readStream(streamNameOf(stream)));
+      return entries.flatMap((entry) => {
+        const event = entry.event;
+        if (!event || isSystemEvent(event)) return [];
+        return [toRecorded(event, event.position ?? positionOfStreamRead(entry, event))];
+      });
+    } catch (error) {
+      if (isStreamGone(error)) return [];
+      throw classifyEventStoreDbError(error);
+    }
+  }
+
+  /**
+   * A bounded catch-up subscription with the server-side stream-name
+   * filter: this client's plain $all read cannot filter on the server, and a
+   * tenant's events are a thin slice of $all. The read stops at `limit`
+   * events or when the server reports being caught up (a mark EventStoreDB
+   * sends since 23.10): every event recorded before the call is then read.
+   * The idle guard turns an older server's silence into a retriable error
+   * instead of a read that never returns.
+   */
+  async readAll(after: GlobalPosition, options: ReadAllOptions): Promise<RecordedToolEvent[]> {
+    const scope = this.scopeOf(after, options, new Map<string, true>());
+    if (options.limit <= 0) return [];
+    const watchdog = new IdleWatchdog(this.readIdleTimeoutMs);
+    const out: RecordedToolEvent[] = [];
+    let caughtUp = false;
+    try {
+      const subscription = this.client.subscribeToAll({
+        fromPosition: readPositionAfter(scope.after),
+        filter: streamNameFilter({ prefixes: [scope.prefix], checkpointReached: () => watchdog.touch() }),
+      });
+      for await (const item of subscriptionFeed<AllStreamResolvedEvent>(subscription, { signal: watchdog.signal })) {
+        watchdog.touch();
+        if (item.kind === 'caughtUp') {
+          caughtUp = true;
+          break;
+        }
+        const recorded = await this.accept(item.value, scope);
+        if (recorded) out.push(recorded);
+        if (out.length >= options.limit) return out;
+      }
+    } catch (error) {
+      throw classifyEventStoreDbError(error);
+    } finally {
+      watchdog.stop();
+    }
+    if (caughtUp) return out;
+    throw new AppError(
+      ErrorCode.StorageUnavailable,
+      watchdog.signal.aborted
+        ? `EventStoreDB sent nothing for ${this.readIdleTimeoutMs} ms before being caught up (reading $all needs EventStoreDB 23.10 or later)`
+        : 'EventStoreDB ended a read of $all before it was caught up',
+      { retriable: true },
+    );
+  }
+
+  /**
+   * A catch-up subscription to $all after the position, filtered on the
+   * server by stream-name prefix (the tenant's, else ours) and by type here.
+   * It never ends on its own: a dropped connection fails the iteration
+   * (retriably), and the consumer resumes after the last position it saw.
+   */
+  async *subscribe(after: GlobalPosition, options: SubscribeOptions = {}): AsyncIterable<RecordedToolEvent> {
+    const { signal, ...filter } = options;
+    const scope = this.scopeOf(after, filter, new LRUCache<string, true>({ max: this.liveStreamsCached }));
+    if (signal?.aborted) return;
+    try {
+      const subscription = this.client.subscribeToAll({
+        fromPosition: readPositionAfter(scope.after),
+        filter: streamNameFilter({ prefixes: [scope.prefix] }),
+      });
+      for await (const item of subscriptionFeed<AllStreamResolvedEvent>(subscription, { signal })) {
+        if (item.kind !== 'event') continue;
+        const recorded = await this.accept(item.value, scope);
+        if (signal?.aborted) return;
+        if (recorded) yield recorded;
+      }
+    } catch (error) {
+      throw classifyEventStoreDbError(error);
+    }
+    if (signal?.aborted) return;
+    throw new AppError(ErrorCode.StorageUnavailable, 'EventStoreDB ended the subscription to $all', { retriable: true });
+  }
+
+  /**
+   * Tombstones the stream at the revision just read, so the count answered
+   * is exactly what the tombstone hides; a write in between makes the server
+   * refuse, and the stream is counted again. An unknown stream is
+   * tombstoned too, so its events cannot arrive later (as with PostgreSQL).
+   */
+  async deleteStream(stream: StreamRef): Promise<number> {
+    const name = streamNameOf(stream);
+    for (let attempt = 1; ; attempt += 1) {
+      const state = await this.streamState(name);
+      if (state.erased) return 0;
+      try {
+        await this.client.tombstoneStream(name, { expectedRevision: revisionAt(state.count) });
+        this.erased.set(name, true);
+        return state.count;
+      } catch (error) {
+        // Erased meanwhile by someone else, who answered the count.
+        if (isStreamErased(error)) return 0;
+        const failure = classifyEventStoreDbError(error);
+        if (failure.code !== ErrorCode.ConcurrencyConflict) throw failure;
+        if (attempt >= this.maxAppendAttempts) throw new AppError(failure.code, failure.message, { retriable: true, cause: error });
+      }
+    }
+  }
+
+  private scopeOf(after: GlobalPosition, filter: Omit<ReadAllOptions, 'limit'>, live: StreamCache): ReadScope {
+    const types = filter.types && filter.types.length > 0 ? new Set<string>(filter.types) : null;
+    return { after: parseGlobalPosition(after), prefix: tenantStreamPrefix(filter.tenantId), types, live };
+  }
+
+  /**
+   * An event of $all as the port shows it, or null when it is not one: at
+   * or before the start, a system event (the tombstone included), not in
+   * the prefix, of another type, or of a stream erased since. A tombstone
+   * hides a stream's events from stream reads at once, but they stay in $all
+   * until a scavenge removes them, so each stream met is checked once.
+   */
+  private async accept(resolved: AllStreamResolvedEvent, scope: ReadScope): Promise<RecordedToolEvent | null> {
+    const event = resolved.event;
+    if (!event || !isAfter(event.position, scope.after)) return null;
+    if (isSystemEvent(event)) {
+      if (event.type === TOMBSTONE_EVENT_TYPE) this.erased.set(event.streamId, true);
+      return null;
+    }
+    // The server filtered on the prefix already; checked again because all that follows relies on it.
+    if (!event.streamId.startsWith(scope.prefix)) return null;
+    if (scope.types && !scope.types.has(event.type)) return null;
+    if (await this.isErased(event.streamId, scope.live)) return null;
+    return toRecorded(event, event.position);
+  }
+
+  private async isErased(name: string, live: StreamCache): Promise<boolean> {
+    if (this.erased.has(name)) return true;
+    if (live.has(name)) return false;
+    try {
+      await collect(this.client.readStream(name, { maxCount: 1 }));
+      live.set(name, true);
+      return false;
+    } catch (error) {
+      if (!isStreamGone(error)) throw classifyEventStoreDbError(error);
+      if (isStreamErased(error)) this.erased.set(name, true);
+      return true;
+    }
+  }
+
+  /** The stream's size and event ids, or that it was erased. */
+  private async streamState(name: string): Promise<{ count: number; eventIds: ReadonlySet<string>; erased: boolean }> {
+    try {
+      const entries = await collect(this.client.readStream(name));
+      const eventIds = new Set<string>();
+      let count = 0;
+      for (const { event } of entries) {
+        if (!event) continue;
+        eventIds.add(event.id.toLowerCase());
+        count = streamPositionOf(event.revision);
+      }
+      return { count, eventIds, erased: false };
+    } catch (error) {
+      if (isStreamErased(error)) {
+        this.erased.set(name, true);
+        return { count: 0, eventIds: new Set(), erased: true };
+      }
+      if (isStreamGone(error)) return { count: 0, eventIds: new Set(), erased: false };
+      throw classifyEventStoreDbError(error);
+    }
+  }
+}
+
+/**
+ * Drops events already in the stream and repeats within the list. Ids are
+ * compared in lower case: EventStoreDB keeps them as UUIDs, whatever the
+ * case they were written in.
+ */
+function withoutRecorded(events: readonly ToolEvent[], recorded: ReadonlySet<string>): ToolEvent[] {
+  const seen = new Set(recorded);
+  return events.filter((e) => {
+    const id = e.eventId.toLowerCase();
+    if (seen.has(id)) return false;
+    seen.add(id);
+    return true;
+  });
+}
+
+function toEventData(event: ToolEvent) {
+  const data: JSONType = { ...event };
+  return jsonEvent({ id: event.eventId, type: event.type, data });
+}
+
+function toRecorded(event: RecordedEvent, position: Position): RecordedToolEvent {
+  const data: unknown = event.data;
+  if (!event.isJson || typeof data !== 'object' || data === null || Array.isArray(data) || data instanceof Uint8Array) {
+    throw new AppError(ErrorCode.Internal, `event ${event.id} of stream ${event.streamId} is not a JSON object`, { retriable: false });
+  }
+  return {
+    globalPosition: toGlobalPosition(position),
+    streamPosition: streamPositionOf(event.revision),
+    recordedAt: event.created.toISOString(),
+    event: upcastToolEvent(data),
+  };
+}
+
+/** Stream reads carry the event's $all position since EventStoreDB 22.6; older servers are not supported. */
+function positionOfStreamRead(entry: ResolvedEvent, event: RecordedEvent): Position {
+  if (entry.commitPosition === undefined) {
+    throw new AppError(ErrorCode.Internal, `EventStoreDB reported no position for event ${event.id} (version 22.6 or later is needed)`, {
+      retriable: false,
+    });
+  }
+  return { commit: entry.commitPosition, prepare: entry.commitPosition };
+}
+
+function isSystemEvent(event: { type: string }): boolean {
+  return event.type.startsWith('$');
+}
+
+async function collect<T>(read: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of read) out.push(item);
+  return out;
+}
+
+function describe(ref: StreamRef): string {
+  return `${ref.tenantId}/${ref.conversationId}`;
+}

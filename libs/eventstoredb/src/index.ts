@@ -1,0 +1,3 @@
+export * from './eventstoredb-event-store';
+export * from './eventstoredb-errors';
+export * from './eventstoredb-mapping';
