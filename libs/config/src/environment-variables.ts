@@ -65,6 +65,13 @@ export class EnvironmentVariables {
 
   @IsOptional() @Matches(/^\d+$/, { message: 'REPLAY_CACHE_MB must be a whole number (0 disables the cache)' })
   REPLAY_CACHE_MB?: string;
+
+  @IsOptional() @IsIn(['postgres', 'eventstoredb'], { message: 'EVENT_STORE must be one of: postgres, eventstoredb' })
+  EVENT_STORE?: string;
+
+  // The schemes the EventStoreDB client understands (KurrentDB servers take the same strings).
+  @IsOptional() @Matches(/^esdb(\+discover)?:\/\/\S+$/, { message: 'EVENTSTORE_URL must be an esdb:// or esdb+discover:// connection string' })
+  EVENTSTORE_URL?: string;
 }
 
 export const ENVIRONMENT_VARIABLE_NAMES = Object.freeze([
@@ -86,4 +93,6 @@ export const ENVIRONMENT_VARIABLE_NAMES = Object.freeze([
   'RECORDER_PARTITIONS_CONCURRENCY',
   'KAFKA_SESSION_TIMEOUT_MS',
   'REPLAY_CACHE_MB',
+  'EVENT_STORE',
+  'EVENTSTORE_URL',
 ] as const);

@@ -54,4 +54,48 @@ describe('loadConfig', () => {
   it('treats an empty variable as unset', () => {
     expect(loadConfig({ KAFKA_BROKERS: '', POLICY_FILE: '' }).kafka.brokers).toEqual(['127.0.0.1:9092']);
   });
+
+  describe('event store', () => {
+    it('is PostgreSQL unless told otherwise', () => {
+      expect(loadConfig({}).eventStore).toEqual({ kind: 'postgres', url: null });
+    });
+
+    it('is EventStoreDB at EVENTSTORE_URL when EVENT_STORE says so', () => {
+      expect(loadConfig({ EVENT_STORE: 'eventstoredb', EVENTSTORE_URL: 'esdb://127.0.0.1:2113?tls=false' }).eventStore).toEqual({
+        kind: 'eventstoredb',
+        url: 'esdb://127.0.0.1:2113?tls=false',
+      });
+      expect(loadConfig({ EVENT_STORE: 'eventstoredb', EVENTSTORE_URL: 'esdb+discover://cluster.example:2113' }).eventStore.url).toBe(
+        'esdb+discover://cluster.example:2113',
+      );
+    });
+
+    it('requires EVENTSTORE_URL for EventStoreDB, listed with the other problems', () => {
+      for (const env of [{ EVENT_STORE: 'eventstoredb' }, { EVENT_STORE: 'eventstoredb', EVENTSTORE_URL: ' ' }]) {
+        expect(() => loadConfig({ ...env, MAX_EVENT_BYTES: 'lots' })).toThrow(
+          expect.objectContaining({
+            code: ErrorCode.InvalidConfig,
+            details: { problems: ['MAX_EVENT_BYTES must be a positive integer', 'EVENTSTORE_URL is required when EVENT_STORE is eventstoredb'] },
+          }),
+        );
+      }
+    });
+
+    it('refuses an unknown store and a URL the client cannot read', () => {
+      let thrown: AppError | undefined;
+      try {
+        loadConfig({ EVENT_STORE: 'mongodb', EVENTSTORE_URL: 'http://127.0.0.1:2113' });
+      } catch (error) {
+        thrown = error as AppError;
+      }
+      expect(thrown?.details.problems).toEqual([
+        'EVENT_STORE must be one of: postgres, eventstoredb',
+        'EVENTSTORE_URL must be an esdb:// or esdb+discover:// connection string',
+      ]);
+    });
+
+    it('keeps a URL that is set while the store is PostgreSQL, unused', () => {
+      expect(loadConfig({ EVENTSTORE_URL: 'esdb://127.0.0.1:2113' }).eventStore).toEqual({ kind: 'postgres', url: 'esdb://127.0.0.1:2113' });
+    });
+  });
 });

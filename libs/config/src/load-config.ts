@@ -4,6 +4,7 @@ import { ENVIRONMENT_VARIABLE_NAMES, EnvironmentVariables } from './environment-
 
 export type ServiceRole = 'recorder' | 'grpc';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+export type EventStoreKind = 'postgres' | 'eventstoredb';
 
 export interface AppConfig {
   kafka: {
@@ -24,6 +25,8 @@ export interface AppConfig {
     migrateOnStart: boolean;
   };
   grpc: { port: number; replayCacheBytes: number };
+  /** Where events are stored: PostgreSQL (beside the read model), or EventStoreDB / KurrentDB at `url`. */
+  eventStore: { kind: EventStoreKind; url: string | null };
   policyFile: string | null;
   roles: ServiceRole[];
   maxEventBytes: number;
@@ -48,6 +51,7 @@ export const CONFIG_DEFAULTS = {
   RECORDER_PARTITIONS_CONCURRENCY: '3',
   KAFKA_SESSION_TIMEOUT_MS: '30000',
   REPLAY_CACHE_MB: '128',
+  EVENT_STORE: 'postgres',
 } as const;
 
 /**
@@ -67,6 +71,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
   const v = { ...CONFIG_DEFAULTS, ...raw } as typeof CONFIG_DEFAULTS & EnvironmentVariables;
   const port = Number(v.GRPC_PORT);
   if (Number.isInteger(port) && (port < 1 || port > 65535)) problems.push('GRPC_PORT must be between 1 and 65535');
+  const eventStore = v.EVENT_STORE as EventStoreKind;
+  if (eventStore === 'eventstoredb' && v.EVENTSTORE_URL === undefined) problems.push('EVENTSTORE_URL is required when EVENT_STORE is eventstoredb');
 
   if (problems.length > 0) {
     throw new AppError(ErrorCode.InvalidConfig, `invalid configuration:\n  - ${problems.join('\n  - ')}`, {
@@ -94,6 +100,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
       migrateOnStart: v.MIGRATE_ON_START === 'true' || v.MIGRATE_ON_START === '1',
     },
     grpc: { port, replayCacheBytes: Number(v.REPLAY_CACHE_MB) * 1024 * 1024 },
+    eventStore: { kind: eventStore, url: v.EVENTSTORE_URL ?? null },
     policyFile: v.POLICY_FILE ?? null,
     roles: [...new Set(v.SERVICE_ROLES.split(',') as ServiceRole[])],
     maxEventBytes: Number(v.MAX_EVENT_BYTES),

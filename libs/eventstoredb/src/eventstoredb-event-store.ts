@@ -271,9 +271,11 @@ export class EventStoreDbEventStore implements EventStore {
     }
     // The server filtered on the prefix already; checked again because all that follows relies on it.
     if (!event.streamId.startsWith(scope.prefix)) return null;
-    if (scope.types && !scope.types.has(event.type)) return null;
+    const recorded = toRecorded(event, event.position);
+    // On the upcast event: the type a reader asks for is the current schema's.
+    if (scope.types && !scope.types.has(recorded.event.type)) return null;
     if (await this.isErased(event.streamId, scope.live)) return null;
-    return toRecorded(event, event.position);
+    return recorded;
   }
 
   private async isErased(name: string, live: StreamCache): Promise<boolean> {

@@ -11,3 +11,4 @@ export * from './postgres-append-listener';
 export * from './postgres-read-model-writer';
 export * from './postgres-read-model-rebuild';
 export * from './postgres-read-model-projection';
+export * from './postgres-consumer-offsets';

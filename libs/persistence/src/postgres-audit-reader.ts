@@ -33,9 +33,10 @@ const SELECT_RECORD = `SELECT ${RECORD_COLUMNS} FROM invocations`;
  */
 // The query gets the space after each '/' that invocation_search_text gives documents.
 const SEARCH_QUERY = `websearch_to_tsquery('simple', replace($2, '/', '/ '))`;
-// Cover density (matched words close together count more), divided by 1 + log(length) so a long
-// result mentioning a word once does not outrank a short exact match (1), mapped into [0, 1) (32).
-const SEARCH_SCORE = `ts_rank_cd(search_document, ${SEARCH_QUERY}, 1 | 32)::float8`;
+// ts_rank: where words matched (tool name > arguments > result, the weights of the document),
+// how often, and for 'a b' how close together; divided by 1 + log(length) so a long output
+// mentioning a word does not outrank a short exact match (1); mapped into [0, 1) (32).
+const SEARCH_SCORE = `ts_rank(search_document, ${SEARCH_QUERY}, 1 | 32)::float8`;
 // Best first; equal scores newest first, then by key: the same rows always come in the same order.
 // (Qualified: in the outer query a bare `at` would be the ISO text column of the answer.)
 const SEARCH_ORDER = 'score DESC, invocations.at DESC, conversation_id, run_id, pair_key';

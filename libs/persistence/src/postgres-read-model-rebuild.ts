@@ -44,11 +44,14 @@ export class PostgresReadModelRebuilder implements ReadModelRebuilder {
       // Leftovers of a rebuild that died are dropped: nothing reads them.
       for (const table of Object.values(REBUILD_TABLES)) await session.query(`DROP TABLE IF EXISTS ${table}`);
       for (const table of TABLES) await session.query(`CREATE TABLE ${table}${REBUILD_SUFFIX} (LIKE ${table} INCLUDING ALL)`);
+      // Only the keys the upserts need stay during the bulk load; the rest is built once at the end.
+      const deferred = await secondaryIndexesOf(session, Object.values(REBUILD_TABLES));
+      for (const index of deferred) await session.query(`DROP INDEX ${quote(index.name)}`);
+      return new PostgresRebuild(this.pool, session, this.events, deferred.map((i) => i.definition));
     } catch (error) {
       await releaseSession(session);
       throw classifyPostgresError(error);
     }
-    return new PostgresRebuild(this.pool, session, this.events);
   }
 }
 
@@ -59,7 +62,19 @@ class PostgresRebuild implements ReadModelRebuild {
     private readonly pool: Pool,
     private readonly session: PoolClient,
     private readonly events: EventStore,
+    private readonly deferredIndexes: string[],
   ) {}
+
+  async buildIndexes(): Promise<void> {
+    try {
+      while (this.deferredIndexes.length > 0) {
+        await this.session.query(this.deferredIndexes[0]);
+        this.deferredIndexes.shift();
+      }
+    } catch (error) {
+      throw classifyPostgresError(error);
+    }
+  }
 
   apply: ApplyEvents = async (events) => {
     if (events.length === 0) return;
@@ -79,6 +94,7 @@ class PostgresRebuild implements ReadModelRebuild {
   async swap(finish: (apply: ApplyEvents) => Promise<GlobalPosition>): Promise<void> {
     const client = this.session;
     try {
+      await this.buildIndexes();
       await client.query('BEGIN');
       // Every writer of the live tables (recorder batches, erasures) finishes or waits; one
       // that already read rows jumps the queue to finish, so this cannot deadlock with it.
@@ -124,6 +140,18 @@ class PostgresRebuild implements ReadModelRebuild {
   private applyWith(client: PoolClient, recorded: readonly RecordedToolEvent[]): Promise<void> {
     return applyRecordedEvents(client, recorded, REBUILD_TABLES, this.events);
   }
+}
+
+/** Indexes that back no constraint: dropped for the bulk load, their definitions kept to build them again. */
+async function secondaryIndexesOf(client: PoolClient, tables: string[]): Promise<Array<{ name: string; definition: string }>> {
+  const { rows } = await client.query<{ name: string; definition: string }>(
+    `SELECT i.relname AS name, pg_get_indexdef(i.oid) AS definition
+     FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class c ON c.oid = x.indrelid
+     WHERE c.relnamespace = current_schema()::regnamespace AND c.relname = ANY($1)
+       AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = x.indexrelid)`,
+    [tables],
+  );
+  return rows;
 }
 
 interface IndexInfo {

@@ -1,39 +1,24 @@
 import type { Pool, PoolClient } from 'pg';
 import { StoredToolEvent, ToolEvent, upcastToolEvent } from '@toolhistory/contract';
 import {
-  conversationKeyString,
   DEFAULT_REDACTION_POLICY,
-  isInvocationEvent,
-  pairKeyOf,
-  ReadModelState,
-  redactEarlyResult,
-  RedactionPolicy,
-  redactToolEvent,
-  ConversationRow,
-  invocationKeyString,
-  InvocationRow,
-  keysTouchedBy,
   Offset,
-  OffsetEvent,
   projectEvents,
-  ReadModelChanges,
+  ReadModelState,
   RecordBatchCommand,
   RecordBatchOutcome,
   RecordingStore,
-  runKeyString,
-  RunRow,
+  redactEarlyResult,
+  RedactionPolicy,
+  redactToolEvent,
+  resultsAwaitingTheirCall,
+  toolNameFor,
+  toolNamesByInvocation,
+  withRecordedResult,
 } from '@toolhistory/domain';
 import { inTransaction } from './in-transaction';
-import { classifyPostgresError } from './postgres-errors';
-import {
-  CONVERSATION_COLUMNS,
-  INVOCATION_COLUMNS,
-  RUN_COLUMNS,
-  SELECT_CONVERSATION,
-  SELECT_INVOCATION,
-  SELECT_RUN,
-} from './read-model-tables';
-import { upsertSql } from './sql-rows';
+import { PostgresConsumerOffsets } from './postgres-consumer-offsets';
+import { loadReadModelState, writeReadModelChanges } from './postgres-read-model-writer';
 import { allocateStreamPositions, insertEvents, withoutRecordedEvents } from './postgres-event-append';
 
 /**
@@ -43,25 +28,21 @@ import { allocateStreamPositions, insertEvents, withoutRecordedEvents } from './
  * is taken last, only around allocating global positions and inserting.
  */
 export class PostgresRecordingStore implements RecordingStore {
+  private readonly offsets: PostgresConsumerOffsets;
+
   constructor(
     private readonly pool: Pool,
     private readonly redaction: RedactionPolicy = DEFAULT_REDACTION_POLICY,
-  ) {}
+  ) {
+    this.offsets = new PostgresConsumerOffsets(pool);
+  }
 
   recordBatch(command: RecordBatchCommand): Promise<RecordBatchOutcome> {
     return inTransaction(this.pool, (client) => this.recordInTransaction(client, command));
   }
 
-  async committedOffsets(consumerGroup: string, topic: string): Promise<Map<number, Offset>> {
-    try {
-      const { rows } = await this.pool.query<{ partition: number; next_offset: string }>(
-        'SELECT partition, next_offset FROM consumer_offsets WHERE group_id = $1 AND topic = $2',
-        [consumerGroup, topic],
-      );
-      return new Map(rows.map((r) => [r.partition, r.next_offset]));
-    } catch (error) {
-      throw classifyPostgresError(error);
-    }
+  committedOffsets(consumerGroup: string, topic: string): Promise<Map<number, Offset>> {
+    return this.offsets.committed(consumerGroup, topic);
   }
 
   private async recordInTransaction(client: PoolClient, command: RecordBatchCommand): Promise<RecordBatchOutcome> {
@@ -91,13 +72,13 @@ export class PostgresRecordingStore implements RecordingStore {
       // stored is the redacted event as received and the projection gets
       // that same event upcast.
       const current = positioned.map((p) => upcastToolEvent(p.event));
-      const state = await this.loadReadModelState(client, current);
+      const state = await loadReadModelState(client, current);
       // Redaction happens here, before anything of the batch is written.
-      const toolNames = toolNamesByInvocation(state, current);
+      const toolNames = toolNamesByInvocation(current, state.invocations.values());
       positioned.forEach((p, i) => (p.event = redactToolEvent(p.event, this.redaction, toolNameFor(toolNames, current[i]))));
       const redacted = positioned.map((p) => upcastToolEvent(p.event));
       await this.redactEarlyResults(client, state, redacted);
-      await this.writeReadModelChanges(client, projectEvents(state, redacted));
+      await writeReadModelChanges(client, projectEvents(state, redacted));
     }
 
     await client.query(
@@ -110,46 +91,13 @@ export class PostgresRecordingStore implements RecordingStore {
     return { appended: positioned.length, duplicates, alreadyCommitted, erased };
   }
 
-  private async loadReadModelState(client: PoolClient, events: readonly ToolEvent[]): Promise<ReadModelState> {
-    const keys = keysTouchedBy(events);
-    // One connection runs one query at a time; these three are sequential.
-    const conversations = await loadRows<ConversationRow>(
-      client,
-      SELECT_CONVERSATION,
-      ['tenant_id', 'conversation_id'],
-      keys.conversations.map((k) => [k.tenantId, k.conversationId]),
-    );
-    const runs = await loadRows<RunRow>(
-      client,
-      SELECT_RUN,
-      ['tenant_id', 'conversation_id', 'run_id'],
-      keys.runs.map((k) => [k.tenantId, k.conversationId, k.runId]),
-    );
-    const invocations = await loadRows<InvocationRow>(
-      client,
-      SELECT_INVOCATION,
-      ['tenant_id', 'conversation_id', 'run_id', 'pair_key'],
-      keys.invocations.map((k) => [k.tenantId, k.conversationId, k.runId, k.pairKey]),
-    );
-    return {
-      conversations: new Map(conversations.map((r) => [conversationKeyString(r), r])),
-      runs: new Map(runs.map((r) => [runKeyString(r), r])),
-      invocations: new Map(invocations.map((r) => [invocationKeyString(r), { ...r, result: r.result === null ? undefined : r.result }])),
-    };
-  }
-
   /**
    * Results recorded in an earlier batch than their call were redacted by
    * the default rule; the call now names the tool, so the stored result gets
    * the tool's rule, in the events table and in the row about to be updated.
    */
   private async redactEarlyResults(client: PoolClient, state: ReadModelState, events: readonly ToolEvent[]): Promise<void> {
-    const waiting = new Map<string, { row: InvocationRow; toolName: string }>();
-    for (const e of events) {
-      if (e.type !== 'ToolCallRequested') continue;
-      const row = state.invocations.get(invocationKeyString({ ...e, pairKey: pairKeyOf(e) }));
-      if (row && row.callEventId === null && row.resultEventId !== null) waiting.set(row.resultEventId, { row, toolName: e.toolName });
-    }
+    const waiting = resultsAwaitingTheirCall(state, events);
     if (waiting.size === 0) return;
     const { rows } = await client.query<{ payload: StoredToolEvent }>('SELECT payload FROM events WHERE event_id = ANY($1::uuid[])', [[...waiting.keys()]]);
     for (const { payload } of rows) {
@@ -158,43 +106,11 @@ export class PostgresRecordingStore implements RecordingStore {
       // compile otherwise), so it is redacted as stored and written back in
       // its own version: stored events are never rewritten to a newer one.
       if (payload.type !== 'ToolResultReceived') continue;
-      const { row, toolName } = waiting.get(payload.eventId.toLowerCase())!;
+      const { key, row, toolName } = waiting.get(payload.eventId.toLowerCase())!;
       const redacted = redactEarlyResult(payload, this.redaction, toolName);
       if (redacted === null) continue;
       await client.query('UPDATE events SET payload = $2 WHERE event_id = $1', [payload.eventId, redacted]);
-      Object.assign(row, { result: redacted.result, resultRedactions: redacted.redaction?.counts ?? {}, resultBytes: redacted.redaction?.originalBytes ?? null });
+      state.invocations.set(key, withRecordedResult(row, redacted));
     }
   }
-
-  private async writeReadModelChanges(client: PoolClient, changes: ReadModelChanges): Promise<void> {
-    const statements: Array<[number, { text: string; values: unknown[] }]> = [
-      [changes.conversations.length, upsertSql('conversations', CONVERSATION_COLUMNS, ['tenant_id', 'conversation_id'], changes.conversations)],
-      [changes.runs.length, upsertSql('runs', RUN_COLUMNS, ['tenant_id', 'conversation_id', 'run_id'], changes.runs)],
-      [changes.invocations.length, upsertSql('invocations', INVOCATION_COLUMNS, ['tenant_id', 'conversation_id', 'run_id', 'pair_key'], changes.invocations)],
-    ];
-    for (const [rowCount, s] of statements) if (rowCount > 0) await client.query(s.text, s.values);
-  }
-}
-
-/** The tool of every invocation the batch touches: from the rows already recorded and from calls anywhere in the batch. */
-function toolNamesByInvocation(state: ReadModelState, events: readonly ToolEvent[]): Map<string, string> {
-  const names = new Map<string, string>();
-  for (const [key, row] of state.invocations) if (row.toolName !== null) names.set(key, row.toolName);
-  for (const e of events) if (e.type === 'ToolCallRequested') names.set(invocationKeyString({ ...e, pairKey: pairKeyOf(e) }), e.toolName);
-  return names;
-}
-
-function toolNameFor(names: Map<string, string>, event: ToolEvent): string | null {
-  if (!isInvocationEvent(event)) return null;
-  return names.get(invocationKeyString({ ...event, pairKey: pairKeyOf(event) })) ?? null;
-}
-
-/** Loads the rows whose composite keys are given, in one query. */
-async function loadRows<Row>(client: PoolClient, select: string, keyColumns: string[], keys: string[][]): Promise<Row[]> {
-  if (keys.length === 0) return [];
-  const params = keyColumns.map((_, i) => `$${i + 1}::text[]`).join(', ');
-  const text = `${select} WHERE (${keyColumns.join(', ')}) IN (SELECT * FROM unnest(${params}))`;
-  const values = keyColumns.map((_, i) => keys.map((k) => k[i]));
-  const { rows } = await client.query<Row & Record<string, unknown>>(text, values);
-  return rows;
 }

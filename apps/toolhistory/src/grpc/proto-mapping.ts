@@ -1,5 +1,5 @@
 import type { HistoryFormat, Omission, OmissionReason, RecordedToolEvent, ReplayHistory, StaleResultMode } from '@toolhistory/domain';
-import { InvocationRecord, InvocationStatus, PersistMode, resultText, RunStatus, statusOf, UsageBucket, UsageReport } from '@toolhistory/domain';
+import { InvocationRecord, InvocationStatus, PersistMode, resultText, RunStatus, SearchHit, statusOf, UsageBucket, UsageReport } from '@toolhistory/domain';
 
 /** google.protobuf.Timestamp as @grpc/proto-loader gives it with `longs: String`. */
 export interface TimestampMessage {
@@ -123,6 +123,10 @@ export function toUsageResponse(report: UsageReport) {
     input_tokens: report.inputTokens,
     output_tokens: report.outputTokens,
   };
+}
+
+export function toSearchResponse(hits: SearchHit[]) {
+  return { hits: hits.map((hit) => ({ invocation: toInvocationMessage(hit.invocation), score: hit.score, snippet: hit.snippet })) };
 }
 
 /** A request's status filter; UNSPECIFIED (or anything unknown) means any status. */

@@ -20,6 +20,7 @@ import {
   TimestampMessage,
   toInvocationMessage,
   toResponse,
+  toSearchResponse,
   toUsageResponse,
   usageBucketOf,
 } from './proto-mapping';
@@ -44,6 +45,15 @@ interface ListToolInvocationsRequest {
   to?: TimestampMessage | null;
   page_size?: number;
   page_token?: string;
+}
+
+interface SearchToolHistoryRequest {
+  tenant_id?: string;
+  query?: string;
+  conversation_id?: string;
+  limit?: number;
+  from?: TimestampMessage | null;
+  to?: TimestampMessage | null;
 }
 
 /** A turn must never hang: without a deadline from the caller, this budget applies. */
@@ -141,6 +151,23 @@ export class ToolHistoryController {
           from: timestampToMillis(request.from),
           to: timestampToMillis(request.to),
           bucket: usageBucketOf(request.bucket),
+        }),
+      ),
+    );
+  }
+
+  // The query stays out of the log: people search for the very values they worry about.
+  @GrpcMethod('ToolHistory', 'SearchToolHistory')
+  search(request: SearchToolHistoryRequest) {
+    return this.answer('SearchToolHistory', { tenantId: request.tenant_id }, async () =>
+      toSearchResponse(
+        await this.queryAudit.search({
+          tenantId: request.tenant_id ?? '',
+          query: request.query ?? '',
+          conversationId: request.conversation_id,
+          limit: request.limit,
+          from: timestampToMillis(request.from),
+          to: timestampToMillis(request.to),
         }),
       ),
     );

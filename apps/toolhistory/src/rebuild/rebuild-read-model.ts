@@ -50,6 +50,9 @@ export class RebuildReadModel {
     };
     try {
       await applyFrom(rebuild.apply);
+      await rebuild.buildIndexes();
+      // What arrived while the indexes were built, so the swap's lock covers only the last few events.
+      await applyFrom(rebuild.apply);
       const beforeSwap = applied;
       const swapStarted = Date.now();
       await rebuild.swap(async (apply) => {

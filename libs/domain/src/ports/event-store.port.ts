@@ -1,4 +1,4 @@
-import type { ToolEvent, ToolEventType } from '@toolhistory/contract';
+import type { StoredToolEvent, ToolEvent, ToolEventType } from '@toolhistory/contract';
 
 /** A stream is one conversation of one tenant. */
 export interface StreamRef {
@@ -72,12 +72,12 @@ export interface SubscribeOptions extends Omit<ReadAllOptions, 'limit'> {
  */
 export interface EventStore {
   /**
-   * Appends to one stream. Events already recorded (by eventId) are skipped,
-   * and an append made only of such events succeeds whatever the expected
-   * position. Otherwise a stream not at `expectedPosition` fails with
+   * Appends to one stream, each event in the schema version it was
+   * received in. Events already recorded (by eventId) are skipped, and an
+   * append made only of such events succeeds whatever the expected position. Otherwise a stream not at `expectedPosition` fails with
    * CONCURRENCY_CONFLICT, and an erased stream with STREAM_ERASED.
    */
-  append(stream: StreamRef, events: readonly ToolEvent[], options?: AppendOptions): Promise<AppendResult>;
+  append(stream: StreamRef, events: readonly StoredToolEvent[], options?: AppendOptions): Promise<AppendResult>;
   /** The stream's events in order; empty when unknown or erased. */
   readStream(stream: StreamRef): Promise<RecordedToolEvent[]>;
   /** Events after `after` in global order. */

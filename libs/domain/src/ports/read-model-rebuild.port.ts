@@ -10,7 +10,10 @@ export type ApplyEvents = (events: readonly RecordedToolEvent[]) => Promise<void
 
 /** A read model being built from the event store beside the live one. */
 export interface ReadModelRebuild {
+  /** Fast while only the keys are indexed: call it for the bulk of the events first. */
   apply: ApplyEvents;
+  /** Builds the read model's other indexes, once, after the bulk (faster than maintaining them row by row). */
+  buildIndexes(): Promise<void>;
   /**
    * Stops every writer of the live read model, lets `finish` apply the last
    * events through the given apply, swaps the new tables in and records

@@ -5,3 +5,4 @@ export * from './redact-payload';
 export * from './redaction-policy';
 export * from './redact-event';
 export * from './redact-dead-letter';
+export * from './tool-names';

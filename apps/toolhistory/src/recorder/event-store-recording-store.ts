@@ -1,0 +1,83 @@
+import { StoredToolEvent, upcastToolEvent } from '@toolhistory/contract';
+import {
+  conversationKeyString,
+  EventStore,
+  Offset,
+  PartitionRef,
+  RecordBatchCommand,
+  RecordBatchOutcome,
+  RecordingStore,
+  RedactionPolicy,
+  redactToolEvent,
+  StreamRef,
+  toolNameFor,
+  toolNamesByInvocation,
+} from '@toolhistory/domain';
+import { AppError, ErrorCode } from '@toolhistory/errors';
+
+/** Where the recorder resumes: kept beside the read model. */
+export interface ConsumerOffsets {
+  committed(consumerGroup: string, topic: string): Promise<Map<number, Offset>>;
+  advance(partition: PartitionRef, nextOffset: Offset): Promise<void>;
+}
+
+/**
+ * Recording into an event store that is not the read model's database
+ * (EventStoreDB): each conversation's new events are redacted and appended
+ * (idempotent by eventId), then the partition's offset moves. A crash in
+ * between redelivers the batch, and the repeats are skipped by eventId, so
+ * the effect is still exactly once. The read model follows the store
+ * through the projector, not here.
+ *
+ * Unlike the PostgreSQL store, a result recorded before its call keeps the
+ * default rule: stored events cannot be rewritten here once the call names
+ * the tool (see the README).
+ */
+export class EventStoreRecordingStore implements RecordingStore {
+  constructor(
+    private readonly events: EventStore,
+    private readonly offsets: ConsumerOffsets,
+    private readonly redaction: RedactionPolicy,
+  ) {}
+
+  committedOffsets(consumerGroup: string, topic: string): Promise<Map<number, Offset>> {
+    return this.offsets.committed(consumerGroup, topic);
+  }
+
+  async recordBatch(command: RecordBatchCommand): Promise<RecordBatchOutcome> {
+    const stored = (await this.offsets.committed(command.consumerGroup, command.topic)).get(command.partition);
+    const committed = stored === undefined ? -1n : BigInt(stored);
+    const fresh = command.events.filter((m) => BigInt(m.offset) >= committed);
+    const outcome: RecordBatchOutcome = { appended: 0, duplicates: 0, alreadyCommitted: command.events.length - fresh.length, erased: 0 };
+    if (committed >= BigInt(command.nextOffset)) return outcome;
+
+    const streams = new Map<string, { ref: StreamRef; events: StoredToolEvent[] }>();
+    for (const { event } of fresh) {
+      const key = conversationKeyString(event);
+      const entry = streams.get(key) ?? { ref: { tenantId: event.tenantId, conversationId: event.conversationId }, events: [] };
+      entry.events.push(event);
+      streams.set(key, entry);
+    }
+    for (const { ref, events } of streams.values()) {
+      try {
+        const appended = await this.events.append(ref, await this.redacted(ref, events));
+        outcome.appended += appended.appended;
+        outcome.duplicates += appended.duplicates;
+      } catch (error) {
+        if (!(error instanceof AppError && error.code === ErrorCode.StreamErased)) throw error;
+        outcome.erased += events.length;
+      }
+    }
+    await this.offsets.advance(command, command.nextOffset);
+    return outcome;
+  }
+
+  /** Redacted as received (each in its own schema version), a result by its call's tool rule when the call is known. */
+  private async redacted(ref: StreamRef, events: readonly StoredToolEvent[]): Promise<StoredToolEvent[]> {
+    const current = events.map((e) => upcastToolEvent(e));
+    let names = toolNamesByInvocation(current);
+    const unknownCall = current.some((e) => e.type === 'ToolResultReceived' && toolNameFor(names, e) === null);
+    if (unknownCall) names = toolNamesByInvocation([...(await this.events.readStream(ref)).map((r) => r.event), ...current]);
+    return events.map((e, i) => redactToolEvent(e, this.redaction, toolNameFor(names, current[i])));
+  }
+}

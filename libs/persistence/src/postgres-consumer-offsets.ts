@@ -1,0 +1,40 @@
+import type { Pool } from 'pg';
+import type { Offset, PartitionRef } from '@toolhistory/domain';
+import { classifyPostgresError } from './postgres-errors';
+
+/**
+ * The recorder's Kafka positions kept in PostgreSQL (`consumer_offsets`):
+ * where to resume after a restart or a rebalance. The PostgreSQL recording
+ * store moves them inside its batch transaction; with another event store
+ * they are moved after the batch is appended (idempotent appends make a
+ * repeat harmless).
+ */
+export class PostgresConsumerOffsets {
+  constructor(private readonly pool: Pool) {}
+
+  async committed(consumerGroup: string, topic: string): Promise<Map<number, Offset>> {
+    try {
+      const { rows } = await this.pool.query<{ partition: number; next_offset: string }>(
+        'SELECT partition, next_offset FROM consumer_offsets WHERE group_id = $1 AND topic = $2',
+        [consumerGroup, topic],
+      );
+      return new Map(rows.map((r) => [r.partition, r.next_offset]));
+    } catch (error) {
+      throw classifyPostgresError(error);
+    }
+  }
+
+  /** Moves the partition's next offset forward; never back (a late, stale batch cannot rewind it). */
+  async advance(partition: PartitionRef, nextOffset: Offset): Promise<void> {
+    try {
+      await this.pool.query(
+        `INSERT INTO consumer_offsets (group_id, topic, partition, next_offset) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (group_id, topic, partition) DO UPDATE
+           SET next_offset = greatest(consumer_offsets.next_offset, EXCLUDED.next_offset), updated_at = now()`,
+        [partition.consumerGroup, partition.topic, partition.partition, nextOffset],
+      );
+    } catch (error) {
+      throw classifyPostgresError(error);
+    }
+  }
+}
