@@ -91,3 +91,34 @@ export async function teardownBench(r: BenchResources): Promise<void> {
   await r.pool.end();
   if (!r.keep) await dropSchema(r.databaseUrl, r.schema);
 }
+
+/** The built service as a child process serving gRPC only, against an existing schema; resolves once it has started. */
+export async function startGrpcService(settings: { databaseUrl: string; schema: string; port: number }): Promise<ChildProcess> {
+  const { spawn } = await import('node:child_process');
+  const { resolve } = await import('node:path');
+  const child = spawn(process.execPath, [resolve(__dirname, '../apps/toolhistory/src/main.js')], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      KAFKA_BROKERS: process.env.BENCH_KAFKA_BROKERS ?? '127.0.0.1:9092',
+      DATABASE_URL: settings.databaseUrl,
+      DATABASE_SCHEMA: settings.schema,
+      SERVICE_ROLES: 'grpc',
+      GRPC_PORT: String(settings.port),
+      LOG_LEVEL: 'info',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk) => (output = (output + chunk).slice(-20_000)));
+  for (let waited = 0; !output.includes('toolhistory started'); waited += 100) {
+    if (waited > 60_000 || child.exitCode !== null || child.signalCode !== null) throw new Error(`service did not start:\n${output}`);
+    await sleep(100);
+  }
+  return child;
+}
+
+export async function stopChild(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  await new Promise((done) => child.once('exit', done));
+}
