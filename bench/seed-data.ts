@@ -73,3 +73,46 @@ export async function seedEvents(pool: Pool, options: SeedEventsOptions, onProgr
   );
   await pool.query('ANALYZE events');
 }
+
+/**
+ * Writes `invocations` completed invocations straight into the read model
+ * (with their conversations and runs): 10 per run, 4 runs per conversation,
+ * over `tenants` tenants and the 30 days before 2026-11-01. Arguments of
+ * ~25 words and results of ~`resultWords` words, so full-text search has
+ * realistic documents.
+ */
+export async function seedInvocations(pool: Pool, options: { invocations: number; tenants: number; resultWords?: number }, onProgress?: (done: number) => void): Promise<void> {
+  const resultWords = options.resultWords ?? 140;
+  const perConversation = 40;
+  const conversations = Math.ceil(options.invocations / perConversation);
+  await pool.query(
+    `INSERT INTO conversations (tenant_id, conversation_id, channel, first_event_at, last_event_at, event_count)
+     SELECT 'seed-tenant-' || (c % $2::int), 'seed-conv-' || c, 'web', timestamptz '2026-10-01' + c * interval '1 second', timestamptz '2026-10-01' + c * interval '1 second', 100
+     FROM generate_series(0, $1::int - 1) c`,
+    [conversations, options.tenants],
+  );
+  await pool.query(
+    `INSERT INTO runs (tenant_id, conversation_id, run_id, channel, status, started_at, last_event_at, ended_at, assistant_message_id, finish_reason, input_tokens, output_tokens)
+     SELECT 'seed-tenant-' || (c % $2::int), 'seed-conv-' || c, 'run-' || r, 'web', 'completed', t, t, t, 'msg', 'stop', 1000, 100
+     FROM generate_series(0, $1::int - 1) c, generate_series(0, 3) r, LATERAL (SELECT timestamptz '2026-10-01' + (c * 4 + r) * interval '1 second' * 2592000 / ($1::int * 4)) AS x(t)`,
+    [conversations, options.tenants],
+  );
+  const chunk = 50_000;
+  for (let from = 0; from < options.invocations; from += chunk) {
+    const to = Math.min(options.invocations, from + chunk);
+    await pool.query(
+      `INSERT INTO invocations (tenant_id, conversation_id, run_id, pair_key, round_index, sequence_index, tool_call_id, tool_name,
+                               arguments, result, is_error, requested_at, completed_at, call_event_id, result_event_id)
+       SELECT 'seed-tenant-' || (i / ${perConversation} % $3::int), 'seed-conv-' || (i / ${perConversation}), 'run-' || (i % ${perConversation} / 10),
+              'id:call_' || i, i % 10 / 3, i % 3, 'call_' || i, ${toolOf('i')},
+              jsonb_build_object('query', ${wordsOf('i', 1, 25)}),
+              jsonb_build_object('summary', ${wordsOf('i', 2, resultWords)}),
+              hashint8(i) % 29 = 0, t, t + (abs(hashint8(i)) % 3000) * interval '1 millisecond', gen_random_uuid(), gen_random_uuid()
+       FROM generate_series($1::int, $2::int - 1) i,
+            LATERAL (SELECT timestamptz '2026-10-01' + i * interval '1 second' * 2592000 / $4::int) AS x(t)`,
+      [from, to, options.tenants, options.invocations],
+    );
+    onProgress?.(to);
+  }
+  await pool.query('ANALYZE');
+}

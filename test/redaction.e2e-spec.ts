@@ -220,6 +220,19 @@ describe('redaction end to end: planted secrets through the real broker never re
     await expect(client.listToolInvocations({ tenant_id: '' })).rejects.toMatchObject({ details: 'tenant_id is required' });
   });
 
+  it('searches the redacted payloads over gRPC: a planted value is never found, its marker and the tool are', async () => {
+    const byValue = await client.searchToolHistory({ tenant_id: tenantId, query: PLANTED.email });
+    expect(byValue.hits).toEqual([]);
+    const byTool = await client.searchToolHistory({ tenant_id: tenantId, query: 'send_email', conversation_id: conversationId });
+    expect(byTool.hits.map((h) => h.invocation.tool_name)).toEqual(['send_email']);
+    expect(byTool.hits[0].snippet).toContain('**send_email**');
+    expect(leaksIn(JSON.stringify(byTool))).toEqual([]);
+    const byMarker = await client.searchToolHistory({ tenant_id: tenantId, query: 'REDACTED email' });
+    expect(byMarker.hits.map((h) => h.invocation.tool_name)).toContain('send_email');
+    expect(byMarker.hits.every((h) => h.score > 0)).toBe(true);
+    await expect(client.searchToolHistory({ tenant_id: tenantId, query: '' })).rejects.toMatchObject({ details: expect.stringContaining('query') });
+  });
+
   it('erases the conversation; a redelivery of its events does not bring it back', async () => {
     const erased = await client.eraseConversation({ tenant_id: tenantId, conversation_id: conversationId });
     expect(erased).toEqual({ erased_events: String(events.length), erased_invocations: '7' });

@@ -12,6 +12,10 @@ export interface ToolHistoryTestClient {
   getReplayHistory: Unary<Record<string, unknown>, ReplayResponse>;
   listToolInvocations: Unary<Record<string, unknown>, { invocations: Array<Record<string, unknown>>; next_page_token: string }>;
   getUsage: Unary<Record<string, unknown>, { rows: Array<Record<string, unknown>>; input_tokens: string; output_tokens: string }>;
+  searchToolHistory: Unary<
+    Record<string, unknown>,
+    { hits: Array<{ invocation: Record<string, unknown> & { tool_name: string }; score: number; snippet: string }> }
+  >;
   eraseConversation: Unary<{ tenant_id: string; conversation_id: string }, { erased_events: string; erased_invocations: string }>;
   /** A server stream of RecordedEvent messages; cancel() disconnects. */
   subscribeToolEvents: (request: { tenant_id: string; from_position?: string; types?: string[] }) => grpc.ClientReadableStream<RecordedEventMessage>;
@@ -65,6 +69,7 @@ export function toolHistoryClient(port: number): ToolHistoryTestClient {
     getReplayHistory: promisify(client, 'GetReplayHistory'),
     eraseConversation: promisify(client, 'EraseConversation'),
     listToolInvocations: promisify(client, 'ListToolInvocations'),
+    searchToolHistory: promisify(client, 'SearchToolHistory'),
     getUsage: promisify(client, 'GetUsage'),
     subscribeToolEvents: (request) =>
       (client as unknown as { SubscribeToolEvents: (r: unknown) => grpc.ClientReadableStream<RecordedEventMessage> }).SubscribeToolEvents(request),

@@ -1,18 +1,21 @@
 import { loadConfig } from '@toolhistory/config';
 import { AppError } from '@toolhistory/errors';
+import { EventStoreDbEventStore } from '@toolhistory/eventstoredb';
 import { createPool, PostgresEventStore, PostgresReadModelRebuilder, runMigrations } from '@toolhistory/persistence';
 import { RebuildReadModel } from './rebuild/rebuild-read-model';
 
 /**
- * `npm run rebuild`: rebuilds the read model from the event store into
- * fresh tables and swaps them in; running services keep answering.
+ * `npm run rebuild`: rebuilds the read model from the event store (the one
+ * EVENT_STORE names) into fresh tables and swaps them in; running services
+ * keep answering.
  */
 async function rebuild(): Promise<void> {
   const config = loadConfig(process.env);
   await runMigrations(config.database.url, config.database.schema);
   const pool = createPool({ ...config.database, applicationName: 'toolhistory-rebuild' });
+  const esdb = config.eventStore.kind === 'eventstoredb' && config.eventStore.url ? EventStoreDbEventStore.connect(config.eventStore.url) : null;
   try {
-    const events = new PostgresEventStore(pool);
+    const events = esdb ?? new PostgresEventStore(pool);
     let reported = 0;
     const outcome = await new RebuildReadModel(events, new PostgresReadModelRebuilder(pool, events)).execute({
       onProgress: (applied, position) => {
@@ -26,6 +29,7 @@ async function rebuild(): Promise<void> {
         `in ${(outcome.durationMs / 1000).toFixed(1)} s; the swap held the live tables for ${outcome.swapMs} ms and applied ${outcome.eventsDuringSwap} events\n`,
     );
   } finally {
+    await esdb?.close();
     await pool.end();
   }
 }

@@ -3,7 +3,7 @@ import { ErrorCode } from '@toolhistory/errors';
 import { RecordedToolEvent, START_POSITION, StreamRef } from '@toolhistory/domain';
 import { describeEventStoreContract } from '../../../test/contract/event-store.contract';
 import { uniqueName } from '../../../test/support/test-environment';
-import { runCompleted, toolCall } from '../../../test/support/tool-event-factory';
+import { runCompleted, runCompletedV1, toolCall } from '../../../test/support/tool-event-factory';
 import { EventStoreDbEventStore } from './eventstoredb-event-store';
 import { InMemoryEventStoreDbClient } from './in-memory-eventstoredb-client.fixture';
 
@@ -151,6 +151,16 @@ describe('EventStoreDbEventStore, beyond the contract (in-memory model of the cl
     setTimeout(() => abort.abort(), 50);
     await done;
     expect(seen.map((r) => r.event.conversationId)).toEqual([kept.conversationId, kept.conversationId]);
+  });
+
+  it('stores an event in the schema version it came in, and reads it upcast', async () => {
+    const stream = newStream();
+    const v1 = runCompletedV1({ ...stream, runId: 'r1' }, { usage: { inputTokens: 10, outputTokens: 2 } });
+    await store.append(stream, [v1]);
+    const [read] = await store.readStream(stream);
+    expect(read.event).toMatchObject({ eventId: v1.eventId, schemaVersion: 2, usage: [{ inputTokens: 10, outputTokens: 2 }] });
+    const [followed] = await store.readAll(START_POSITION, { tenantId: stream.tenantId, types: ['RunCompleted'], limit: 10 });
+    expect(followed.event).toEqual(read.event);
   });
 
   it('refuses a position it did not hand out', async () => {

@@ -1,7 +1,7 @@
 import { EventStoreDBClient, jsonEvent, streamNameFilter } from '@eventstore/db-client';
 import type { AllStreamResolvedEvent, JSONType, Position, RecordedEvent, ResolvedEvent } from '@eventstore/db-client';
 import { LRUCache } from 'lru-cache';
-import { ToolEvent, upcastToolEvent } from '@toolhistory/contract';
+import { StoredToolEvent, upcastToolEvent } from '@toolhistory/contract';
 import type {
   AppendOptions,
   AppendResult,
@@ -84,7 +84,7 @@ export class EventStoreDbEventStore implements EventStore {
     return new EventStoreDbEventStore(EventStoreDBClient.connectionString(connectionString), options);
   }
 
-  /** Closes the client's connections (and any subscription still open on them). */
+  /** Disposes of the client given to the store (its connections and any subscription still open on them). */
   close(): Promise<void> {
     return this.client.dispose();
   }
@@ -99,7 +99,7 @@ export class EventStoreDbEventStore implements EventStore {
    * succeeds), the caller's expectation may no longer hold (a conflict), or,
    * with expectation 'any', the write is simply tried again.
    */
-  async append(stream: StreamRef, events: readonly ToolEvent[], options: AppendOptions = {}): Promise<AppendResult> {
+  async append(stream: StreamRef, events: readonly StoredToolEvent[], options: AppendOptions = {}): Promise<AppendResult> {
     const foreign = events.find((e) => e.tenantId !== stream.tenantId || e.conversationId !== stream.conversationId);
     if (foreign) {
       throw rejected(ErrorCode.InvalidArgument, `event ${foreign.eventId} belongs to ${describe(foreign)}, not to the stream ${describe(stream)}`);
@@ -320,7 +320,7 @@ export class EventStoreDbEventStore implements EventStore {
  * compared in lower case: EventStoreDB keeps them as UUIDs, whatever the
  * case they were written in.
  */
-function withoutRecorded(events: readonly ToolEvent[], recorded: ReadonlySet<string>): ToolEvent[] {
+function withoutRecorded(events: readonly StoredToolEvent[], recorded: ReadonlySet<string>): StoredToolEvent[] {
   const seen = new Set(recorded);
   return events.filter((e) => {
     const id = e.eventId.toLowerCase();
@@ -330,7 +330,8 @@ function withoutRecorded(events: readonly ToolEvent[], recorded: ReadonlySet<str
   });
 }
 
-function toEventData(event: ToolEvent) {
+/** Written as received, in its own schema version: readers upcast it. */
+function toEventData(event: StoredToolEvent) {
   const data: JSONType = { ...event };
   return jsonEvent({ id: event.eventId, type: event.type, data });
 }

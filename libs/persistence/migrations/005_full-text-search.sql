@@ -7,9 +7,10 @@
 -- - a string payload is its own text, anything else its JSON text with the
 --   escapes that would glue a letter to the next word (\n, \t, \uXXXX, \\)
 --   turned into spaces;
--- - only its first 8,192 characters count, which bounds what one upsert
---   costs the GIN index and keeps every document far below the 1 MB limit
---   of a tsvector (an oversized one would fail the recorder's whole batch);
+-- - only its first 8,192 characters count, which bounds what parsing and
+--   indexing one upsert costs the recorder, and keeps every document far
+--   below the 1 MB limit of a tsvector (an oversized one would fail the
+--   recorder's whole batch);
 -- - a space follows every '/', so 'src/app.ts' is found by 'src', 'app.ts'
 --   and 'src/app.ts' (the parser would otherwise keep a path as one word).
 --   Queries get the same treatment, and snippets have it undone.

@@ -96,6 +96,12 @@ class PostgresRebuild implements ReadModelRebuild {
     try {
       await this.buildIndexes();
       await client.query('BEGIN');
+      // The checkpoint first: a projector takes it before the tables, so taking them in the same order cannot deadlock.
+      await client.query(
+        `INSERT INTO projection_checkpoints (projection, position) VALUES ($1, 0)
+         ON CONFLICT (projection) DO UPDATE SET position = projection_checkpoints.position`,
+        [READ_MODEL_PROJECTION],
+      );
       // Every writer of the live tables (recorder batches, erasures) finishes or waits; one
       // that already read rows jumps the queue to finish, so this cannot deadlock with it.
       await client.query(`LOCK TABLE ${TABLES.join(', ')} IN ACCESS EXCLUSIVE MODE`);

@@ -108,6 +108,9 @@ describe('SearchToolHistory: full-text search over invocations (real PostgreSQL)
     expect(window.map(keyOf)).toEqual(['c-code/run_shell']);
     expect((await search('git status', { to: Date.parse(at(3)) })).map(keyOf)).toEqual(['c-code/git_status']);
     expect((await search('git status', { from: Date.parse(at(3, 1)) })).map(keyOf)).toEqual([]);
+    // The widest period a google.protobuf.Timestamp can express is a valid filter.
+    const widest = await search('git status', { from: Date.parse('0001-01-01T00:00:00Z'), to: Date.parse('9999-12-31T23:59:59.999Z') });
+    expect(widest.map(keyOf)).toEqual((await search('git status')).map(keyOf));
   });
 
   it('cannot find a redacted value by its original, nor anything a policy kept out of the row', async () => {
@@ -147,6 +150,20 @@ describe('SearchToolHistory: full-text search over invocations (real PostgreSQL)
     await expect(search('   ')).rejects.toThrow('query is required');
     await expect(audit.search({ tenantId: '', query: 'x' })).rejects.toThrow('tenant_id is required');
     await expect(search('x', { from: 2, to: 1 })).rejects.toThrow('from must be before to');
+  });
+
+  it('keeps its document and index in a copy of the table, as a read-model rebuild makes one', async () => {
+    await db.pool.query('CREATE TABLE invocations_copy (LIKE invocations INCLUDING ALL)');
+    await db.pool.query(`INSERT INTO invocations_copy (tenant_id, conversation_id, run_id, pair_key, round_index, sequence_index, tool_call_id, tool_name, arguments, result)
+      VALUES ('acme', 'c', 'r', 'k', 0, 0, 'call', 'read_file', '{"path": "lib/util.ts", "script": "cd lib\\nmake"}', '"line one\\nline two"')`);
+    const { rows } = await db.pool.query('SELECT search_document::text AS document FROM invocations_copy');
+    // Weights by where a word came from; the path in parts; a newline a blank (not "nmake" or "nline"), in JSON text or not.
+    expect(rows[0].document).toBe("'cd':7B 'file':2A 'lib':4B,8B 'line':10C,12C 'make':9B 'one':11C 'path':3B 'read':1A 'script':6B 'two':13C 'util.ts':5B");
+    const copied = await db.pool.query(
+      `SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'invocations_copy' AND indexdef LIKE '%USING gin (search_document)%'`,
+    );
+    expect(copied.rows).toHaveLength(1);
+    await db.pool.query('DROP TABLE invocations_copy');
   });
 
   it('answers 20 hits by default and at most 100, in the same stable order every time', async () => {

@@ -2,8 +2,10 @@ import { Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { AppConfig } from '@toolhistory/config';
-import type { RedactionPolicy } from '@toolhistory/domain';
-import { createPool, PostgresAppendListener, PostgresEventStore, PostgresRecordingStore } from '@toolhistory/persistence';
+import type { EventStore, RedactionPolicy } from '@toolhistory/domain';
+import { EventStoreDbEventStore } from '@toolhistory/eventstoredb';
+import { createPool, PostgresAppendListener, PostgresConsumerOffsets, PostgresEventStore, PostgresRecordingStore } from '@toolhistory/persistence';
+import { EventStoreRecordingStore } from '../recorder/event-store-recording-store';
 import { APP_CONFIG, APPEND_LISTENER, EVENT_STORE, PG_POOL, RECORDING_STORE, REDACTION_POLICY, ROOT_LOGGER } from '../tokens';
 
 @Global()
@@ -17,8 +19,11 @@ import { APP_CONFIG, APPEND_LISTENER, EVENT_STORE, PG_POOL, RECORDING_STORE, RED
     },
     {
       provide: RECORDING_STORE,
-      inject: [PG_POOL, REDACTION_POLICY],
-      useFactory: (pool: Pool, redaction: RedactionPolicy) => new PostgresRecordingStore(pool, redaction),
+      inject: [APP_CONFIG, PG_POOL, REDACTION_POLICY, EVENT_STORE],
+      useFactory: (config: AppConfig, pool: Pool, redaction: RedactionPolicy, events: EventStore) =>
+        config.eventStore.kind === 'eventstoredb'
+          ? new EventStoreRecordingStore(events, new PostgresConsumerOffsets(pool), redaction)
+          : new PostgresRecordingStore(pool, redaction),
     },
     {
       provide: APPEND_LISTENER,
@@ -30,8 +35,11 @@ import { APP_CONFIG, APPEND_LISTENER, EVENT_STORE, PG_POOL, RECORDING_STORE, RED
     },
     {
       provide: EVENT_STORE,
-      inject: [PG_POOL, APPEND_LISTENER],
-      useFactory: (pool: Pool, listener: PostgresAppendListener) => new PostgresEventStore(pool, listener),
+      inject: [APP_CONFIG, PG_POOL, APPEND_LISTENER],
+      useFactory: (config: AppConfig, pool: Pool, listener: PostgresAppendListener) =>
+        config.eventStore.kind === 'eventstoredb' && config.eventStore.url
+          ? EventStoreDbEventStore.connect(config.eventStore.url)
+          : new PostgresEventStore(pool, listener),
     },
   ],
   exports: [PG_POOL, RECORDING_STORE, EVENT_STORE],
@@ -40,11 +48,13 @@ export class DatabaseModule implements OnApplicationShutdown {
   constructor(
     @Inject(PG_POOL) private readonly pool: Pool,
     @Inject(APPEND_LISTENER) private readonly listener: PostgresAppendListener,
+    @Inject(EVENT_STORE) private readonly events: EventStore,
   ) {}
 
   // Runs after the consumers have stopped (modules shut down in reverse order).
   async onApplicationShutdown(): Promise<void> {
     await this.listener.close();
+    if (this.events instanceof EventStoreDbEventStore) await this.events.close();
     await this.pool.end();
   }
 }

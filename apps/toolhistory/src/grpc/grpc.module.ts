@@ -5,6 +5,7 @@ import type { EventStore, ReplayPolicy } from '@toolhistory/domain';
 import { PostgresAuditReader, PostgresConversationEraser, PostgresReplayReader } from '@toolhistory/persistence';
 import { QueryAudit } from '../audit/query-audit';
 import { EraseConversation } from '../erasure/erase-conversation';
+import { EventStoreConversationEraser } from '../erasure/event-store-conversation-eraser';
 import { GetReplayHistory } from '../replay/get-replay-history';
 import { SubscribeToolEvents } from '../subscription/subscribe-tool-events';
 import { APP_CONFIG, ERASE_CONVERSATION, GET_REPLAY_HISTORY, PG_POOL, QUERY_AUDIT, REPLAY_POLICY, EVENT_STORE, SUBSCRIBE_TOOL_EVENTS } from '../tokens';
@@ -22,8 +23,13 @@ import { ToolHistoryController } from './tool-history.controller';
     },
     {
       provide: ERASE_CONVERSATION,
-      inject: [PG_POOL],
-      useFactory: (pool: Pool) => new EraseConversation(new PostgresConversationEraser(pool)),
+      inject: [PG_POOL, APP_CONFIG, EVENT_STORE],
+      useFactory: (pool: Pool, config: AppConfig, events: EventStore) =>
+        new EraseConversation(
+          config.eventStore.kind === 'eventstoredb'
+            ? new EventStoreConversationEraser(events, new PostgresConversationEraser(pool))
+            : new PostgresConversationEraser(pool),
+        ),
     },
     { provide: QUERY_AUDIT, inject: [PG_POOL], useFactory: (pool: Pool) => new QueryAudit(new PostgresAuditReader(pool)) },
     {

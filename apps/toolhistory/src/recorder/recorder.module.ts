@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
+import { ReadModelProjectorService } from '../projector/read-model-projector.service';
 import { KafkaRecorderConsumer } from './kafka-recorder.consumer';
 
-@Module({ providers: [KafkaRecorderConsumer] })
+@Module({ providers: [KafkaRecorderConsumer, ReadModelProjectorService] })
 export class RecorderModule {}

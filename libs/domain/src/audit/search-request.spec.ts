@@ -56,6 +56,11 @@ describe('search request rules', () => {
     expect(searchQueryOf({ ...base, from: to, to: from })).toEqual({ ok: false, error: 'from must be before to' });
     expect(searchQueryOf({ ...base, from, to: from })).toEqual({ ok: false, error: 'from must be before to' });
     expect(searchQueryOf({ ...base, to: 1e20 })).toEqual({ ok: false, error: 'to is not a valid time' });
+    expect(searchQueryOf({ ...base, to: Date.parse('+010000-01-01T00:00:00Z') })).toEqual({ ok: false, error: 'to is not a valid time' });
+    expect(searchQueryOf({ ...base, from: Date.parse('0001-01-01T00:00:00Z'), to: Date.parse('9999-12-31T23:59:59.999Z') })).toMatchObject({
+      ok: true,
+      value: { from: '0001-01-01T00:00:00.000Z', to: '9999-12-31T23:59:59.999Z' },
+    });
     expect(searchQueryOf({ ...base, from: Number.NaN })).toEqual({ ok: false, error: 'from is not a valid time' });
   });
 

@@ -48,8 +48,10 @@ export interface SearchHit {
 
 // PostgreSQL text cannot hold NUL, and no control character means anything in a query.
 const CONTROL_CHARACTERS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g;
-// The range of a JavaScript Date: beyond it a time has no ISO-8601 form.
-const MAX_TIME_MS = 8.64e15;
+// The range of google.protobuf.Timestamp (0001-01-01 to 9999-12-31 UTC), which is also where
+// an ISO-8601 time has the four-digit year PostgreSQL reads.
+const MIN_TIME_MS = -62_135_596_800_000;
+const MAX_TIME_MS = 253_402_300_799_999;
 
 export function searchQueryOf(request: SearchRequest): Checked<SearchQuery> {
   const query = cutToLength(request.query.replace(CONTROL_CHARACTERS, ' ').trim(), MAX_QUERY_CHARS);
@@ -59,7 +61,7 @@ export function searchQueryOf(request: SearchRequest): Checked<SearchQuery> {
   const limit = searchLimitOf(request.limit);
   if (!limit.ok) return limit;
   for (const [name, value] of [['from', request.from], ['to', request.to]] as const) {
-    if (value !== undefined && !(Number.isFinite(value) && Math.abs(value) <= MAX_TIME_MS)) return { ok: false, error: `${name} is not a valid time` };
+    if (value !== undefined && !(value >= MIN_TIME_MS && value <= MAX_TIME_MS)) return { ok: false, error: `${name} is not a valid time` };
   }
   if (request.from !== undefined && request.to !== undefined && request.from >= request.to) return { ok: false, error: 'from must be before to' };
   return {

@@ -1,0 +1,154 @@
+/**
+ * Audit query benchmark: ListToolInvocations and SearchToolHistory over
+ * gRPC on loopback against a read model of --invocations invocations
+ * (default 1,000,000; results ~1 KB of words; 50 tenants over 30 days),
+ * with --clients concurrent callers (default 8) for --seconds (default 20)
+ * per query kind. Queries vary: listings with no filter, a tool, a
+ * conversation, errors only, one day, and the next page; searches for one
+ * or two words, a phrase, a word and an exclusion. The last line is one
+ * JSON object.
+ *
+ *   npm run bench:audit -- [--invocations 1000000] [--clients 8] [--seconds 20] [--keep]
+ */
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { resolve } from 'node:path';
+import { createPool, dropSchema, runMigrations } from '../libs/persistence/src';
+import { freePort } from '../test/support/grpc-client';
+import { seededRandom } from '../test/support/traffic';
+import { cpuSeconds, intOption, parseArgs, peakRssMiB, percentile, startGrpcService, stopChild } from './bench-support';
+import { seedInvocations } from './seed-data';
+
+const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/toolhistory_bench';
+const PROTO = resolve(__dirname, '../../proto/toolhistory/v1/toolhistory.proto');
+const TENANTS = 50;
+const TOOLS = ['lookup_order', 'git_status', 'run_sql', 'get_weather'];
+const WORDS = ['refund', 'shipped', 'conflict', 'timeout', 'warehouse', 'dividend', 'boarding', 'migration', 'declined', 'README.md'];
+const DAY = 86_400;
+const SEED_START = Date.parse('2026-10-01T00:00:00Z') / 1000;
+
+type Rpc = (request: Record<string, unknown>) => Promise<Record<string, unknown>>;
+
+function rpcOf(client: grpc.Client, method: string): Rpc {
+  return (request) =>
+    new Promise((done, fail) =>
+      (client as unknown as Record<string, Function>)[method](request, { deadline: new Date(Date.now() + 10_000) }, (error: Error | null, response: Record<string, unknown>) =>
+        error ? fail(error) : done(response),
+      ),
+    );
+}
+
+async function measure(clients: number, seconds: number, oneCall: (random: () => number) => Promise<unknown>) {
+  const latencies: number[] = [];
+  let errors = 0;
+  const until = Date.now() + seconds * 1000;
+  const started = Date.now();
+  await Promise.all(
+    Array.from({ length: clients }, async (_, i) => {
+      const random = seededRandom(100 + i);
+      while (Date.now() < until) {
+        const t = process.hrtime.bigint();
+        try {
+          await oneCall(random);
+          latencies.push(Number(process.hrtime.bigint() - t) / 1e6);
+        } catch {
+          errors += 1;
+        }
+      }
+    }),
+  );
+  const elapsed = (Date.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const round = (x: number) => Math.round(x * 100) / 100;
+  return {
+    requests: latencies.length,
+    errors,
+    requestsPerSecond: Math.round(latencies.length / elapsed),
+    p50Ms: round(percentile(latencies, 50)),
+    p99Ms: round(percentile(latencies, 99)),
+    maxMs: round(latencies[latencies.length - 1] ?? NaN),
+  };
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: { invocations: { type: 'string' }, clients: { type: 'string' }, seconds: { type: 'string' }, keep: { type: 'boolean' } },
+  });
+  const invocations = intOption(values, 'invocations', 1_000_000);
+  const clients = intOption(values, 'clients', 8);
+  const seconds = intOption(values, 'seconds', 20);
+  const schema = `bench_audit_${Date.now().toString(36)}`;
+  await runMigrations(DATABASE_URL, schema);
+  const pool = createPool({ url: DATABASE_URL, schema, poolSize: 2, applicationName: 'toolhistory-bench' });
+  let service: Awaited<ReturnType<typeof startGrpcService>> | undefined;
+  try {
+    console.log(`seeding ${invocations} invocations into ${schema}`);
+    const seedStarted = Date.now();
+    await seedInvocations(pool, { invocations, tenants: TENANTS }, (done) => process.stdout.write(`  ${done}\r`));
+    console.log(`  seeded in ${((Date.now() - seedStarted) / 1000).toFixed(1)} s`);
+
+    const port = await freePort();
+    service = await startGrpcService({ databaseUrl: DATABASE_URL, schema, port });
+    const definition = protoLoader.loadSync(PROTO, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
+    const loaded = grpc.loadPackageDefinition(definition) as unknown as { toolhistory: { v1: { ToolHistory: grpc.ServiceClientConstructor } } };
+    const channels = Array.from({ length: 4 }, () => new loaded.toolhistory.v1.ToolHistory(`127.0.0.1:${port}`, grpc.credentials.createInsecure()));
+    const pick = <T>(random: () => number, list: readonly T[]) => list[Math.floor(random() * list.length)];
+    const tenant = (random: () => number) => `seed-tenant-${Math.floor(random() * TENANTS)}`;
+    let call = 0;
+    const channel = () => channels[call++ % channels.length];
+
+    const list = async (random: () => number) => {
+      const kind = Math.floor(random() * 6);
+      const request: Record<string, unknown> = { tenant_id: tenant(random), page_size: 100 };
+      if (kind === 1) request.tool_name = pick(random, TOOLS);
+      if (kind === 2) request.conversation_id = `seed-conv-${Math.floor(random() * (invocations / 40))}`;
+      if (kind === 3) request.status = 'INVOCATION_STATUS_ERROR';
+      if (kind === 4) {
+        const day = SEED_START + Math.floor(random() * 29) * DAY;
+        Object.assign(request, { from: { seconds: String(day), nanos: 0 }, to: { seconds: String(day + DAY), nanos: 0 } });
+      }
+      const first = await rpcOf(channel(), 'ListToolInvocations')(request);
+      if (kind === 5 && first.next_page_token) await rpcOf(channel(), 'ListToolInvocations')({ ...request, page_token: first.next_page_token });
+    };
+    const search = async (random: () => number) => {
+      const kind = Math.floor(random() * 4);
+      const a = pick(random, WORDS);
+      const b = pick(random, WORDS);
+      const query = kind === 0 ? a : kind === 1 ? `${a} ${b}` : kind === 2 ? `"${a} ${b}"` : `${a} -${b}`;
+      await rpcOf(channel(), 'SearchToolHistory')({ tenant_id: tenant(random), query, limit: 20 });
+    };
+
+    // Warm-up, so the first figures do not include cold caches.
+    await measure(clients, 3, list);
+    await measure(clients, 3, search);
+    const cpuBefore = cpuSeconds(service.pid!);
+    const listFigures = await measure(clients, seconds, list);
+    const searchFigures = await measure(clients, seconds, search);
+    const serviceCpu = cpuSeconds(service.pid!) - cpuBefore;
+    channels.forEach((c) => c.close());
+    const { rows } = await pool.query<{ mib: number }>(`SELECT (pg_total_relation_size('invocations') / 1048576)::int AS mib`);
+    const figures = {
+      bench: 'audit',
+      invocations,
+      invocationsTableMiB: rows[0].mib,
+      clients,
+      seconds,
+      listToolInvocations: listFigures,
+      searchToolHistory: searchFigures,
+      serviceCpuSeconds: Number(serviceCpu.toFixed(1)),
+      servicePeakRssMiB: peakRssMiB(service.pid!),
+    };
+    console.log(`ListToolInvocations: ${listFigures.requestsPerSecond} requests/s, p50 ${listFigures.p50Ms} ms, p99 ${listFigures.p99Ms} ms (${clients} callers)`);
+    console.log(`SearchToolHistory:   ${searchFigures.requestsPerSecond} requests/s, p50 ${searchFigures.p50Ms} ms, p99 ${searchFigures.p99Ms} ms (${clients} callers)`);
+    console.log(JSON.stringify(figures));
+  } finally {
+    await stopChild(service);
+    await pool.end();
+    if (!values.keep) await dropSchema(DATABASE_URL, schema);
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
