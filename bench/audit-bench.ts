@@ -13,13 +13,11 @@
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { resolve } from 'node:path';
-import { createPool, dropSchema, runMigrations } from '../libs/persistence/src';
 import { freePort } from '../test/support/grpc-client';
 import { seededRandom } from '../test/support/traffic';
-import { cpuSeconds, intOption, parseArgs, peakRssMiB, percentile, startGrpcService, stopChild } from './bench-support';
+import { cpuSeconds, intOption, parseArgs, peakRssMiB, percentile, startGrpcService, stopChild, runInBenchSchema } from './bench-support';
 import { seedInvocations } from './seed-data';
 
-const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/toolhistory_bench';
 const PROTO = resolve(__dirname, '../../proto/toolhistory/v1/toolhistory.proto');
 const TENANTS = 50;
 const TOOLS = ['lookup_order', 'git_status', 'run_sql', 'get_weather'];
@@ -70,25 +68,23 @@ async function measure(clients: number, seconds: number, oneCall: (random: () =>
   };
 }
 
-async function main(): Promise<void> {
+function main(): void {
   const { values } = parseArgs({
     options: { invocations: { type: 'string' }, clients: { type: 'string' }, seconds: { type: 'string' }, keep: { type: 'boolean' } },
   });
   const invocations = intOption(values, 'invocations', 1_000_000);
   const clients = intOption(values, 'clients', 8);
   const seconds = intOption(values, 'seconds', 20);
-  const schema = `bench_audit_${Date.now().toString(36)}`;
-  await runMigrations(DATABASE_URL, schema);
-  const pool = createPool({ url: DATABASE_URL, schema, poolSize: 2, applicationName: 'toolhistory-bench' });
-  let service: Awaited<ReturnType<typeof startGrpcService>> | undefined;
-  try {
+  runInBenchSchema('bench_audit', values.keep === true, async ({ pool, schema, databaseUrl }) => {
+    let service: Awaited<ReturnType<typeof startGrpcService>> | undefined;
+    try {
     console.log(`seeding ${invocations} invocations into ${schema}`);
     const seedStarted = Date.now();
     await seedInvocations(pool, { invocations, tenants: TENANTS }, (done) => process.stdout.write(`  ${done}\r`));
     console.log(`  seeded in ${((Date.now() - seedStarted) / 1000).toFixed(1)} s`);
 
     const port = await freePort();
-    service = await startGrpcService({ databaseUrl: DATABASE_URL, schema, port });
+    service = await startGrpcService({ databaseUrl, schema, port });
     const definition = protoLoader.loadSync(PROTO, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
     const loaded = grpc.loadPackageDefinition(definition) as unknown as { toolhistory: { v1: { ToolHistory: grpc.ServiceClientConstructor } } };
     const channels = Array.from({ length: 4 }, () => new loaded.toolhistory.v1.ToolHistory(`127.0.0.1:${port}`, grpc.credentials.createInsecure()));
@@ -141,14 +137,10 @@ async function main(): Promise<void> {
     console.log(`ListToolInvocations: ${listFigures.requestsPerSecond} requests/s, p50 ${listFigures.p50Ms} ms, p99 ${listFigures.p99Ms} ms (${clients} callers)`);
     console.log(`SearchToolHistory:   ${searchFigures.requestsPerSecond} requests/s, p50 ${searchFigures.p50Ms} ms, p99 ${searchFigures.p99Ms} ms (${clients} callers)`);
     console.log(JSON.stringify(figures));
-  } finally {
-    await stopChild(service);
-    await pool.end();
-    if (!values.keep) await dropSchema(DATABASE_URL, schema);
-  }
+    } finally {
+      await stopChild(service);
+    }
+  });
 }
 
-main().catch((error) => {
-  console.error(error);
-  process.exit(1);
-});
+main();

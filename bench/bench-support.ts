@@ -122,3 +122,31 @@ export async function stopChild(child: ChildProcess | undefined): Promise<void> 
   child.kill('SIGTERM');
   await new Promise((done) => child.once('exit', done));
 }
+
+/**
+ * Runs a benchmark body against a fresh, migrated schema of its own and
+ * removes it afterwards (unless `keep`); exits non-zero on failure.
+ */
+export function runInBenchSchema(
+  prefix: string,
+  keep: boolean,
+  body: (bench: { pool: Pool; schema: string; databaseUrl: string }) => Promise<void>,
+): void {
+  const databaseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/toolhistory_bench';
+  const schema = `${prefix}_${Date.now().toString(36)}`;
+  const run = async () => {
+    const { createPool, runMigrations } = await import('../libs/persistence/src');
+    await runMigrations(databaseUrl, schema);
+    const pool = createPool({ url: databaseUrl, schema, poolSize: 4, applicationName: 'toolhistory-bench' });
+    try {
+      await body({ pool, schema, databaseUrl });
+    } finally {
+      await pool.end();
+      if (!keep) await dropSchema(databaseUrl, schema);
+    }
+  };
+  run().catch((error) => {
+    console.error(error);
+    process.exit(1);
+  });
+}

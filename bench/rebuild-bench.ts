@@ -6,21 +6,17 @@
  *
  *   npm run bench:rebuild -- [--events 1000000] [--page-size 5000] [--keep]
  */
-import { dropSchema, createPool, PostgresEventStore, PostgresReadModelRebuilder, runMigrations } from '../libs/persistence/src';
+import { PostgresEventStore, PostgresReadModelRebuilder } from '../libs/persistence/src';
 import { RebuildReadModel } from '../apps/toolhistory/src/rebuild/rebuild-read-model';
-import { intOption, parseArgs, peakRssMiB } from './bench-support';
+import { intOption, parseArgs, peakRssMiB, runInBenchSchema } from './bench-support';
 import { seedEvents } from './seed-data';
 
-const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/toolhistory_bench';
 
-async function main(): Promise<void> {
+function main(): void {
   const { values } = parseArgs({ options: { events: { type: 'string' }, 'page-size': { type: 'string' }, keep: { type: 'boolean' } } });
   const events = intOption(values, 'events', 1_000_000);
   const pageSize = intOption(values, 'page-size', 5_000);
-  const schema = `bench_rebuild_${Date.now().toString(36)}`;
-  await runMigrations(DATABASE_URL, schema);
-  const pool = createPool({ url: DATABASE_URL, schema, poolSize: 4, applicationName: 'toolhistory-bench' });
-  try {
+  runInBenchSchema('bench_rebuild', values.keep === true, async ({ pool, schema }) => {
     console.log(`seeding ${events} events into ${schema}`);
     const seedStarted = Date.now();
     await seedEvents(pool, { events, tenants: 50 }, (done) => process.stdout.write(`  ${done}\r`));
@@ -56,13 +52,7 @@ async function main(): Promise<void> {
     console.log(`rebuilt ${figures.events} events in ${figures.seconds} s: ${figures.eventsPerSecond} events/s; swap held the live tables ${figures.swapMs} ms`);
     console.log(`rows: ${JSON.stringify(figures.rows)}; rebuild process CPU ${figures.rebuildProcessCpuSeconds} s, peak RSS ${figures.rebuildProcessPeakRssMiB} MiB`);
     console.log(JSON.stringify(figures));
-  } finally {
-    await pool.end();
-    if (!values.keep) await dropSchema(DATABASE_URL, schema);
-  }
+  });
 }
 
-main().catch((error) => {
-  console.error(error);
-  process.exit(1);
-});
+main();

@@ -10,29 +10,25 @@
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { resolve } from 'node:path';
-import { createPool, dropSchema, runMigrations } from '../libs/persistence/src';
 import { freePort } from '../test/support/grpc-client';
-import { cpuSeconds, intOption, parseArgs, peakRssMiB, startGrpcService, stopChild } from './bench-support';
+import { cpuSeconds, intOption, parseArgs, peakRssMiB, startGrpcService, stopChild, runInBenchSchema } from './bench-support';
 import { seedEvents } from './seed-data';
 
-const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/toolhistory_bench';
 const PROTO = resolve(__dirname, '../../proto/toolhistory/v1/toolhistory.proto');
 
-async function main(): Promise<void> {
+function main(): void {
   const { values } = parseArgs({ options: { events: { type: 'string' }, keep: { type: 'boolean' } } });
   const events = intOption(values, 'events', 500_000);
-  const schema = `bench_subscribe_${Date.now().toString(36)}`;
-  await runMigrations(DATABASE_URL, schema);
-  const pool = createPool({ url: DATABASE_URL, schema, poolSize: 2, applicationName: 'toolhistory-bench' });
-  let service: Awaited<ReturnType<typeof startGrpcService>> | undefined;
-  try {
+  runInBenchSchema('bench_subscribe', values.keep === true, async ({ pool, schema, databaseUrl }) => {
+    let service: Awaited<ReturnType<typeof startGrpcService>> | undefined;
+    try {
     console.log(`seeding ${events} events of one tenant into ${schema}`);
     const seedStarted = Date.now();
     await seedEvents(pool, { events, tenants: 1 }, (done) => process.stdout.write(`  ${done}\r`));
     console.log(`  seeded in ${((Date.now() - seedStarted) / 1000).toFixed(1)} s`);
 
     const port = await freePort();
-    service = await startGrpcService({ databaseUrl: DATABASE_URL, schema, port });
+    service = await startGrpcService({ databaseUrl, schema, port });
     const definition = protoLoader.loadSync(PROTO, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
     const loaded = grpc.loadPackageDefinition(definition) as unknown as { toolhistory: { v1: { ToolHistory: grpc.ServiceClientConstructor } } };
     const client = new loaded.toolhistory.v1.ToolHistory(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
@@ -73,14 +69,10 @@ async function main(): Promise<void> {
     console.log(`one subscriber received ${figures.events} events in ${figures.seconds} s: ${figures.eventsPerSecond} events/s (${figures.payloadMiBPerSecond} MiB/s of payload)`);
     console.log(`CPU: service ${figures.serviceCpuSeconds} s, subscriber ${figures.subscriberCpuSeconds} s; service peak RSS ${figures.servicePeakRssMiB} MiB`);
     console.log(JSON.stringify(figures));
-  } finally {
-    await stopChild(service);
-    await pool.end();
-    if (!values.keep) await dropSchema(DATABASE_URL, schema);
-  }
+    } finally {
+      await stopChild(service);
+    }
+  });
 }
 
-main().catch((error) => {
-  console.error(error);
-  process.exit(1);
-});
+main();
