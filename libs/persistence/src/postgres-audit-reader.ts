@@ -64,8 +64,9 @@ export class PostgresAuditReader implements AuditReader {
         `(at, conversation_id, run_id, pair_key) > (${bind(after.at)}::timestamptz, ${bind(after.conversationId)}, ${bind(after.runId)}, ${bind(after.pairKey)})`,
       );
     }
+    // invocations.at, not the output column "at" (its text): only the column can walk the listing index.
     const text = `${SELECT_RECORD} WHERE ${conditions.join(' AND ')}
-      ORDER BY at, conversation_id, run_id, pair_key LIMIT ${bind(limit)}`;
+      ORDER BY invocations.at, conversation_id, run_id, pair_key LIMIT ${bind(limit)}`;
     try {
       const { rows } = await this.pool.query<InvocationRecord>(text, values);
       return rows.map((r) => ({ ...r, durationMs: r.durationMs === null ? null : Math.round(r.durationMs) }));
