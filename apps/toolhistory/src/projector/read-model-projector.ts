@@ -54,7 +54,10 @@ export class ReadModelProjector {
         if (signal.aborted) return;
         // Not retriable (a bug or bad data): keep trying slowly rather than stop feeding the read model.
         this.options.log?.warn({ err: { message: toAppError(error).message } }, 'projection failed; retrying in 10 s');
-        await new Promise((resolve) => setTimeout(resolve, 10_000));
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, 10_000);
+          signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+        });
       }
     }
   }
