@@ -15,7 +15,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import { resolve } from 'node:path';
 import { freePort } from '../test/support/grpc-client';
 import { seededRandom } from '../test/support/traffic';
-import { cpuSeconds, intOption, parseArgs, peakRssMiB, percentile, startGrpcService, stopChild, runInBenchSchema } from './bench-support';
+import { cpuSeconds, intOption, parseArgs, peakRssMiB, percentile, startGrpcService, stopChild, runInBenchSchema, closedLoopLoad } from './bench-support';
 import { seedInvocations } from './seed-data';
 
 const PROTO = resolve(__dirname, '../../proto/toolhistory/v1/toolhistory.proto');
@@ -37,31 +37,13 @@ function rpcOf(client: grpc.Client, method: string): Rpc {
 }
 
 async function measure(clients: number, seconds: number, oneCall: (random: () => number) => Promise<unknown>) {
-  const latencies: number[] = [];
-  let errors = 0;
-  const until = Date.now() + seconds * 1000;
-  const started = Date.now();
-  await Promise.all(
-    Array.from({ length: clients }, async (_, i) => {
-      const random = seededRandom(100 + i);
-      while (Date.now() < until) {
-        const t = process.hrtime.bigint();
-        try {
-          await oneCall(random);
-          latencies.push(Number(process.hrtime.bigint() - t) / 1e6);
-        } catch {
-          errors += 1;
-        }
-      }
-    }),
-  );
-  const elapsed = (Date.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
+  const randoms = Array.from({ length: clients }, (_, i) => seededRandom(100 + i));
+  const { latencies, errors, elapsedSeconds } = await closedLoopLoad(clients, seconds, (i) => oneCall(randoms[i]));
   const round = (x: number) => Math.round(x * 100) / 100;
   return {
     requests: latencies.length,
     errors,
-    requestsPerSecond: Math.round(latencies.length / elapsed),
+    requestsPerSecond: Math.round(latencies.length / elapsedSeconds),
     p50Ms: round(percentile(latencies, 50)),
     p99Ms: round(percentile(latencies, 99)),
     maxMs: round(latencies[latencies.length - 1] ?? NaN),

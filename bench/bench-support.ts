@@ -150,3 +150,33 @@ export function runInBenchSchema(
     process.exit(1);
   });
 }
+
+/**
+ * Closed-loop load: `clients` callers each call again as soon as their last
+ * call answered, for `seconds`. Latencies come back sorted, in ms.
+ */
+export async function closedLoopLoad(
+  clients: number,
+  seconds: number,
+  oneCall: (client: number) => Promise<unknown>,
+): Promise<{ latencies: number[]; errors: number; elapsedSeconds: number }> {
+  const latencies: number[] = [];
+  let errors = 0;
+  const started = Date.now();
+  const until = started + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: clients }, async (_, i) => {
+      while (Date.now() < until) {
+        const t = process.hrtime.bigint();
+        try {
+          await oneCall(i);
+          latencies.push(Number(process.hrtime.bigint() - t) / 1e6);
+        } catch {
+          errors += 1;
+        }
+      }
+    }),
+  );
+  latencies.sort((a, b) => a - b);
+  return { latencies, errors, elapsedSeconds: (Date.now() - started) / 1000 };
+}

@@ -21,7 +21,7 @@ import { createPool, ensureDatabase, runMigrations } from '../libs/persistence/s
 import type { ToolEvent } from '../libs/contract/src';
 import { freePort } from '../test/support/grpc-client';
 import { agentTraffic } from '../test/support/traffic';
-import { cpuSeconds, createBenchTopics, intOption, parseArgs, peakRssMiB, percentile, sleep, teardownBench } from './bench-support';
+import { closedLoopLoad, cpuSeconds, createBenchTopics, intOption, parseArgs, peakRssMiB, percentile, sleep, teardownBench } from './bench-support';
 
 const BROKERS = (process.env.BENCH_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/toolhistory_bench';
@@ -195,32 +195,13 @@ async function main(): Promise<void> {
     })();
 
     console.log(`load: ${clients} concurrent callers for ${seconds} s, ingest at ${ingestRate} events/s`);
-    const latencies: number[] = [];
-    let errors = 0;
     const serviceCpuBefore = cpuSeconds(service.pid!);
     const benchCpuBefore = cpuSeconds(process.pid);
-    const started = Date.now();
-    const until = started + seconds * 1000;
-    await Promise.all(
-      Array.from({ length: clients }, async (_, i) => {
-        const client = rawChannels[i % rawChannels.length];
-        while (Date.now() < until) {
-          const t = process.hrtime.bigint();
-          try {
-            await rawCall(client);
-            latencies.push(Number(process.hrtime.bigint() - t) / 1e6);
-          } catch {
-            errors += 1;
-          }
-        }
-      }),
-    );
-    const elapsed = (Date.now() - started) / 1000;
+    const { latencies, errors, elapsedSeconds: elapsed } = await closedLoopLoad(clients, seconds, (i) => rawCall(rawChannels[i % rawChannels.length]));
     const serviceCpu = cpuSeconds(service.pid!) - serviceCpuBefore;
     const benchCpu = cpuSeconds(process.pid) - benchCpuBefore;
     ingesting = false;
     await ingest;
-    latencies.sort((a, b) => a - b);
     const round = (x: number) => Math.round(x * 100) / 100;
     const figures = {
       requests: latencies.length,
