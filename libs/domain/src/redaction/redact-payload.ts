@@ -1,7 +1,7 @@
 import type { DetectorKind } from './detectors';
 import type { PathStep } from './json-path';
 import { replaceAtPath } from './json-path';
-import { redactionMarker, redactText, RedactionCounts } from './redact-text';
+import { redactionMarker, redactText, RedactionCounts, TRUNCATION_TAIL } from './redact-text';
 
 export interface PayloadRedactionRule {
   /** Paths whose values become `[REDACTED:<path>]`, already parsed. */
@@ -15,7 +15,6 @@ export function truncationMarker(removed: number): string {
   return `…[truncated ${removed.toLocaleString('en-US')} chars]`;
 }
 
-const TRUNCATED = /…\[truncated [\d,]+ chars\]$/;
 
 /**
  * Masks the named paths, then runs the detectors over every string (JSON held
@@ -30,8 +29,9 @@ export function redactPayload(value: unknown, rule: PayloadRedactionRule, counts
     current = masked.value;
     if (masked.replaced > 0) counts[path] = (counts[path] ?? 0) + masked.replaced;
   }
-  current = mapStrings(current, (s) => redactText(s, rule.detectors, counts));
-  if (rule.maxChars !== undefined) current = truncate(current, rule.maxChars, counts);
+  const detect = (s: string) => redactText(s, rule.detectors, counts);
+  current = mapStrings(current, detect);
+  if (rule.maxChars !== undefined) current = truncate(current, rule.maxChars, detect, counts);
   return current;
 }
 
@@ -60,10 +60,30 @@ function mapStrings(value: unknown, f: (s: string) => string): unknown {
   return value;
 }
 
-/** A result longer than the limit (as text) is kept as a cut string with a visible marker. */
-function truncate(value: unknown, maxChars: number, counts: RedactionCounts): unknown {
+/**
+ * A result longer than the limit (as text) is kept as a cut string with a
+ * visible marker. Idempotence needs two things here: the cut never splits a
+ * redaction marker (half a marker is not a marker, and the detectors would
+ * read what follows as a secret), and the kept text passes the detectors
+ * again (a cut can turn clean text into a match, e.g. a longer digit run into
+ * a valid card number), so that a second pass finds nothing new.
+ */
+function truncate(value: unknown, maxChars: number, detect: (s: string) => string, counts: RedactionCounts): unknown {
   const text = typeof value === 'string' ? value : JSON.stringify(value);
-  if (text.length <= maxChars || (typeof value === 'string' && TRUNCATED.test(value))) return value;
+  if (text.length <= maxChars || (typeof value === 'string' && TRUNCATION_TAIL.test(value))) return value;
   counts.truncated = (counts.truncated ?? 0) + 1;
-  return text.slice(0, maxChars) + truncationMarker(text.length - maxChars);
+  const cut = cutOutsideMarkers(text, maxChars);
+  return detect(text.slice(0, cut)) + truncationMarker(text.length - cut);
+}
+
+const REDACTION_MARKER = /\[REDACTED:[^\]]{1,80}\]/g;
+
+/** `at`, or the start of the redaction marker that `at` falls inside. */
+function cutOutsideMarkers(text: string, at: number): number {
+  const from = Math.max(0, at - 100);
+  REDACTION_MARKER.lastIndex = from;
+  for (let m = REDACTION_MARKER.exec(text); m !== null && m.index < at; m = REDACTION_MARKER.exec(text)) {
+    if (m.index + m[0].length > at) return m.index;
+  }
+  return at;
 }

@@ -7,6 +7,8 @@ export const redactionMarker = (label: string): string => `[REDACTED:${label}]`;
 /** Markers already in a text are left alone, so redacting twice equals redacting once. */
 const MARKER = /\[REDACTED:[^\]]{1,80}\]/g;
 const MIN_MATCH_LENGTH = 6;
+/** The marker a size limit leaves at the very end of a cut text (see redact-payload.ts). */
+export const TRUNCATION_TAIL = /…\[truncated [\d,]+ chars\]$/;
 
 /**
  * Replaces every detected value of the enabled kinds by `[REDACTED:<kind>]`
@@ -15,6 +17,9 @@ const MIN_MATCH_LENGTH = 6;
 export function redactText(text: string, kinds: ReadonlySet<DetectorKind>, counts: RedactionCounts = {}): string {
   // Nothing any detector finds is shorter than this ("a@b.io", "1.2.3.4"): short keys and words skip the scan.
   if (kinds.size === 0 || text.length < MIN_MATCH_LENGTH) return text;
+  // A cut text's tail marker is not data (its digits are not a phone number); what it follows is redacted as it was before the cut was marked.
+  const tail = text.endsWith(' chars]') ? TRUNCATION_TAIL.exec(text) : null;
+  if (tail) return redactText(text.slice(0, tail.index), kinds, counts) + tail[0];
   if (!text.includes('[REDACTED:')) return redactPart(text, kinds, counts);
   // Split around existing markers so no detector sees (or breaks) them.
   const parts = text.split(MARKER);
