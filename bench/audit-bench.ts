@@ -30,7 +30,7 @@ type Rpc = (request: Record<string, unknown>) => Promise<Record<string, unknown>
 function rpcOf(client: grpc.Client, method: string): Rpc {
   return (request) =>
     new Promise((done, fail) =>
-      (client as unknown as Record<string, Function>)[method](request, { deadline: new Date(Date.now() + 10_000) }, (error: Error | null, response: Record<string, unknown>) =>
+      (client as unknown as Record<string, (...args: unknown[]) => void>)[method](request, { deadline: new Date(Date.now() + 10_000) }, (error: Error | null, response: Record<string, unknown>) =>
         error ? fail(error) : done(response),
       ),
     );

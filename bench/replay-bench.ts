@@ -137,7 +137,7 @@ async function main(): Promise<void> {
   let responseBytes = 0;
   const rawCall = (client: grpc.Client) =>
     new Promise<void>((done, fail) =>
-      (client as unknown as { GetReplayHistory: Function }).GetReplayHistory(
+      (client as unknown as { GetReplayHistory: (...args: unknown[]) => void }).GetReplayHistory(
         { tenant_id: TENANT, conversation_id: CONVERSATION },
         { deadline: new Date(Date.now() + 5_000) },
         (error: Error | null, bytes: Buffer) => {
@@ -149,7 +149,7 @@ async function main(): Promise<void> {
     );
   const call = (client: grpc.Client) =>
     new Promise<{ turns: unknown[] }>((done, fail) =>
-      (client as unknown as { GetReplayHistory: Function }).GetReplayHistory(
+      (client as unknown as { GetReplayHistory: (...args: unknown[]) => void }).GetReplayHistory(
         { tenant_id: TENANT, conversation_id: CONVERSATION },
         { deadline: new Date(Date.now() + 5_000) },
         (error: Error | null, response: { turns: unknown[] }) => (error ? fail(error) : done(response)),

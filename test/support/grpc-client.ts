@@ -50,7 +50,7 @@ export interface ReplayResponse {
 function promisify<Req, Res>(client: grpc.Client, method: string): Unary<Req, Res> {
   return (request, options = {}) =>
     new Promise((resolveCall, reject) => {
-      (client as unknown as Record<string, Function>)[method](request, new grpc.Metadata(), { deadline: options.deadline }, (error: grpc.ServiceError | null, response: Res) =>
+      (client as unknown as Record<string, (...args: unknown[]) => void>)[method](request, new grpc.Metadata(), { deadline: options.deadline }, (error: grpc.ServiceError | null, response: Res) =>
         error ? reject(error) : resolveCall(response),
       );
     });

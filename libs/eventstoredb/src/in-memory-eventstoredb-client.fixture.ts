@@ -63,13 +63,13 @@ export class InMemoryEventStoreDbClient {
   }
 
   readStream(name: string, options: { maxCount?: number } = {}): AsyncIterable<ResolvedEvent> {
-    const self = this;
+    const { streams, log } = this;
     return (async function* () {
       await tick();
-      const stream = self.streams.get(name);
+      const stream = streams.get(name);
       if (stream?.tombstoned) throw StreamDeletedError.fromStreamName(name);
       if (!stream) throw new StreamNotFoundError(undefined, name);
-      const records = self.log.filter((r) => r.streamId === name).slice(0, options.maxCount ?? Number.MAX_SAFE_INTEGER);
+      const records = log.filter((r) => r.streamId === name).slice(0, options.maxCount ?? Number.MAX_SAFE_INTEGER);
       for (const record of records) yield toResolved(record);
     })();
   }

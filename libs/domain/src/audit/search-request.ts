@@ -47,6 +47,7 @@ export interface SearchHit {
 }
 
 // PostgreSQL text cannot hold NUL, and no control character means anything in a query.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL_CHARACTERS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g;
 // The range of google.protobuf.Timestamp (0001-01-01 to 9999-12-31 UTC), which is also where
 // an ISO-8601 time has the four-digit year PostgreSQL reads.
