@@ -15,7 +15,17 @@ import * as protoLoader from '@grpc/proto-loader';
 import { resolve } from 'node:path';
 import { freePort } from '../test/support/grpc-client';
 import { seededRandom } from '../test/support/traffic';
-import { cpuSeconds, intOption, parseArgs, peakRssMiB, percentile, startGrpcService, stopChild, runInBenchSchema, closedLoopLoad } from './bench-support';
+import {
+  cpuSeconds,
+  intOption,
+  parseArgs,
+  peakRssMiB,
+  percentile,
+  startGrpcService,
+  stopChild,
+  runInBenchSchema,
+  closedLoopLoad,
+} from './bench-support';
 import { seedInvocations } from './seed-data';
 
 const PROTO = resolve(__dirname, '../../proto/toolhistory/v1/toolhistory.proto');
@@ -30,8 +40,10 @@ type Rpc = (request: Record<string, unknown>) => Promise<Record<string, unknown>
 function rpcOf(client: grpc.Client, method: string): Rpc {
   return (request) =>
     new Promise((done, fail) =>
-      (client as unknown as Record<string, (...args: unknown[]) => void>)[method](request, { deadline: new Date(Date.now() + 10_000) }, (error: Error | null, response: Record<string, unknown>) =>
-        error ? fail(error) : done(response),
+      (client as unknown as Record<string, (...args: unknown[]) => void>)[method](
+        request,
+        { deadline: new Date(Date.now() + 10_000) },
+        (error: Error | null, response: Record<string, unknown>) => (error ? fail(error) : done(response)),
       ),
     );
 }
@@ -60,65 +72,75 @@ function main(): void {
   runInBenchSchema('bench_audit', values.keep === true, async ({ pool, schema, databaseUrl }) => {
     let service: Awaited<ReturnType<typeof startGrpcService>> | undefined;
     try {
-    console.log(`seeding ${invocations} invocations into ${schema}`);
-    const seedStarted = Date.now();
-    await seedInvocations(pool, { invocations, tenants: TENANTS }, (done) => process.stdout.write(`  ${done}\r`));
-    console.log(`  seeded in ${((Date.now() - seedStarted) / 1000).toFixed(1)} s`);
+      console.log(`seeding ${invocations} invocations into ${schema}`);
+      const seedStarted = Date.now();
+      await seedInvocations(pool, { invocations, tenants: TENANTS }, (done) => process.stdout.write(`  ${done}\r`));
+      console.log(`  seeded in ${((Date.now() - seedStarted) / 1000).toFixed(1)} s`);
 
-    const port = await freePort();
-    service = await startGrpcService({ databaseUrl, schema, port });
-    const definition = protoLoader.loadSync(PROTO, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
-    const loaded = grpc.loadPackageDefinition(definition) as unknown as { toolhistory: { v1: { ToolHistory: grpc.ServiceClientConstructor } } };
-    const channels = Array.from({ length: 4 }, () => new loaded.toolhistory.v1.ToolHistory(`127.0.0.1:${port}`, grpc.credentials.createInsecure()));
-    const pick = <T>(random: () => number, list: readonly T[]) => list[Math.floor(random() * list.length)];
-    const tenant = (random: () => number) => `seed-tenant-${Math.floor(random() * TENANTS)}`;
-    let call = 0;
-    const channel = () => channels[call++ % channels.length];
+      const port = await freePort();
+      service = await startGrpcService({ databaseUrl, schema, port });
+      const definition = protoLoader.loadSync(PROTO, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
+      const loaded = grpc.loadPackageDefinition(definition) as unknown as {
+        toolhistory: { v1: { ToolHistory: grpc.ServiceClientConstructor } };
+      };
+      const channels = Array.from(
+        { length: 4 },
+        () => new loaded.toolhistory.v1.ToolHistory(`127.0.0.1:${port}`, grpc.credentials.createInsecure()),
+      );
+      const pick = <T>(random: () => number, list: readonly T[]) => list[Math.floor(random() * list.length)];
+      const tenant = (random: () => number) => `seed-tenant-${Math.floor(random() * TENANTS)}`;
+      let call = 0;
+      const channel = () => channels[call++ % channels.length];
 
-    const list = async (random: () => number) => {
-      const kind = Math.floor(random() * 6);
-      const request: Record<string, unknown> = { tenant_id: tenant(random), page_size: 100 };
-      if (kind === 1) request.tool_name = pick(random, TOOLS);
-      if (kind === 2) request.conversation_id = `seed-conv-${Math.floor(random() * (invocations / 40))}`;
-      if (kind === 3) request.status = 'INVOCATION_STATUS_ERROR';
-      if (kind === 4) {
-        const day = SEED_START + Math.floor(random() * 29) * DAY;
-        Object.assign(request, { from: { seconds: String(day), nanos: 0 }, to: { seconds: String(day + DAY), nanos: 0 } });
-      }
-      const first = await rpcOf(channel(), 'ListToolInvocations')(request);
-      if (kind === 5 && first.next_page_token) await rpcOf(channel(), 'ListToolInvocations')({ ...request, page_token: first.next_page_token });
-    };
-    const search = async (random: () => number) => {
-      const kind = Math.floor(random() * 4);
-      const a = pick(random, WORDS);
-      const b = pick(random, WORDS);
-      const query = kind === 0 ? a : kind === 1 ? `${a} ${b}` : kind === 2 ? `"${a} ${b}"` : `${a} -${b}`;
-      await rpcOf(channel(), 'SearchToolHistory')({ tenant_id: tenant(random), query, limit: 20 });
-    };
+      const list = async (random: () => number) => {
+        const kind = Math.floor(random() * 6);
+        const request: Record<string, unknown> = { tenant_id: tenant(random), page_size: 100 };
+        if (kind === 1) request.tool_name = pick(random, TOOLS);
+        if (kind === 2) request.conversation_id = `seed-conv-${Math.floor(random() * (invocations / 40))}`;
+        if (kind === 3) request.status = 'INVOCATION_STATUS_ERROR';
+        if (kind === 4) {
+          const day = SEED_START + Math.floor(random() * 29) * DAY;
+          Object.assign(request, { from: { seconds: String(day), nanos: 0 }, to: { seconds: String(day + DAY), nanos: 0 } });
+        }
+        const first = await rpcOf(channel(), 'ListToolInvocations')(request);
+        if (kind === 5 && first.next_page_token)
+          await rpcOf(channel(), 'ListToolInvocations')({ ...request, page_token: first.next_page_token });
+      };
+      const search = async (random: () => number) => {
+        const kind = Math.floor(random() * 4);
+        const a = pick(random, WORDS);
+        const b = pick(random, WORDS);
+        const query = kind === 0 ? a : kind === 1 ? `${a} ${b}` : kind === 2 ? `"${a} ${b}"` : `${a} -${b}`;
+        await rpcOf(channel(), 'SearchToolHistory')({ tenant_id: tenant(random), query, limit: 20 });
+      };
 
-    // Warm-up, so the first figures do not include cold caches.
-    await measure(clients, 3, list);
-    await measure(clients, 3, search);
-    const cpuBefore = cpuSeconds(service.pid!);
-    const listFigures = await measure(clients, seconds, list);
-    const searchFigures = await measure(clients, seconds, search);
-    const serviceCpu = cpuSeconds(service.pid!) - cpuBefore;
-    channels.forEach((c) => c.close());
-    const { rows } = await pool.query<{ mib: number }>(`SELECT (pg_total_relation_size('invocations') / 1048576)::int AS mib`);
-    const figures = {
-      bench: 'audit',
-      invocations,
-      invocationsTableMiB: rows[0].mib,
-      clients,
-      seconds,
-      listToolInvocations: listFigures,
-      searchToolHistory: searchFigures,
-      serviceCpuSeconds: Number(serviceCpu.toFixed(1)),
-      servicePeakRssMiB: peakRssMiB(service.pid!),
-    };
-    console.log(`ListToolInvocations: ${listFigures.requestsPerSecond} requests/s, p50 ${listFigures.p50Ms} ms, p99 ${listFigures.p99Ms} ms (${clients} callers)`);
-    console.log(`SearchToolHistory:   ${searchFigures.requestsPerSecond} requests/s, p50 ${searchFigures.p50Ms} ms, p99 ${searchFigures.p99Ms} ms (${clients} callers)`);
-    console.log(JSON.stringify(figures));
+      // Warm-up, so the first figures do not include cold caches.
+      await measure(clients, 3, list);
+      await measure(clients, 3, search);
+      const cpuBefore = cpuSeconds(service.pid!);
+      const listFigures = await measure(clients, seconds, list);
+      const searchFigures = await measure(clients, seconds, search);
+      const serviceCpu = cpuSeconds(service.pid!) - cpuBefore;
+      channels.forEach((c) => c.close());
+      const { rows } = await pool.query<{ mib: number }>(`SELECT (pg_total_relation_size('invocations') / 1048576)::int AS mib`);
+      const figures = {
+        bench: 'audit',
+        invocations,
+        invocationsTableMiB: rows[0].mib,
+        clients,
+        seconds,
+        listToolInvocations: listFigures,
+        searchToolHistory: searchFigures,
+        serviceCpuSeconds: Number(serviceCpu.toFixed(1)),
+        servicePeakRssMiB: peakRssMiB(service.pid!),
+      };
+      console.log(
+        `ListToolInvocations: ${listFigures.requestsPerSecond} requests/s, p50 ${listFigures.p50Ms} ms, p99 ${listFigures.p99Ms} ms (${clients} callers)`,
+      );
+      console.log(
+        `SearchToolHistory:   ${searchFigures.requestsPerSecond} requests/s, p50 ${searchFigures.p50Ms} ms, p99 ${searchFigures.p99Ms} ms (${clients} callers)`,
+      );
+      console.log(JSON.stringify(figures));
     } finally {
       await stopChild(service);
     }

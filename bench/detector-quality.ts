@@ -24,6 +24,8 @@ const figures = DETECTOR_KINDS.map((kind) => {
   };
 });
 for (const f of figures) {
-  console.log(`${f.kind.padEnd(13)} positives ${f.positives}  negatives ${f.negatives}  precision ${f.precision.toFixed(4)}  recall ${f.recall.toFixed(4)}`);
+  console.log(
+    `${f.kind.padEnd(13)} positives ${f.positives}  negatives ${f.negatives}  precision ${f.precision.toFixed(4)}  recall ${f.recall.toFixed(4)}`,
+  );
 }
 console.log(JSON.stringify(figures));

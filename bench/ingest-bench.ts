@@ -22,7 +22,17 @@ import { Kafka, logLevel, Partitioners, Producer } from 'kafkajs';
 import type { Pool } from 'pg';
 import { createPool, ensureDatabase, runMigrations } from '../libs/persistence/src';
 import { agentTraffic } from '../test/support/traffic';
-import { cpuSeconds, createBenchTopics, intOption, machineCpuSeconds, parseArgs, peakRssMiB, percentile, sleep, teardownBench } from './bench-support';
+import {
+  cpuSeconds,
+  createBenchTopics,
+  intOption,
+  machineCpuSeconds,
+  parseArgs,
+  peakRssMiB,
+  percentile,
+  sleep,
+  teardownBench,
+} from './bench-support';
 import { readFileSync } from 'node:fs';
 
 const BROKERS = (process.env.BENCH_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
@@ -117,9 +127,7 @@ class CpuAccount {
   }
 
   async start(): Promise<void> {
-    const { rows } = await this.pool.query<{ pid: number }>(
-      "SELECT pid FROM pg_stat_activity WHERE application_name = 'toolhistory'",
-    );
+    const { rows } = await this.pool.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE application_name = 'toolhistory'");
     this.backends = rows.map((r) => r.pid);
     this.machine = machineCpuSeconds();
     this.before = this.read();
@@ -127,9 +135,7 @@ class CpuAccount {
 
   async stop(): Promise<Record<string, number>> {
     // Backends the pool opened after start() are counted from zero.
-    const { rows } = await this.pool.query<{ pid: number }>(
-      "SELECT pid FROM pg_stat_activity WHERE application_name = 'toolhistory'",
-    );
+    const { rows } = await this.pool.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE application_name = 'toolhistory'");
     this.backends = [...new Set([...this.backends, ...rows.map((r) => r.pid)])];
     const after = this.read();
     const machine = machineCpuSeconds();
@@ -299,7 +305,16 @@ async function main(): Promise<void> {
     );
     console.log(JSON.stringify(figures));
   } finally {
-    await teardownBench({ children: [service], producer, admin, topic, pool, databaseUrl: DATABASE_URL, schema, keep: values.keep === true });
+    await teardownBench({
+      children: [service],
+      producer,
+      admin,
+      topic,
+      pool,
+      databaseUrl: DATABASE_URL,
+      schema,
+      keep: values.keep === true,
+    });
   }
 }
 

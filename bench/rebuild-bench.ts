@@ -11,7 +11,6 @@ import { RebuildReadModel } from '../apps/toolhistory/src/rebuild/rebuild-read-m
 import { intOption, parseArgs, peakRssMiB, runInBenchSchema } from './bench-support';
 import { seedEvents } from './seed-data';
 
-
 function main(): void {
   const { values } = parseArgs({ options: { events: { type: 'string' }, 'page-size': { type: 'string' }, keep: { type: 'boolean' } } });
   const events = intOption(values, 'events', 1_000_000);
@@ -49,8 +48,12 @@ function main(): void {
       rebuildProcessCpuSeconds: Number(((cpu.user + cpu.system) / 1e6).toFixed(1)),
       rebuildProcessPeakRssMiB: peakRssMiB(process.pid),
     };
-    console.log(`rebuilt ${figures.events} events in ${figures.seconds} s: ${figures.eventsPerSecond} events/s; swap held the live tables ${figures.swapMs} ms`);
-    console.log(`rows: ${JSON.stringify(figures.rows)}; rebuild process CPU ${figures.rebuildProcessCpuSeconds} s, peak RSS ${figures.rebuildProcessPeakRssMiB} MiB`);
+    console.log(
+      `rebuilt ${figures.events} events in ${figures.seconds} s: ${figures.eventsPerSecond} events/s; swap held the live tables ${figures.swapMs} ms`,
+    );
+    console.log(
+      `rows: ${JSON.stringify(figures.rows)}; rebuild process CPU ${figures.rebuildProcessCpuSeconds} s, peak RSS ${figures.rebuildProcessPeakRssMiB} MiB`,
+    );
     console.log(JSON.stringify(figures));
   });
 }

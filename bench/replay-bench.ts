@@ -21,7 +21,17 @@ import { createPool, ensureDatabase, runMigrations } from '../libs/persistence/s
 import type { ToolEvent } from '../libs/contract/src';
 import { freePort } from '../test/support/grpc-client';
 import { agentTraffic } from '../test/support/traffic';
-import { closedLoopLoad, cpuSeconds, createBenchTopics, intOption, parseArgs, peakRssMiB, percentile, sleep, teardownBench } from './bench-support';
+import {
+  closedLoopLoad,
+  cpuSeconds,
+  createBenchTopics,
+  intOption,
+  parseArgs,
+  peakRssMiB,
+  percentile,
+  sleep,
+  teardownBench,
+} from './bench-support';
 
 const BROKERS = (process.env.BENCH_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/toolhistory_bench';
@@ -41,11 +51,38 @@ function benchConversation(): ToolEvent[] {
     const envelope = { schemaVersion: 2, tenantId: TENANT, conversationId: CONVERSATION, channel: 'web', runId: `run-${r}` };
     for (let round = 0; round < 2; round += 1) {
       for (let s = 0; s < 2; s += 1)
-        events.push({ ...envelope, eventId: id(), type: 'ToolCallRequested', occurredAt: at(round * 2), roundIndex: round, sequenceIndex: s, toolCallId: `call_${r}_${round}_${s}`, toolName: 'lookup_order', arguments: { orderId: `A-${r}${round}${s}` } });
+        events.push({
+          ...envelope,
+          eventId: id(),
+          type: 'ToolCallRequested',
+          occurredAt: at(round * 2),
+          roundIndex: round,
+          sequenceIndex: s,
+          toolCallId: `call_${r}_${round}_${s}`,
+          toolName: 'lookup_order',
+          arguments: { orderId: `A-${r}${round}${s}` },
+        });
       for (let s = 0; s < 2; s += 1)
-        events.push({ ...envelope, eventId: id(), type: 'ToolResultReceived', occurredAt: at(round * 2 + 1), roundIndex: round, sequenceIndex: s, toolCallId: `call_${r}_${round}_${s}`, result: { summary: body }, isError: false });
+        events.push({
+          ...envelope,
+          eventId: id(),
+          type: 'ToolResultReceived',
+          occurredAt: at(round * 2 + 1),
+          roundIndex: round,
+          sequenceIndex: s,
+          toolCallId: `call_${r}_${round}_${s}`,
+          result: { summary: body },
+          isError: false,
+        });
     }
-    events.push({ ...envelope, eventId: id(), type: 'RunCompleted', occurredAt: at(4), assistantMessageId: `msg-${r}`, finishReason: 'stop' });
+    events.push({
+      ...envelope,
+      eventId: id(),
+      type: 'RunCompleted',
+      occurredAt: at(4),
+      assistantMessageId: `msg-${r}`,
+      finishReason: 'stop',
+    });
   }
   return events;
 }
@@ -91,7 +128,10 @@ async function main(): Promise<void> {
 
   console.log(`seeding ${others} other invocations`);
   const seedStarted = Date.now();
-  for (const statement of SEED_SQL.split(';').map((s) => s.trim()).filter(Boolean)) await pool.query(statement, [others]);
+  for (const statement of SEED_SQL.split(';')
+    .map((s) => s.trim())
+    .filter(Boolean))
+    await pool.query(statement, [others]);
   await pool.query('ANALYZE');
   console.log(`  seeded in ${((Date.now() - seedStarted) / 1000).toFixed(1)} s`);
 
@@ -127,12 +167,20 @@ async function main(): Promise<void> {
   await producer.connect();
 
   const definition = protoLoader.loadSync(PROTO, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
-  const loaded = grpc.loadPackageDefinition(definition) as unknown as { toolhistory: { v1: { ToolHistory: grpc.ServiceClientConstructor } } };
-  const channels = Array.from({ length: 8 }, () => new loaded.toolhistory.v1.ToolHistory(`127.0.0.1:${port}`, grpc.credentials.createInsecure()));
+  const loaded = grpc.loadPackageDefinition(definition) as unknown as {
+    toolhistory: { v1: { ToolHistory: grpc.ServiceClientConstructor } };
+  };
+  const channels = Array.from(
+    { length: 8 },
+    () => new loaded.toolhistory.v1.ToolHistory(`127.0.0.1:${port}`, grpc.credentials.createInsecure()),
+  );
   // Under load the callers keep responses as bytes: decoding 100 KB messages in this one
   // process would make the load generator, not the service, the bottleneck.
   const method = (definition['toolhistory.v1.ToolHistory'] as grpc.ServiceDefinition)['GetReplayHistory'];
-  const RawClient = grpc.makeGenericClientConstructor({ GetReplayHistory: { ...method, responseDeserialize: (bytes: Buffer) => bytes } }, 'ToolHistory');
+  const RawClient = grpc.makeGenericClientConstructor(
+    { GetReplayHistory: { ...method, responseDeserialize: (bytes: Buffer) => bytes } },
+    'ToolHistory',
+  );
   const rawChannels = Array.from({ length: 8 }, () => new RawClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure()));
   let responseBytes = 0;
   const rawCall = (client: grpc.Client) =>
@@ -170,7 +218,9 @@ async function main(): Promise<void> {
       await sleep(200);
     }
     const sample = await call(channels[0]);
-    console.log(`conversation recorded: ${sample.turns.length} turns replayed (10 runs are stale), response ${JSON.stringify(sample).length} bytes as JSON`);
+    console.log(
+      `conversation recorded: ${sample.turns.length} turns replayed (10 runs are stale), response ${JSON.stringify(sample).length} bytes as JSON`,
+    );
 
     // Background ingest of other conversations at the offered rate.
     let ingesting = true;
@@ -197,7 +247,11 @@ async function main(): Promise<void> {
     console.log(`load: ${clients} concurrent callers for ${seconds} s, ingest at ${ingestRate} events/s`);
     const serviceCpuBefore = cpuSeconds(service.pid!);
     const benchCpuBefore = cpuSeconds(process.pid);
-    const { latencies, errors, elapsedSeconds: elapsed } = await closedLoopLoad(clients, seconds, (i) => rawCall(rawChannels[i % rawChannels.length]));
+    const {
+      latencies,
+      errors,
+      elapsedSeconds: elapsed,
+    } = await closedLoopLoad(clients, seconds, (i) => rawCall(rawChannels[i % rawChannels.length]));
     const serviceCpu = cpuSeconds(service.pid!) - serviceCpuBefore;
     const benchCpu = cpuSeconds(process.pid) - benchCpuBefore;
     ingesting = false;
@@ -226,7 +280,16 @@ async function main(): Promise<void> {
     console.log(JSON.stringify(figures));
   } finally {
     for (const c of [...channels, ...rawChannels]) c.close();
-    await teardownBench({ children: [service, recorder], producer, admin, topic, pool, databaseUrl: DATABASE_URL, schema, keep: values.keep === true });
+    await teardownBench({
+      children: [service, recorder],
+      producer,
+      admin,
+      topic,
+      pool,
+      databaseUrl: DATABASE_URL,
+      schema,
+      keep: values.keep === true,
+    });
   }
 }
 

@@ -22,53 +22,61 @@ function main(): void {
   runInBenchSchema('bench_subscribe', values.keep === true, async ({ pool, schema, databaseUrl }) => {
     let service: Awaited<ReturnType<typeof startGrpcService>> | undefined;
     try {
-    console.log(`seeding ${events} events of one tenant into ${schema}`);
-    const seedStarted = Date.now();
-    await seedEvents(pool, { events, tenants: 1 }, (done) => process.stdout.write(`  ${done}\r`));
-    console.log(`  seeded in ${((Date.now() - seedStarted) / 1000).toFixed(1)} s`);
+      console.log(`seeding ${events} events of one tenant into ${schema}`);
+      const seedStarted = Date.now();
+      await seedEvents(pool, { events, tenants: 1 }, (done) => process.stdout.write(`  ${done}\r`));
+      console.log(`  seeded in ${((Date.now() - seedStarted) / 1000).toFixed(1)} s`);
 
-    const port = await freePort();
-    service = await startGrpcService({ databaseUrl, schema, port });
-    const definition = protoLoader.loadSync(PROTO, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
-    const loaded = grpc.loadPackageDefinition(definition) as unknown as { toolhistory: { v1: { ToolHistory: grpc.ServiceClientConstructor } } };
-    const client = new loaded.toolhistory.v1.ToolHistory(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+      const port = await freePort();
+      service = await startGrpcService({ databaseUrl, schema, port });
+      const definition = protoLoader.loadSync(PROTO, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
+      const loaded = grpc.loadPackageDefinition(definition) as unknown as {
+        toolhistory: { v1: { ToolHistory: grpc.ServiceClientConstructor } };
+      };
+      const client = new loaded.toolhistory.v1.ToolHistory(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
 
-    const serviceCpuBefore = cpuSeconds(service.pid!);
-    const benchCpuBefore = cpuSeconds(process.pid);
-    const started = process.hrtime.bigint();
-    let received = 0;
-    let bytes = 0;
-    let firstMs = 0;
-    await new Promise<void>((done, fail) => {
-      const call = (client as unknown as { SubscribeToolEvents: (r: unknown) => grpc.ClientReadableStream<{ payload_json: string }> }).SubscribeToolEvents({
-        tenant_id: 'seed-tenant-0',
-        from_position: '0',
+      const serviceCpuBefore = cpuSeconds(service.pid!);
+      const benchCpuBefore = cpuSeconds(process.pid);
+      const started = process.hrtime.bigint();
+      let received = 0;
+      let bytes = 0;
+      let firstMs = 0;
+      await new Promise<void>((done, fail) => {
+        const call = (
+          client as unknown as { SubscribeToolEvents: (r: unknown) => grpc.ClientReadableStream<{ payload_json: string }> }
+        ).SubscribeToolEvents({
+          tenant_id: 'seed-tenant-0',
+          from_position: '0',
+        });
+        call.on('data', (message) => {
+          if (received === 0) firstMs = Number(process.hrtime.bigint() - started) / 1e6;
+          received += 1;
+          bytes += message.payload_json.length;
+          if (received === events) call.cancel();
+        });
+        call.on('error', (error: grpc.ServiceError) => (error.code === grpc.status.CANCELLED ? done() : fail(error)));
+        call.on('end', () => fail(new Error(`stream ended after ${received} events`)));
       });
-      call.on('data', (message) => {
-        if (received === 0) firstMs = Number(process.hrtime.bigint() - started) / 1e6;
-        received += 1;
-        bytes += message.payload_json.length;
-        if (received === events) call.cancel();
-      });
-      call.on('error', (error: grpc.ServiceError) => (error.code === grpc.status.CANCELLED ? done() : fail(error)));
-      call.on('end', () => fail(new Error(`stream ended after ${received} events`)));
-    });
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    client.close();
-    const figures = {
-      bench: 'subscribe',
-      events: received,
-      seconds: Number(seconds.toFixed(2)),
-      eventsPerSecond: Math.round(received / seconds),
-      payloadMiBPerSecond: Number((bytes / 1024 / 1024 / seconds).toFixed(1)),
-      firstEventMs: Number(firstMs.toFixed(1)),
-      serviceCpuSeconds: Number((cpuSeconds(service.pid!) - serviceCpuBefore).toFixed(1)),
-      subscriberCpuSeconds: Number((cpuSeconds(process.pid) - benchCpuBefore).toFixed(1)),
-      servicePeakRssMiB: peakRssMiB(service.pid!),
-    };
-    console.log(`one subscriber received ${figures.events} events in ${figures.seconds} s: ${figures.eventsPerSecond} events/s (${figures.payloadMiBPerSecond} MiB/s of payload)`);
-    console.log(`CPU: service ${figures.serviceCpuSeconds} s, subscriber ${figures.subscriberCpuSeconds} s; service peak RSS ${figures.servicePeakRssMiB} MiB`);
-    console.log(JSON.stringify(figures));
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      client.close();
+      const figures = {
+        bench: 'subscribe',
+        events: received,
+        seconds: Number(seconds.toFixed(2)),
+        eventsPerSecond: Math.round(received / seconds),
+        payloadMiBPerSecond: Number((bytes / 1024 / 1024 / seconds).toFixed(1)),
+        firstEventMs: Number(firstMs.toFixed(1)),
+        serviceCpuSeconds: Number((cpuSeconds(service.pid!) - serviceCpuBefore).toFixed(1)),
+        subscriberCpuSeconds: Number((cpuSeconds(process.pid) - benchCpuBefore).toFixed(1)),
+        servicePeakRssMiB: peakRssMiB(service.pid!),
+      };
+      console.log(
+        `one subscriber received ${figures.events} events in ${figures.seconds} s: ${figures.eventsPerSecond} events/s (${figures.payloadMiBPerSecond} MiB/s of payload)`,
+      );
+      console.log(
+        `CPU: service ${figures.serviceCpuSeconds} s, subscriber ${figures.subscriberCpuSeconds} s; service peak RSS ${figures.servicePeakRssMiB} MiB`,
+      );
+      console.log(JSON.stringify(figures));
     } finally {
       await stopChild(service);
     }

@@ -92,7 +92,9 @@ describe('crash recovery: SIGKILL in the middle of a 10,000-event stream', () =>
     const { rows: unpaired } = await db.pool.query('SELECT 1 FROM invocations WHERE call_event_id IS NULL OR result_event_id IS NULL');
     expect(unpaired).toHaveLength(0);
     const completedRuns = new Set(events.filter((e) => e.type === 'RunCompleted').map((e) => e.runId)).size;
-    const { rows: runStatus } = await db.pool.query<{ status: string; n: string }>('SELECT status, count(*) AS n FROM runs GROUP BY status');
+    const { rows: runStatus } = await db.pool.query<{ status: string; n: string }>(
+      'SELECT status, count(*) AS n FROM runs GROUP BY status',
+    );
     expect(runStatus.find((r) => r.status === 'completed')?.n).toBe(String(completedRuns));
 
     // The committed offsets are the end of every partition.
@@ -105,7 +107,10 @@ describe('crash recovery: SIGKILL in the middle of a 10,000-event stream', () =>
       [groupId],
     );
     expect(offsets.map((o) => [o.partition, o.next_offset])).toEqual(
-      ends.filter((p) => p.high !== '0').sort((a, b) => a.partition - b.partition).map((p) => [p.partition, p.high]),
+      ends
+        .filter((p) => p.high !== '0')
+        .sort((a, b) => a.partition - b.partition)
+        .map((p) => [p.partition, p.high]),
     );
   });
 });

@@ -70,18 +70,40 @@ describe('redaction end to end: planted secrets through the real broker never re
     toolResult(run('r1'), { roundIndex: 0, sequenceIndex: seq, toolCallId: `call_${toolName}`, result: value as never });
 
   // Recorded a minute ago, one second apart, so every result is fresh for replay.
-  const recent = (trace: ToolEvent[]) => trace.map((e, i) => ({ ...e, occurredAt: new Date(Date.now() - 60_000 + i * 1_000).toISOString() }));
+  const recent = (trace: ToolEvent[]) =>
+    trace.map((e, i) => ({ ...e, occurredAt: new Date(Date.now() - 60_000 + i * 1_000).toISOString() }));
   const events: ToolEvent[] = recent([
-    call(0, 'send_email', { to: PLANTED.email, body: `Call me at ${PLANTED.phone}`, headers: JSON.stringify({ Authorization: `Bearer ${PLANTED.bearer}` }) }),
+    call(0, 'send_email', {
+      to: PLANTED.email,
+      body: `Call me at ${PLANTED.phone}`,
+      headers: JSON.stringify({ Authorization: `Bearer ${PLANTED.bearer}` }),
+    }),
     result(0, 'send_email', `sent to ${PLANTED.email}`),
-    call(1, 'charge_card', { card: { number: PLANTED.card, cvc: PLANTED.cvc }, iban: PLANTED.iban, backupCard: Number(PLANTED.cardAsNumber) }),
+    call(1, 'charge_card', {
+      card: { number: PLANTED.card, cvc: PLANTED.cvc },
+      iban: PLANTED.iban,
+      backupCard: Number(PLANTED.cardAsNumber),
+    }),
     result(1, 'charge_card', { status: 'ok', receipt: `https://pay.example.com/r?api_key=${PLANTED.openAiKey}` }),
     // The result comes before its call: the tool's masks apply once the call names the tool.
-    result(2, 'lookup_patient', { diagnosis: PLANTED.diagnosis, medications: [PLANTED.medication], session: PLANTED.jwt, clientIp: PLANTED.ip }),
+    result(2, 'lookup_patient', {
+      diagnosis: PLANTED.diagnosis,
+      medications: [PLANTED.medication],
+      session: PLANTED.jwt,
+      clientIp: PLANTED.ip,
+    }),
     call(2, 'lookup_patient', { patientId: 'p-77' }),
     call(3, 'fetch_page', { url: 'https://docs.example.com/setup' }),
-    result(3, 'fetch_page', `Setup: export AWS_ACCESS_KEY_ID=${PLANTED.awsKey} then run the installer. ${'More text. '.repeat(20)}${PLANTED.cutTail}`),
-    call(4, 'deploy', { key: `-----BEGIN RSA PRIVATE KEY-----\n${PLANTED.privateKeyBody}\n-----END RSA PRIVATE KEY-----`, config: `password=${PLANTED.password}`, token: PLANTED.githubToken }),
+    result(
+      3,
+      'fetch_page',
+      `Setup: export AWS_ACCESS_KEY_ID=${PLANTED.awsKey} then run the installer. ${'More text. '.repeat(20)}${PLANTED.cutTail}`,
+    ),
+    call(4, 'deploy', {
+      key: `-----BEGIN RSA PRIVATE KEY-----\n${PLANTED.privateKeyBody}\n-----END RSA PRIVATE KEY-----`,
+      config: `password=${PLANTED.password}`,
+      token: PLANTED.githubToken,
+    }),
     result(4, 'deploy', 'deployed'),
     call(5, 'vault_read', { path: 'kv/prod', note: PLANTED.vaultNote }),
     result(5, 'vault_read', `value: ${PLANTED.vaultValue}`),
@@ -91,7 +113,10 @@ describe('redaction end to end: planted secrets through the real broker never re
     runFailed(run('r2'), { error: { code: 'auth', message: `upstream rejected key ${PLANTED.anthropicKey}` } }),
   ]);
   const poison = [
-    JSON.stringify({ ...toolCall(run('r3'), { roundIndex: -1, sequenceIndex: 0 }), arguments: { to: PLANTED.poisonEmail, card: PLANTED.poisonCard } }),
+    JSON.stringify({
+      ...toolCall(run('r3'), { roundIndex: -1, sequenceIndex: 0 }),
+      arguments: { to: PLANTED.poisonEmail, card: PLANTED.poisonCard },
+    }),
     `not json at all: ${PLANTED.poisonText} ${PLANTED.poisonEmail}`,
   ];
 
@@ -112,12 +137,20 @@ describe('redaction end to end: planted secrets through the real broker never re
       env: { SERVICE_ROLES: 'recorder,grpc', GRPC_PORT: String(port), POLICY_FILE: policyFile, LOG_LEVEL: 'debug' },
     });
     client = toolHistoryClient(port);
-    await waitFor(() => client.healthCheck().catch(() => 'DOWN'), (s) => s === 'SERVING', { what: 'health SERVING', timeoutMs: 60_000 });
+    await waitFor(
+      () => client.healthCheck().catch(() => 'DOWN'),
+      (s) => s === 'SERVING',
+      { what: 'health SERVING', timeoutMs: 60_000 },
+    );
     await publishEvents(producer, topic, events);
     await producer.send({ topic, acks: -1, messages: poison.map((value) => ({ key: conversationId, value })) });
-    await waitFor(() => db.pool.query('SELECT count(*)::int AS n FROM events').then((r) => r.rows[0].n), (n) => n === events.length, {
-      what: 'all valid events recorded',
-    });
+    await waitFor(
+      () => db.pool.query('SELECT count(*)::int AS n FROM events').then((r) => r.rows[0].n),
+      (n) => n === events.length,
+      {
+        what: 'all valid events recorded',
+      },
+    );
   });
 
   afterAll(async () => {
@@ -130,7 +163,10 @@ describe('redaction end to end: planted secrets through the real broker never re
   const leaksIn = (text: string) => Object.entries(PLANTED).filter(([, raw]) => text.includes(raw) || text.includes(raw.replace(/ /g, '')));
 
   it('leaves no planted value in a dump of the whole database schema', () => {
-    const dump = execFileSync('pg_dump', ['--dbname', db.url, '--schema', db.schema, '--data-only', '--no-owner'], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    const dump = execFileSync('pg_dump', ['--dbname', db.url, '--schema', db.schema, '--data-only', '--no-owner'], {
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+    });
     expect(dump).toContain('[REDACTED:email]');
     expect(leaksIn(dump)).toEqual([]);
   });
@@ -144,7 +180,10 @@ describe('redaction end to end: planted secrets through the real broker never re
   });
 
   it('replays the markers, the truncation notice and the policy omissions', async () => {
-    const response = await client.getReplayHistory({ tenant_id: tenantId, conversation_id: conversationId }, { deadline: new Date(Date.now() + 5_000) });
+    const response = await client.getReplayHistory(
+      { tenant_id: tenantId, conversation_id: conversationId },
+      { deadline: new Date(Date.now() + 5_000) },
+    );
     expect(leaksIn(JSON.stringify(response))).toEqual([]);
     const calls = Object.fromEntries(response.turns[0].rounds[0].calls.map((c) => [c.tool_name, c]));
     expect(JSON.parse(String(calls.send_email.arguments_json))).toEqual({
@@ -179,8 +218,18 @@ describe('redaction end to end: planted secrets through the real broker never re
     );
     expect(rows).toEqual([
       { tool_name: 'send_email', persist: 'full', argument_redactions: { email: 1, phone: 1, secret: 1 }, result_redactions: { email: 1 } },
-      { tool_name: 'charge_card', persist: 'full', argument_redactions: { '$.card.cvc': 1, payment_card: 2, iban: 1 }, result_redactions: { secret: 1 } },
-      { tool_name: 'lookup_patient', persist: 'full', argument_redactions: {}, result_redactions: { jwt: 1, ip: 1, '$.diagnosis': 1, '$.medications[*]': 1 } },
+      {
+        tool_name: 'charge_card',
+        persist: 'full',
+        argument_redactions: { '$.card.cvc': 1, payment_card: 2, iban: 1 },
+        result_redactions: { secret: 1 },
+      },
+      {
+        tool_name: 'lookup_patient',
+        persist: 'full',
+        argument_redactions: {},
+        result_redactions: { jwt: 1, ip: 1, '$.diagnosis': 1, '$.medications[*]': 1 },
+      },
       { tool_name: 'fetch_page', persist: 'full', argument_redactions: {}, result_redactions: { secret: 1, truncated: 1 } },
       { tool_name: 'deploy', persist: 'full', argument_redactions: { secret: 3 }, result_redactions: {} },
       { tool_name: 'vault_read', persist: 'none', argument_redactions: {}, result_redactions: {} },
@@ -191,7 +240,12 @@ describe('redaction end to end: planted secrets through the real broker never re
   it('lists every invocation for audit with its redaction counts, and counts usage, over gRPC', async () => {
     const page = await client.listToolInvocations({ tenant_id: tenantId, conversation_id: conversationId, page_size: 5 });
     expect(page.invocations).toHaveLength(5);
-    const rest = await client.listToolInvocations({ tenant_id: tenantId, conversation_id: conversationId, page_size: 5, page_token: page.next_page_token });
+    const rest = await client.listToolInvocations({
+      tenant_id: tenantId,
+      conversation_id: conversationId,
+      page_size: 5,
+      page_token: page.next_page_token,
+    });
     expect(rest.next_page_token).toBe('');
     const all = [...page.invocations, ...rest.invocations];
     expect(leaksIn(JSON.stringify(all))).toEqual([]);
@@ -230,7 +284,9 @@ describe('redaction end to end: planted secrets through the real broker never re
     const byMarker = await client.searchToolHistory({ tenant_id: tenantId, query: 'REDACTED email' });
     expect(byMarker.hits.map((h) => h.invocation.tool_name)).toContain('send_email');
     expect(byMarker.hits.every((h) => h.score > 0)).toBe(true);
-    await expect(client.searchToolHistory({ tenant_id: tenantId, query: '' })).rejects.toMatchObject({ details: expect.stringContaining('query') });
+    await expect(client.searchToolHistory({ tenant_id: tenantId, query: '' })).rejects.toMatchObject({
+      details: expect.stringContaining('query'),
+    });
   });
 
   it('erases the conversation; a redelivery of its events does not bring it back', async () => {
@@ -243,13 +299,23 @@ describe('redaction end to end: planted secrets through the real broker never re
     // The same events again (a producer replaying its outbox), then a marker event of another conversation.
     const marker = runCompleted({ tenantId, conversationId: uniqueName('after'), runId: 'r' });
     await publishEvents(producer, topic, [...events, marker]);
-    await waitFor(() => db.pool.query('SELECT count(*)::int AS n FROM events WHERE conversation_id = $1', [marker.conversationId]).then((r) => r.rows[0].n), (n) => n === 1, {
-      what: 'the marker event recorded',
-    });
-    const all = await db.pool.query('SELECT count(*)::int AS n FROM events WHERE tenant_id = $1 AND conversation_id = $2', [tenantId, conversationId]);
+    await waitFor(
+      () =>
+        db.pool.query('SELECT count(*)::int AS n FROM events WHERE conversation_id = $1', [marker.conversationId]).then((r) => r.rows[0].n),
+      (n) => n === 1,
+      {
+        what: 'the marker event recorded',
+      },
+    );
+    const all = await db.pool.query('SELECT count(*)::int AS n FROM events WHERE tenant_id = $1 AND conversation_id = $2', [
+      tenantId,
+      conversationId,
+    ]);
     expect(all.rows[0].n).toBe(0);
     expect(await replay()).toEqual(empty);
-    await expect(client.eraseConversation({ tenant_id: tenantId, conversation_id: '' })).rejects.toMatchObject({ details: 'conversation_id is required' });
+    await expect(client.eraseConversation({ tenant_id: tenantId, conversation_id: '' })).rejects.toMatchObject({
+      details: 'conversation_id is required',
+    });
   });
 
   it('wrote nothing planted to its log', async () => {

@@ -29,28 +29,76 @@ describe('GetReplayHistory through the real broker and the real gRPC server', ()
   // Published in this order; times are relative to now so freshness applies.
   const events: ToolEvent[] = [
     // r1: two rounds, completed with a final answer: everything replays.
-    toolCall(scope('r1'), { roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_order', toolName: 'lookup_order', arguments: { orderId: 'A-1' }, occurredAt: minutesAgo(3) }),
-    toolCall(scope('r1'), { roundIndex: 0, sequenceIndex: 1, toolCallId: '', toolName: 'lookup_customer', arguments: { id: 7 }, occurredAt: minutesAgo(3) }),
+    toolCall(scope('r1'), {
+      roundIndex: 0,
+      sequenceIndex: 0,
+      toolCallId: 'call_order',
+      toolName: 'lookup_order',
+      arguments: { orderId: 'A-1' },
+      occurredAt: minutesAgo(3),
+    }),
+    toolCall(scope('r1'), {
+      roundIndex: 0,
+      sequenceIndex: 1,
+      toolCallId: '',
+      toolName: 'lookup_customer',
+      arguments: { id: 7 },
+      occurredAt: minutesAgo(3),
+    }),
     toolResult(scope('r1'), { roundIndex: 0, sequenceIndex: 1, toolCallId: '', result: { name: 'Ada' }, occurredAt: minutesAgo(3, 1) }),
     toolResult(scope('r1'), { roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_order', result: 'shipped', occurredAt: minutesAgo(3, 1) }),
-    toolCall(scope('r1'), { roundIndex: 1, sequenceIndex: 0, toolCallId: 'call_track', toolName: 'track_parcel', arguments: { parcel: 'P9' }, occurredAt: minutesAgo(3, 2) }),
-    toolResult(scope('r1'), { roundIndex: 1, sequenceIndex: 0, toolCallId: 'call_track', result: 'in transit', occurredAt: minutesAgo(3, 3) }),
+    toolCall(scope('r1'), {
+      roundIndex: 1,
+      sequenceIndex: 0,
+      toolCallId: 'call_track',
+      toolName: 'track_parcel',
+      arguments: { parcel: 'P9' },
+      occurredAt: minutesAgo(3, 2),
+    }),
+    toolResult(scope('r1'), {
+      roundIndex: 1,
+      sequenceIndex: 0,
+      toolCallId: 'call_track',
+      result: 'in transit',
+      occurredAt: minutesAgo(3, 3),
+    }),
     runCompleted(scope('r1'), { assistantMessageId: 'msg-r1', finishReason: 'stop', occurredAt: minutesAgo(3, 4) }),
     // r2: failed: omitted on a per_run channel.
     toolCall(scope('r2'), { roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_r2', occurredAt: minutesAgo(2) }),
     toolResult(scope('r2'), { roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_r2', occurredAt: minutesAgo(2, 1) }),
     runFailed(scope('r2'), { occurredAt: minutesAgo(2, 2) }),
     // r3: an orphan call, a stale price (tool window 60 s), and a trailing round cut by the tool limit.
-    toolCall(scope('r3'), { roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_price', toolName: 'get_price', occurredAt: minutesAgo(1.5) }),
-    toolCall(scope('r3'), { roundIndex: 0, sequenceIndex: 1, toolCallId: 'call_lost', toolName: 'lookup_order', occurredAt: minutesAgo(1.5) }),
+    toolCall(scope('r3'), {
+      roundIndex: 0,
+      sequenceIndex: 0,
+      toolCallId: 'call_price',
+      toolName: 'get_price',
+      occurredAt: minutesAgo(1.5),
+    }),
+    toolCall(scope('r3'), {
+      roundIndex: 0,
+      sequenceIndex: 1,
+      toolCallId: 'call_lost',
+      toolName: 'lookup_order',
+      occurredAt: minutesAgo(1.5),
+    }),
     toolResult(scope('r3'), { roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_price', result: '12.50', occurredAt: minutesAgo(1.5, 1) }),
-    toolCall(scope('r3'), { roundIndex: 1, sequenceIndex: 0, toolCallId: 'call_last', toolName: 'lookup_order', occurredAt: minutesAgo(1, 0) }),
+    toolCall(scope('r3'), {
+      roundIndex: 1,
+      sequenceIndex: 0,
+      toolCallId: 'call_last',
+      toolName: 'lookup_order',
+      occurredAt: minutesAgo(1, 0),
+    }),
     toolResult(scope('r3'), { roundIndex: 1, sequenceIndex: 0, toolCallId: 'call_last', occurredAt: minutesAgo(1, 1) }),
     runCompleted(scope('r3'), { assistantMessageId: 'msg-r3', finishReason: 'tool_limit', occurredAt: minutesAgo(1, 2) }),
   ];
 
   const replay = (request: Record<string, unknown> = {}) =>
-    client.getReplayHistory({ tenant_id: tenantId, conversation_id: conversationId, ...request }, { deadline: new Date(Date.now() + 5_000) });
+    client.getReplayHistory(
+      { tenant_id: tenantId, conversation_id: conversationId, ...request },
+      { deadline: new Date(Date.now() + 5_000) },
+    );
 
   beforeAll(async () => {
     assertServiceBuilt();
@@ -60,11 +108,14 @@ describe('GetReplayHistory through the real broker and the real gRPC server', ()
     producer = await connectedProducer(kafka);
     const policyDir = mkdtempSync(join(tmpdir(), 'toolhistory-policy-'));
     const policyFile = join(policyDir, 'policy.json');
-    writeFileSync(policyFile, JSON.stringify({
+    writeFileSync(
+      policyFile,
+      JSON.stringify({
         defaults: { freshnessSeconds: 600 },
         channels: { 'long-runs': { visibility: 'per_service_call' } },
         tools: { get_price: { freshnessSeconds: 60 } },
-      }),);
+      }),
+    );
     const port = await freePort();
     service = spawnService({
       topic,
@@ -73,11 +124,19 @@ describe('GetReplayHistory through the real broker and the real gRPC server', ()
       env: { SERVICE_ROLES: 'recorder,grpc', GRPC_PORT: String(port), POLICY_FILE: policyFile },
     });
     client = toolHistoryClient(port);
-    await waitFor(() => client.healthCheck().catch(() => 'DOWN'), (s) => s === 'SERVING', { what: 'health SERVING', timeoutMs: 60_000 });
+    await waitFor(
+      () => client.healthCheck().catch(() => 'DOWN'),
+      (s) => s === 'SERVING',
+      { what: 'health SERVING', timeoutMs: 60_000 },
+    );
     await publishEvents(producer, topic, events);
-    await waitFor(() => db.pool.query('SELECT count(*)::int AS n FROM events').then((r) => r.rows[0].n), (n) => n === events.length, {
-      what: 'all events recorded',
-    });
+    await waitFor(
+      () => db.pool.query('SELECT count(*)::int AS n FROM events').then((r) => r.rows[0].n),
+      (n) => n === events.length,
+      {
+        what: 'all events recorded',
+      },
+    );
   });
 
   afterAll(async () => {
@@ -110,10 +169,20 @@ describe('GetReplayHistory through the real broker and the real gRPC server', ()
       },
       { role: 'tool', tool_call_id: 'call_order', content: 'shipped' },
       { role: 'tool', tool_call_id: derivedId, content: '{"name":"Ada"}' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_track', type: 'function', function: { name: 'track_parcel', arguments: '{"parcel":"P9"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_track', type: 'function', function: { name: 'track_parcel', arguments: '{"parcel":"P9"}' } }],
+      },
       { role: 'tool', tool_call_id: 'call_track', content: 'in transit' },
     ]);
-    expect(r1.rounds[0].calls[0]).toMatchObject({ tool_name: 'lookup_order', arguments_json: '{"orderId":"A-1"}', result: 'shipped', is_error: false, sequence_index: 0 });
+    expect(r1.rounds[0].calls[0]).toMatchObject({
+      tool_name: 'lookup_order',
+      arguments_json: '{"orderId":"A-1"}',
+      result: 'shipped',
+      is_error: false,
+      sequence_index: 0,
+    });
     expect(response.omitted.map((o) => [o.run_id, o.tool_call_id, o.reason])).toEqual([
       ['r2', 'call_r2', 'OMISSION_REASON_RUN_FAILED'],
       ['r3', 'call_price', 'OMISSION_REASON_STALE'],
@@ -163,7 +232,10 @@ describe('GetReplayHistory through the real broker and the real gRPC server', ()
 
   it('rejects a request without tenant_id or conversation_id with INVALID_ARGUMENT naming the field', async () => {
     await expect(replay({ tenant_id: '' })).rejects.toMatchObject({ code: status.INVALID_ARGUMENT, details: 'tenant_id is required' });
-    await expect(replay({ conversation_id: '' })).rejects.toMatchObject({ code: status.INVALID_ARGUMENT, details: 'conversation_id is required' });
+    await expect(replay({ conversation_id: '' })).rejects.toMatchObject({
+      code: status.INVALID_ARGUMENT,
+      details: 'conversation_id is required',
+    });
   });
 });
 
@@ -188,16 +260,28 @@ describe('GetReplayHistory while PostgreSQL is unreachable', () => {
     });
     const client = toolHistoryClient(port);
     try {
-      await waitFor(() => client.healthCheck().catch(() => 'DOWN'), (s) => s === 'SERVING', { what: 'health SERVING', timeoutMs: 60_000 });
+      await waitFor(
+        () => client.healthCheck().catch(() => 'DOWN'),
+        (s) => s === 'SERVING',
+        { what: 'health SERVING', timeoutMs: 60_000 },
+      );
       await proxy.cut();
       const started = Date.now();
       await expect(
         client.getReplayHistory({ tenant_id: 't', conversation_id: 'c' }, { deadline: new Date(Date.now() + 1_000) }),
       ).rejects.toMatchObject({ code: status.UNAVAILABLE });
       expect(Date.now() - started).toBeLessThan(1_000);
-      await waitFor(() => client.healthCheck().catch(() => 'DOWN'), (s) => s === 'NOT_SERVING', { what: 'health NOT_SERVING' });
+      await waitFor(
+        () => client.healthCheck().catch(() => 'DOWN'),
+        (s) => s === 'NOT_SERVING',
+        { what: 'health NOT_SERVING' },
+      );
       await proxy.restore();
-      await waitFor(() => client.healthCheck().catch(() => 'DOWN'), (s) => s === 'SERVING', { what: 'health SERVING again' });
+      await waitFor(
+        () => client.healthCheck().catch(() => 'DOWN'),
+        (s) => s === 'SERVING',
+        { what: 'health SERVING again' },
+      );
       expect(await client.getReplayHistory({ tenant_id: 't', conversation_id: 'c' })).toEqual({ turns: [], omitted: [] });
     } finally {
       client.close();
@@ -222,7 +306,11 @@ describe('health while Kafka is unreachable', () => {
     });
     const client = toolHistoryClient(port);
     try {
-      await waitFor(async () => service.output(), (out) => out.includes('toolhistory started'), { what: 'start-up' });
+      await waitFor(
+        async () => service.output(),
+        (out) => out.includes('toolhistory started'),
+        { what: 'start-up' },
+      );
       expect(await client.healthCheck()).toBe('NOT_SERVING');
       expect(await client.healthCheck('toolhistory.v1.ToolHistory')).toBe('NOT_SERVING');
       expect(await client.getReplayHistory({ tenant_id: 't', conversation_id: 'c' })).toEqual({ turns: [], omitted: [] });

@@ -47,8 +47,16 @@ describe('the service as a process', () => {
   it('refuses to start on an invalid policy file, naming the rule', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'toolhistory-policy-'));
     const policyFile = join(dir, 'policy.json');
-    writeFileSync(policyFile, JSON.stringify({ channels: { web: { visibility: 'sometimes' } }, tools: { search: { freshnesSeconds: 5 } } }));
-    const service = spawnService({ topic, schema: db.schema, groupId: uniqueName('g'), env: { POLICY_FILE: policyFile, LOG_LEVEL: 'info' } });
+    writeFileSync(
+      policyFile,
+      JSON.stringify({ channels: { web: { visibility: 'sometimes' } }, tools: { search: { freshnesSeconds: 5 } } }),
+    );
+    const service = spawnService({
+      topic,
+      schema: db.schema,
+      groupId: uniqueName('g'),
+      env: { POLICY_FILE: policyFile, LOG_LEVEL: 'info' },
+    });
     const exit = await service.exited;
     expect(exit.code).toBe(78);
     expect(service.output()).toContain('channels.web.visibility: must be one of per_run, per_service_call');
@@ -59,7 +67,11 @@ describe('the service as a process', () => {
     const groupId = uniqueName('g');
     const service = spawnService({ topic, schema: db.schema, groupId, env: { SERVICE_ROLES: 'grpc', LOG_LEVEL: 'info' } });
     try {
-      await waitFor(async () => service.output(), (out) => out.includes('toolhistory started'), { what: 'start-up' });
+      await waitFor(
+        async () => service.output(),
+        (out) => out.includes('toolhistory started'),
+        { what: 'start-up' },
+      );
       const [event] = [...agentTraffic(1, { seed: 3 })];
       await publishEvents(producer, topic, [event]);
       await new Promise((r) => setTimeout(r, 3_000));
@@ -82,14 +94,22 @@ describe('the service as a process', () => {
     const first = spawnService({ topic, schema: db.schema, groupId, env: { LOG_LEVEL: 'info' } });
     const before = await countRows(db.pool, 'events');
     for (let i = 0; i < events.length; i += 500) await publishEvents(producer, topic, events.slice(i, i + 500));
-    await waitFor(() => countRows(db.pool, 'events'), (n) => n > before, { what: 'recording to begin' });
+    await waitFor(
+      () => countRows(db.pool, 'events'),
+      (n) => n > before,
+      { what: 'recording to begin' },
+    );
     const exit = await stopService(first, 'SIGTERM');
     expect(exit).toEqual({ code: 0, signal: null });
     expect(first.output()).toMatch(/recorder stopped/);
 
     const second = spawnService({ topic, schema: db.schema, groupId });
     try {
-      await waitFor(() => countRows(db.pool, 'events'), (n) => n >= before + eventIds.size, { what: 'every event', timeoutMs: 90_000 });
+      await waitFor(
+        () => countRows(db.pool, 'events'),
+        (n) => n >= before + eventIds.size,
+        { what: 'every event', timeoutMs: 90_000 },
+      );
       await new Promise((r) => setTimeout(r, 1_000));
       expect(await countRows(db.pool, 'events')).toBe(before + eventIds.size);
     } finally {

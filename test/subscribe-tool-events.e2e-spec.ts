@@ -40,7 +40,9 @@ function follow(
         call.cancel();
       }
     });
-    call.on('error', (error: { code?: number }) => (error.code === status.CANCELLED ? resolve({ received, ended: 'cancelled' }) : reject(error)));
+    call.on('error', (error: { code?: number }) =>
+      error.code === status.CANCELLED ? resolve({ received, ended: 'cancelled' }) : reject(error),
+    );
     call.on('end', () => resolve({ received, ended: 'end' }));
   });
 }
@@ -61,9 +63,18 @@ describe('SubscribeToolEvents: a billing consumer follows the recorded stream ov
     ({ topic } = await freshTopic(kafka, 3));
     producer = await connectedProducer(kafka);
     const port = await freePort();
-    service = spawnService({ topic, schema: db.schema, groupId: uniqueName('g'), env: { SERVICE_ROLES: 'recorder,grpc', GRPC_PORT: String(port) } });
+    service = spawnService({
+      topic,
+      schema: db.schema,
+      groupId: uniqueName('g'),
+      env: { SERVICE_ROLES: 'recorder,grpc', GRPC_PORT: String(port) },
+    });
     client = toolHistoryClient(port);
-    await waitFor(() => client.healthCheck().catch(() => 'DOWN'), (s) => s === 'SERVING', { what: 'health SERVING', timeoutMs: 60_000 });
+    await waitFor(
+      () => client.healthCheck().catch(() => 'DOWN'),
+      (s) => s === 'SERVING',
+      { what: 'health SERVING', timeoutMs: 60_000 },
+    );
   });
 
   afterAll(async () => {
@@ -75,7 +86,10 @@ describe('SubscribeToolEvents: a billing consumer follows the recorded stream ov
 
   it('counts every one of 50,000 events exactly once while disconnecting 10 times, live and caught up', async () => {
     const billed: ToolEvent[] = [...agentTraffic(BILLED_EVENTS, { tenants: 1, seed: 11, conversations: 500 })];
-    const other: ToolEvent[] = [...agentTraffic(OTHER_EVENTS, { tenants: 1, seed: 12, conversations: 50 })].map((e) => ({ ...e, tenantId: 'tenant-other' }));
+    const other: ToolEvent[] = [...agentTraffic(OTHER_EVENTS, { tenants: 1, seed: 12, conversations: 50 })].map((e) => ({
+      ...e,
+      tenantId: 'tenant-other',
+    }));
     const expected = new Set(billed.map((e) => e.eventId));
     expect(expected.size).toBe(BILLED_EVENTS);
 
@@ -95,8 +109,10 @@ describe('SubscribeToolEvents: a billing consumer follows the recorded stream ov
     let resumes = 0;
     while (counts.size < expected.size) {
       const cutAfter = disconnects < DISCONNECTS ? 500 + Math.floor(random() * 5_000) : Number.POSITIVE_INFINITY;
-      const outcome = await follow(client, { tenant_id: tenantId, from_position: lastPosition }, (received) =>
-        received.length >= cutAfter || counts.size + received.length >= expected.size,
+      const outcome = await follow(
+        client,
+        { tenant_id: tenantId, from_position: lastPosition },
+        (received) => received.length >= cutAfter || counts.size + received.length >= expected.size,
       );
       for (const message of outcome.received) {
         expect(message.tenant_id).toBe(tenantId);
@@ -123,14 +139,23 @@ describe('SubscribeToolEvents: a billing consumer follows the recorded stream ov
     for (const message of received) {
       expect(message.type).toBe('RunCompleted');
       const payload = JSON.parse(message.payload_json) as ToolEvent;
-      expect(payload).toMatchObject({ eventId: message.event_id, type: 'RunCompleted', tenantId, conversationId: message.conversation_id, runId: message.run_id });
+      expect(payload).toMatchObject({
+        eventId: message.event_id,
+        type: 'RunCompleted',
+        tenantId,
+        conversationId: message.conversation_id,
+        runId: message.run_id,
+      });
       expect(message.stream_position).toBeGreaterThan(0);
       expect(Number(message.recorded_at.seconds)).toBeGreaterThan(0);
     }
   });
 
   it('refuses a request it cannot serve, naming the field', async () => {
-    await expect(follow(client, { tenant_id: '' }, () => true)).rejects.toMatchObject({ code: status.INVALID_ARGUMENT, details: 'tenant_id is required' });
+    await expect(follow(client, { tenant_id: '' }, () => true)).rejects.toMatchObject({
+      code: status.INVALID_ARGUMENT,
+      details: 'tenant_id is required',
+    });
     await expect(follow(client, { tenant_id: tenantId, types: ['ToolCalled'] }, () => true)).rejects.toMatchObject({
       code: status.INVALID_ARGUMENT,
       details: expect.stringContaining('"ToolCalled"'),

@@ -71,7 +71,9 @@ export function describeEventStoreContract(adapter: string, open: () => Promise<
     it('refuses an append whose expected position is not the stream’s', async () => {
       const stream = newStream();
       await store.append(stream, runOf(stream, 2), { expectedPosition: 'no_stream' });
-      await expect(store.append(stream, runOf(stream, 1), { expectedPosition: 'no_stream' })).rejects.toMatchObject({ code: 'CONCURRENCY_CONFLICT' });
+      await expect(store.append(stream, runOf(stream, 1), { expectedPosition: 'no_stream' })).rejects.toMatchObject({
+        code: 'CONCURRENCY_CONFLICT',
+      });
       await expect(store.append(stream, runOf(stream, 1), { expectedPosition: 1 })).rejects.toMatchObject({ code: 'CONCURRENCY_CONFLICT' });
       await expect(store.append(stream, runOf(stream, 1), { expectedPosition: 3 })).rejects.toMatchObject({ code: 'CONCURRENCY_CONFLICT' });
       const ok = await store.append(stream, runOf(stream, 1), { expectedPosition: 2 });
@@ -142,7 +144,8 @@ export function describeEventStoreContract(adapter: string, open: () => Promise<
       const abort = new AbortController();
       const seen: RecordedToolEvent[] = [];
       const done = (async () => {
-        for await (const recorded of store.subscribe(START_POSITION, { tenantId: stream.tenantId, signal: abort.signal })) seen.push(recorded);
+        for await (const recorded of store.subscribe(START_POSITION, { tenantId: stream.tenantId, signal: abort.signal }))
+          seen.push(recorded);
       })();
       setTimeout(() => abort.abort(), 200);
       await done;
@@ -188,7 +191,12 @@ export function describeEventStoreContract(adapter: string, open: () => Promise<
       const stream = newStream();
       const scope = { ...stream, runId: 'r1' };
       const events: ToolEvent[] = [
-        toolCall(scope, { roundIndex: 0, sequenceIndex: 0, toolCallId: '', arguments: { nested: { list: [1, 'two', null, true] }, 'ключ': 'значение' } }),
+        toolCall(scope, {
+          roundIndex: 0,
+          sequenceIndex: 0,
+          toolCallId: '',
+          arguments: { nested: { list: [1, 'two', null, true] }, ключ: 'значение' },
+        }),
         toolResult(scope, { roundIndex: 0, sequenceIndex: 0, toolCallId: '', result: 'plain text result', isError: true }),
         toolResult(scope, { roundIndex: 0, sequenceIndex: 1, result: [1, 2, 3] }),
       ];

@@ -18,7 +18,11 @@ export interface ToolHistoryTestClient {
   >;
   eraseConversation: Unary<{ tenant_id: string; conversation_id: string }, { erased_events: string; erased_invocations: string }>;
   /** A server stream of RecordedEvent messages; cancel() disconnects. */
-  subscribeToolEvents: (request: { tenant_id: string; from_position?: string; types?: string[] }) => grpc.ClientReadableStream<RecordedEventMessage>;
+  subscribeToolEvents: (request: {
+    tenant_id: string;
+    from_position?: string;
+    types?: string[];
+  }) => grpc.ClientReadableStream<RecordedEventMessage>;
   healthCheck: (service?: string) => Promise<string>;
   close(): void;
 }
@@ -50,8 +54,11 @@ export interface ReplayResponse {
 function promisify<Req, Res>(client: grpc.Client, method: string): Unary<Req, Res> {
   return (request, options = {}) =>
     new Promise((resolveCall, reject) => {
-      (client as unknown as Record<string, (...args: unknown[]) => void>)[method](request, new grpc.Metadata(), { deadline: options.deadline }, (error: grpc.ServiceError | null, response: Res) =>
-        error ? reject(error) : resolveCall(response),
+      (client as unknown as Record<string, (...args: unknown[]) => void>)[method](
+        request,
+        new grpc.Metadata(),
+        { deadline: options.deadline },
+        (error: grpc.ServiceError | null, response: Res) => (error ? reject(error) : resolveCall(response)),
       );
     });
 }
@@ -59,7 +66,9 @@ function promisify<Req, Res>(client: grpc.Client, method: string): Unary<Req, Re
 /** A client as an agent worker would write one: the published proto, @grpc/grpc-js, nothing of the service's code. */
 export function toolHistoryClient(port: number): ToolHistoryTestClient {
   const definition = protoLoader.loadSync(PROTO, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
-  const loaded = grpc.loadPackageDefinition(definition) as unknown as { toolhistory: { v1: { ToolHistory: grpc.ServiceClientConstructor } } };
+  const loaded = grpc.loadPackageDefinition(definition) as unknown as {
+    toolhistory: { v1: { ToolHistory: grpc.ServiceClientConstructor } };
+  };
   const address = `127.0.0.1:${port}`;
   const client = new loaded.toolhistory.v1.ToolHistory(address, grpc.credentials.createInsecure());
   const Health = grpc.makeClientConstructor(healthService as unknown as grpc.ServiceDefinition, 'Health');
@@ -72,7 +81,9 @@ export function toolHistoryClient(port: number): ToolHistoryTestClient {
     searchToolHistory: promisify(client, 'SearchToolHistory'),
     getUsage: promisify(client, 'GetUsage'),
     subscribeToolEvents: (request) =>
-      (client as unknown as { SubscribeToolEvents: (r: unknown) => grpc.ClientReadableStream<RecordedEventMessage> }).SubscribeToolEvents(request),
+      (client as unknown as { SubscribeToolEvents: (r: unknown) => grpc.ClientReadableStream<RecordedEventMessage> }).SubscribeToolEvents(
+        request,
+      ),
     healthCheck: async (service = '') => String((await check({ service }, { deadline: new Date(Date.now() + 2_000) })).status),
     close() {
       client.close();

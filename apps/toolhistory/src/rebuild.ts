@@ -13,7 +13,8 @@ async function rebuild(): Promise<void> {
   const config = loadConfig(process.env);
   await runMigrations(config.database.url, config.database.schema);
   const pool = createPool({ ...config.database, applicationName: 'toolhistory-rebuild' });
-  const esdb = config.eventStore.kind === 'eventstoredb' && config.eventStore.url ? EventStoreDbEventStore.connect(config.eventStore.url) : null;
+  const esdb =
+    config.eventStore.kind === 'eventstoredb' && config.eventStore.url ? EventStoreDbEventStore.connect(config.eventStore.url) : null;
   try {
     const events = esdb ?? new PostgresEventStore(pool);
     let reported = 0;

@@ -12,65 +12,88 @@ const BOOLEAN = /^(true|false|1|0)$/;
  * Every variable is optional: the defaults in load-config.ts apply.
  */
 export class EnvironmentVariables {
-  @IsOptional() @Matches(HOST_PORT_LIST, { message: 'KAFKA_BROKERS must be a comma-separated list of host:port' })
+  @IsOptional()
+  @Matches(HOST_PORT_LIST, { message: 'KAFKA_BROKERS must be a comma-separated list of host:port' })
   KAFKA_BROKERS?: string;
 
-  @IsOptional() @IsString() @MinLength(1, { message: 'KAFKA_CLIENT_ID must not be empty' })
+  @IsOptional()
+  @IsString()
+  @MinLength(1, { message: 'KAFKA_CLIENT_ID must not be empty' })
   KAFKA_CLIENT_ID?: string;
 
-  @IsOptional() @IsString() @MinLength(1, { message: 'KAFKA_GROUP_ID must not be empty' })
+  @IsOptional()
+  @IsString()
+  @MinLength(1, { message: 'KAFKA_GROUP_ID must not be empty' })
   KAFKA_GROUP_ID?: string;
 
-  @IsOptional() @Matches(TOPIC, { message: 'TOOL_EVENTS_TOPIC must be a Kafka topic name (letters, digits, ".", "_", "-")' })
+  @IsOptional()
+  @Matches(TOPIC, { message: 'TOOL_EVENTS_TOPIC must be a Kafka topic name (letters, digits, ".", "_", "-")' })
   TOOL_EVENTS_TOPIC?: string;
 
-  @IsOptional() @Matches(POSITIVE_INT, { message: 'TOOL_EVENTS_PARTITIONS must be a positive integer' })
+  @IsOptional()
+  @Matches(POSITIVE_INT, { message: 'TOOL_EVENTS_PARTITIONS must be a positive integer' })
   TOOL_EVENTS_PARTITIONS?: string;
 
-  @IsOptional() @Matches(POSITIVE_INT, { message: 'KAFKA_REPLICATION_FACTOR must be a positive integer' })
+  @IsOptional()
+  @Matches(POSITIVE_INT, { message: 'KAFKA_REPLICATION_FACTOR must be a positive integer' })
   KAFKA_REPLICATION_FACTOR?: string;
 
-  @IsOptional() @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'DATABASE_URL must be a postgres:// URL' })
+  @IsOptional()
+  @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'DATABASE_URL must be a postgres:// URL' })
   DATABASE_URL?: string;
 
-  @IsOptional() @Matches(IDENTIFIER, { message: 'DATABASE_SCHEMA must be a lower-case SQL identifier' })
+  @IsOptional()
+  @Matches(IDENTIFIER, { message: 'DATABASE_SCHEMA must be a lower-case SQL identifier' })
   DATABASE_SCHEMA?: string;
 
-  @IsOptional() @Matches(POSITIVE_INT, { message: 'DATABASE_POOL_SIZE must be a positive integer' })
+  @IsOptional()
+  @Matches(POSITIVE_INT, { message: 'DATABASE_POOL_SIZE must be a positive integer' })
   DATABASE_POOL_SIZE?: string;
 
-  @IsOptional() @Matches(POSITIVE_INT, { message: 'GRPC_PORT must be a port number' })
+  @IsOptional()
+  @Matches(POSITIVE_INT, { message: 'GRPC_PORT must be a port number' })
   GRPC_PORT?: string;
 
-  @IsOptional() @IsString() @MinLength(1, { message: 'POLICY_FILE must not be empty when set' })
+  @IsOptional()
+  @IsString()
+  @MinLength(1, { message: 'POLICY_FILE must not be empty when set' })
   POLICY_FILE?: string;
 
-  @IsOptional() @Matches(ROLE_LIST, { message: 'SERVICE_ROLES must be a comma-separated list of: recorder, grpc' })
+  @IsOptional()
+  @Matches(ROLE_LIST, { message: 'SERVICE_ROLES must be a comma-separated list of: recorder, grpc' })
   SERVICE_ROLES?: string;
 
-  @IsOptional() @Matches(POSITIVE_INT, { message: 'MAX_EVENT_BYTES must be a positive integer' })
+  @IsOptional()
+  @Matches(POSITIVE_INT, { message: 'MAX_EVENT_BYTES must be a positive integer' })
   MAX_EVENT_BYTES?: string;
 
-  @IsOptional() @Matches(BOOLEAN, { message: 'MIGRATE_ON_START must be true or false' })
+  @IsOptional()
+  @Matches(BOOLEAN, { message: 'MIGRATE_ON_START must be true or false' })
   MIGRATE_ON_START?: string;
 
-  @IsOptional() @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  @IsOptional()
+  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL?: string;
 
-  @IsOptional() @Matches(POSITIVE_INT, { message: 'RECORDER_PARTITIONS_CONCURRENCY must be a positive integer' })
+  @IsOptional()
+  @Matches(POSITIVE_INT, { message: 'RECORDER_PARTITIONS_CONCURRENCY must be a positive integer' })
   RECORDER_PARTITIONS_CONCURRENCY?: string;
 
-  @IsOptional() @Matches(POSITIVE_INT, { message: 'KAFKA_SESSION_TIMEOUT_MS must be a positive integer' })
+  @IsOptional()
+  @Matches(POSITIVE_INT, { message: 'KAFKA_SESSION_TIMEOUT_MS must be a positive integer' })
   KAFKA_SESSION_TIMEOUT_MS?: string;
 
-  @IsOptional() @Matches(/^\d+$/, { message: 'REPLAY_CACHE_MB must be a whole number (0 disables the cache)' })
+  @IsOptional()
+  @Matches(/^\d+$/, { message: 'REPLAY_CACHE_MB must be a whole number (0 disables the cache)' })
   REPLAY_CACHE_MB?: string;
 
-  @IsOptional() @IsIn(['postgres', 'eventstoredb'], { message: 'EVENT_STORE must be one of: postgres, eventstoredb' })
+  @IsOptional()
+  @IsIn(['postgres', 'eventstoredb'], { message: 'EVENT_STORE must be one of: postgres, eventstoredb' })
   EVENT_STORE?: string;
 
   // The schemes the EventStoreDB client understands (KurrentDB servers take the same strings).
-  @IsOptional() @Matches(/^esdb(\+discover)?:\/\/\S+$/, { message: 'EVENTSTORE_URL must be an esdb:// or esdb+discover:// connection string' })
+  @IsOptional()
+  @Matches(/^esdb(\+discover)?:\/\/\S+$/, { message: 'EVENTSTORE_URL must be an esdb:// or esdb+discover:// connection string' })
   EVENTSTORE_URL?: string;
 }
 

@@ -30,15 +30,32 @@ describe('loadConfig', () => {
       SERVICE_ROLES: 'grpc',
       MAX_EVENT_BYTES: '2048',
     });
-    expect(config.kafka).toMatchObject({ brokers: ['k1:9092', 'k2:9093'], groupId: 'g', topic: 'events.v1', deadLetterTopic: 'events.v1.dlq', partitions: 12 });
+    expect(config.kafka).toMatchObject({
+      brokers: ['k1:9092', 'k2:9093'],
+      groupId: 'g',
+      topic: 'events.v1',
+      deadLetterTopic: 'events.v1.dlq',
+      partitions: 12,
+    });
     expect(config.database).toMatchObject({ url: 'postgresql://u@db:5432/x', schema: 'th' });
-    expect(config).toMatchObject({ grpc: { port: 6000 }, policyFile: '/etc/toolhistory/policy.json', roles: ['grpc'], maxEventBytes: 2048 });
+    expect(config).toMatchObject({
+      grpc: { port: 6000 },
+      policyFile: '/etc/toolhistory/policy.json',
+      roles: ['grpc'],
+      maxEventBytes: 2048,
+    });
   });
 
   it('lists every problem in one error', () => {
     let thrown: unknown;
     try {
-      loadConfig({ KAFKA_BROKERS: 'no-port', GRPC_PORT: '70000', DATABASE_URL: 'mysql://x', SERVICE_ROLES: 'recorder,web', TOOL_EVENTS_PARTITIONS: '0' });
+      loadConfig({
+        KAFKA_BROKERS: 'no-port',
+        GRPC_PORT: '70000',
+        DATABASE_URL: 'mysql://x',
+        SERVICE_ROLES: 'recorder,web',
+        TOOL_EVENTS_PARTITIONS: '0',
+      });
     } catch (error) {
       thrown = error;
     }
@@ -75,7 +92,9 @@ describe('loadConfig', () => {
         expect(() => loadConfig({ ...env, MAX_EVENT_BYTES: 'lots' })).toThrow(
           expect.objectContaining({
             code: ErrorCode.InvalidConfig,
-            details: { problems: ['MAX_EVENT_BYTES must be a positive integer', 'EVENTSTORE_URL is required when EVENT_STORE is eventstoredb'] },
+            details: {
+              problems: ['MAX_EVENT_BYTES must be a positive integer', 'EVENTSTORE_URL is required when EVENT_STORE is eventstoredb'],
+            },
           }),
         );
       }
@@ -95,7 +114,10 @@ describe('loadConfig', () => {
     });
 
     it('keeps a URL that is set while the store is PostgreSQL, unused', () => {
-      expect(loadConfig({ EVENTSTORE_URL: 'esdb://127.0.0.1:2113' }).eventStore).toEqual({ kind: 'postgres', url: 'esdb://127.0.0.1:2113' });
+      expect(loadConfig({ EVENTSTORE_URL: 'esdb://127.0.0.1:2113' }).eventStore).toEqual({
+        kind: 'postgres',
+        url: 'esdb://127.0.0.1:2113',
+      });
     });
   });
 });

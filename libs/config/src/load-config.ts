@@ -64,15 +64,14 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
     const value = env[name]?.trim();
     if (value !== undefined && value !== '') raw[name] = value;
   }
-  const problems = validateSync(Object.assign(new EnvironmentVariables(), raw)).flatMap((e) =>
-    Object.values(e.constraints ?? {}),
-  );
+  const problems = validateSync(Object.assign(new EnvironmentVariables(), raw)).flatMap((e) => Object.values(e.constraints ?? {}));
 
   const v = { ...CONFIG_DEFAULTS, ...raw } as typeof CONFIG_DEFAULTS & EnvironmentVariables;
   const port = Number(v.GRPC_PORT);
   if (Number.isInteger(port) && (port < 1 || port > 65535)) problems.push('GRPC_PORT must be between 1 and 65535');
   const eventStore = v.EVENT_STORE as EventStoreKind;
-  if (eventStore === 'eventstoredb' && v.EVENTSTORE_URL === undefined) problems.push('EVENTSTORE_URL is required when EVENT_STORE is eventstoredb');
+  if (eventStore === 'eventstoredb' && v.EVENTSTORE_URL === undefined)
+    problems.push('EVENTSTORE_URL is required when EVENT_STORE is eventstoredb');
 
   if (problems.length > 0) {
     throw new AppError(ErrorCode.InvalidConfig, `invalid configuration:\n  - ${problems.join('\n  - ')}`, {

@@ -21,11 +21,21 @@ describe('parseToolEvent', () => {
 
   it('drops unknown properties so the stored event is exactly the contract', () => {
     const parsed = parseToolEvent(
-      asJson({ ...VALID_SAMPLES.RunCompleted, traceId: 't-1', usage: [{ inputTokens: 1, outputTokens: 2, model: 'm', cached: 9 }, { inputTokens: 3, outputTokens: 4 }] }),
+      asJson({
+        ...VALID_SAMPLES.RunCompleted,
+        traceId: 't-1',
+        usage: [
+          { inputTokens: 1, outputTokens: 2, model: 'm', cached: 9 },
+          { inputTokens: 3, outputTokens: 4 },
+        ],
+      }),
     );
     if (!parsed.ok) throw parsed.error;
     expect(parsed.event).not.toHaveProperty('traceId');
-    expect((parsed.event as { usage: object }).usage).toEqual([{ inputTokens: 1, outputTokens: 2, model: 'm' }, { inputTokens: 3, outputTokens: 4 }]);
+    expect((parsed.event as { usage: object }).usage).toEqual([
+      { inputTokens: 1, outputTokens: 2, model: 'm' },
+      { inputTokens: 3, outputTokens: 4 },
+    ]);
     // Plain data: nothing downstream sees the validation classes.
     for (const entry of (parsed.event as { usage: object[] }).usage) expect(Object.getPrototypeOf(entry)).toBe(Object.prototype);
   });

@@ -44,12 +44,7 @@ export function validateToolEvent(plain: unknown): ParseResult {
   const record = plain as Record<string, unknown>;
   const type = record.type;
   if (typeof type !== 'string' || !(TOOL_EVENT_TYPES as readonly string[]).includes(type)) {
-    return fail(
-      rejected(
-        ErrorCode.UnknownEventType,
-        `type: ${JSON.stringify(type ?? null)} is not one of ${TOOL_EVENT_TYPES.join(', ')}`,
-      ),
-    );
+    return fail(rejected(ErrorCode.UnknownEventType, `type: ${JSON.stringify(type ?? null)} is not one of ${TOOL_EVENT_TYPES.join(', ')}`));
   }
   const version = record.schemaVersion;
   if (typeof version === 'number' && Number.isInteger(version) && !(SUPPORTED_SCHEMA_VERSIONS as readonly number[]).includes(version)) {

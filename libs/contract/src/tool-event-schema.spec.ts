@@ -36,7 +36,10 @@ describe('the published JSON Schema and the validation classes', () => {
       fc.constant({}),
       fc.constant({ inputTokens: 1, outputTokens: 2 }),
       fc.constant([{ inputTokens: 1, outputTokens: 2 }]),
-      fc.constant([{ inputTokens: 1, outputTokens: 2, model: 'm' }, { inputTokens: 0, outputTokens: 0 }]),
+      fc.constant([
+        { inputTokens: 1, outputTokens: 2, model: 'm' },
+        { inputTokens: 0, outputTokens: 0 },
+      ]),
       fc.constant([{ inputTokens: 1 }]),
       fc.constant([{ inputTokens: 1, outputTokens: 2, model: '' }]),
       fc.constant([7]),

@@ -21,7 +21,7 @@ describe('upcastToolEvent', () => {
     for (const version of SUPPORTED_SCHEMA_VERSIONS.filter((v) => v < CURRENT_SCHEMA_VERSION)) expect(UPCASTERS[version]).toBeDefined();
   });
 
-  it("turns a version 1 run total into a usage list of one entry, and changes nothing else but the version", () => {
+  it('turns a version 1 run total into a usage list of one entry, and changes nothing else but the version', () => {
     const stored = asStored(RUN_COMPLETED_V1);
     const { usage, schemaVersion, ...rest } = upcastToolEvent(stored) as RunCompleted;
     expect(schemaVersion).toBe(2);
@@ -43,7 +43,10 @@ describe('upcastToolEvent', () => {
 
   it('keeps what the recorder added to a version 1 event (its redaction note)', () => {
     const redaction = { persist: 'full', counts: { email: 1 }, originalBytes: 40 };
-    expect(upcastToolEvent(asStored({ ...VALID_SAMPLES.ToolCallRequested, schemaVersion: 1, redaction }))).toMatchObject({ schemaVersion: 2, redaction });
+    expect(upcastToolEvent(asStored({ ...VALID_SAMPLES.ToolCallRequested, schemaVersion: 1, redaction }))).toMatchObject({
+      schemaVersion: 2,
+      redaction,
+    });
   });
 
   it.each(Object.keys(VALID_SAMPLES))('returns a current %s as it is, without copying', (type) => {

@@ -32,10 +32,16 @@ describe('classifyEventStoreDbError', () => {
   });
 
   it('reports outages as a retriable unavailable store, keeping the cause', () => {
-    for (const cause of [new UnavailableError(), new DeadlineExceededError(), Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:2113'), { code: 'ECONNREFUSED' })]) {
+    for (const cause of [
+      new UnavailableError(),
+      new DeadlineExceededError(),
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:2113'), { code: 'ECONNREFUSED' }),
+    ]) {
       expect(classifyEventStoreDbError(cause)).toMatchObject({ code: ErrorCode.StorageUnavailable, retriable: true, cause });
     }
-    expect(classifyEventStoreDbError(new Error('Failed to discover after 10 attempts.'))).toMatchObject({ code: ErrorCode.StorageUnavailable });
+    expect(classifyEventStoreDbError(new Error('Failed to discover after 10 attempts.'))).toMatchObject({
+      code: ErrorCode.StorageUnavailable,
+    });
     expect(classifyEventStoreDbError(Object.assign(new Error('14 UNAVAILABLE: No connection established'), { code: 14 }))).toMatchObject({
       code: ErrorCode.StorageUnavailable,
     });

@@ -35,18 +35,25 @@ export function classifyEventStoreDbError(error: unknown): AppError {
           details: { expected: String(error.expectedVersion), actual: String(error.actualVersion) },
         });
       case ErrorType.STREAM_DELETED:
-        return new AppError(ErrorCode.StreamErased, `EventStoreDB: stream ${error.streamName} was erased`, { retriable: false, cause: error });
+        return new AppError(ErrorCode.StreamErased, `EventStoreDB: stream ${error.streamName} was erased`, {
+          retriable: false,
+          cause: error,
+        });
       case ErrorType.MAXIMUM_APPEND_SIZE_EXCEEDED:
         return new AppError(ErrorCode.UnstorableEvent, `EventStoreDB refused an append larger than ${error.maxAppendSize} bytes`, {
           retriable: false,
           cause: error,
         });
       default:
-        return new AppError(UNAVAILABLE_TYPES.has(error.type) ? ErrorCode.StorageUnavailable : ErrorCode.Internal, `EventStoreDB: ${message}`, {
-          retriable: true,
-          cause: error,
-          details: { type: error.type },
-        });
+        return new AppError(
+          UNAVAILABLE_TYPES.has(error.type) ? ErrorCode.StorageUnavailable : ErrorCode.Internal,
+          `EventStoreDB: ${message}`,
+          {
+            retriable: true,
+            cause: error,
+            details: { type: error.type },
+          },
+        );
     }
   }
   const e = error as { code?: unknown };
@@ -62,7 +69,11 @@ export function classifyEventStoreDbError(error: unknown): AppError {
 
 /** A stream that reads as gone: erased (tombstone) or never written (or deleted by someone else). */
 export function isStreamGone(error: unknown): boolean {
-  return error instanceof Error && isCommandError(error) && (error.type === ErrorType.STREAM_DELETED || error.type === ErrorType.STREAM_NOT_FOUND);
+  return (
+    error instanceof Error &&
+    isCommandError(error) &&
+    (error.type === ErrorType.STREAM_DELETED || error.type === ErrorType.STREAM_NOT_FOUND)
+  );
 }
 
 /** A hard-deleted stream: the tombstone that no append can pass. */

@@ -44,7 +44,8 @@ describe('EventStoreDbEventStore, beyond the contract (in-memory model of the cl
     const abort = new AbortController();
     const seen: RecordedToolEvent[] = [];
     const done = (async () => {
-      for await (const recorded of store.subscribe(START_POSITION, { tenantId: stream.tenantId, signal: abort.signal })) seen.push(recorded);
+      for await (const recorded of store.subscribe(START_POSITION, { tenantId: stream.tenantId, signal: abort.signal }))
+        seen.push(recorded);
     })();
     setTimeout(() => abort.abort(), 50);
     await done;
@@ -111,7 +112,10 @@ describe('EventStoreDbEventStore, beyond the contract (in-memory model of the cl
     const stream = newStream();
     await store.append(stream, eventsOf(stream, 1));
     const events = eventsOf(stream, 2);
-    const results = await Promise.all([store.append(stream, events, { expectedPosition: 1 }), store.append(stream, events, { expectedPosition: 1 })]);
+    const results = await Promise.all([
+      store.append(stream, events, { expectedPosition: 1 }),
+      store.append(stream, events, { expectedPosition: 1 }),
+    ]);
     expect(results.map((r) => r.appended).sort()).toEqual([0, 2]);
     expect(results.map((r) => r.streamPosition)).toEqual([3, 3]);
   });
@@ -120,7 +124,11 @@ describe('EventStoreDbEventStore, beyond the contract (in-memory model of the cl
     const stream = newStream();
     const [event] = eventsOf(stream, 1);
     await store.append(stream, [event]);
-    expect(await store.append(stream, [{ ...event, eventId: event.eventId.toUpperCase() }])).toEqual({ streamPosition: 1, appended: 0, duplicates: 1 });
+    expect(await store.append(stream, [{ ...event, eventId: event.eventId.toUpperCase() }])).toEqual({
+      streamPosition: 1,
+      appended: 0,
+      duplicates: 1,
+    });
   });
 
   it('counts repeats within one append as duplicates', async () => {
@@ -146,7 +154,8 @@ describe('EventStoreDbEventStore, beyond the contract (in-memory model of the cl
     const abort = new AbortController();
     const seen: RecordedToolEvent[] = [];
     const done = (async () => {
-      for await (const recorded of fresh.subscribe(START_POSITION, { tenantId: erased.tenantId, signal: abort.signal })) seen.push(recorded);
+      for await (const recorded of fresh.subscribe(START_POSITION, { tenantId: erased.tenantId, signal: abort.signal }))
+        seen.push(recorded);
     })();
     setTimeout(() => abort.abort(), 50);
     await done;

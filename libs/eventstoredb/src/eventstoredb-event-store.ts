@@ -102,7 +102,10 @@ export class EventStoreDbEventStore implements EventStore {
   async append(stream: StreamRef, events: readonly StoredToolEvent[], options: AppendOptions = {}): Promise<AppendResult> {
     const foreign = events.find((e) => e.tenantId !== stream.tenantId || e.conversationId !== stream.conversationId);
     if (foreign) {
-      throw rejected(ErrorCode.InvalidArgument, `event ${foreign.eventId} belongs to ${describe(foreign)}, not to the stream ${describe(stream)}`);
+      throw rejected(
+        ErrorCode.InvalidArgument,
+        `event ${foreign.eventId} belongs to ${describe(foreign)}, not to the stream ${describe(stream)}`,
+      );
     }
     const expected = options.expectedPosition ?? 'any';
     const name = streamNameOf(stream);

@@ -60,7 +60,15 @@ describe('stream names', () => {
   });
 
   it('refuses names it did not make', () => {
-    for (const name of ['$all', '$$toolhistory/a/b', 'other/a/b', 'toolhistory/a', 'toolhistory/a/b/c', 'toolhistory/%E0%A4/b', 'toolhistory/%61/b']) {
+    for (const name of [
+      '$all',
+      '$$toolhistory/a/b',
+      'other/a/b',
+      'toolhistory/a',
+      'toolhistory/a/b/c',
+      'toolhistory/%E0%A4/b',
+      'toolhistory/%61/b',
+    ]) {
       expect(parseStreamName(name)).toBeNull();
     }
   });
@@ -91,7 +99,12 @@ describe('global positions', () => {
   });
 
   it('round-trips a position through its string', () => {
-    fc.assert(fc.property(fc.bigInt({ min: 0n, max: 2n ** 63n - 1n }), (p) => parseGlobalPosition(toGlobalPosition({ commit: p, prepare: p })) === p));
+    fc.assert(
+      fc.property(
+        fc.bigInt({ min: 0n, max: 2n ** 63n - 1n }),
+        (p) => parseGlobalPosition(toGlobalPosition({ commit: p, prepare: p })) === p,
+      ),
+    );
   });
 
   it('refuses anything but a decimal int64', () => {

@@ -117,7 +117,8 @@ export class InMemoryEventStoreDbClient {
   async dispose(): Promise<void> {}
 
   private checkExpected(streamName: string, expected: AppendExpectedRevision, current: bigint): void {
-    const holds = expected === ANY || (expected === NO_STREAM ? current === -1n : expected === 'stream_exists' ? current >= 0n : expected === current);
+    const holds =
+      expected === ANY || (expected === NO_STREAM ? current === -1n : expected === 'stream_exists' ? current >= 0n : expected === current);
     if (!holds) {
       throw new WrongExpectedVersionError(undefined, { streamName, expected, current: current === -1n ? NO_STREAM : current });
     }

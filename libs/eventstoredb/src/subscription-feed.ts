@@ -38,7 +38,10 @@ export interface FeedOptions {
  * failure). In every case the subscription is unsubscribed, which cancels
  * the gRPC call, and destroyed.
  */
-export async function* subscriptionFeed<T>(stream: SubscriptionStream, options: FeedOptions = {}): AsyncGenerator<FeedItem<T>, void, undefined> {
+export async function* subscriptionFeed<T>(
+  stream: SubscriptionStream,
+  options: FeedOptions = {},
+): AsyncGenerator<FeedItem<T>, void, undefined> {
   const { signal } = options;
   const highWaterMark = options.highWaterMark ?? 256;
   const lowWaterMark = Math.floor(highWaterMark / 2);

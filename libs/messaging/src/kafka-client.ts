@@ -24,7 +24,12 @@ export function createKafka(settings: KafkaClientSettings, log: KafkaLog): Kafka
     logCreator:
       () =>
       ({ level, namespace, log: entry }: LogEntry) => {
-        const { message, timestamp: _timestamp, logger: _logger, ...rest } = entry as typeof entry & { timestamp?: string; logger?: string };
+        const {
+          message,
+          timestamp: _timestamp,
+          logger: _logger,
+          ...rest
+        } = entry as typeof entry & { timestamp?: string; logger?: string };
         const fields = { namespace, ...rest };
         if (level === KafkaLogLevel.ERROR) log.error(fields, message);
         else if (level === KafkaLogLevel.WARN) log.warn(fields, message);

@@ -37,7 +37,11 @@ export class PostgresAppendListener {
   }
 
   private connect(attempt = 0): void {
-    const client = new Client({ connectionString: this.settings.url, application_name: 'toolhistory-listener', connectionTimeoutMillis: 5_000 });
+    const client = new Client({
+      connectionString: this.settings.url,
+      application_name: 'toolhistory-listener',
+      connectionTimeoutMillis: 5_000,
+    });
     client.on('notification', (message) => {
       if (message.payload === this.settings.schema) this.wake();
     });

@@ -1,7 +1,12 @@
 import { AppError, ErrorCode } from '@toolhistory/errors';
 
 const RETRIABLE_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH']);
-const RETRIABLE_MESSAGES = [/Connection terminated/i, /timeout exceeded when trying to connect/i, /Client has encountered a connection error/i, /connection .*closed/i];
+const RETRIABLE_MESSAGES = [
+  /Connection terminated/i,
+  /timeout exceeded when trying to connect/i,
+  /Client has encountered a connection error/i,
+  /connection .*closed/i,
+];
 
 /**
  * SQLSTATE classes whose failure is caused by the data itself (bad text,
@@ -27,9 +32,9 @@ export function classifyPostgresError(error: unknown): AppError {
     });
   }
   const unavailable = RETRIABLE_NODE_CODES.has(code) || RETRIABLE_MESSAGES.some((r) => r.test(message)) || /^(08|53|57|40|55)/.test(code);
-  return new AppError(
-    unavailable ? ErrorCode.StorageUnavailable : ErrorCode.Internal,
-    `PostgreSQL: ${message}`,
-    { retriable: true, cause: error, details: code ? { code } : {} },
-  );
+  return new AppError(unavailable ? ErrorCode.StorageUnavailable : ErrorCode.Internal, `PostgreSQL: ${message}`, {
+    retriable: true,
+    cause: error,
+    details: code ? { code } : {},
+  });
 }

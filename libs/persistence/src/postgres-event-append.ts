@@ -32,7 +32,11 @@ const EVENT_COLUMNS: ColumnSpec<PositionedEvent>[] = [
 ];
 
 /** Drops events already in the store, and repeats of one eventId within the list. */
-export async function withoutRecordedEvents<T>(client: PoolClient, items: readonly T[], eventOf: (item: T) => StoredToolEvent): Promise<T[]> {
+export async function withoutRecordedEvents<T>(
+  client: PoolClient,
+  items: readonly T[],
+  eventOf: (item: T) => StoredToolEvent,
+): Promise<T[]> {
   if (items.length === 0) return [];
   const ids = items.map((item) => eventOf(item).eventId.toLowerCase());
   const { rows } = await client.query<{ event_id: string }>('SELECT event_id FROM events WHERE event_id = ANY($1::uuid[])', [ids]);

@@ -56,7 +56,10 @@ export class PostgresEventStore implements EventStore {
     const foreign = events.find((e) => conversationKeyString(e) !== conversationKeyString(stream));
     if (foreign) {
       return Promise.reject(
-        rejected(ErrorCode.InvalidArgument, `event ${foreign.eventId} belongs to ${describe(foreign)}, not to the stream ${describe(stream)}`),
+        rejected(
+          ErrorCode.InvalidArgument,
+          `event ${foreign.eventId} belongs to ${describe(foreign)}, not to the stream ${describe(stream)}`,
+        ),
       );
     }
     const expected = options.expectedPosition ?? 'any';
@@ -73,8 +76,7 @@ export class PostgresEventStore implements EventStore {
       const duplicates = events.length - fresh.length;
       if (fresh.length === 0) return { streamPosition: version, appended: 0, duplicates };
       if (erased) throw new AppError(ErrorCode.StreamErased, `stream ${describe(stream)} was erased`, { retriable: false });
-      const conflict =
-        (expected === 'no_stream' && version !== 0) || (typeof expected === 'number' && expected !== version);
+      const conflict = (expected === 'no_stream' && version !== 0) || (typeof expected === 'number' && expected !== version);
       if (conflict) {
         throw new AppError(
           ErrorCode.ConcurrencyConflict,
@@ -143,10 +145,7 @@ export class PostgresEventStore implements EventStore {
  * Marks the stream erased (taking the row lock the recorder takes before it
  * appends) and deletes its events; answers how many went.
  */
-export async function eraseStreamEvents(
-  client: { query: Pool['query'] },
-  stream: StreamRef,
-): Promise<number> {
+export async function eraseStreamEvents(client: { query: Pool['query'] }, stream: StreamRef): Promise<number> {
   const key = [stream.tenantId, stream.conversationId];
   await client.query(
     `INSERT INTO streams (tenant_id, conversation_id, version, erased_at) VALUES ($1, $2, 0, now())

@@ -27,9 +27,10 @@ export class PostgresReadModelProjection implements CheckpointedProjection {
 
   async checkpoint(): Promise<GlobalPosition> {
     try {
-      const { rows } = await this.pool.query<{ position: string }>('SELECT position::text FROM projection_checkpoints WHERE projection = $1', [
-        READ_MODEL_PROJECTION,
-      ]);
+      const { rows } = await this.pool.query<{ position: string }>(
+        'SELECT position::text FROM projection_checkpoints WHERE projection = $1',
+        [READ_MODEL_PROJECTION],
+      );
       return rows[0]?.position ?? START_POSITION;
     } catch (error) {
       throw classifyPostgresError(error);
@@ -50,7 +51,8 @@ export class PostgresReadModelProjection implements CheckpointedProjection {
       if (fresh.length === 0) return;
 
       const streams = new Map<string, { tenantId: string; conversationId: string }>();
-      for (const { event } of fresh) streams.set(conversationKeyString(event), { tenantId: event.tenantId, conversationId: event.conversationId });
+      for (const { event } of fresh)
+        streams.set(conversationKeyString(event), { tenantId: event.tenantId, conversationId: event.conversationId });
       const ordered = [...streams.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v);
       const locked = await client.query<{ tenant_id: string; conversation_id: string; erased: boolean }>(
         `INSERT INTO streams (tenant_id, conversation_id, version)
@@ -62,7 +64,12 @@ export class PostgresReadModelProjection implements CheckpointedProjection {
       const gone = new Set(
         locked.rows.filter((r) => r.erased).map((r) => conversationKeyString({ tenantId: r.tenant_id, conversationId: r.conversation_id })),
       );
-      await applyRecordedEvents(client, fresh.filter((r) => !gone.has(conversationKeyString(r.event))), LIVE_READ_MODEL, this.events);
+      await applyRecordedEvents(
+        client,
+        fresh.filter((r) => !gone.has(conversationKeyString(r.event))),
+        LIVE_READ_MODEL,
+        this.events,
+      );
       await client.query('UPDATE projection_checkpoints SET position = $2::numeric, updated_at = now() WHERE projection = $1', [
         READ_MODEL_PROJECTION,
         fresh[fresh.length - 1].globalPosition,

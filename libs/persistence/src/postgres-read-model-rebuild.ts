@@ -1,12 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
-import {
-  ApplyEvents,
-  EventStore,
-  GlobalPosition,
-  ReadModelRebuild,
-  ReadModelRebuilder,
-  RecordedToolEvent,
-} from '@toolhistory/domain';
+import { ApplyEvents, EventStore, GlobalPosition, ReadModelRebuild, ReadModelRebuilder, RecordedToolEvent } from '@toolhistory/domain';
 import { AppError, ErrorCode } from '@toolhistory/errors';
 import { classifyPostgresError } from './postgres-errors';
 import { applyRecordedEvents, LIVE_READ_MODEL, ReadModelTableNames } from './postgres-read-model-writer';
@@ -39,7 +32,9 @@ export class PostgresReadModelRebuilder implements ReadModelRebuilder {
   async begin(): Promise<ReadModelRebuild> {
     const session = await this.pool.connect();
     try {
-      const { rows } = await session.query<{ locked: boolean }>(`SELECT pg_try_advisory_lock(hashtext(current_schema() || '.rebuild')) AS locked`);
+      const { rows } = await session.query<{ locked: boolean }>(
+        `SELECT pg_try_advisory_lock(hashtext(current_schema() || '.rebuild')) AS locked`,
+      );
       if (!rows[0].locked) throw new AppError(ErrorCode.ConcurrencyConflict, 'another rebuild of this read model is running');
       // Leftovers of a rebuild that died are dropped: nothing reads them.
       for (const table of Object.values(REBUILD_TABLES)) await session.query(`DROP TABLE IF EXISTS ${table}`);
@@ -47,7 +42,12 @@ export class PostgresReadModelRebuilder implements ReadModelRebuilder {
       // Only the keys the upserts need stay during the bulk load; the rest is built once at the end.
       const deferred = await secondaryIndexesOf(session, Object.values(REBUILD_TABLES));
       for (const index of deferred) await session.query(`DROP INDEX ${quote(index.name)}`);
-      return new PostgresRebuild(this.pool, session, this.events, deferred.map((i) => i.definition));
+      return new PostgresRebuild(
+        this.pool,
+        session,
+        this.events,
+        deferred.map((i) => i.definition),
+      );
     } catch (error) {
       await releaseSession(session);
       throw classifyPostgresError(error);

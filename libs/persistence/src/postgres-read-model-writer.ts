@@ -78,7 +78,10 @@ export async function writeReadModelChanges(
   tables: ReadModelTableNames = LIVE_READ_MODEL,
 ): Promise<void> {
   const statements: Array<[number, { text: string; values: unknown[] }]> = [
-    [changes.conversations.length, upsertSql(tables.conversations, CONVERSATION_COLUMNS, ['tenant_id', 'conversation_id'], changes.conversations)],
+    [
+      changes.conversations.length,
+      upsertSql(tables.conversations, CONVERSATION_COLUMNS, ['tenant_id', 'conversation_id'], changes.conversations),
+    ],
     [changes.runs.length, upsertSql(tables.runs, RUN_COLUMNS, ['tenant_id', 'conversation_id', 'run_id'], changes.runs)],
     [
       changes.invocations.length,
@@ -114,7 +117,8 @@ async function takeRecordedResults(state: ReadModelState, events: readonly ToolE
   for (const call of streams.values()) {
     for (const { event } of await store.readStream(call)) {
       const entry = waiting.get(event.eventId.toLowerCase());
-      if (entry && event.type === 'ToolResultReceived') state.invocations.set(entry.key, withRecordedResult(entry.row, event as ToolResultReceived));
+      if (entry && event.type === 'ToolResultReceived')
+        state.invocations.set(entry.key, withRecordedResult(entry.row, event as ToolResultReceived));
     }
   }
 }

@@ -63,7 +63,13 @@ export class PostgresRecordingStore implements RecordingStore {
 
     const newEvents = await withoutRecordedEvents(client, fresh, (m) => m.event);
     const duplicates = fresh.length - newEvents.length;
-    const { positioned, erased } = newEvents.length > 0 ? await allocateStreamPositions(client, newEvents.map((m) => m.event)) : { positioned: [], erased: 0 };
+    const { positioned, erased } =
+      newEvents.length > 0
+        ? await allocateStreamPositions(
+            client,
+            newEvents.map((m) => m.event),
+          )
+        : { positioned: [], erased: 0 };
     if (positioned.length > 0) {
       // Each event is stored in the schema version it was received in (a v1
       // event stays v1; readers upcast it), while the read model is built
@@ -99,7 +105,9 @@ export class PostgresRecordingStore implements RecordingStore {
   private async redactEarlyResults(client: PoolClient, state: ReadModelState, events: readonly ToolEvent[]): Promise<void> {
     const waiting = resultsAwaitingTheirCall(state, events);
     if (waiting.size === 0) return;
-    const { rows } = await client.query<{ payload: StoredToolEvent }>('SELECT payload FROM events WHERE event_id = ANY($1::uuid[])', [[...waiting.keys()]]);
+    const { rows } = await client.query<{ payload: StoredToolEvent }>('SELECT payload FROM events WHERE event_id = ANY($1::uuid[])', [
+      [...waiting.keys()],
+    ]);
     for (const { payload } of rows) {
       // The payload is in the version it was received in. A result has the
       // same shape in every supported version (the call below would not

@@ -29,7 +29,11 @@ describe('redaction and erasure in the PostgreSQL store (real PostgreSQL)', () =
 
   it('applies the tool rule to a result recorded in an earlier batch than its call', async () => {
     const scope = { tenantId: 't1', conversationId: 'early', runId: 'r1' };
-    const result = toolResult(scope, { roundIndex: 0, sequenceIndex: 0, result: { diagnosis: 'type 2 diabetes', contact: 'pat@example.org' } });
+    const result = toolResult(scope, {
+      roundIndex: 0,
+      sequenceIndex: 0,
+      result: { diagnosis: 'type 2 diabetes', contact: 'pat@example.org' },
+    });
     await record([result]);
     let stored = await streamOf(db.pool, 't1', 'early');
     // The tool is not known yet: the default detectors applied, the tool's mask could not.
@@ -41,8 +45,17 @@ describe('redaction and erasure in the PostgreSQL store (real PostgreSQL)', () =
     expect(stored[0].payload.redaction).toMatchObject({ persist: 'full', counts: { email: 1, '$.diagnosis': 1 } });
     const [row] = await invocationsOf(db.pool, 't1', 'early');
     expect(row.result).toEqual({ diagnosis: '[REDACTED:$.diagnosis]', contact: '[REDACTED:email]' });
-    const { rows } = await db.pool.query('SELECT persist, argument_redactions, result_redactions, arguments_bytes, result_bytes FROM invocations WHERE conversation_id = $1', ['early']);
-    expect(rows[0]).toEqual({ persist: 'full', argument_redactions: {}, result_redactions: { email: 1, '$.diagnosis': 1 }, arguments_bytes: 12, result_bytes: 59 });
+    const { rows } = await db.pool.query(
+      'SELECT persist, argument_redactions, result_redactions, arguments_bytes, result_bytes FROM invocations WHERE conversation_id = $1',
+      ['early'],
+    );
+    expect(rows[0]).toEqual({
+      persist: 'full',
+      argument_redactions: {},
+      result_redactions: { email: 1, '$.diagnosis': 1 },
+      arguments_bytes: 12,
+      result_bytes: 59,
+    });
   });
 
   it('keeps sizes and no payload for a metadata-only tool, whichever event comes first', async () => {
@@ -54,7 +67,10 @@ describe('redaction and erasure in the PostgreSQL store (real PostgreSQL)', () =
       ['ToolResultReceived', null],
       ['ToolCallRequested', {}],
     ]);
-    const { rows } = await db.pool.query('SELECT persist, arguments, result, arguments_bytes, result_bytes FROM invocations WHERE conversation_id = $1', ['meta']);
+    const { rows } = await db.pool.query(
+      'SELECT persist, arguments, result, arguments_bytes, result_bytes FROM invocations WHERE conversation_id = $1',
+      ['meta'],
+    );
     expect(rows[0]).toEqual({ persist: 'metadata', arguments: {}, result: null, arguments_bytes: 20, result_bytes: 32 });
   });
 
@@ -89,7 +105,9 @@ describe('redaction and erasure in the PostgreSQL store (real PostgreSQL)', () =
 
   it('tombstones a conversation erased before any of its events arrived', async () => {
     await new PostgresConversationEraser(db.pool).erase('t3', 'not-yet');
-    const outcome = await record([toolCall({ tenantId: 't3', conversationId: 'not-yet', runId: 'r' }, { roundIndex: 0, sequenceIndex: 0 })]);
+    const outcome = await record([
+      toolCall({ tenantId: 't3', conversationId: 'not-yet', runId: 'r' }, { roundIndex: 0, sequenceIndex: 0 }),
+    ]);
     expect(outcome).toMatchObject({ appended: 0, erased: 1 });
     expect(await streamOf(db.pool, 't3', 'not-yet')).toEqual([]);
   });

@@ -48,7 +48,10 @@ describe('events recorded as schemaVersion 1 and read as schemaVersion 2 (real P
     return rows;
   };
   const tokensOf = async (conversationId: string) =>
-    (await runsOf(db.pool, TENANT, conversationId)).map((r: { input_tokens: number | null; output_tokens: number | null }) => [r.input_tokens, r.output_tokens]);
+    (await runsOf(db.pool, TENANT, conversationId)).map((r: { input_tokens: number | null; output_tokens: number | null }) => [
+      r.input_tokens,
+      r.output_tokens,
+    ]);
 
   const v1Run = runOf({ tenantId: TENANT, conversationId: 'as-v1', runId: 'r1' }, 1);
   const v2Run = runOf({ tenantId: TENANT, conversationId: 'as-v2', runId: 'r1' }, 2);
@@ -100,7 +103,7 @@ describe('events recorded as schemaVersion 1 and read as schemaVersion 2 (real P
     expect(all.map((r) => (r.event as RunCompleted).usage)).toEqual([[V1_USAGE], V2_USAGE, undefined]);
   });
 
-  it("gives a run the same tokens whichever version it was recorded in, and none when it reported none", async () => {
+  it('gives a run the same tokens whichever version it was recorded in, and none when it reported none', async () => {
     expect(await tokensOf('as-v1')).toEqual([[1530, 212]]);
     expect(await tokensOf('as-v2')).toEqual(await tokensOf('as-v1'));
     expect(await tokensOf('as-v1-no-usage')).toEqual([[null, null]]);
@@ -109,9 +112,15 @@ describe('events recorded as schemaVersion 1 and read as schemaVersion 2 (real P
   it('re-redacts a version 1 result recorded before its call in its own version', async () => {
     const scope = { tenantId: TENANT, conversationId: 'early-v1', runId: 'r1' };
     await record([toolResult(scope, { schemaVersion: 1, roundIndex: 0, sequenceIndex: 0, result: { diagnosis: 'flu' } })]);
-    await record([toolCall(scope, { schemaVersion: 1, roundIndex: 0, sequenceIndex: 0, toolName: 'lookup_patient', arguments: { id: 'p-1' } })]);
+    await record([
+      toolCall(scope, { schemaVersion: 1, roundIndex: 0, sequenceIndex: 0, toolName: 'lookup_patient', arguments: { id: 'p-1' } }),
+    ]);
     const [result] = await storedRows('early-v1');
-    expect(result).toMatchObject({ type: 'ToolResultReceived', schema_version: 1, payload: { schemaVersion: 1, result: { diagnosis: '[REDACTED:$.diagnosis]' } } });
+    expect(result).toMatchObject({
+      type: 'ToolResultReceived',
+      schema_version: 1,
+      payload: { schemaVersion: 1, result: { diagnosis: '[REDACTED:$.diagnosis]' } },
+    });
     const [read] = await eventStore.readStream(scope);
     expect(read.event).toMatchObject({ schemaVersion: 2, result: { diagnosis: '[REDACTED:$.diagnosis]' } });
   });

@@ -34,7 +34,11 @@ export function unnestRows<Row>(columns: readonly ColumnSpec<Row>[], rows: reado
  * JSON columns are parsed once, server side, and no array literal is built
  * or escaped. Measured about 30% faster than `unnest` for 1 KB payloads.
  */
-export function recordsetSelect<Row>(columns: readonly ColumnSpec<Row>[], rows: readonly Row[], param = 1): { select: string; columnList: string; value: string } {
+export function recordsetSelect<Row>(
+  columns: readonly ColumnSpec<Row>[],
+  rows: readonly Row[],
+  param = 1,
+): { select: string; columnList: string; value: string } {
   const definitions = columns.map((c) => `${c.name} ${c.sqlType}`).join(', ');
   const columnList = columns.map((c) => c.name).join(', ');
   const records = rows.map((row) => {
@@ -68,4 +72,3 @@ export function upsertSql<Row>(
 
 /** Timestamps read back as ISO-8601 text with full microsecond precision. */
 export const isoText = (column: string): string => `to_json(${column})#>>'{}'`;
-

@@ -23,10 +23,14 @@ describe('audit queries (real PostgreSQL)', () => {
           n += 1;
           const toolName = seq % 2 === 0 ? 'git_status' : 'run_sql';
           events.push(toolCall(scope, { roundIndex: 0, sequenceIndex: seq, toolName, occurredAt: at(n % 60, 0) }));
-          if (n % 7 !== 0) events.push(toolResult(scope, { roundIndex: 0, sequenceIndex: seq, isError: n % 4 === 0, occurredAt: at(n % 60, n % 7) }));
+          if (n % 7 !== 0)
+            events.push(toolResult(scope, { roundIndex: 0, sequenceIndex: seq, isError: n % 4 === 0, occurredAt: at(n % 60, n % 7) }));
         }
         // 100 input and 10 output tokens per run, whether reported as one schemaVersion 1 total or per service call.
-        const twoCalls = [{ inputTokens: 60, outputTokens: 4, model: 'model-a' }, { inputTokens: 40, outputTokens: 6, model: 'model-b' }];
+        const twoCalls = [
+          { inputTokens: 60, outputTokens: 4, model: 'model-a' },
+          { inputTokens: 40, outputTokens: 6, model: 'model-b' },
+        ];
         events.push(
           runId === 'r2'
             ? runCompletedV1(scope, { occurredAt: at(n % 60, 30), usage: { inputTokens: 100, outputTokens: 10 } })
@@ -34,9 +38,17 @@ describe('audit queries (real PostgreSQL)', () => {
         );
       }
     }
-    events.push(toolCall({ tenantId: 'other', conversationId: 'c-a', runId: 'r1' }, { roundIndex: 0, sequenceIndex: 0, occurredAt: at(1) }));
+    events.push(
+      toolCall({ tenantId: 'other', conversationId: 'c-a', runId: 'r1' }, { roundIndex: 0, sequenceIndex: 0, occurredAt: at(1) }),
+    );
     const store = new PostgresRecordingStore(db.pool);
-    await store.recordBatch({ consumerGroup: 'g', topic: 't', partition: 0, events: events.map((event, i) => ({ offset: String(i), event })), nextOffset: String(events.length) });
+    await store.recordBatch({
+      consumerGroup: 'g',
+      topic: 't',
+      partition: 0,
+      events: events.map((event, i) => ({ offset: String(i), event })),
+      nextOffset: String(events.length),
+    });
   });
   afterAll(() => db.drop());
 
@@ -63,7 +75,13 @@ describe('audit queries (real PostgreSQL)', () => {
   it('filters by conversation, run, tool, status and time, and reports duration and redaction counts', async () => {
     const one = await audit.listInvocations({ tenantId: 'acme', conversationId: 'c-b', runId: 'r2', toolName: 'run_sql' });
     expect(one.invocations.map((i) => i.sequenceIndex)).toEqual([1, 3]);
-    expect(one.invocations[0]).toMatchObject({ tenantId: 'acme', toolName: 'run_sql', persist: 'full', argumentRedactions: {}, resultRedactions: {} });
+    expect(one.invocations[0]).toMatchObject({
+      tenantId: 'acme',
+      toolName: 'run_sql',
+      persist: 'full',
+      argumentRedactions: {},
+      resultRedactions: {},
+    });
 
     const pending = await audit.listInvocations({ tenantId: 'acme', status: 'pending' });
     expect(pending.invocations).toHaveLength(4);
@@ -82,13 +100,20 @@ describe('audit queries (real PostgreSQL)', () => {
   it('refuses what it cannot answer, naming the field', async () => {
     await expect(audit.listInvocations({ tenantId: '' })).rejects.toThrow('tenant_id is required');
     const page = await audit.listInvocations({ tenantId: 'acme', pageSize: 2 });
-    await expect(audit.listInvocations({ tenantId: 'acme', toolName: 'run_sql', pageToken: page.nextPageToken })).rejects.toThrow(/other filters/);
+    await expect(audit.listInvocations({ tenantId: 'acme', toolName: 'run_sql', pageToken: page.nextPageToken })).rejects.toThrow(
+      /other filters/,
+    );
     await expect(audit.listInvocations({ tenantId: 'acme', from: 2, to: 1 })).rejects.toThrow('from must be before to');
     await expect(audit.usage({ tenantId: 'acme', bucket: 'hour' })).rejects.toThrow('from and to are required');
   });
 
   it('reports usage per bucket and tool with errors and duration percentiles, and the tokens of the period', async () => {
-    const report = await audit.usage({ tenantId: 'acme', from: Date.parse('2026-11-20T00:00:00Z'), to: Date.parse('2026-11-21T00:00:00Z'), bucket: 'hour' });
+    const report = await audit.usage({
+      tenantId: 'acme',
+      from: Date.parse('2026-11-20T00:00:00Z'),
+      to: Date.parse('2026-11-21T00:00:00Z'),
+      bucket: 'hour',
+    });
     expect(report.rows.map((r) => [r.bucketStart, r.toolName])).toEqual([
       ['2026-11-20T10:00:00+00:00', 'git_status'],
       ['2026-11-20T10:00:00+00:00', 'run_sql'],

@@ -6,7 +6,8 @@ import { runCompleted, toolCall, toolResult } from '../../../../test/support/too
 import { QueryAudit } from './query-audit';
 
 const at = (minute: number, second = 0) => `2026-11-20T10:${String(minute).padStart(2, '0')}:${String(second).padStart(2, '0')}.000Z`;
-const filler = (words: number, seed: number) => Array.from({ length: words }, (_, i) => ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot'][(i * 7 + seed) % 6]).join(' ');
+const filler = (words: number, seed: number) =>
+  Array.from({ length: words }, (_, i) => ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot'][(i * 7 + seed) % 6]).join(' ');
 
 const parsed = parsePolicyDocument({ tools: { vault_read: { persist: 'none' }, audit_probe: { persist: 'metadata' } } });
 if (!parsed.ok) throw new Error(parsed.problems.join('\n'));
@@ -15,7 +16,8 @@ describe('SearchToolHistory: full-text search over invocations (real PostgreSQL)
   let db: FreshSchema;
   let audit: QueryAudit;
   const keyOf = (hit: SearchHit) => `${hit.invocation.conversationId}/${hit.invocation.toolName}`;
-  const search = (query: string, extra: Partial<Parameters<QueryAudit['search']>[0]> = {}) => audit.search({ tenantId: 'acme', query, ...extra });
+  const search = (query: string, extra: Partial<Parameters<QueryAudit['search']>[0]> = {}) =>
+    audit.search({ tenantId: 'acme', query, ...extra });
 
   beforeAll(async () => {
     db = await freshSchema('search');
@@ -25,7 +27,14 @@ describe('SearchToolHistory: full-text search over invocations (real PostgreSQL)
     const mail = { tenantId: 'acme', conversationId: 'c-mail', runId: 'r1' };
     const bulk = { tenantId: 'acme', conversationId: 'c-bulk', runId: 'r1' };
     const other = { tenantId: 'other', conversationId: 'c-code', runId: 'r1' };
-    const pair = (scope: typeof code, seq: number, minute: number, toolName: string, args: Record<string, unknown>, result: unknown): ToolEvent[] => [
+    const pair = (
+      scope: typeof code,
+      seq: number,
+      minute: number,
+      toolName: string,
+      args: Record<string, unknown>,
+      result: unknown,
+    ): ToolEvent[] => [
       toolCall(scope, { roundIndex: 0, sequenceIndex: seq, toolName, arguments: args as never, occurredAt: at(minute) }),
       toolResult(scope, { roundIndex: 0, sequenceIndex: seq, result: result as never, occurredAt: at(minute, 1) }),
     ];
@@ -35,7 +44,14 @@ describe('SearchToolHistory: full-text search over invocations (real PostgreSQL)
       ...pair(code, 2, 3, 'run_shell', { command: 'npm test' }, `${filler(40, 1)} git status printed nothing`),
       // The same words in a strong and in a weak place: tool name and arguments, versus once each deep in a long result.
       ...pair(billing, 0, 10, 'create_refund', { invoice: 'INV-7', reason: 'refund the duplicate invoice' }, { status: 'created' }),
-      ...pair(billing, 1, 11, 'fetch_page', { url: 'https://docs.example.com/faq' }, `${filler(300, 2)} invoice ${filler(200, 3)} refund ${filler(100, 4)}`),
+      ...pair(
+        billing,
+        1,
+        11,
+        'fetch_page',
+        { url: 'https://docs.example.com/faq' },
+        `${filler(300, 2)} invoice ${filler(200, 3)} refund ${filler(100, 4)}`,
+      ),
       // The recorder's default detectors turn the address into a marker before anything is stored.
       ...pair(mail, 0, 20, 'send_email', { to: 'ann.lee@example.org', body: 'welcome aboard' }, 'sent to ann.lee@example.org'),
       // Policies that keep no payload: only the tool name (and ids, times) rest in the row.
@@ -46,9 +62,16 @@ describe('SearchToolHistory: full-text search over invocations (real PostgreSQL)
       ...pair(other, 0, 1, 'git_status', { cwd: '.' }, 'modified: src/app.ts refund invoice welcome'),
       ...pair(other, 1, 2, 'create_refund', { invoice: 'INV-7', reason: 'refund the duplicate invoice' }, { status: 'created' }),
     ];
-    for (let i = 0; i < 120; i += 1) events.push(...pair(bulk, i, 30 + Math.floor(i / 10), 'bulk_probe', { n: i }, 'same words every time'));
+    for (let i = 0; i < 120; i += 1)
+      events.push(...pair(bulk, i, 30 + Math.floor(i / 10), 'bulk_probe', { n: i }, 'same words every time'));
     const store = new PostgresRecordingStore(db.pool, parsed.policy.redaction);
-    await store.recordBatch({ consumerGroup: 'g', topic: 't', partition: 0, events: events.map((event, i) => ({ offset: String(i), event })), nextOffset: String(events.length) });
+    await store.recordBatch({
+      consumerGroup: 'g',
+      topic: 't',
+      partition: 0,
+      events: events.map((event, i) => ({ offset: String(i), event })),
+      nextOffset: String(events.length),
+    });
   });
   afterAll(() => db.drop());
 
@@ -98,12 +121,16 @@ describe('SearchToolHistory: full-text search over invocations (real PostgreSQL)
     expect(path.snippet).toContain('**src**/**app.ts**');
     const [refund] = await search('"duplicate invoice"');
     expect(refund.snippet).toContain('**duplicate** **invoice**');
-    expect(refund.invocation).toMatchObject({ toolName: 'create_refund', arguments: { invoice: 'INV-7', reason: 'refund the duplicate invoice' }, result: { status: 'created' } });
+    expect(refund.invocation).toMatchObject({
+      toolName: 'create_refund',
+      arguments: { invoice: 'INV-7', reason: 'refund the duplicate invoice' },
+      result: { status: 'created' },
+    });
   });
 
   it('filters by conversation and by the invocation time (from inclusive, to exclusive)', async () => {
     expect((await search('status', { conversationId: 'c-billing' })).map(keyOf)).toEqual(['c-billing/create_refund']);
-    expect((await search('refund', { conversationId: 'c-code' }))).toEqual([]);
+    expect(await search('refund', { conversationId: 'c-code' })).toEqual([]);
     const window = await search('git status', { from: Date.parse(at(3)), to: Date.parse(at(4)) });
     expect(window.map(keyOf)).toEqual(['c-code/run_shell']);
     expect((await search('git status', { to: Date.parse(at(3)) })).map(keyOf)).toEqual(['c-code/git_status']);
@@ -132,9 +159,33 @@ describe('SearchToolHistory: full-text search over invocations (real PostgreSQL)
 
   it('answers odd queries without an error: quotes, operators, punctuation only, very long', async () => {
     const odd = [
-      '"', '""', '"unclosed phrase', 'or', 'OR OR', '-', '--', '-git', '!!!', '&|!():*<->', "'; DROP TABLE invocations; --",
-      '\\', '\\n', '*', 'src/', '/', '//', 'a/b/c/d/e', '…', '😀', 'refund:*', 'refund & invoice', '(refund', 'x'.repeat(5_000),
-      'invoice '.repeat(2_000), '"refund '.repeat(300), '\u0000refund',
+      '"',
+      '""',
+      '"unclosed phrase',
+      'or',
+      'OR OR',
+      '-',
+      '--',
+      '-git',
+      '!!!',
+      '&|!():*<->',
+      "'; DROP TABLE invocations; --",
+      '\\',
+      '\\n',
+      '*',
+      'src/',
+      '/',
+      '//',
+      'a/b/c/d/e',
+      '…',
+      '😀',
+      'refund:*',
+      'refund & invoice',
+      '(refund',
+      'x'.repeat(5_000),
+      'invoice '.repeat(2_000),
+      '"refund '.repeat(300),
+      '\u0000refund',
     ];
     for (const query of odd) {
       const hits = await search(query);
@@ -154,11 +205,14 @@ describe('SearchToolHistory: full-text search over invocations (real PostgreSQL)
 
   it('keeps its document and index in a copy of the table, as a read-model rebuild makes one', async () => {
     await db.pool.query('CREATE TABLE invocations_copy (LIKE invocations INCLUDING ALL)');
-    await db.pool.query(`INSERT INTO invocations_copy (tenant_id, conversation_id, run_id, pair_key, round_index, sequence_index, tool_call_id, tool_name, arguments, result)
+    await db.pool
+      .query(`INSERT INTO invocations_copy (tenant_id, conversation_id, run_id, pair_key, round_index, sequence_index, tool_call_id, tool_name, arguments, result)
       VALUES ('acme', 'c', 'r', 'k', 0, 0, 'call', 'read_file', '{"path": "lib/util.ts", "script": "cd lib\\nmake"}', '"line one\\nline two"')`);
     const { rows } = await db.pool.query('SELECT search_document::text AS document FROM invocations_copy');
     // Weights by where a word came from; the path in parts; a newline a blank (not "nmake" or "nline"), in JSON text or not.
-    expect(rows[0].document).toBe("'cd':7B 'file':2A 'lib':4B,8B 'line':10C,12C 'make':9B 'one':11C 'path':3B 'read':1A 'script':6B 'two':13C 'util.ts':5B");
+    expect(rows[0].document).toBe(
+      "'cd':7B 'file':2A 'lib':4B,8B 'line':10C,12C 'make':9B 'one':11C 'path':3B 'read':1A 'script':6B 'two':13C 'util.ts':5B",
+    );
     const copied = await db.pool.query(
       `SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'invocations_copy' AND indexdef LIKE '%USING gin (search_document)%'`,
     );
@@ -172,7 +226,9 @@ describe('SearchToolHistory: full-text search over invocations (real PostgreSQL)
     expect(most).toHaveLength(100);
     const seven = await search('bulk_probe', { limit: 7 });
     expect(seven.map((h) => h.invocation.sequenceIndex)).toEqual(most.slice(0, 7).map((h) => h.invocation.sequenceIndex));
-    expect((await search('bulk_probe', { limit: 1_000 })).map((h) => h.invocation.sequenceIndex)).toEqual(most.map((h) => h.invocation.sequenceIndex));
+    expect((await search('bulk_probe', { limit: 1_000 })).map((h) => h.invocation.sequenceIndex)).toEqual(
+      most.map((h) => h.invocation.sequenceIndex),
+    );
     // Equal scores: newest first.
     const times = most.map((h) => Date.parse(h.invocation.at));
     expect(times).toEqual([...times].sort((a, b) => b - a));

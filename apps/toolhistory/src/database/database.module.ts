@@ -4,7 +4,13 @@ import type { Logger } from 'pino';
 import type { AppConfig } from '@toolhistory/config';
 import type { EventStore, RedactionPolicy } from '@toolhistory/domain';
 import { EventStoreDbEventStore } from '@toolhistory/eventstoredb';
-import { createPool, PostgresAppendListener, PostgresConsumerOffsets, PostgresEventStore, PostgresRecordingStore } from '@toolhistory/persistence';
+import {
+  createPool,
+  PostgresAppendListener,
+  PostgresConsumerOffsets,
+  PostgresEventStore,
+  PostgresRecordingStore,
+} from '@toolhistory/persistence';
 import { EventStoreRecordingStore } from '../recorder/event-store-recording-store';
 import { APP_CONFIG, APPEND_LISTENER, EVENT_STORE, PG_POOL, RECORDING_STORE, REDACTION_POLICY, ROOT_LOGGER } from '../tokens';
 
@@ -15,7 +21,9 @@ import { APP_CONFIG, APPEND_LISTENER, EVENT_STORE, PG_POOL, RECORDING_STORE, RED
       provide: PG_POOL,
       inject: [APP_CONFIG, ROOT_LOGGER],
       useFactory: (config: AppConfig, logger: Logger) =>
-        createPool(config.database, {}, (err) => logger.warn({ component: 'database', err: { message: err.message } }, 'idle database connection lost')),
+        createPool(config.database, {}, (err) =>
+          logger.warn({ component: 'database', err: { message: err.message } }, 'idle database connection lost'),
+        ),
     },
     {
       provide: RECORDING_STORE,
@@ -30,7 +38,10 @@ import { APP_CONFIG, APPEND_LISTENER, EVENT_STORE, PG_POOL, RECORDING_STORE, RED
       inject: [APP_CONFIG, ROOT_LOGGER],
       useFactory: (config: AppConfig, logger: Logger) =>
         new PostgresAppendListener(config.database, (err) =>
-          logger.warn({ component: 'database', err: { message: err.message } }, 'append notifications lost; subscribers poll until reconnected'),
+          logger.warn(
+            { component: 'database', err: { message: err.message } },
+            'append notifications lost; subscribers poll until reconnected',
+          ),
         ),
     },
     {

@@ -23,7 +23,10 @@ describe('gRPC edge mapping', () => {
   });
 
   it('converts timestamps both ways, keeping microseconds going out', () => {
-    expect(isoToTimestamp('2026-03-01T12:00:00.123456+00:00')).toEqual({ seconds: String(Date.parse('2026-03-01T12:00:00Z') / 1000), nanos: 123_456_000 });
+    expect(isoToTimestamp('2026-03-01T12:00:00.123456+00:00')).toEqual({
+      seconds: String(Date.parse('2026-03-01T12:00:00Z') / 1000),
+      nanos: 123_456_000,
+    });
     expect(isoToTimestamp('2026-03-01T12:00:00Z')).toEqual({ seconds: String(Date.parse('2026-03-01T12:00:00Z') / 1000), nanos: 0 });
     expect(timestampToMillis({ seconds: '1772366400', nanos: 250_000_000 })).toBe(1_772_366_400_250);
     expect(timestampToMillis(undefined)).toBeUndefined();

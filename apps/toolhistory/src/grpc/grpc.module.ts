@@ -8,7 +8,16 @@ import { EraseConversation } from '../erasure/erase-conversation';
 import { EventStoreConversationEraser } from '../erasure/event-store-conversation-eraser';
 import { GetReplayHistory } from '../replay/get-replay-history';
 import { SubscribeToolEvents } from '../subscription/subscribe-tool-events';
-import { APP_CONFIG, ERASE_CONVERSATION, GET_REPLAY_HISTORY, PG_POOL, QUERY_AUDIT, REPLAY_POLICY, EVENT_STORE, SUBSCRIBE_TOOL_EVENTS } from '../tokens';
+import {
+  APP_CONFIG,
+  ERASE_CONVERSATION,
+  GET_REPLAY_HISTORY,
+  PG_POOL,
+  QUERY_AUDIT,
+  REPLAY_POLICY,
+  EVENT_STORE,
+  SUBSCRIBE_TOOL_EVENTS,
+} from '../tokens';
 import { GrpcHealthService } from './grpc-health.service';
 import { ToolHistoryController } from './tool-history.controller';
 

@@ -1,5 +1,15 @@
 import type { HistoryFormat, Omission, OmissionReason, RecordedToolEvent, ReplayHistory, StaleResultMode } from '@toolhistory/domain';
-import { InvocationRecord, InvocationStatus, PersistMode, resultText, RunStatus, SearchHit, statusOf, UsageBucket, UsageReport } from '@toolhistory/domain';
+import {
+  InvocationRecord,
+  InvocationStatus,
+  PersistMode,
+  resultText,
+  RunStatus,
+  SearchHit,
+  statusOf,
+  UsageBucket,
+  UsageReport,
+} from '@toolhistory/domain';
 
 /** google.protobuf.Timestamp as @grpc/proto-loader gives it with `longs: String`. */
 export interface TimestampMessage {
@@ -85,7 +95,11 @@ const INVOCATION_STATUS: Record<InvocationStatus, string> = {
   error: 'INVOCATION_STATUS_ERROR',
 };
 
-const PERSIST_MODE: Record<PersistMode, string> = { full: 'PERSIST_MODE_FULL', metadata: 'PERSIST_MODE_METADATA', none: 'PERSIST_MODE_NONE' };
+const PERSIST_MODE: Record<PersistMode, string> = {
+  full: 'PERSIST_MODE_FULL',
+  metadata: 'PERSIST_MODE_METADATA',
+  none: 'PERSIST_MODE_NONE',
+};
 
 export function toInvocationMessage(record: InvocationRecord) {
   const pending = record.completedAt === null;

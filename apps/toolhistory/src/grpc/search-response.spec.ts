@@ -5,7 +5,13 @@ import { TOOL_HISTORY_PROTO } from './grpc-server-options';
 import { timestampToMillis, toSearchResponse } from './proto-mapping';
 
 describe('SearchToolHistory on the wire', () => {
-  const definition = protoLoader.loadSync(findProjectFile(TOOL_HISTORY_PROTO), { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
+  const definition = protoLoader.loadSync(findProjectFile(TOOL_HISTORY_PROTO), {
+    keepCase: true,
+    longs: String,
+    enums: String,
+    defaults: true,
+    oneofs: true,
+  });
   const method = (definition['toolhistory.v1.ToolHistory'] as protoLoader.ServiceDefinition).SearchToolHistory;
 
   const hit: SearchHit = {
@@ -57,7 +63,14 @@ describe('SearchToolHistory on the wire', () => {
   });
 
   it('carries the request fields the controller reads', () => {
-    const request = { tenant_id: 'acme', query: '"git status" -main', conversation_id: 'c-1', limit: 5, from: { seconds: '1795255200', nanos: 0 }, to: { seconds: '1795258800', nanos: 0 } };
+    const request = {
+      tenant_id: 'acme',
+      query: '"git status" -main',
+      conversation_id: 'c-1',
+      limit: 5,
+      from: { seconds: '1795255200', nanos: 0 },
+      to: { seconds: '1795258800', nanos: 0 },
+    };
     const decoded = method.requestDeserialize(method.requestSerialize(request)) as typeof request;
     expect(decoded).toMatchObject({ ...request, from: { seconds: '1795255200' }, to: { seconds: '1795258800' } });
     expect(timestampToMillis(decoded.from)).toBe(1_795_255_200_000);

@@ -179,7 +179,11 @@ export class ToolHistoryController {
    * the subscription, which ends the store's reads.
    */
   @GrpcMethod('ToolHistory', 'SubscribeToolEvents')
-  subscribe(request: { tenant_id?: string; from_position?: string | number; types?: string[] }, _metadata: unknown, call: ServerWritableStream<unknown, unknown>) {
+  subscribe(
+    request: { tenant_id?: string; from_position?: string | number; types?: string[] },
+    _metadata: unknown,
+    call: ServerWritableStream<unknown, unknown>,
+  ) {
     const ids = { tenantId: request.tenant_id, fromPosition: String(request.from_position ?? '0') };
     return new Observable<never>((subscriber) => {
       const abort = new AbortController();

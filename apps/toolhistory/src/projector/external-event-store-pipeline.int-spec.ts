@@ -73,21 +73,36 @@ describe('recording through the EventStore port, read model fed by the checkpoin
       expect(await countRows(viaPort.pool, 'events')).toBe(total);
       const last = (await store.readAll(START_POSITION, { limit: 100_000 })).pop()!.globalPosition;
       const projection = new PostgresReadModelProjection(viaPort.pool, store);
-      await waitFor(() => projection.checkpoint(), (position) => position === last, { what: 'projector caught up' });
+      await waitFor(
+        () => projection.checkpoint(),
+        (position) => position === last,
+        { what: 'projector caught up' },
+      );
       expect(await readModelChecksum(viaPort.pool)).toBe(await readModelChecksum(reference.pool));
 
       // Erasure while the projector follows: gone from the store and the read model, and stays gone.
       const eraser = new EventStoreConversationEraser(store, new PostgresConversationEraser(viaPort.pool));
-      const { rows } = await viaPort.pool.query<{ tenant_id: string; conversation_id: string }>('SELECT tenant_id, conversation_id FROM conversations LIMIT 1');
+      const { rows } = await viaPort.pool.query<{ tenant_id: string; conversation_id: string }>(
+        'SELECT tenant_id, conversation_id FROM conversations LIMIT 1',
+      );
       const { tenant_id: tenantId, conversation_id: conversationId } = rows[0];
       const erased = await eraser.erase(tenantId, conversationId);
       expect(erased.erasedEvents).toBeGreaterThan(0);
       const late = events.filter((e) => e.tenantId === tenantId && e.conversationId === conversationId).slice(0, 3);
       expect(
-        await recorder.recordBatch({ consumerGroup: 'g', topic: 't', partition: 1, events: late.map((event, i) => ({ offset: String(i), event })), nextOffset: '3' }),
+        await recorder.recordBatch({
+          consumerGroup: 'g',
+          topic: 't',
+          partition: 1,
+          events: late.map((event, i) => ({ offset: String(i), event })),
+          nextOffset: '3',
+        }),
       ).toMatchObject({ appended: 0 });
       await new Promise((resolve) => setTimeout(resolve, 300));
-      const left = await viaPort.pool.query('SELECT count(*)::int AS n FROM invocations WHERE tenant_id = $1 AND conversation_id = $2', [tenantId, conversationId]);
+      const left = await viaPort.pool.query('SELECT count(*)::int AS n FROM invocations WHERE tenant_id = $1 AND conversation_id = $2', [
+        tenantId,
+        conversationId,
+      ]);
       expect(left.rows[0].n).toBe(0);
     } finally {
       await projector.stop();

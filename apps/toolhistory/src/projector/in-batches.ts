@@ -17,7 +17,9 @@ export async function* inBatches<T>(source: AsyncIterable<T>, maxSize: number, l
       const deadline = Date.now() + lingerMs;
       while (batch.length < maxSize) {
         let timer: NodeJS.Timeout | undefined;
-        const lingered = new Promise<typeof LINGER_OVER>((resolve) => (timer = setTimeout(() => resolve(LINGER_OVER), Math.max(0, deadline - Date.now()))));
+        const lingered = new Promise<typeof LINGER_OVER>(
+          (resolve) => (timer = setTimeout(() => resolve(LINGER_OVER), Math.max(0, deadline - Date.now()))),
+        );
         const next = await Promise.race([pending, lingered]);
         clearTimeout(timer);
         if (next === LINGER_OVER) break;

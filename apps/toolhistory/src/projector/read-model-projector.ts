@@ -48,7 +48,10 @@ export class ReadModelProjector {
           maxDelayMs: 10_000,
           shouldContinue: () => !signal.aborted,
           onRetry: (error, attempt, delayMs) =>
-            this.options.log?.warn({ err: { code: error.code, message: error.message }, attempt, delayMs }, 'projection interrupted; resuming from its checkpoint'),
+            this.options.log?.warn(
+              { err: { code: error.code, message: error.message }, attempt, delayMs },
+              'projection interrupted; resuming from its checkpoint',
+            ),
         });
       } catch (error) {
         if (signal.aborted) return;

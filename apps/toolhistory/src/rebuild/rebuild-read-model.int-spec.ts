@@ -23,7 +23,10 @@ function trickyTraffic(seed: number): ToolEvent[][] {
   const scope = { tenantId: 'tenant-0', conversationId: 'patient-chat', runId: 'r-early' };
   const early = toolResult(scope, { roundIndex: 0, sequenceIndex: 0, result: { diagnosis: 'asthma', contact: 'pat@example.org' } });
   const call = toolCall(scope, { roundIndex: 0, sequenceIndex: 0, toolName: 'lookup_patient', arguments: { id: 'p-1' } });
-  const probe = toolCall({ ...scope, runId: 'r-probe' }, { roundIndex: 0, sequenceIndex: 0, toolName: 'billing_probe', arguments: { card: '4111 1111 1111 1111' } });
+  const probe = toolCall(
+    { ...scope, runId: 'r-probe' },
+    { roundIndex: 0, sequenceIndex: 0, toolName: 'billing_probe', arguments: { card: '4111 1111 1111 1111' } },
+  );
   const failed = runFailed({ ...scope, runId: 'r-probe' });
   const batches: ToolEvent[][] = [];
   for (let i = 0; i < events.length; i += 250) batches.push(events.slice(i, i + 250));
@@ -59,18 +62,20 @@ describe('rebuilding the read model from the event store (real PostgreSQL)', () 
   it('produces exactly the incrementally built read model (checksum over every row), keeping index names', async () => {
     const db = await freshSchema('rebuild_once');
     try {
-    await recordAll(new PostgresRecordingStore(db.pool, redaction), trickyTraffic(21));
-    const expected = await readModelChecksum(db.pool);
-    const indexesBefore = await indexNames(db);
+      await recordAll(new PostgresRecordingStore(db.pool, redaction), trickyTraffic(21));
+      const expected = await readModelChecksum(db.pool);
+      const indexesBefore = await indexNames(db);
 
-    const outcome = await rebuildOf(db).execute({ pageSize: 700 });
-    expect(outcome.events).toBe(await countRows(db.pool, 'events'));
-    expect(await readModelChecksum(db.pool)).toBe(expected);
-    expect(await indexNames(db)).toEqual(indexesBefore);
-    const leftovers = await db.pool.query(`SELECT tablename FROM pg_tables WHERE schemaname = $1 AND tablename ~ '_(rebuild|retired)$'`, [db.schema]);
-    expect(leftovers.rows).toEqual([]);
-    const checkpoint = await db.pool.query(`SELECT position::text FROM projection_checkpoints WHERE projection = 'read-model'`);
-    expect(checkpoint.rows[0].position).toBe(outcome.position);
+      const outcome = await rebuildOf(db).execute({ pageSize: 700 });
+      expect(outcome.events).toBe(await countRows(db.pool, 'events'));
+      expect(await readModelChecksum(db.pool)).toBe(expected);
+      expect(await indexNames(db)).toEqual(indexesBefore);
+      const leftovers = await db.pool.query(`SELECT tablename FROM pg_tables WHERE schemaname = $1 AND tablename ~ '_(rebuild|retired)$'`, [
+        db.schema,
+      ]);
+      expect(leftovers.rows).toEqual([]);
+      const checkpoint = await db.pool.query(`SELECT position::text FROM projection_checkpoints WHERE projection = 'read-model'`);
+      expect(checkpoint.rows[0].position).toBe(outcome.position);
     } finally {
       await db.drop();
     }
@@ -147,7 +152,7 @@ describe('rebuilding the read model from the event store (real PostgreSQL)', () 
       const events = new PostgresEventStore(db.pool);
       const rebuild = await new PostgresReadModelRebuilder(db.pool, events).begin();
       let position = START_POSITION;
-      for (let page: RecordedToolEvent[]; (page = await events.readAll(position, { limit: 1_000 })).length > 0; ) {
+      for (let page: RecordedToolEvent[]; (page = await events.readAll(position, { limit: 1_000 })).length > 0;) {
         await rebuild.apply(page);
         position = page[page.length - 1].globalPosition;
       }
@@ -173,7 +178,9 @@ describe('rebuilding the read model from the event store (real PostgreSQL)', () 
       await first.abandon();
       const again = await rebuilder.begin();
       await again.abandon();
-      const leftovers = await db.pool.query(`SELECT tablename FROM pg_tables WHERE schemaname = $1 AND tablename ~ '_rebuild$'`, [db.schema]);
+      const leftovers = await db.pool.query(`SELECT tablename FROM pg_tables WHERE schemaname = $1 AND tablename ~ '_rebuild$'`, [
+        db.schema,
+      ]);
       expect(leftovers.rows).toEqual([]);
     } finally {
       await db.drop();

@@ -60,7 +60,13 @@ export class RebuildReadModel {
         return position;
       });
       const finished = Date.now();
-      return { events: applied, eventsDuringSwap: applied - beforeSwap, position, durationMs: finished - started, swapMs: finished - swapStarted };
+      return {
+        events: applied,
+        eventsDuringSwap: applied - beforeSwap,
+        position,
+        durationMs: finished - started,
+        swapMs: finished - swapStarted,
+      };
     } catch (error) {
       await rebuild.abandon().catch(() => undefined);
       throw error;

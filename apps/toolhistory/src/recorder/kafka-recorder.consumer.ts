@@ -103,10 +103,7 @@ export class KafkaRecorderConsumer implements OnApplicationBootstrap, BeforeAppl
     );
     resolveOffset(batch.lastOffset());
     await commitOffsetsIfNecessary().catch((err) => this.log.warn({ err }, 'Kafka offset commit failed (PostgreSQL holds the position)'));
-    this.log.debug(
-      { partition: batch.partition, messages: batch.messages.length, ms: Date.now() - started, ...outcome },
-      'batch recorded',
-    );
+    this.log.debug({ partition: batch.partition, messages: batch.messages.length, ms: Date.now() - started, ...outcome }, 'batch recorded');
     if (outcome.deadLettered > 0) {
       this.log.warn({ partition: batch.partition, deadLettered: outcome.deadLettered }, 'poison messages dead-lettered');
     }

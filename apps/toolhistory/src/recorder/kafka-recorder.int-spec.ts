@@ -56,7 +56,14 @@ describe('recorder (real Kafka, real PostgreSQL)', () => {
     expect(stream[0].payload).toEqual({ ...events[0], redaction: { persist: 'full', counts: {}, originalBytes: 20 } });
 
     expect(await runsOf(db.pool, tenantId, scope.conversationId)).toEqual([
-      expect.objectContaining({ run_id: 'run-1', status: 'completed', channel: 'support', assistant_message_id: 'msg_run-1', finish_reason: 'stop', input_tokens: 1200 }),
+      expect.objectContaining({
+        run_id: 'run-1',
+        status: 'completed',
+        channel: 'support',
+        assistant_message_id: 'msg_run-1',
+        finish_reason: 'stop',
+        input_tokens: 1200,
+      }),
     ]);
     const invocations = await invocationsOf(db.pool, tenantId, scope.conversationId);
     expect(invocations).toHaveLength(3);
@@ -79,7 +86,11 @@ describe('recorder (real Kafka, real PostgreSQL)', () => {
     const marker = runCompleted({ tenantId, conversationId: uniqueName('conv'), runId: 'marker' });
     await publishEvents(producer, topic, [...events, events[1], marker]);
     await waitForEvents(before + events.length + 1);
-    await waitFor(() => streamOf(db.pool, tenantId, marker.conversationId), (s) => s.length === 1, { what: 'the marker' });
+    await waitFor(
+      () => streamOf(db.pool, tenantId, marker.conversationId),
+      (s) => s.length === 1,
+      { what: 'the marker' },
+    );
 
     expect(await streamOf(db.pool, tenantId, scope.conversationId)).toHaveLength(events.length);
     expect(await eventCount()).toBe(before + events.length + 1);
@@ -113,7 +124,9 @@ describe('recorder (real Kafka, real PostgreSQL)', () => {
     const before = await eventCount();
     await publishEvents(producer, topic, events);
     await waitForEvents(before + 2);
-    expect(await runsOf(db.pool, tenantId, scope.conversationId)).toEqual([expect.objectContaining({ status: 'completed', finish_reason: 'terminated' })]);
+    expect(await runsOf(db.pool, tenantId, scope.conversationId)).toEqual([
+      expect.objectContaining({ status: 'completed', finish_reason: 'terminated' }),
+    ]);
     expect(await invocationsOf(db.pool, tenantId, scope.conversationId)).toEqual([
       expect.objectContaining({ round_index: 3, call_after_run_end: true, result: null }),
     ]);
@@ -160,7 +173,11 @@ describe('recorder (real Kafka, real PostgreSQL)', () => {
     await publishEvents(producer, topic, [second]);
     await start();
     await waitForEvents(before + first.length + 1);
-    await waitFor(() => streamOf(db.pool, tenantId, second.conversationId), (s) => s.length === 1, { what: 'the new event' });
+    await waitFor(
+      () => streamOf(db.pool, tenantId, second.conversationId),
+      (s) => s.length === 1,
+      { what: 'the new event' },
+    );
     expect(await eventCount()).toBe(before + first.length + 1);
     expect(await streamOf(db.pool, tenantId, scope.conversationId)).toHaveLength(first.length);
     expect(await readModelChecksum(db.pool)).not.toBe(checksum);

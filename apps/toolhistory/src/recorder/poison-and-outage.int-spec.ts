@@ -34,7 +34,11 @@ describe('poison messages (real Kafka, real PostgreSQL)', () => {
 
   it('dead-letters each kind of poison with its reason and origin, records the neighbours, and keeps the partition moving', async () => {
     const scope = { tenantId: 'acme', conversationId: uniqueName('conv'), runId: 'r1' };
-    const good = [toolCall(scope, { roundIndex: 0, sequenceIndex: 0 }), toolResult(scope, { roundIndex: 0, sequenceIndex: 0 }), runCompleted(scope)];
+    const good = [
+      toolCall(scope, { roundIndex: 0, sequenceIndex: 0 }),
+      toolResult(scope, { roundIndex: 0, sequenceIndex: 0 }),
+      runCompleted(scope),
+    ];
     const poison: Array<[string, string]> = [
       ['NOT_JSON', '{"eventId": "abc", oops'],
       ['INVALID_EVENT', JSON.stringify({ ...toolCall(scope, { roundIndex: -1, sequenceIndex: 0 }) })],
@@ -74,13 +78,21 @@ describe('poison messages (real Kafka, real PostgreSQL)', () => {
       ...poison.slice(1).map(([, value]) => value),
     ]);
 
-    const stream = await waitFor(() => streamOf(db.pool, 'acme', scope.conversationId), (s) => s.length === 3, { what: 'the valid neighbours' });
+    const stream = await waitFor(
+      () => streamOf(db.pool, 'acme', scope.conversationId),
+      (s) => s.length === 3,
+      { what: 'the valid neighbours' },
+    );
     expect(stream.map((e) => e.event_id)).toEqual(good.map((e) => e.eventId));
 
     // The partition is not stalled: a later event is recorded too.
     const later = runCompleted({ ...scope, conversationId: uniqueName('conv') });
     await producer.send({ topic, messages: [{ key: later.conversationId, value: JSON.stringify(later) }] });
-    await waitFor(() => streamOf(db.pool, 'acme', later.conversationId), (s) => s.length === 1, { what: 'the later event' });
+    await waitFor(
+      () => streamOf(db.pool, 'acme', later.conversationId),
+      (s) => s.length === 1,
+      { what: 'the later event' },
+    );
   });
 });
 
@@ -112,10 +124,14 @@ describe('database outage (real Kafka, PostgreSQL behind a loopback proxy)', () 
       expect(deadLetterOffsets.every((p) => p.high === '0')).toBe(true);
 
       await proxy.restore();
-      const stream = await waitFor(() => streamOf(db.pool, 'acme', scope.conversationId), (s) => s.length === events.length, {
-        what: 'all events after the outage',
-        timeoutMs: 60_000,
-      });
+      const stream = await waitFor(
+        () => streamOf(db.pool, 'acme', scope.conversationId),
+        (s) => s.length === events.length,
+        {
+          what: 'all events after the outage',
+          timeoutMs: 60_000,
+        },
+      );
       expect(stream.map((e) => e.event_id)).toEqual(events.map((e) => e.eventId));
     } finally {
       await service.close();

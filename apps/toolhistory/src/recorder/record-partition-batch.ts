@@ -1,5 +1,13 @@
 import { parseToolEvent } from '@toolhistory/contract';
-import { DeadLetter, DeadLetterSink, OffsetEvent, RecordBatchOutcome, RecordingStore, redactDeadLetterValue, redactReason } from '@toolhistory/domain';
+import {
+  DeadLetter,
+  DeadLetterSink,
+  OffsetEvent,
+  RecordBatchOutcome,
+  RecordingStore,
+  redactDeadLetterValue,
+  redactReason,
+} from '@toolhistory/domain';
 import { AppError, ErrorCode } from '@toolhistory/errors';
 
 export interface IncomingMessage {

@@ -50,9 +50,12 @@ describe('retryWithBackoff', () => {
 
   it('classifies unknown throwables as non-retriable internal errors', async () => {
     await expect(
-      retryWithBackoff(async () => {
-        throw new TypeError('bug');
-      }, { ...noSleep, shouldContinue: () => true }),
+      retryWithBackoff(
+        async () => {
+          throw new TypeError('bug');
+        },
+        { ...noSleep, shouldContinue: () => true },
+      ),
     ).rejects.toMatchObject({ code: ErrorCode.Internal, retriable: false });
   });
 });

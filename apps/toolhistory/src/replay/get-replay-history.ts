@@ -117,7 +117,12 @@ export class GetReplayHistory {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(
-        () => reject(new AppError(ErrorCode.StorageUnavailable, `the read model did not answer within ${Math.max(0, Math.round(budgetMs))} ms`, { retriable: true })),
+        () =>
+          reject(
+            new AppError(ErrorCode.StorageUnavailable, `the read model did not answer within ${Math.max(0, Math.round(budgetMs))} ms`, {
+              retriable: true,
+            }),
+          ),
         Math.max(0, budgetMs),
       );
     });

@@ -15,7 +15,10 @@ describe('invocation listing rules', () => {
   it('round-trips a page token for the same filters and refuses it for others or when forged', () => {
     const token = encodePageToken(filter, cursor);
     expect(decodePageToken(filter, token)).toEqual({ ok: true, value: cursor });
-    expect(decodePageToken({ ...filter, toolName: 'run_sql' }, token)).toEqual({ ok: false, error: 'page_token belongs to a listing with other filters' });
+    expect(decodePageToken({ ...filter, toolName: 'run_sql' }, token)).toEqual({
+      ok: false,
+      error: 'page_token belongs to a listing with other filters',
+    });
     expect(decodePageToken(filter, 'bm90IGEgdG9rZW4')).toEqual({ ok: false, error: 'page_token is not a token this service issued' });
     expect(decodePageToken(filter, '')).toEqual({ ok: true, value: null });
   });

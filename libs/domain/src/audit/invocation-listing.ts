@@ -27,24 +27,23 @@ export interface InvocationCursor {
 }
 
 /** An invocation as audit sees it: the read-model row's facts, with its sort time and duration. */
-export interface InvocationRecord
-  extends Pick<
-    InvocationRow,
-    | 'tenantId'
-    | 'conversationId'
-    | 'runId'
-    | 'pairKey'
-    | 'roundIndex'
-    | 'sequenceIndex'
-    | 'toolCallId'
-    | 'toolName'
-    | 'isError'
-    | 'requestedAt'
-    | 'completedAt'
-    | 'persist'
-    | 'argumentRedactions'
-    | 'resultRedactions'
-  > {
+export interface InvocationRecord extends Pick<
+  InvocationRow,
+  | 'tenantId'
+  | 'conversationId'
+  | 'runId'
+  | 'pairKey'
+  | 'roundIndex'
+  | 'sequenceIndex'
+  | 'toolCallId'
+  | 'toolName'
+  | 'isError'
+  | 'requestedAt'
+  | 'completedAt'
+  | 'persist'
+  | 'argumentRedactions'
+  | 'resultRedactions'
+> {
   arguments: unknown;
   result: unknown;
   /** The listing's sort time: requestedAt, else completedAt. */
@@ -79,7 +78,9 @@ function fingerprint(filter: InvocationFilter): string {
 }
 
 export function encodePageToken(filter: InvocationFilter, last: InvocationCursor): string {
-  return Buffer.from(JSON.stringify({ f: fingerprint(filter), c: [last.at, last.conversationId, last.runId, last.pairKey] })).toString('base64url');
+  return Buffer.from(JSON.stringify({ f: fingerprint(filter), c: [last.at, last.conversationId, last.runId, last.pairKey] })).toString(
+    'base64url',
+  );
 }
 
 export function decodePageToken(filter: InvocationFilter, token: string | undefined): Checked<InvocationCursor | null> {
@@ -87,7 +88,8 @@ export function decodePageToken(filter: InvocationFilter, token: string | undefi
   try {
     const decoded = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { f?: unknown; c?: unknown };
     const c = decoded.c;
-    if (!Array.isArray(c) || c.length !== 4 || !c.every((v) => typeof v === 'string') || Number.isNaN(Date.parse(c[0]))) throw new Error('shape');
+    if (!Array.isArray(c) || c.length !== 4 || !c.every((v) => typeof v === 'string') || Number.isNaN(Date.parse(c[0])))
+      throw new Error('shape');
     if (decoded.f !== fingerprint(filter)) return { ok: false, error: 'page_token belongs to a listing with other filters' };
     return { ok: true, value: { at: c[0], conversationId: c[1], runId: c[2], pairKey: c[3] } };
   } catch {

@@ -50,7 +50,14 @@ describe('search request rules', () => {
     const to = Date.parse('2026-11-20T11:00:00.250Z');
     expect(searchQueryOf({ ...base, from, to })).toEqual({
       ok: true,
-      value: { tenantId: 'acme', query: 'git status', conversationId: undefined, from: '2026-11-20T10:00:00.000Z', to: '2026-11-20T11:00:00.250Z', limit: 20 },
+      value: {
+        tenantId: 'acme',
+        query: 'git status',
+        conversationId: undefined,
+        from: '2026-11-20T10:00:00.000Z',
+        to: '2026-11-20T11:00:00.250Z',
+        limit: 20,
+      },
     });
     expect(searchQueryOf({ ...base, from })).toMatchObject({ ok: true, value: { from: '2026-11-20T10:00:00.000Z', to: undefined } });
     expect(searchQueryOf({ ...base, from: to, to: from })).toEqual({ ok: false, error: 'from must be before to' });

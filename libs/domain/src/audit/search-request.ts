@@ -57,14 +57,20 @@ const MAX_TIME_MS = 253_402_300_799_999;
 export function searchQueryOf(request: SearchRequest): Checked<SearchQuery> {
   const query = cutToLength(request.query.replace(CONTROL_CHARACTERS, ' ').trim(), MAX_QUERY_CHARS);
   // The same wording as every other required field of the API.
-  const missing = Object.entries({ tenant_id: request.tenantId, query }).filter(([, value]) => !value).map(([name]) => name);
+  const missing = Object.entries({ tenant_id: request.tenantId, query })
+    .filter(([, value]) => !value)
+    .map(([name]) => name);
   if (missing.length > 0) return { ok: false, error: `${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} required` };
   const limit = searchLimitOf(request.limit);
   if (!limit.ok) return limit;
-  for (const [name, value] of [['from', request.from], ['to', request.to]] as const) {
+  for (const [name, value] of [
+    ['from', request.from],
+    ['to', request.to],
+  ] as const) {
     if (value !== undefined && !(value >= MIN_TIME_MS && value <= MAX_TIME_MS)) return { ok: false, error: `${name} is not a valid time` };
   }
-  if (request.from !== undefined && request.to !== undefined && request.from >= request.to) return { ok: false, error: 'from must be before to' };
+  if (request.from !== undefined && request.to !== undefined && request.from >= request.to)
+    return { ok: false, error: 'from must be before to' };
   return {
     ok: true,
     value: {

@@ -61,7 +61,11 @@ describe('projectEvents', () => {
   });
 
   it('completes a run with its assistant message, finish reason and usage', () => {
-    const completed = runCompleted(scope, { assistantMessageId: 'msg-9', finishReason: 'tool_limit', usage: [{ inputTokens: 10, outputTokens: 3 }] });
+    const completed = runCompleted(scope, {
+      assistantMessageId: 'msg-9',
+      finishReason: 'tool_limit',
+      usage: [{ inputTokens: 10, outputTokens: 3 }],
+    });
     const run = [...project([toolCall(scope, { roundIndex: 0, sequenceIndex: 0 }), completed]).runs.values()][0];
     expect(run).toMatchObject({
       status: 'completed',

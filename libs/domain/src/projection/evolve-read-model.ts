@@ -1,11 +1,5 @@
 import type { RunCompleted, RunFailed, TokenUsage, ToolCallRequested, ToolEvent, ToolResultReceived } from '@toolhistory/contract';
-import {
-  conversationKeyString,
-  invocationKeyString,
-  isInvocationEvent,
-  pairKeyOf,
-  runKeyString,
-} from './read-model-keys';
+import { conversationKeyString, invocationKeyString, isInvocationEvent, pairKeyOf, runKeyString } from './read-model-keys';
 import type { ConversationRow, InvocationRow, RunRow } from './read-model.types';
 
 const earliest = (a: string, b: string): string => (Date.parse(b) < Date.parse(a) ? b : a);

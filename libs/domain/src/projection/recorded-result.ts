@@ -22,13 +22,17 @@ export function withRecordedResult(row: InvocationRow, stored: ToolResultReceive
  * result event may have been rewritten since the row was built. Keyed by the
  * result's event id (lower case).
  */
-export function resultsAwaitingTheirCall(state: ReadModelState, events: readonly ToolEvent[]): Map<string, { key: string; row: InvocationRow; toolName: string }> {
+export function resultsAwaitingTheirCall(
+  state: ReadModelState,
+  events: readonly ToolEvent[],
+): Map<string, { key: string; row: InvocationRow; toolName: string }> {
   const waiting = new Map<string, { key: string; row: InvocationRow; toolName: string }>();
   for (const e of events) {
     if (e.type !== 'ToolCallRequested') continue;
     const key = invocationKeyString({ ...e, pairKey: pairKeyOf(e) });
     const row = state.invocations.get(key);
-    if (row && row.callEventId === null && row.resultEventId !== null) waiting.set(row.resultEventId.toLowerCase(), { key, row, toolName: e.toolName });
+    if (row && row.callEventId === null && row.resultEventId !== null)
+      waiting.set(row.resultEventId.toLowerCase(), { key, row, toolName: e.toolName });
   }
   return waiting;
 }

@@ -39,8 +39,10 @@ export function benignValues(count: number, seed = 7): string[] {
   const out: string[] = [];
   const makers = [
     () => `${r.chars(HEX, 8)}-${r.chars(HEX, 4)}-4${r.chars(HEX, 3)}-${r.pick(['8', '9', 'a', 'b'])}${r.chars(HEX, 3)}-${r.chars(HEX, 12)}`, // UUID
-    () => `2026-${String(r.int(1, 12)).padStart(2, '0')}-${String(r.int(1, 28)).padStart(2, '0')}T${String(r.int(0, 23)).padStart(2, '0')}:${String(r.int(0, 59)).padStart(2, '0')}:${String(r.int(0, 59)).padStart(2, '0')}.${r.chars(DIGITS, 3)}Z`, // ISO timestamp
-    () => `2026-${String(r.int(1, 12)).padStart(2, '0')}-${String(r.int(1, 28)).padStart(2, '0')} ${String(r.int(0, 23)).padStart(2, '0')}:${String(r.int(0, 59)).padStart(2, '0')}:00+02:00`,
+    () =>
+      `2026-${String(r.int(1, 12)).padStart(2, '0')}-${String(r.int(1, 28)).padStart(2, '0')}T${String(r.int(0, 23)).padStart(2, '0')}:${String(r.int(0, 59)).padStart(2, '0')}:${String(r.int(0, 59)).padStart(2, '0')}.${r.chars(DIGITS, 3)}Z`, // ISO timestamp
+    () =>
+      `2026-${String(r.int(1, 12)).padStart(2, '0')}-${String(r.int(1, 28)).padStart(2, '0')} ${String(r.int(0, 23)).padStart(2, '0')}:${String(r.int(0, 59)).padStart(2, '0')}:00+02:00`,
     () => `ORD-${r.int(2019, 2026)}-${r.chars(DIGITS, 6)}`, // order numbers
     () => `order #${r.chars(DIGITS, 8)}`,
     () => `A-${r.chars(DIGITS, 4)}-${r.chars(DIGITS, 4)}`,
@@ -105,8 +107,23 @@ export function detectorCorpus(kind: DetectorKind, size = 220): Corpus {
   switch (kind) {
     case 'email': {
       const domains = ['example.com', 'mail.example.co.uk', 'corp-example.de', 'example.io', 'uni.example.edu'];
-      add(positives, () => embed(`${r.chars('abcdefghijklmnopqrstuvwxyz', r.int(2, 8))}${r.pick(['.', '_', '+', ''])}${r.chars('abcdefghijklmnopqrstuvwxyz0123456789', r.int(1, 6))}@${r.pick(domains)}`));
-      add(negatives, () => embed(r.pick([`user at example dot com`, `@${r.chars('abcdefgh', 6)}`, `${r.chars('abcdef', 4)}@localhost`, `npm i left-pad@${r.int(1, 9)}.${r.int(0, 9)}.${r.int(0, 9)}`, `git@${r.chars('abcdef', 3)}`, `price @ ${r.int(1, 99)} EUR`])));
+      add(positives, () =>
+        embed(
+          `${r.chars('abcdefghijklmnopqrstuvwxyz', r.int(2, 8))}${r.pick(['.', '_', '+', ''])}${r.chars('abcdefghijklmnopqrstuvwxyz0123456789', r.int(1, 6))}@${r.pick(domains)}`,
+        ),
+      );
+      add(negatives, () =>
+        embed(
+          r.pick([
+            `user at example dot com`,
+            `@${r.chars('abcdefgh', 6)}`,
+            `${r.chars('abcdef', 4)}@localhost`,
+            `npm i left-pad@${r.int(1, 9)}.${r.int(0, 9)}.${r.int(0, 9)}`,
+            `git@${r.chars('abcdef', 3)}`,
+            `price @ ${r.int(1, 99)} EUR`,
+          ]),
+        ),
+      );
       break;
     }
     case 'phone': {
@@ -123,7 +140,16 @@ export function detectorCorpus(kind: DetectorKind, size = 220): Corpus {
           ])(),
         ),
       );
-      add(negatives, () => embed(r.pick([`call extension ${r.int(100, 999)}`, `ORD-${r.chars(DIGITS, 3)}-${r.chars(DIGITS, 3)}-${r.chars(DIGITS, 4)}`, `qty ${r.int(1, 9999)}`, `${r.chars(DIGITS, 7)}`])));
+      add(negatives, () =>
+        embed(
+          r.pick([
+            `call extension ${r.int(100, 999)}`,
+            `ORD-${r.chars(DIGITS, 3)}-${r.chars(DIGITS, 3)}-${r.chars(DIGITS, 4)}`,
+            `qty ${r.int(1, 9999)}`,
+            `${r.chars(DIGITS, 7)}`,
+          ]),
+        ),
+      );
       break;
     }
     case 'payment_card': {
@@ -138,7 +164,14 @@ export function detectorCorpus(kind: DetectorKind, size = 220): Corpus {
         const prefix = r.pick(prefixes);
         const valid = luhnComplete(prefix + r.chars(DIGITS, 16 - prefix.length - 1));
         const broken = valid.slice(0, -1) + String((Number(valid.slice(-1)) + r.int(1, 9)) % 10);
-        return embed(r.pick([broken, spaced(broken), `9${r.chars(DIGITS, 15)}`.replace(/.$/, (d) => d), `tracking 1Z${r.chars('ABCDEFGHJKLMNPRSTUVWXYZ0123456789', 16)}`]));
+        return embed(
+          r.pick([
+            broken,
+            spaced(broken),
+            `9${r.chars(DIGITS, 15)}`.replace(/.$/, (d) => d),
+            `tracking 1Z${r.chars('ABCDEFGHJKLMNPRSTUVWXYZ0123456789', 16)}`,
+          ]),
+        );
       });
       break;
     }
@@ -179,13 +212,27 @@ export function detectorCorpus(kind: DetectorKind, size = 220): Corpus {
           () => `-----BEGIN PRIVATE KEY-----\n${r.chars(ALNUM, 64)}\n-----END PRIVATE KEY-----`,
         ])(),
       );
-      add(negatives, () => embed(r.pick([`sk-${r.chars(ALNUM, 6)}`, `Bearer token expired`, `the api key was rotated yesterday`, `password: (hidden)`, `-----BEGIN CERTIFICATE-----`, `ghp_short`, `AKIA is the prefix of access keys`])));
+      add(negatives, () =>
+        embed(
+          r.pick([
+            `sk-${r.chars(ALNUM, 6)}`,
+            `Bearer token expired`,
+            `the api key was rotated yesterday`,
+            `password: (hidden)`,
+            `-----BEGIN CERTIFICATE-----`,
+            `ghp_short`,
+            `AKIA is the prefix of access keys`,
+          ]),
+        ),
+      );
       break;
     }
     case 'jwt': {
       const part = (n: number) => r.chars(B64URL, n);
       add(positives, () => embed(`eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ${part(r.int(20, 80))}.${part(43)}`));
-      add(negatives, () => embed(r.pick([`eyJhbGciOiJIUzI1NiJ9`, `header.payload.signature`, `${part(20)}.${part(20)}.${part(20)}`, `eyJ.eyJ.x`])));
+      add(negatives, () =>
+        embed(r.pick([`eyJhbGciOiJIUzI1NiJ9`, `header.payload.signature`, `${part(20)}.${part(20)}.${part(20)}`, `eyJ.eyJ.x`])),
+      );
       break;
     }
     case 'ip': {
@@ -199,7 +246,17 @@ export function detectorCorpus(kind: DetectorKind, size = 220): Corpus {
           ])(),
         ),
       );
-      add(negatives, () => embed(r.pick([`${r.int(256, 999)}.${r.int(0, 255)}.${r.int(0, 255)}.${r.int(0, 255)}`, `v${r.int(1, 9)}.${r.int(0, 9)}.${r.int(0, 9)}`, `aa:bb:cc:dd:ee:ff`, `${r.int(10, 23)}:${r.int(10, 59)}:${r.int(10, 59)}`, `1.2.3`])));
+      add(negatives, () =>
+        embed(
+          r.pick([
+            `${r.int(256, 999)}.${r.int(0, 255)}.${r.int(0, 255)}.${r.int(0, 255)}`,
+            `v${r.int(1, 9)}.${r.int(0, 9)}.${r.int(0, 9)}`,
+            `aa:bb:cc:dd:ee:ff`,
+            `${r.int(10, 23)}:${r.int(10, 59)}:${r.int(10, 59)}`,
+            `1.2.3`,
+          ]),
+        ),
+      );
       break;
     }
   }

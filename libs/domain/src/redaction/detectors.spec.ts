@@ -34,7 +34,9 @@ describe('detectors', () => {
     expect(s.positives).toBeGreaterThanOrEqual(200);
     expect(s.negatives).toBeGreaterThanOrEqual(200);
     if (s.precision < 0.95 || s.recall < 0.95) {
-      throw new Error(`${kind}: precision ${s.precision}, recall ${s.recall}; missed ${JSON.stringify(s.missed)}; wrongly flagged ${JSON.stringify(s.wronglyFlagged)}`);
+      throw new Error(
+        `${kind}: precision ${s.precision}, recall ${s.recall}; missed ${JSON.stringify(s.missed)}; wrongly flagged ${JSON.stringify(s.wronglyFlagged)}`,
+      );
     }
     expect(s.precision).toBeGreaterThanOrEqual(0.95);
     expect(s.recall).toBeGreaterThanOrEqual(0.95);

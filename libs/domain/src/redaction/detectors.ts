@@ -40,7 +40,11 @@ export function paymentCardValid(candidate: string): boolean {
   const digits = candidate.replace(/[ -]/g, '');
   if (/^(\d)\1+$/.test(digits) || !CARD_PREFIX.test(digits)) return false;
   // Lengths per network: American Express 15, Visa 13/16/19, the others 16-19.
-  const lengthFits = /^3[47]/.test(digits) ? digits.length === 15 : digits.startsWith('4') ? [13, 16, 19].includes(digits.length) : digits.length >= 16 && digits.length <= 19;
+  const lengthFits = /^3[47]/.test(digits)
+    ? digits.length === 15
+    : digits.startsWith('4')
+      ? [13, 16, 19].includes(digits.length)
+      : digits.length >= 16 && digits.length <= 19;
   return lengthFits && luhnValid(digits);
 }
 
@@ -108,7 +112,8 @@ export const DETECTORS: readonly Detector[] = [
   {
     kind: 'secret',
     // password=..., "api_key": "...", token: ... (the key name stays, the value goes)
-    pattern: /(\b(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret)\\?"?\s*[:=]\s*\\?"?)[^\s"'\\,;&}()<>*]{4,}/gi,
+    pattern:
+      /(\b(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret)\\?"?\s*[:=]\s*\\?"?)[^\s"'\\,;&}()<>*]{4,}/gi,
     keepsPrefix: true,
     hint: (t) => /[:=]/.test(t),
   },
@@ -124,7 +129,8 @@ export const DETECTORS: readonly Detector[] = [
   { kind: 'ip', pattern: /(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])/g, confirm: ipv4Valid, hint: (t) => /\d\.\d/.test(t) },
   {
     kind: 'ip',
-    pattern: /(?<![:\w])(?:[0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}(?![:\w])|(?<![:\w])(?:[0-9a-fA-F]{1,4}:){1,6}(?::[0-9a-fA-F]{1,4}){1,6}(?![:\w])/g,
+    pattern:
+      /(?<![:\w])(?:[0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}(?![:\w])|(?<![:\w])(?:[0-9a-fA-F]{1,4}:){1,6}(?::[0-9a-fA-F]{1,4}){1,6}(?![:\w])/g,
     confirm: ipv6Valid,
     // Either "::" or seven colons: times of day ("09:26:53") do not wake the costly pattern.
     hint: (t) => t.includes('::') || t.split(':').length > 7,
@@ -132,7 +138,8 @@ export const DETECTORS: readonly Detector[] = [
   {
     kind: 'phone',
     // International (+..) or written with the separators people use; bare digit runs are ambiguous.
-    pattern: /(?<![\w+-])(?:\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{1,4}(?:[ .-]?\d{2,4}){1,4}|\(\d{2,4}\)[ .-]?\d{3,4}[ .-]?\d{3,4}|\d{3}[ .-]\d{3}[ .-]\d{4})(?![\w-])/g,
+    pattern:
+      /(?<![\w+-])(?:\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{1,4}(?:[ .-]?\d{2,4}){1,4}|\(\d{2,4}\)[ .-]?\d{3,4}[ .-]?\d{3,4}|\d{3}[ .-]\d{3}[ .-]\d{4})(?![\w-])/g,
     confirm: phoneValid,
     hint: (t) => /\d\d/.test(t),
   },

@@ -15,7 +15,11 @@ export function parseJsonPath(path: string): ParsedPath {
   let rest = path.slice(1);
   while (rest.length > 0) {
     const m = STEP.exec(rest);
-    if (!m) return { ok: false, error: `${JSON.stringify(path)}: cannot read ${JSON.stringify(rest)} (supported: .name, ['name'], [n], [*], .*)` };
+    if (!m)
+      return {
+        ok: false,
+        error: `${JSON.stringify(path)}: cannot read ${JSON.stringify(rest)} (supported: .name, ['name'], [n], [*], .*)`,
+      };
     if (m[1] !== undefined) steps.push({ kind: 'key', key: m[1] });
     else if (m[2] !== undefined) steps.push({ kind: 'index', index: Number(m[2]) });
     else if (m[3] !== undefined || m[4] !== undefined) steps.push({ kind: 'key', key: (m[3] ?? m[4]).replace(/\\(.)/g, '$1') });
@@ -35,7 +39,8 @@ export function replaceAtPath(value: unknown, steps: readonly PathStep[], replac
   if (steps.length === 0) return { value: replacement, replaced: value === replacement ? 0 : 1 };
   const [step, ...rest] = steps;
   if (Array.isArray(value)) {
-    const indices = step.kind === 'wildcard' ? value.map((_, i) => i) : step.kind === 'index' && step.index < value.length ? [step.index] : [];
+    const indices =
+      step.kind === 'wildcard' ? value.map((_, i) => i) : step.kind === 'index' && step.index < value.length ? [step.index] : [];
     if (indices.length === 0) return { value, replaced: 0 };
     let replaced = 0;
     const copy = [...value];
@@ -48,7 +53,12 @@ export function replaceAtPath(value: unknown, steps: readonly PathStep[], replac
   }
   if (typeof value === 'object' && value !== null) {
     const record = value as Record<string, unknown>;
-    const keys = step.kind === 'wildcard' ? Object.keys(record) : step.kind === 'key' && Object.prototype.hasOwnProperty.call(record, step.key) ? [step.key] : [];
+    const keys =
+      step.kind === 'wildcard'
+        ? Object.keys(record)
+        : step.kind === 'key' && Object.prototype.hasOwnProperty.call(record, step.key)
+          ? [step.key]
+          : [];
     if (keys.length === 0) return { value, replaced: 0 };
     let replaced = 0;
     const copy: Record<string, unknown> = { ...record };

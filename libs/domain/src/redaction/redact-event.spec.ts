@@ -27,7 +27,12 @@ const policy = policyOf({
 
 describe('redactToolEvent', () => {
   it('masks the configured argument paths with typed markers and counts them', () => {
-    const call = toolCall(scope, { roundIndex: 0, sequenceIndex: 0, toolName: 'charge_card', arguments: { card: { number: '4111 1111 1111 1111', cvc: '123' }, amount: 12 } });
+    const call = toolCall(scope, {
+      roundIndex: 0,
+      sequenceIndex: 0,
+      toolName: 'charge_card',
+      arguments: { card: { number: '4111 1111 1111 1111', cvc: '123' }, amount: 12 },
+    });
     const out = redactToolEvent(call, policy, null) as ToolCallRequested;
     expect(out.arguments).toEqual({ card: { number: '[REDACTED:$.card.number]', cvc: '[REDACTED:$.card.cvc]' }, amount: 12 });
     expect(out.redaction).toEqual({ persist: 'full', counts: { '$.card.number': 1, '$.card.cvc': 1 }, originalBytes: 65 });
@@ -47,7 +52,8 @@ describe('redactToolEvent', () => {
     });
     const out = redactToolEvent(call, DEFAULT_REDACTION_POLICY, null) as ToolCallRequested;
     const text = JSON.stringify(out.arguments);
-    for (const raw of ['ann.lee', '415 555', 'abcdefghijklmnop', 'DE89', '4242424242424242', 'bob@example.com', 'AIzaSy']) expect(text).not.toContain(raw);
+    for (const raw of ['ann.lee', '415 555', 'abcdefghijklmnop', 'DE89', '4242424242424242', 'bob@example.com', 'AIzaSy'])
+      expect(text).not.toContain(raw);
     expect(out.arguments.body).toBe('Write to [REDACTED:email] or call [REDACTED:phone]');
     expect(out.arguments.card).toBe('[REDACTED:payment_card]');
     expect(out.redaction!.counts).toEqual({ email: 2, phone: 1, secret: 2, iban: 1, payment_card: 1 });
@@ -57,11 +63,19 @@ describe('redactToolEvent', () => {
     const list = toolResult(scope, {
       roundIndex: 0,
       sequenceIndex: 0,
-      result: { customers: [{ email: 'a@x.io', phone: '(415) 555-0134' }, { email: 'b@x.io', ip: '10.1.2.3' }] },
+      result: {
+        customers: [
+          { email: 'a@x.io', phone: '(415) 555-0134' },
+          { email: 'b@x.io', ip: '10.1.2.3' },
+        ],
+      },
     });
     const masked = redactToolEvent(list, policy, 'list_customers') as ToolResultReceived;
     expect(masked.result).toEqual({
-      customers: [{ email: '[REDACTED:$.customers[*].email]', phone: '[REDACTED:phone]' }, { email: '[REDACTED:$.customers[*].email]', ip: '10.1.2.3' }],
+      customers: [
+        { email: '[REDACTED:$.customers[*].email]', phone: '[REDACTED:phone]' },
+        { email: '[REDACTED:$.customers[*].email]', ip: '10.1.2.3' },
+      ],
     });
     expect(masked.redaction!.counts).toEqual({ '$.customers[*].email': 2, phone: 1 });
 
@@ -72,19 +86,34 @@ describe('redactToolEvent', () => {
   });
 
   it('keeps sizes but no payload under "metadata", and nothing but the call under "none"', () => {
-    const probe = redactToolEvent(toolCall(scope, { roundIndex: 0, sequenceIndex: 0, toolName: 'audit_probe', arguments: { q: 'abc' } }), policy, null);
+    const probe = redactToolEvent(
+      toolCall(scope, { roundIndex: 0, sequenceIndex: 0, toolName: 'audit_probe', arguments: { q: 'abc' } }),
+      policy,
+      null,
+    );
     expect(probe).toMatchObject({ arguments: {}, redaction: { persist: 'metadata', counts: {}, originalBytes: 11 } });
     const probeResult = redactToolEvent(toolResult(scope, { roundIndex: 0, sequenceIndex: 0, result: [1, 2, 3] }), policy, 'audit_probe');
     expect(probeResult).toMatchObject({ result: null, redaction: { persist: 'metadata', originalBytes: 7 } });
 
-    const hidden = redactToolEvent(toolCall(scope, { roundIndex: 0, sequenceIndex: 1, toolName: 'secret_tool', arguments: { q: 'abc' } }), policy, null);
+    const hidden = redactToolEvent(
+      toolCall(scope, { roundIndex: 0, sequenceIndex: 1, toolName: 'secret_tool', arguments: { q: 'abc' } }),
+      policy,
+      null,
+    );
     expect(hidden).toMatchObject({ arguments: {}, toolName: 'secret_tool', redaction: { persist: 'none', counts: {} } });
     expect(hidden.redaction).not.toHaveProperty('originalBytes');
   });
 
-  it('passes a failed run\'s error text through the detectors and leaves completions alone', () => {
-    const failed = redactToolEvent(runFailed(scope, { error: { code: 'auth', message: 'key sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv rejected for ops@example.com' } }), policy, null);
-    expect(failed).toMatchObject({ error: { code: 'auth', message: 'key [REDACTED:secret] rejected for [REDACTED:email]' }, redaction: { counts: { secret: 1, email: 1 } } });
+  it("passes a failed run's error text through the detectors and leaves completions alone", () => {
+    const failed = redactToolEvent(
+      runFailed(scope, { error: { code: 'auth', message: 'key sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv rejected for ops@example.com' } }),
+      policy,
+      null,
+    );
+    expect(failed).toMatchObject({
+      error: { code: 'auth', message: 'key [REDACTED:secret] rejected for [REDACTED:email]' },
+      redaction: { counts: { secret: 1, email: 1 } },
+    });
     const done = runCompleted(scope);
     expect(redactToolEvent(done, policy, null)).toBe(done);
   });
@@ -92,16 +121,34 @@ describe('redactToolEvent', () => {
   it('keeps the schema version an event was received in, as it is stored in that version', () => {
     const doneV1 = runCompletedV1(scope);
     expect(redactToolEvent(doneV1, policy, null)).toBe(doneV1);
-    const callV1 = toolCall(scope, { schemaVersion: 1, roundIndex: 0, sequenceIndex: 0, toolName: 'charge_card', arguments: { card: { number: '4111 1111 1111 1111' } } });
-    expect(redactToolEvent(callV1, policy, null)).toMatchObject({ schemaVersion: 1, arguments: { card: { number: '[REDACTED:$.card.number]' } } });
+    const callV1 = toolCall(scope, {
+      schemaVersion: 1,
+      roundIndex: 0,
+      sequenceIndex: 0,
+      toolName: 'charge_card',
+      arguments: { card: { number: '4111 1111 1111 1111' } },
+    });
+    expect(redactToolEvent(callV1, policy, null)).toMatchObject({
+      schemaVersion: 1,
+      arguments: { card: { number: '[REDACTED:$.card.number]' } },
+    });
     const resultV1 = toolResult(scope, { schemaVersion: 1, roundIndex: 0, sequenceIndex: 0, result: 'mail ops@example.com' });
     expect(redactToolEvent(resultV1, policy, null)).toMatchObject({ schemaVersion: 1, result: 'mail [REDACTED:email]' });
   });
 
   it('is idempotent: redacting the redacted event changes nothing and counts nothing new', () => {
     const events = [
-      toolCall(scope, { roundIndex: 0, sequenceIndex: 0, toolName: 'charge_card', arguments: { card: { number: '5555 5555 5555 4444' }, mail: 'x@y.io' } }),
-      toolResult(scope, { roundIndex: 0, sequenceIndex: 0, result: { text: 'token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U' } }),
+      toolCall(scope, {
+        roundIndex: 0,
+        sequenceIndex: 0,
+        toolName: 'charge_card',
+        arguments: { card: { number: '5555 5555 5555 4444' }, mail: 'x@y.io' },
+      }),
+      toolResult(scope, {
+        roundIndex: 0,
+        sequenceIndex: 0,
+        result: { text: 'token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U' },
+      }),
       toolResult(scope, { roundIndex: 0, sequenceIndex: 1, result: 'y'.repeat(100) }),
     ];
     const tools = ['charge_card', 'charge_card', 'fetch_page'];
@@ -140,7 +187,11 @@ describe('redaction notes in the read model and replay', () => {
   it('keeps counts and sizes per invocation, and never replays a tool whose payload was not kept', () => {
     const r = { ...scope, runId: 'r1' };
     const events = [
-      redactToolEvent(toolCall(r, { roundIndex: 0, sequenceIndex: 0, toolName: 'charge_card', arguments: { card: { number: '4111111111111111' } } }), policy, null),
+      redactToolEvent(
+        toolCall(r, { roundIndex: 0, sequenceIndex: 0, toolName: 'charge_card', arguments: { card: { number: '4111111111111111' } } }),
+        policy,
+        null,
+      ),
       redactToolEvent(toolResult(r, { roundIndex: 0, sequenceIndex: 0, result: 'charged ann@x.io' }), policy, 'charge_card'),
       redactToolEvent(toolCall(r, { roundIndex: 0, sequenceIndex: 1, toolName: 'audit_probe', arguments: { q: 1 } }), policy, null),
       redactToolEvent(toolResult(r, { roundIndex: 0, sequenceIndex: 1, result: 'ok' }), policy, 'audit_probe'),
@@ -148,7 +199,13 @@ describe('redaction notes in the read model and replay', () => {
     ];
     const changes = projectEvents({ conversations: new Map(), runs: new Map(), invocations: new Map() }, events);
     const [card, probe] = changes.invocations;
-    expect(card).toMatchObject({ persist: 'full', argumentRedactions: { '$.card.number': 1 }, resultRedactions: { email: 1 }, argumentsBytes: 38, resultBytes: 18 });
+    expect(card).toMatchObject({
+      persist: 'full',
+      argumentRedactions: { '$.card.number': 1 },
+      resultRedactions: { email: 1 },
+      argumentsBytes: 38,
+      resultBytes: 18,
+    });
     expect(probe).toMatchObject({ persist: 'metadata', arguments: {}, result: null, argumentsBytes: 7, resultBytes: 4 });
 
     const history = replayHistory(

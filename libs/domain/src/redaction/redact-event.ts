@@ -62,7 +62,11 @@ function redactResult(event: ToolResultReceived, rule: RedactionRule): ToolResul
     { maskPaths: rule.maskResult, detectors: rule.detectors, maxChars: rule.maxResultChars },
     counts,
   ) as JsonValue;
-  return { ...event, result, redaction: { persist: 'full', counts: counts as Record<string, number>, originalBytes: original ?? jsonBytes(event.result) } };
+  return {
+    ...event,
+    result,
+    redaction: { persist: 'full', counts: counts as Record<string, number>, originalBytes: original ?? jsonBytes(event.result) },
+  };
 }
 
 /**

@@ -29,7 +29,13 @@ describe('parseJsonPath', () => {
 describe('redactPayload', () => {
   it('masks named paths with typed markers, leaving everything else', () => {
     const counts = {};
-    const input = { card: { number: '4111111111111111', expiry: '12/29' }, customers: [{ email: 'a@example.com', id: 1 }, { email: 'b@example.com', id: 2 }] };
+    const input = {
+      card: { number: '4111111111111111', expiry: '12/29' },
+      customers: [
+        { email: 'a@example.com', id: 1 },
+        { email: 'b@example.com', id: 2 },
+      ],
+    };
     const out = redactPayload(input, { maskPaths: [path('$.card.number'), path('$.customers[*].email')], detectors: new Set() }, counts);
     expect(out).toEqual({
       card: { number: '[REDACTED:$.card.number]', expiry: '12/29' },
@@ -80,12 +86,31 @@ describe('redactPayload', () => {
   });
 
   it('is idempotent: a second pass changes nothing and counts nothing', () => {
-    const planted = fc.constantFrom('jane@example.com', '4111 1111 1111 1111', 'DE89 3704 0044 0532 0130 00', 'sk-proj-abcdefghijklmnopqrstuvwxyz012345', '10.0.0.1', 'password=hunter22', '+44 20 7946 0958', 'plain words');
+    const planted = fc.constantFrom(
+      'jane@example.com',
+      '4111 1111 1111 1111',
+      'DE89 3704 0044 0532 0130 00',
+      'sk-proj-abcdefghijklmnopqrstuvwxyz012345',
+      '10.0.0.1',
+      'password=hunter22',
+      '+44 20 7946 0958',
+      'plain words',
+    );
     const json = fc.letrec((tie) => ({
-      value: fc.oneof({ depthSize: 'small' }, planted, fc.string({ maxLength: 20 }), fc.integer(), fc.boolean(), fc.array(tie('value'), { maxLength: 3 }), fc.dictionary(fc.constantFrom('card', 'email', 'note', 'x'), tie('value'), { maxKeys: 3 })),
+      value: fc.oneof(
+        { depthSize: 'small' },
+        planted,
+        fc.string({ maxLength: 20 }),
+        fc.integer(),
+        fc.boolean(),
+        fc.array(tie('value'), { maxLength: 3 }),
+        fc.dictionary(fc.constantFrom('card', 'email', 'note', 'x'), tie('value'), { maxKeys: 3 }),
+      ),
     })).value;
     // Limits from tiny to roomy, so cuts land inside markers, secrets and numbers.
-    const rules = fc.integer({ min: 1, max: 300 }).map((maxChars) => ({ maskPaths: [path('$.card'), path('$.*.email')], detectors: ALL, maxChars }));
+    const rules = fc
+      .integer({ min: 1, max: 300 })
+      .map((maxChars) => ({ maskPaths: [path('$.card'), path('$.*.email')], detectors: ALL, maxChars }));
     fc.assert(
       fc.property(json, rules, (value, rule) => {
         const once = redactPayload(value, rule);

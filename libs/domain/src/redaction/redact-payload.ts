@@ -15,7 +15,6 @@ export function truncationMarker(removed: number): string {
   return `…[truncated ${removed.toLocaleString('en-US')} chars]`;
 }
 
-
 /**
  * Masks the named paths, then runs the detectors over every string (JSON held
  * in a string included, as text), then enforces the size limit on the

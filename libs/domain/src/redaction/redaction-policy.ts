@@ -55,7 +55,11 @@ export function parseRedactionPolicy(
   const problems: string[] = [];
   if (!isRecord(document)) return { ok: false, problems: ['policy: must be a JSON object'] };
 
-  const defaults: RedactionRule = { ...DEFAULT_REDACTION_RULE, ...readRule('defaults', document.defaults, problems), persist: persist.defaults };
+  const defaults: RedactionRule = {
+    ...DEFAULT_REDACTION_RULE,
+    ...readRule('defaults', document.defaults, problems),
+    persist: persist.defaults,
+  };
   const tools: Record<string, Partial<RedactionRule>> = {};
   if (isRecord(document.tools)) {
     for (const [name, value] of Object.entries(document.tools)) {
@@ -76,7 +80,8 @@ function readRule(at: string, value: unknown, problems: string[]): Partial<Redac
   if (value.detectors !== undefined) rule.detectors = readDetectors(`${at}.detectors`, value.detectors, problems);
   if (value.maxResultChars !== undefined) {
     const max = value.maxResultChars;
-    if (typeof max !== 'number' || !Number.isInteger(max) || max < 1) problems.push(`${at}.maxResultChars: must be a whole number of characters, 1 or more`);
+    if (typeof max !== 'number' || !Number.isInteger(max) || max < 1)
+      problems.push(`${at}.maxResultChars: must be a whole number of characters, 1 or more`);
     else rule.maxResultChars = max;
   }
   return rule;

@@ -59,7 +59,12 @@ export function toAnthropicMessages(rounds: readonly FormattableRound[]): Array<
   return rounds.flatMap((round) => [
     {
       role: 'assistant' as const,
-      content: round.calls.map((c) => ({ type: 'tool_use' as const, id: anthropicToolUseId(c.toolCallId), name: c.toolName, input: c.arguments })),
+      content: round.calls.map((c) => ({
+        type: 'tool_use' as const,
+        id: anthropicToolUseId(c.toolCallId),
+        name: c.toolName,
+        input: c.arguments,
+      })),
     },
     {
       role: 'user' as const,

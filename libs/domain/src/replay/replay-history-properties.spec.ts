@@ -27,15 +27,43 @@ function traceOf(runs: fc.Arbitrary<Array<{ rounds: number[]; ending: string; em
       shape.rounds.forEach((calls, roundIndex) => {
         const callIds = Array.from({ length: calls }, (_, s) => (shape.emptyIds ? '' : `call_${r}_${roundIndex}_${s}`));
         callIds.forEach((toolCallId, sequenceIndex) =>
-          events.push({ ...envelope, eventId: uuid(), type: 'ToolCallRequested', occurredAt: next(), roundIndex, sequenceIndex, toolCallId, toolName: `tool_${sequenceIndex}`, arguments: { q: roundIndex } }),
+          events.push({
+            ...envelope,
+            eventId: uuid(),
+            type: 'ToolCallRequested',
+            occurredAt: next(),
+            roundIndex,
+            sequenceIndex,
+            toolCallId,
+            toolName: `tool_${sequenceIndex}`,
+            arguments: { q: roundIndex },
+          }),
         );
         callIds.forEach((toolCallId, sequenceIndex) =>
-          events.push({ ...envelope, eventId: uuid(), type: 'ToolResultReceived', occurredAt: next(), roundIndex, sequenceIndex, toolCallId, result: { n: sequenceIndex }, isError: false }),
+          events.push({
+            ...envelope,
+            eventId: uuid(),
+            type: 'ToolResultReceived',
+            occurredAt: next(),
+            roundIndex,
+            sequenceIndex,
+            toolCallId,
+            result: { n: sequenceIndex },
+            isError: false,
+          }),
         );
       });
-      if (shape.ending === 'failed') events.push({ ...envelope, eventId: uuid(), type: 'RunFailed', occurredAt: next(), error: { code: 'x', message: 'y' } });
+      if (shape.ending === 'failed')
+        events.push({ ...envelope, eventId: uuid(), type: 'RunFailed', occurredAt: next(), error: { code: 'x', message: 'y' } });
       else if (shape.ending !== 'none')
-        events.push({ ...envelope, eventId: uuid(), type: 'RunCompleted', occurredAt: next(), assistantMessageId: `msg-${r}`, finishReason: shape.ending });
+        events.push({
+          ...envelope,
+          eventId: uuid(),
+          type: 'RunCompleted',
+          occurredAt: next(),
+          assistantMessageId: `msg-${r}`,
+          finishReason: shape.ending,
+        });
     });
     return events;
   });
@@ -155,17 +183,25 @@ function parseOk(document: unknown): ReplayPolicy {
 describe('replayValidity', () => {
   it('bounds a stretch of time over which the history does not change', () => {
     fc.assert(
-      fc.property(delivered, policies, fc.integer({ min: 0, max: 400_000 }), fc.double({ min: 0, max: 1, noNaN: true }), ({ events, batchCuts }, policy, offsetMs, where) => {
-        const { runs, invocations } = readModelOf(events, batchCuts);
-        const request = { tenantId: 'acme', conversationId: 'c1', channel: 'web', asOf: T0 + offsetMs, format: 'openai_chat' as const };
-        const validity = replayValidity(request, runs, invocations, policy);
-        expect(validity.from).toBeLessThanOrEqual(request.asOf);
-        expect(validity.until).toBeGreaterThan(request.asOf);
-        const lo = Math.max(validity.from, request.asOf - 1_000_000);
-        const hi = Math.min(validity.until - 1, request.asOf + 1_000_000);
-        const other = Math.round(lo + (hi - lo) * where);
-        expect(replayHistory({ ...request, asOf: other }, runs, invocations, policy)).toEqual(replayHistory(request, runs, invocations, policy));
-      }),
+      fc.property(
+        delivered,
+        policies,
+        fc.integer({ min: 0, max: 400_000 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        ({ events, batchCuts }, policy, offsetMs, where) => {
+          const { runs, invocations } = readModelOf(events, batchCuts);
+          const request = { tenantId: 'acme', conversationId: 'c1', channel: 'web', asOf: T0 + offsetMs, format: 'openai_chat' as const };
+          const validity = replayValidity(request, runs, invocations, policy);
+          expect(validity.from).toBeLessThanOrEqual(request.asOf);
+          expect(validity.until).toBeGreaterThan(request.asOf);
+          const lo = Math.max(validity.from, request.asOf - 1_000_000);
+          const hi = Math.min(validity.until - 1, request.asOf + 1_000_000);
+          const other = Math.round(lo + (hi - lo) * where);
+          expect(replayHistory({ ...request, asOf: other }, runs, invocations, policy)).toEqual(
+            replayHistory(request, runs, invocations, policy),
+          );
+        },
+      ),
       { numRuns: 300 },
     );
   });

@@ -29,17 +29,47 @@ function replay(events: ToolEvent[], overrides: Partial<ReplayRequest> = {}, pol
 /** A run with one round of one call (lookup_order) answered, then RunCompleted at +3 s. */
 function simpleRun(runId: string, start: number, fields: { finishReason?: string; toolName?: string; result?: string } = {}): ToolEvent[] {
   return [
-    toolCall(run(runId), { roundIndex: 0, sequenceIndex: 0, toolCallId: `call_${runId}`, toolName: fields.toolName ?? 'lookup_order', occurredAt: iso(start) }),
-    toolResult(run(runId), { roundIndex: 0, sequenceIndex: 0, toolCallId: `call_${runId}`, result: fields.result ?? 'shipped', occurredAt: iso(start + 1) }),
-    runCompleted(run(runId), { finishReason: fields.finishReason ?? 'stop', assistantMessageId: `msg_${runId}`, occurredAt: iso(start + 3) }),
+    toolCall(run(runId), {
+      roundIndex: 0,
+      sequenceIndex: 0,
+      toolCallId: `call_${runId}`,
+      toolName: fields.toolName ?? 'lookup_order',
+      occurredAt: iso(start),
+    }),
+    toolResult(run(runId), {
+      roundIndex: 0,
+      sequenceIndex: 0,
+      toolCallId: `call_${runId}`,
+      result: fields.result ?? 'shipped',
+      occurredAt: iso(start + 1),
+    }),
+    runCompleted(run(runId), {
+      finishReason: fields.finishReason ?? 'stop',
+      assistantMessageId: `msg_${runId}`,
+      occurredAt: iso(start + 3),
+    }),
   ];
 }
 
 describe('replayHistory', () => {
   it('gives provider-ready OpenAI chat messages for a completed run (golden)', () => {
     const events = [
-      toolCall(run('r1'), { roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_a', toolName: 'git_status', arguments: { path: '.' }, occurredAt: iso(0) }),
-      toolCall(run('r1'), { roundIndex: 0, sequenceIndex: 1, toolCallId: 'call_b', toolName: 'git_log', arguments: { n: 2 }, occurredAt: iso(0) }),
+      toolCall(run('r1'), {
+        roundIndex: 0,
+        sequenceIndex: 0,
+        toolCallId: 'call_a',
+        toolName: 'git_status',
+        arguments: { path: '.' },
+        occurredAt: iso(0),
+      }),
+      toolCall(run('r1'), {
+        roundIndex: 0,
+        sequenceIndex: 1,
+        toolCallId: 'call_b',
+        toolName: 'git_log',
+        arguments: { n: 2 },
+        occurredAt: iso(0),
+      }),
       toolResult(run('r1'), { roundIndex: 0, sequenceIndex: 1, toolCallId: 'call_b', result: { commits: ['abc'] }, occurredAt: iso(1) }),
       toolResult(run('r1'), { roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_a', result: 'clean', occurredAt: iso(1) }),
       runCompleted(run('r1'), { assistantMessageId: 'msg-1', finishReason: 'stop', occurredAt: iso(2) }),
@@ -64,10 +94,31 @@ describe('replayHistory', () => {
 
   it('gives Anthropic messages: tool_use blocks, then one user message with every tool_result (golden)', () => {
     const events = [
-      toolCall(run('r1'), { roundIndex: 0, sequenceIndex: 0, toolCallId: 'toolu_1', toolName: 'get_weather', arguments: { city: 'Oslo' }, occurredAt: iso(0) }),
-      toolCall(run('r1'), { roundIndex: 0, sequenceIndex: 1, toolCallId: 'toolu_2', toolName: 'get_time', arguments: {}, occurredAt: iso(0) }),
+      toolCall(run('r1'), {
+        roundIndex: 0,
+        sequenceIndex: 0,
+        toolCallId: 'toolu_1',
+        toolName: 'get_weather',
+        arguments: { city: 'Oslo' },
+        occurredAt: iso(0),
+      }),
+      toolCall(run('r1'), {
+        roundIndex: 0,
+        sequenceIndex: 1,
+        toolCallId: 'toolu_2',
+        toolName: 'get_time',
+        arguments: {},
+        occurredAt: iso(0),
+      }),
       toolResult(run('r1'), { roundIndex: 0, sequenceIndex: 0, toolCallId: 'toolu_1', result: '4°C', occurredAt: iso(1) }),
-      toolResult(run('r1'), { roundIndex: 0, sequenceIndex: 1, toolCallId: 'toolu_2', result: 'timeout', isError: true, occurredAt: iso(1) }),
+      toolResult(run('r1'), {
+        roundIndex: 0,
+        sequenceIndex: 1,
+        toolCallId: 'toolu_2',
+        result: 'timeout',
+        isError: true,
+        occurredAt: iso(1),
+      }),
       runCompleted(run('r1'), { assistantMessageId: 'msg-1', occurredAt: iso(2) }),
     ];
     expect(replay(events, { format: 'anthropic_messages' }).turns[0].messages).toEqual([
@@ -215,7 +266,11 @@ describe('replayHistory', () => {
 
   it('never replays a tool whose policy does not persist its payload', () => {
     const policy = policyOf({ tools: { read_medical_record: { persist: 'none' }, charge_card: { persist: 'metadata' } } });
-    const events = [...simpleRun('a', 0, { toolName: 'read_medical_record' }), ...simpleRun('b', 5, { toolName: 'charge_card' }), ...simpleRun('c', 9)];
+    const events = [
+      ...simpleRun('a', 0, { toolName: 'read_medical_record' }),
+      ...simpleRun('b', 5, { toolName: 'charge_card' }),
+      ...simpleRun('c', 9),
+    ];
     const history = replay(events, {}, policy);
     expect(history.turns.map((t) => t.runId)).toEqual(['c']);
     expect(history.omitted.map((o) => [o.toolName, o.reason])).toEqual([
@@ -268,7 +323,11 @@ describe('replayHistory', () => {
   });
 
   it('treats a call requested after its run ended as never sent', () => {
-    const events = [...simpleRun('r', 0), toolCall(run('r'), { roundIndex: 1, sequenceIndex: 0, toolCallId: 'late', occurredAt: iso(4) }), toolResult(run('r'), { roundIndex: 1, sequenceIndex: 0, toolCallId: 'late', occurredAt: iso(5) })];
+    const events = [
+      ...simpleRun('r', 0),
+      toolCall(run('r'), { roundIndex: 1, sequenceIndex: 0, toolCallId: 'late', occurredAt: iso(4) }),
+      toolResult(run('r'), { roundIndex: 1, sequenceIndex: 0, toolCallId: 'late', occurredAt: iso(5) }),
+    ];
     const history = replay(events);
     expect(history.turns[0].rounds.map((x) => x.roundIndex)).toEqual([0]);
     expect(history.omitted).toEqual([expect.objectContaining({ toolCallId: 'late', reason: 'trailing_unsent' })]);

@@ -1,26 +1,13 @@
 import type { JsonObject } from '@toolhistory/contract';
 import type { InvocationRow, RunRow, RunStatus } from '../projection/read-model.types';
 import { toAnthropicMessages, toOpenAiChatMessages, ProviderMessage } from './provider-messages';
-import {
-  freshnessWindowSeconds,
-  persistMode,
-  ReplayPolicy,
-  StaleResultMode,
-  staleResultMode,
-  visibilityOf,
-} from './replay-policy';
+import { freshnessWindowSeconds, persistMode, ReplayPolicy, StaleResultMode, staleResultMode, visibilityOf } from './replay-policy';
 import { anthropicToolUseId, replayedToolCallId } from './replayed-tool-call-id';
 
 export type HistoryFormat = 'openai_chat' | 'anthropic_messages';
 
 export type OmissionReason =
-  | 'stale'
-  | 'orphan_call'
-  | 'orphan_result'
-  | 'run_failed'
-  | 'run_incomplete'
-  | 'trailing_unsent'
-  | 'policy_skipped';
+  'stale' | 'orphan_call' | 'orphan_result' | 'run_failed' | 'run_incomplete' | 'trailing_unsent' | 'policy_skipped';
 
 export interface ReplayRequest {
   tenantId: string;

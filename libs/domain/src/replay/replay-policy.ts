@@ -5,8 +5,6 @@
  */
 import { PERSIST_MODES, PersistMode, REDACTION_KEYS } from '../policy/policy-vocabulary';
 
-
-
 export type Visibility = 'per_run' | 'per_service_call';
 export type StaleResultMode = 'drop' | 'placeholder';
 
@@ -39,7 +37,6 @@ export const DEFAULT_REPLAY_POLICY: ReplayPolicy = Object.freeze({
 const VISIBILITIES: readonly Visibility[] = ['per_run', 'per_service_call'];
 const STALE_MODES: readonly StaleResultMode[] = ['drop', 'placeholder'];
 
-
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export type PolicyParseResult = { ok: true; policy: ReplayPolicy } | { ok: false; problems: string[] };
@@ -55,12 +52,29 @@ export function parseReplayPolicy(document: unknown): PolicyParseResult {
 
   const defaults = { ...DEFAULT_REPLAY_POLICY.defaults };
   if (document.defaults !== undefined) {
-    const rule = readRule('defaults', document.defaults, ['freshnessSeconds', 'visibility', 'staleResults', 'persist', ...REDACTION_KEYS], problems);
+    const rule = readRule(
+      'defaults',
+      document.defaults,
+      ['freshnessSeconds', 'visibility', 'staleResults', 'persist', ...REDACTION_KEYS],
+      problems,
+    );
     Object.assign(defaults, rule);
   }
 
-  const channels: Record<string, ChannelReplayRule> = readSection(document, 'channels', 'channel', ['freshnessSeconds', 'visibility', 'staleResults'], problems);
-  const tools: Record<string, ToolReplayRule> = readSection(document, 'tools', 'tool name', ['freshnessSeconds', 'staleResults', 'persist', ...REDACTION_KEYS], problems);
+  const channels: Record<string, ChannelReplayRule> = readSection(
+    document,
+    'channels',
+    'channel',
+    ['freshnessSeconds', 'visibility', 'staleResults'],
+    problems,
+  );
+  const tools: Record<string, ToolReplayRule> = readSection(
+    document,
+    'tools',
+    'tool name',
+    ['freshnessSeconds', 'staleResults', 'persist', ...REDACTION_KEYS],
+    problems,
+  );
 
   return problems.length > 0 ? { ok: false, problems } : { ok: true, policy: { defaults, channels, tools } };
 }
@@ -115,7 +129,9 @@ function readRule(path: string, value: unknown, allowed: readonly string[], prob
 /** A tool's window beats its channel's, which beats the default; a request override beats all. */
 export function freshnessWindowSeconds(policy: ReplayPolicy, channel: string, toolName: string, override?: number): number {
   if (override !== undefined) return override;
-  return own(policy.tools, toolName)?.freshnessSeconds ?? own(policy.channels, channel)?.freshnessSeconds ?? policy.defaults.freshnessSeconds;
+  return (
+    own(policy.tools, toolName)?.freshnessSeconds ?? own(policy.channels, channel)?.freshnessSeconds ?? policy.defaults.freshnessSeconds
+  );
 }
 
 export function visibilityOf(policy: ReplayPolicy, channel: string): Visibility {
@@ -123,7 +139,9 @@ export function visibilityOf(policy: ReplayPolicy, channel: string): Visibility 
 }
 
 export function staleResultMode(policy: ReplayPolicy, channel: string, toolName: string, override?: StaleResultMode): StaleResultMode {
-  return override ?? own(policy.tools, toolName)?.staleResults ?? own(policy.channels, channel)?.staleResults ?? policy.defaults.staleResults;
+  return (
+    override ?? own(policy.tools, toolName)?.staleResults ?? own(policy.channels, channel)?.staleResults ?? policy.defaults.staleResults
+  );
 }
 
 export function persistMode(policy: ReplayPolicy, toolName: string): PersistMode {

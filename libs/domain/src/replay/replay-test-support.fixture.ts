@@ -32,7 +32,8 @@ export function openAiProblems(messages: readonly ProviderMessage[]): string[] {
       if (new Set(calls.map((c) => c.id)).size !== calls.length) problems.push(`message ${i}: repeated tool call id`);
       calls.forEach((call, k) => {
         const answer = messages[i + 1 + k] as { role?: string; tool_call_id?: string } | undefined;
-        if (answer?.role !== 'tool' || answer.tool_call_id !== call.id) problems.push(`message ${i}: call ${call.id} not answered at ${i + 1 + k}`);
+        if (answer?.role !== 'tool' || answer.tool_call_id !== call.id)
+          problems.push(`message ${i}: call ${call.id} not answered at ${i + 1 + k}`);
         if (call.id === '') problems.push(`message ${i}: empty tool call id`);
         try {
           JSON.parse(call.function.arguments);
@@ -55,7 +56,8 @@ export function anthropicProblems(messages: readonly ProviderMessage[]): string[
   for (let i = 0; i < messages.length; i += 2) {
     const ask = messages[i] as { role: string; content: Array<{ type: string; id?: string }> };
     const answer = messages[i + 1] as { role: string; content: Array<{ type: string; tool_use_id?: string }> } | undefined;
-    if (ask.role !== 'assistant' || ask.content.some((b) => b.type !== 'tool_use')) problems.push(`message ${i}: not an assistant tool_use message`);
+    if (ask.role !== 'assistant' || ask.content.some((b) => b.type !== 'tool_use'))
+      problems.push(`message ${i}: not an assistant tool_use message`);
     if (!answer || answer.role !== 'user' || answer.content.some((b) => b.type !== 'tool_result')) {
       problems.push(`message ${i + 1}: not a user tool_result message`);
       continue;

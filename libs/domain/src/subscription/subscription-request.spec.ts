@@ -3,7 +3,9 @@ import { checkSubscriptionRequest } from './subscription-request';
 describe('checkSubscriptionRequest', () => {
   it('starts from the beginning when no position is given, and keeps the types asked for once each', () => {
     expect(checkSubscriptionRequest({ tenantId: 'acme' })).toEqual({ ok: true, value: { tenantId: 'acme', after: '0', types: [] } });
-    expect(checkSubscriptionRequest({ tenantId: 'acme', fromPosition: '0042', types: ['RunCompleted', 'RunCompleted', 'RunFailed'] })).toEqual({
+    expect(
+      checkSubscriptionRequest({ tenantId: 'acme', fromPosition: '0042', types: ['RunCompleted', 'RunCompleted', 'RunFailed'] }),
+    ).toEqual({
       ok: true,
       value: { tenantId: 'acme', after: '42', types: ['RunCompleted', 'RunFailed'] },
     });

@@ -30,5 +30,8 @@ export function checkSubscriptionRequest(request: SubscriptionRequest): CheckedS
   if (unknown.length > 0) {
     return { ok: false, error: `types: ${unknown.map((t) => JSON.stringify(t)).join(', ')} not one of ${TOOL_EVENT_TYPES.join(', ')}` };
   }
-  return { ok: true, value: { tenantId: request.tenantId, after: BigInt(from).toString(), types: [...new Set(request.types ?? [])] as ToolEventType[] } };
+  return {
+    ok: true,
+    value: { tenantId: request.tenantId, after: BigInt(from).toString(), types: [...new Set(request.types ?? [])] as ToolEventType[] },
+  };
 }
