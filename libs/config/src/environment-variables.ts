@@ -95,6 +95,57 @@ export class EnvironmentVariables {
   @IsOptional()
   @Matches(/^esdb(\+discover)?:\/\/\S+$/, { message: 'EVENTSTORE_URL must be an esdb:// or esdb+discover:// connection string' })
   EVENTSTORE_URL?: string;
+
+  // gRPC transport and callers
+
+  @IsOptional()
+  @Matches(/^(\[?[0-9a-fA-F:.]+\]?|[a-zA-Z0-9]([a-zA-Z0-9.-]{0,251}[a-zA-Z0-9])?)$/, {
+    message: 'GRPC_HOST must be an IP address or a host name',
+  })
+  GRPC_HOST?: string;
+
+  @IsOptional() @IsString() GRPC_TLS_CERT_FILE?: string;
+  @IsOptional() @IsString() GRPC_TLS_KEY_FILE?: string;
+  @IsOptional() @IsString() GRPC_TLS_CLIENT_CA_FILE?: string;
+
+  @IsOptional()
+  @Matches(POSITIVE_INT, { message: 'GRPC_MAX_REQUEST_BYTES must be a positive integer' })
+  GRPC_MAX_REQUEST_BYTES?: string;
+
+  @IsOptional()
+  @Matches(POSITIVE_INT, { message: 'MAX_SUBSCRIPTIONS_PER_TENANT must be a positive integer' })
+  MAX_SUBSCRIPTIONS_PER_TENANT?: string;
+
+  @IsOptional()
+  @Matches(/^\d+$/, { message: 'GRPC_SHUTDOWN_GRACE_MS must be a whole number of milliseconds' })
+  GRPC_SHUTDOWN_GRACE_MS?: string;
+
+  @IsOptional() @IsIn(['jwt', 'none'], { message: 'AUTH_MODE must be one of: jwt, none' }) AUTH_MODE?: string;
+  @IsOptional() @IsString() AUTH_JWKS_FILE?: string;
+  @IsOptional() @Matches(/^https?:\/\/\S+$/, { message: 'AUTH_JWKS_URL must be an https:// URL' }) AUTH_JWKS_URL?: string;
+  @IsOptional() @IsString() AUTH_ISSUER?: string;
+  @IsOptional() @IsString() AUTH_AUDIENCE?: string;
+
+  // Kafka client security
+
+  @IsOptional() @Matches(BOOLEAN, { message: 'KAFKA_SSL must be true or false' }) KAFKA_SSL?: string;
+  @IsOptional() @IsString() KAFKA_SSL_CA_FILE?: string;
+  @IsOptional() @IsString() KAFKA_SSL_CERT_FILE?: string;
+  @IsOptional() @IsString() KAFKA_SSL_KEY_FILE?: string;
+
+  @IsOptional()
+  @IsIn(['plain', 'scram-sha-256', 'scram-sha-512'], {
+    message: 'KAFKA_SASL_MECHANISM must be one of: plain, scram-sha-256, scram-sha-512',
+  })
+  KAFKA_SASL_MECHANISM?: string;
+
+  @IsOptional() @IsString() KAFKA_SASL_USERNAME?: string;
+  @IsOptional() @IsString() KAFKA_SASL_PASSWORD?: string;
+  @IsOptional() @IsString() KAFKA_SASL_PASSWORD_FILE?: string;
+
+  // PostgreSQL client security
+
+  @IsOptional() @IsString() DATABASE_PASSWORD_FILE?: string;
 }
 
 export const ENVIRONMENT_VARIABLE_NAMES = Object.freeze([
@@ -118,4 +169,25 @@ export const ENVIRONMENT_VARIABLE_NAMES = Object.freeze([
   'REPLAY_CACHE_MB',
   'EVENT_STORE',
   'EVENTSTORE_URL',
+  'GRPC_HOST',
+  'GRPC_TLS_CERT_FILE',
+  'GRPC_TLS_KEY_FILE',
+  'GRPC_TLS_CLIENT_CA_FILE',
+  'GRPC_MAX_REQUEST_BYTES',
+  'MAX_SUBSCRIPTIONS_PER_TENANT',
+  'GRPC_SHUTDOWN_GRACE_MS',
+  'AUTH_MODE',
+  'AUTH_JWKS_FILE',
+  'AUTH_JWKS_URL',
+  'AUTH_ISSUER',
+  'AUTH_AUDIENCE',
+  'KAFKA_SSL',
+  'KAFKA_SSL_CA_FILE',
+  'KAFKA_SSL_CERT_FILE',
+  'KAFKA_SSL_KEY_FILE',
+  'KAFKA_SASL_MECHANISM',
+  'KAFKA_SASL_USERNAME',
+  'KAFKA_SASL_PASSWORD',
+  'KAFKA_SASL_PASSWORD_FILE',
+  'DATABASE_PASSWORD_FILE',
 ] as const);

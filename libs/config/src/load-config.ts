@@ -1,6 +1,19 @@
 import { validateSync } from 'class-validator';
 import { AppError, ErrorCode } from '@toolhistory/errors';
+import { ConfigFiles, ReadConfigFile, readConfigFileFromDisk } from './config-files';
 import { ENVIRONMENT_VARIABLE_NAMES, EnvironmentVariables } from './environment-variables';
+import type { Secret } from './secret';
+import {
+  AuthConfig,
+  authConfig,
+  databasePassword,
+  Findings,
+  grpcHost,
+  grpcTls,
+  KafkaSecurity,
+  kafkaSecurity,
+  TlsFiles,
+} from './security-config';
 
 export type ServiceRole = 'recorder' | 'grpc';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -17,20 +30,33 @@ export interface AppConfig {
     replicationFactor: number;
     partitionsConsumedConcurrently: number;
     sessionTimeoutMs: number;
-  };
+  } & KafkaSecurity;
   database: {
+    /** Without the password when DATABASE_PASSWORD_FILE holds it. */
     url: string;
+    password: Secret | null;
     schema: string;
     poolSize: number;
     migrateOnStart: boolean;
   };
-  grpc: { port: number; replayCacheBytes: number };
+  grpc: {
+    host: string;
+    port: number;
+    replayCacheBytes: number;
+    tls: TlsFiles | null;
+    maxRequestBytes: number;
+    maxSubscriptionsPerTenant: number;
+    shutdownGraceMs: number;
+  };
+  auth: AuthConfig;
   /** Where events are stored: PostgreSQL (beside the read model), or EventStoreDB / KurrentDB at `url`. */
   eventStore: { kind: EventStoreKind; url: string | null };
   policyFile: string | null;
   roles: ServiceRole[];
   maxEventBytes: number;
   logLevel: LogLevel;
+  /** Safe but questionable settings, logged once the logger exists. */
+  warnings: string[];
 }
 
 export const CONFIG_DEFAULTS = {
@@ -52,13 +78,20 @@ export const CONFIG_DEFAULTS = {
   KAFKA_SESSION_TIMEOUT_MS: '30000',
   REPLAY_CACHE_MB: '128',
   EVENT_STORE: 'postgres',
+  GRPC_MAX_REQUEST_BYTES: String(64 * 1024),
+  MAX_SUBSCRIPTIONS_PER_TENANT: '16',
+  GRPC_SHUTDOWN_GRACE_MS: '10000',
 } as const;
 
 /**
- * Reads the environment once, at boot. Every problem is listed in a single
- * error, so an operator fixes them in one go.
+ * Reads the environment once, at boot, and the files it names (TLS material,
+ * password files). Every problem is listed in a single error, so an operator
+ * fixes them in one go.
  */
-export function loadConfig(env: Readonly<Record<string, string | undefined>>): AppConfig {
+export function loadConfig(
+  env: Readonly<Record<string, string | undefined>>,
+  readFile: ReadConfigFile = readConfigFileFromDisk,
+): AppConfig {
   const raw: Record<string, string> = {};
   for (const name of ENVIRONMENT_VARIABLE_NAMES) {
     const value = env[name]?.trim();
@@ -72,6 +105,16 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
   const eventStore = v.EVENT_STORE as EventStoreKind;
   if (eventStore === 'eventstoredb' && v.EVENTSTORE_URL === undefined)
     problems.push('EVENTSTORE_URL is required when EVENT_STORE is eventstoredb');
+
+  const findings: Findings = { problems, warnings: [] };
+  const files = new ConfigFiles(readFile, problems);
+  const auth = authConfig(v, findings);
+  const tls = grpcTls(v, files, findings);
+  const roles = [...new Set(v.SERVICE_ROLES.split(',') as ServiceRole[])];
+  // A recorder-only process serves nothing, so the bind rules do not stop it.
+  const host = grpcHost(v, auth, tls, roles.includes('grpc') ? findings : { problems: [], warnings: [] });
+  const kafkaSecure = kafkaSecurity(v, files, findings);
+  const password = databasePassword(v, files, findings);
 
   if (problems.length > 0) {
     throw new AppError(ErrorCode.InvalidConfig, `invalid configuration:\n  - ${problems.join('\n  - ')}`, {
@@ -91,18 +134,30 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
       replicationFactor: Number(v.KAFKA_REPLICATION_FACTOR),
       partitionsConsumedConcurrently: Number(v.RECORDER_PARTITIONS_CONCURRENCY),
       sessionTimeoutMs: Number(v.KAFKA_SESSION_TIMEOUT_MS),
+      ...kafkaSecure,
     },
     database: {
       url: v.DATABASE_URL,
+      password,
       schema: v.DATABASE_SCHEMA,
       poolSize: Number(v.DATABASE_POOL_SIZE),
       migrateOnStart: v.MIGRATE_ON_START === 'true' || v.MIGRATE_ON_START === '1',
     },
-    grpc: { port, replayCacheBytes: Number(v.REPLAY_CACHE_MB) * 1024 * 1024 },
+    grpc: {
+      host,
+      port,
+      replayCacheBytes: Number(v.REPLAY_CACHE_MB) * 1024 * 1024,
+      tls,
+      maxRequestBytes: Number(v.GRPC_MAX_REQUEST_BYTES),
+      maxSubscriptionsPerTenant: Number(v.MAX_SUBSCRIPTIONS_PER_TENANT),
+      shutdownGraceMs: Number(v.GRPC_SHUTDOWN_GRACE_MS),
+    },
+    auth,
     eventStore: { kind: eventStore, url: v.EVENTSTORE_URL ?? null },
     policyFile: v.POLICY_FILE ?? null,
-    roles: [...new Set(v.SERVICE_ROLES.split(',') as ServiceRole[])],
+    roles,
     maxEventBytes: Number(v.MAX_EVENT_BYTES),
     logLevel: v.LOG_LEVEL as LogLevel,
+    warnings: findings.warnings,
   };
 }

@@ -5,3 +5,4 @@ export * from './redaction';
 export * from './policy';
 export * from './audit';
 export * from './subscription';
+export * from './access';

@@ -17,6 +17,11 @@ export const ErrorCode = {
   ConcurrencyConflict: 'CONCURRENCY_CONFLICT',
   StreamErased: 'STREAM_ERASED',
   NotFound: 'NOT_FOUND',
+  Unauthenticated: 'UNAUTHENTICATED',
+  PermissionDenied: 'PERMISSION_DENIED',
+  ResourceExhausted: 'RESOURCE_EXHAUSTED',
+  DeadlineExceeded: 'DEADLINE_EXCEEDED',
+  AuthUnavailable: 'AUTH_UNAVAILABLE',
   Internal: 'INTERNAL',
 } as const;
 

@@ -9,6 +9,12 @@ const STATUS_BY_CODE: Partial<Record<ErrorCode, status>> = {
   [ErrorCode.BrokerUnavailable]: status.UNAVAILABLE,
   [ErrorCode.ConcurrencyConflict]: status.ABORTED,
   [ErrorCode.InvalidConfig]: status.FAILED_PRECONDITION,
+  [ErrorCode.Unauthenticated]: status.UNAUTHENTICATED,
+  [ErrorCode.PermissionDenied]: status.PERMISSION_DENIED,
+  [ErrorCode.ResourceExhausted]: status.RESOURCE_EXHAUSTED,
+  [ErrorCode.DeadlineExceeded]: status.DEADLINE_EXCEEDED,
+  // The key set could not be fetched: our dependency failed, not the caller's token.
+  [ErrorCode.AuthUnavailable]: status.UNAVAILABLE,
 };
 
 /** The edge mapping of the error classification to gRPC status codes. */

@@ -6,3 +6,4 @@ export * from './audit-reader.port';
 export * from './event-store.port';
 export * from './read-model-rebuild.port';
 export * from './checkpointed-projection.port';
+export * from './caller-authenticator.port';

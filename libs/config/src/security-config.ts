@@ -1,0 +1,227 @@
+import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { isIP } from 'node:net';
+import type { ConfigFiles } from './config-files';
+import type { EnvironmentVariables } from './environment-variables';
+import { Secret } from './secret';
+
+/** PEM files for a TLS endpoint, read once at boot. */
+export interface TlsFiles {
+  certChain: Buffer;
+  privateKey: Secret<Buffer>;
+  /** When set, clients must present a certificate signed by this CA (mTLS). */
+  clientCa: Buffer | null;
+}
+
+/**
+ * `jwt`: callers need a verified token. `none`: deliberately no authentication
+ * (AUTH_MODE=none). `unconfigured`: nothing was said, so the server serves
+ * the loopback interface only.
+ */
+export type AuthConfig =
+  | {
+      mode: 'jwt';
+      jwks: { kind: 'file'; path: string } | { kind: 'url'; url: string };
+      issuer: string | null;
+      audience: string | null;
+    }
+  | { mode: 'none' }
+  | { mode: 'unconfigured' };
+
+export const SASL_MECHANISMS = ['plain', 'scram-sha-256', 'scram-sha-512'] as const;
+export type KafkaSaslMechanism = (typeof SASL_MECHANISMS)[number];
+
+export interface KafkaSecurity {
+  /** null: plaintext. */
+  ssl: { ca: Buffer | null; cert: Buffer | null; key: Secret<Buffer> | null } | null;
+  sasl: { mechanism: KafkaSaslMechanism; username: string; password: Secret } | null;
+}
+
+type Env = Partial<Record<keyof EnvironmentVariables, string>>;
+
+/** What a rule found: problems stop start-up, warnings are logged once it starts. */
+export interface Findings {
+  problems: string[];
+  warnings: string[];
+}
+
+const LOOPBACK_NAMES = new Set(['localhost', 'ip6-localhost', 'ip6-loopback']);
+
+/** True when only this machine can reach `host`: 127.0.0.0/8, ::1, localhost. Wildcards (0.0.0.0, ::) are not. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  if (LOOPBACK_NAMES.has(bare)) return true;
+  if (isIP(bare) === 4) return bare.startsWith('127.');
+  if (isIP(bare) === 6) return bare === '::1' || /^(0{0,4}:){7}0{0,3}1$/.test(bare) || /^::ffff:127\./.test(bare);
+  return false;
+}
+
+export function authConfig(v: Env, findings: Findings): AuthConfig {
+  const { AUTH_MODE: mode, AUTH_JWKS_FILE: file, AUTH_JWKS_URL: url, AUTH_ISSUER: issuer, AUTH_AUDIENCE: audience } = v;
+  const { problems, warnings } = findings;
+  if (file !== undefined && url !== undefined) problems.push('AUTH_JWKS_FILE and AUTH_JWKS_URL are both set: set one of them');
+  const keySet = file !== undefined ? ({ kind: 'file', path: file } as const) : url !== undefined ? ({ kind: 'url', url } as const) : null;
+  if (mode === 'none') {
+    if (keySet)
+      problems.push('AUTH_MODE=none turns authentication off, but AUTH_JWKS_FILE or AUTH_JWKS_URL is set: remove one or the other');
+    return { mode: 'none' };
+  }
+  if (keySet === null) {
+    if (mode === 'jwt') problems.push('AUTH_MODE=jwt needs a key set: set AUTH_JWKS_FILE or AUTH_JWKS_URL');
+    for (const name of ['AUTH_ISSUER', 'AUTH_AUDIENCE'] as const) {
+      if (v[name] !== undefined) problems.push(`${name} is set, but no key set to verify tokens with: set AUTH_JWKS_FILE or AUTH_JWKS_URL`);
+    }
+    return { mode: 'unconfigured' };
+  }
+  if (keySet.kind === 'url') {
+    let parsed: URL | null = null;
+    try {
+      parsed = new URL(keySet.url);
+    } catch {
+      problems.push('AUTH_JWKS_URL must be an https:// URL');
+    }
+    if (parsed?.protocol === 'http:' && !isLoopbackHost(parsed.hostname)) {
+      problems.push(
+        'AUTH_JWKS_URL must use https:// (http:// is accepted for a loopback address only): keys fetched in the clear can be swapped',
+      );
+    }
+  }
+  if (audience === undefined) {
+    warnings.push(
+      'AUTH_AUDIENCE is not set: any token of the identity provider that names tenants and scopes is accepted, whatever service it was issued for',
+    );
+  }
+  return { mode: 'jwt', jwks: keySet, issuer: issuer ?? null, audience: audience ?? null };
+}
+
+export function grpcHost(v: Env, auth: AuthConfig, tls: TlsFiles | null, findings: Findings): string {
+  const host = v.GRPC_HOST ?? (auth.mode === 'jwt' ? '0.0.0.0' : '127.0.0.1');
+  if (isLoopbackHost(host)) return host;
+  if (auth.mode === 'unconfigured') {
+    findings.problems.push(
+      `GRPC_HOST=${host} would let other machines call the service, but no authentication is configured. ` +
+        'Set AUTH_JWKS_FILE or AUTH_JWKS_URL so callers need a token, or AUTH_MODE=none to serve without authentication deliberately ' +
+        '(without authentication the service listens on 127.0.0.1 only)',
+    );
+  } else if (auth.mode === 'none') {
+    findings.warnings.push(
+      `AUTH_MODE=none and GRPC_HOST=${host}: every caller that reaches the port reads and erases every tenant's history`,
+    );
+  }
+  if (tls === null && auth.mode === 'jwt') {
+    findings.warnings.push(
+      `GRPC_HOST=${host} without GRPC_TLS_CERT_FILE: tokens and tool results cross the network in the clear unless a proxy in front encrypts them`,
+    );
+  }
+  return host;
+}
+
+export function grpcTls(v: Env, files: ConfigFiles, findings: Findings): TlsFiles | null {
+  const { GRPC_TLS_CERT_FILE: certFile, GRPC_TLS_KEY_FILE: keyFile, GRPC_TLS_CLIENT_CA_FILE: caFile } = v;
+  if (certFile === undefined && keyFile === undefined) {
+    if (caFile !== undefined)
+      findings.problems.push(
+        'GRPC_TLS_CLIENT_CA_FILE needs GRPC_TLS_CERT_FILE and GRPC_TLS_KEY_FILE: client certificates are checked over TLS',
+      );
+    return null;
+  }
+  if (certFile === undefined || keyFile === undefined) {
+    findings.problems.push('GRPC_TLS_CERT_FILE and GRPC_TLS_KEY_FILE must be set together');
+    return null;
+  }
+  const certChain = files.bytes('GRPC_TLS_CERT_FILE', certFile);
+  const privateKey = files.bytes('GRPC_TLS_KEY_FILE', keyFile);
+  const clientCa = files.bytes('GRPC_TLS_CLIENT_CA_FILE', caFile);
+  if (certChain === null || privateKey === null || (caFile !== undefined && clientCa === null)) return null;
+  checkKeyPair('GRPC_TLS', certChain, privateKey, findings);
+  if (clientCa !== null) checkCertificate('GRPC_TLS_CLIENT_CA_FILE', clientCa, findings);
+  return { certChain, privateKey: new Secret(privateKey), clientCa };
+}
+
+export function kafkaSecurity(v: Env, files: ConfigFiles, findings: Findings): KafkaSecurity {
+  const { problems, warnings } = findings;
+  const sslOn = v.KAFKA_SSL === 'true' || v.KAFKA_SSL === '1';
+  let ssl: KafkaSecurity['ssl'] = null;
+  if (!sslOn) {
+    for (const name of ['KAFKA_SSL_CA_FILE', 'KAFKA_SSL_CERT_FILE', 'KAFKA_SSL_KEY_FILE'] as const) {
+      if (v[name] !== undefined) problems.push(`${name} is set but KAFKA_SSL is not true: the connection would be plaintext`);
+    }
+  } else {
+    if ((v.KAFKA_SSL_CERT_FILE === undefined) !== (v.KAFKA_SSL_KEY_FILE === undefined)) {
+      problems.push('KAFKA_SSL_CERT_FILE and KAFKA_SSL_KEY_FILE must be set together (a client certificate and its key)');
+    }
+    const ca = files.bytes('KAFKA_SSL_CA_FILE', v.KAFKA_SSL_CA_FILE);
+    const cert = files.bytes('KAFKA_SSL_CERT_FILE', v.KAFKA_SSL_CERT_FILE);
+    const key = files.bytes('KAFKA_SSL_KEY_FILE', v.KAFKA_SSL_KEY_FILE);
+    if (ca !== null) checkCertificate('KAFKA_SSL_CA_FILE', ca, findings);
+    if (cert !== null && key !== null) checkKeyPair('KAFKA_SSL', cert, key, findings);
+    ssl = { ca, cert, key: key === null ? null : new Secret(key) };
+  }
+
+  const {
+    KAFKA_SASL_MECHANISM: mechanism,
+    KAFKA_SASL_USERNAME: username,
+    KAFKA_SASL_PASSWORD: password,
+    KAFKA_SASL_PASSWORD_FILE: passwordFile,
+  } = v;
+  if (mechanism === undefined || !SASL_MECHANISMS.includes(mechanism as KafkaSaslMechanism)) {
+    for (const name of ['KAFKA_SASL_USERNAME', 'KAFKA_SASL_PASSWORD', 'KAFKA_SASL_PASSWORD_FILE'] as const) {
+      if (v[name] !== undefined && mechanism === undefined) problems.push(`${name} is set but KAFKA_SASL_MECHANISM is not`);
+    }
+    return { ssl, sasl: null };
+  }
+  if (username === undefined) problems.push(`KAFKA_SASL_MECHANISM=${mechanism} needs KAFKA_SASL_USERNAME`);
+  if (password !== undefined && passwordFile !== undefined)
+    problems.push('KAFKA_SASL_PASSWORD and KAFKA_SASL_PASSWORD_FILE are both set: set one of them');
+  if (password === undefined && passwordFile === undefined) {
+    problems.push(`KAFKA_SASL_MECHANISM=${mechanism} needs KAFKA_SASL_PASSWORD or KAFKA_SASL_PASSWORD_FILE`);
+  }
+  const secret = password ?? files.text('KAFKA_SASL_PASSWORD_FILE', passwordFile);
+  if (mechanism === 'plain' && !sslOn)
+    warnings.push('KAFKA_SASL_MECHANISM=plain without KAFKA_SSL: the password crosses the network in the clear');
+  if (username === undefined || secret === null || secret === undefined) return { ssl, sasl: null };
+  return { ssl, sasl: { mechanism: mechanism as KafkaSaslMechanism, username, password: new Secret(secret) } };
+}
+
+export function databasePassword(v: Env, files: ConfigFiles, findings: Findings): Secret | null {
+  if (v.DATABASE_PASSWORD_FILE === undefined) return null;
+  if (v.DATABASE_URL !== undefined && urlHasPassword(v.DATABASE_URL)) {
+    findings.problems.push('DATABASE_URL holds a password and DATABASE_PASSWORD_FILE is set: keep the password in one place (the file)');
+  }
+  const password = files.text('DATABASE_PASSWORD_FILE', v.DATABASE_PASSWORD_FILE);
+  return password === null ? null : new Secret(password);
+}
+
+function urlHasPassword(url: string): boolean {
+  try {
+    return new URL(url).password !== '';
+  } catch {
+    return false;
+  }
+}
+
+function checkCertificate(variable: string, pem: Buffer, findings: Findings): void {
+  try {
+    new X509Certificate(pem);
+  } catch {
+    findings.problems.push(`${variable}: not a PEM certificate`);
+  }
+}
+
+/** `prefix`_CERT_FILE must hold a certificate whose public key matches `prefix`_KEY_FILE's private key. */
+function checkKeyPair(prefix: string, certPem: Buffer, keyPem: Buffer, findings: Findings): void {
+  let cert: X509Certificate | null = null;
+  try {
+    cert = new X509Certificate(certPem);
+  } catch {
+    findings.problems.push(`${prefix}_CERT_FILE: not a PEM certificate`);
+  }
+  let key = null;
+  try {
+    key = createPrivateKey(keyPem);
+  } catch {
+    findings.problems.push(`${prefix}_KEY_FILE: not an unencrypted PEM private key`);
+  }
+  if (cert && key && !cert.checkPrivateKey(key)) {
+    findings.problems.push(`${prefix}_KEY_FILE does not belong to the certificate in ${prefix}_CERT_FILE`);
+  }
+}

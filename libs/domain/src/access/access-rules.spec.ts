@@ -1,0 +1,93 @@
+import fc from 'fast-check';
+import { AppError, ErrorCode } from '@toolhistory/errors';
+import { authorize, Caller, callerFromClaims, RPC_SCOPES, SCOPES, UNAUTHENTICATED_CALLER } from './access-rules';
+
+const denial = (work: () => void): string | undefined => {
+  try {
+    work();
+    return undefined;
+  } catch (error) {
+    expect(error).toBeInstanceOf(AppError);
+    expect((error as AppError).code).toBe(ErrorCode.PermissionDenied);
+    return (error as AppError).message;
+  }
+};
+
+describe('callerFromClaims', () => {
+  it('reads tenants, space-separated scopes and the subject', () => {
+    const caller = callerFromClaims({ sub: 'worker-7', tenants: ['acme', 'globex'], scope: 'history:read  audit:read other:thing' });
+    expect(caller).toEqual({ subject: 'worker-7', tenants: new Set(['acme', 'globex']), scopes: new Set(['history:read', 'audit:read']) });
+  });
+
+  it('reads "*" as every tenant, and a list of scopes', () => {
+    expect(callerFromClaims({ sub: 'ops', tenants: '*', scope: ['conversations:erase'] })).toEqual({
+      subject: 'ops',
+      tenants: '*',
+      scopes: new Set(['conversations:erase']),
+    });
+  });
+
+  it('grants nothing for claims of the wrong shape', () => {
+    for (const claims of [{}, { tenants: 'acme', scope: 7 }, { tenants: [1, null, ''], scope: null }, { tenants: ['*'] }]) {
+      const caller = callerFromClaims(claims);
+      expect(caller.tenants).toEqual(new Set());
+      expect(caller.scopes).toEqual(new Set());
+    }
+  });
+
+  it('names the subject by sub, else azp, else client_id', () => {
+    expect(callerFromClaims({ azp: 'svc' }).subject).toBe('svc');
+    expect(callerFromClaims({ client_id: 'cli' }).subject).toBe('cli');
+    expect(callerFromClaims({}).subject).toBe('unknown');
+  });
+});
+
+describe('authorize', () => {
+  const caller = (tenants: Caller['tenants'], scopes: string[]): Caller =>
+    callerFromClaims({ sub: 's', tenants: tenants === '*' ? '*' : [...tenants], scope: scopes.join(' ') });
+
+  it.each(Object.entries(RPC_SCOPES))('%s needs %s', (rpc, scope) => {
+    expect(denial(() => authorize(caller(new Set(['acme']), [scope]), rpc, 'acme'))).toBeUndefined();
+    const others = SCOPES.filter((s) => s !== scope);
+    expect(denial(() => authorize(caller(new Set(['acme']), others), rpc, 'acme'))).toBe(
+      `permission denied: ${rpc} needs the scope ${scope}`,
+    );
+  });
+
+  it('refuses a tenant the caller does not hold, without saying anything about its data', () => {
+    expect(denial(() => authorize(caller(new Set(['acme']), ['history:read']), 'GetReplayHistory', 'globex'))).toBe(
+      'permission denied: tenant "globex" is not permitted to this caller',
+    );
+  });
+
+  it('lets "*" use every tenant, only with the scopes it holds', () => {
+    const operator = caller('*', ['audit:read']);
+    expect(denial(() => authorize(operator, 'ListToolInvocations', 'any-tenant'))).toBeUndefined();
+    expect(denial(() => authorize(operator, 'EraseConversation', 'any-tenant'))).toMatch(/needs the scope conversations:erase/);
+  });
+
+  it('refuses an RPC without an access rule to everyone', () => {
+    expect(denial(() => authorize(UNAUTHENTICATED_CALLER, 'DropEverything', 'acme'))).toBe(
+      'permission denied: DropEverything has no access rule',
+    );
+    expect(denial(() => authorize(UNAUTHENTICATED_CALLER, 'toString', 'acme'))).toMatch(/has no access rule/);
+  });
+
+  it('allows exactly when the scope is held and the tenant is permitted', () => {
+    const rpcs = Object.keys(RPC_SCOPES) as Array<keyof typeof RPC_SCOPES>;
+    const tenant = fc.constantFrom('acme', 'globex', 'initech');
+    fc.assert(
+      fc.property(
+        fc.oneof(fc.constant<'*'>('*'), fc.uniqueArray(tenant, { maxLength: 3 })),
+        fc.subarray([...SCOPES]),
+        fc.constantFrom(...rpcs),
+        tenant,
+        (tenants, scopes, rpc, tenantId) => {
+          const c = caller(tenants === '*' ? '*' : new Set(tenants), scopes);
+          const expected = scopes.includes(RPC_SCOPES[rpc]) && (tenants === '*' || tenants.includes(tenantId));
+          expect(denial(() => authorize(c, rpc, tenantId)) === undefined).toBe(expected);
+        },
+      ),
+    );
+  });
+});

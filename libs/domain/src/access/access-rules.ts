@@ -1,0 +1,81 @@
+import { AppError, ErrorCode } from '@toolhistory/errors';
+
+/** What a token may allow, one scope per kind of use (least privilege). */
+export const SCOPES = ['history:read', 'audit:read', 'events:subscribe', 'conversations:erase'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/**
+ * Every RPC of toolhistory.v1.ToolHistory and the one scope it needs. An RPC
+ * missing here is refused to every caller, so a new RPC is closed until it
+ * is given a scope (test/architecture.spec.ts compares this with the proto).
+ */
+export const RPC_SCOPES = {
+  GetReplayHistory: 'history:read',
+  ListToolInvocations: 'audit:read',
+  GetUsage: 'audit:read',
+  SearchToolHistory: 'audit:read',
+  SubscribeToolEvents: 'events:subscribe',
+  EraseConversation: 'conversations:erase',
+} as const satisfies Record<string, Scope>;
+export type ToolHistoryRpc = keyof typeof RPC_SCOPES;
+
+/** Who is calling: verified from a token, or everyone when authentication is off. */
+export interface Caller {
+  /** The token's `sub` (else `azp` or `client_id`), for audit lines; never a secret. */
+  subject: string;
+  /** `'*'`: every tenant (operators). */
+  tenants: '*' | ReadonlySet<string>;
+  scopes: ReadonlySet<Scope>;
+}
+
+/** The caller when the operator turned authentication off (loopback, or AUTH_MODE=none). */
+export const UNAUTHENTICATED_CALLER: Caller = Object.freeze({
+  subject: 'anonymous',
+  tenants: '*',
+  scopes: new Set(SCOPES),
+});
+
+const isScope = (value: string): value is Scope => (SCOPES as readonly string[]).includes(value);
+
+/**
+ * Reads the claims this service defines: `tenants` (an array of tenant ids,
+ * or the string "*") and `scope` (space-separated; an array of strings is
+ * read too). A claim of the wrong shape grants nothing; unknown scopes are
+ * ignored, so one token can also carry other services' scopes.
+ */
+export function callerFromClaims(claims: Readonly<Record<string, unknown>>): Caller {
+  const { tenants, scope } = claims;
+  const scopeWords =
+    typeof scope === 'string' ? scope.split(/\s+/) : Array.isArray(scope) ? scope.filter((s) => typeof s === 'string') : [];
+  const subject = [claims.sub, claims.azp, claims.client_id].find((v): v is string => typeof v === 'string' && v !== '') ?? 'unknown';
+  return {
+    subject,
+    tenants:
+      tenants === '*'
+        ? '*'
+        : new Set(Array.isArray(tenants) ? tenants.filter((t): t is string => typeof t === 'string' && t !== '' && t !== '*') : []),
+    scopes: new Set(scopeWords.filter(isScope)),
+  };
+}
+
+export function isKnownRpc(rpc: string): rpc is ToolHistoryRpc {
+  return Object.hasOwn(RPC_SCOPES, rpc);
+}
+
+/**
+ * Throws PERMISSION_DENIED unless the caller holds the RPC's scope and may
+ * use the tenant. Checked before anything is read, and the answer is the same
+ * whether the tenant has data or not. An empty tenant id passes here: the use
+ * case refuses it as a missing argument.
+ */
+export function authorize(caller: Caller, rpc: string, tenantId: string | undefined): void {
+  if (!isKnownRpc(rpc)) throw new AppError(ErrorCode.PermissionDenied, `permission denied: ${rpc} has no access rule`);
+  const needed = RPC_SCOPES[rpc];
+  if (!caller.scopes.has(needed)) throw new AppError(ErrorCode.PermissionDenied, `permission denied: ${rpc} needs the scope ${needed}`);
+  if (tenantId && caller.tenants !== '*' && !caller.tenants.has(tenantId)) {
+    throw new AppError(
+      ErrorCode.PermissionDenied,
+      `permission denied: tenant ${JSON.stringify(tenantId.slice(0, 256))} is not permitted to this caller`,
+    );
+  }
+}
