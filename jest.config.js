@@ -10,7 +10,7 @@ const base = {
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }],
     // jose ships ES modules only; jest's CommonJS runtime needs them compiled.
-    '^.+/node_modules/jose/.+\\.js$': ['ts-jest', { tsconfig: { allowJs: true, module: 'commonjs', target: 'ES2022' } }],
+    '^.+/node_modules/jose/.+\\.js$': '<rootDir>/test/support/esm-package-transformer.js',
   },
   transformIgnorePatterns: ['/node_modules/(?!jose/)'],
   moduleNameMapper: { '^@toolhistory/(.*)$': '<rootDir>/libs/$1/src' },
