@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { exportJWK, generateKeyPair, type JWK, type JWTPayload, SignJWT } from 'jose';
+import { exportJWK, generateKeyPair, type CryptoKey, type JWK, type JWTPayload, SignJWT } from 'jose';
 
 export type TestAlgorithm = 'RS256' | 'ES256' | 'EdDSA';
 
