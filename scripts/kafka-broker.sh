@@ -8,16 +8,26 @@
 #
 # Settings (environment): KAFKA_HOME_DIR (default .cache/kafka in the repository),
 # KAFKA_PORT (9092), KAFKA_CONTROLLER_PORT (9093), KAFKA_HEAP (768m),
-# KAFKA_START_TIMEOUT_SECONDS (90).
+# KAFKA_START_TIMEOUT_SECONDS (90), KAFKA_LIBS_DIR (default $KAFKA_HOME_DIR/libs).
+#
+# KAFKA_SASL_SSL_PORT: also listen for SASL_SSL clients on that port (TLS with
+# SCRAM-SHA-256, SCRAM-SHA-512 or PLAIN). The first start makes a CA and a
+# broker certificate for 127.0.0.1/localhost with openssl in $KAFKA_HOME_DIR/tls
+# (clients trust tls/ca.pem) and a user KAFKA_SASL_USERNAME (toolhistory)
+# whose password is KAFKA_SASL_PASSWORD, else a random one kept in
+# tls/sasl-password.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 HOME_DIR="${KAFKA_HOME_DIR:-$ROOT/.cache/kafka}"
 PORT="${KAFKA_PORT:-9092}"
 CONTROLLER_PORT="${KAFKA_CONTROLLER_PORT:-9093}"
+SASL_SSL_PORT="${KAFKA_SASL_SSL_PORT:-}"
+SASL_USER="${KAFKA_SASL_USERNAME:-toolhistory}"
 HEAP="${KAFKA_HEAP:-768m}"
 TIMEOUT="${KAFKA_START_TIMEOUT_SECONDS:-90}"
-LIBS="$HOME_DIR/libs"
+LIBS="${KAFKA_LIBS_DIR:-$HOME_DIR/libs}"
+TLS="$HOME_DIR/tls"
 DATA="$HOME_DIR/data"
 PID_FILE="$HOME_DIR/broker.pid"
 LOG_FILE="$HOME_DIR/broker.log"
@@ -25,7 +35,32 @@ POM="$ROOT/scripts/kafka/pom.xml"
 
 log() { echo "[kafka] $*"; }
 
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; }
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/${1:-$PORT}") 2>/dev/null; }
+
+make_tls() {
+  # A throwaway CA and a broker certificate for loopback, made once; the keystore and SASL passwords are random.
+  if [[ -f "$TLS/broker.p12" && -f "$TLS/sasl-password" ]]; then return 0; fi
+  command -v openssl >/dev/null || { echo "[kafka] openssl is required for the SASL_SSL listener" >&2; exit 1; }
+  log "making a CA and a broker certificate in $TLS"
+  rm -rf "$TLS"
+  mkdir -p "$TLS"
+  chmod 700 "$TLS"
+  (
+    cd "$TLS"
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 3650 -subj "/CN=toolhistory local Kafka CA" \
+      -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -keyout broker.key -out broker.csr -subj "/CN=localhost" 2>/dev/null
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n' >broker.ext
+    openssl x509 -req -in broker.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 3650 -sha256 -extfile broker.ext -out broker.pem 2>/dev/null
+    openssl rand -hex 16 >keystore-password
+    openssl pkcs12 -export -in broker.pem -inkey broker.key -certfile ca.pem -name broker -out broker.p12 \
+      -passout "file:keystore-password"
+    if [[ -n "${KAFKA_SASL_PASSWORD:-}" ]]; then printf '%s' "$KAFKA_SASL_PASSWORD" >sasl-password; else openssl rand -hex 16 >sasl-password; fi
+    chmod 600 ./*
+  )
+}
+
+sasl_password() { tr -d '\n' <"$TLS/sasl-password"; }
 
 running_pid() {
   if [[ -f "$PID_FILE" ]]; then
@@ -56,15 +91,23 @@ resolve_jars() {
 
 write_config() {
   mkdir -p "$HOME_DIR"
+  local listeners="PLAINTEXT://127.0.0.1:$PORT,CONTROLLER://127.0.0.1:$CONTROLLER_PORT"
+  local advertised="PLAINTEXT://127.0.0.1:$PORT"
+  local protocols="PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
+  if [[ -n "$SASL_SSL_PORT" ]]; then
+    listeners="$listeners,SASL_SSL://127.0.0.1:$SASL_SSL_PORT"
+    advertised="$advertised,SASL_SSL://127.0.0.1:$SASL_SSL_PORT"
+    protocols="$protocols,SASL_SSL:SASL_SSL"
+  fi
   cat >"$HOME_DIR/server.properties" <<PROPS
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$CONTROLLER_PORT
-listeners=PLAINTEXT://127.0.0.1:$PORT,CONTROLLER://127.0.0.1:$CONTROLLER_PORT
-advertised.listeners=PLAINTEXT://127.0.0.1:$PORT
+listeners=$listeners
+advertised.listeners=$advertised
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listener.security.protocol.map=$protocols
 log.dirs=$DATA
 num.partitions=6
 auto.create.topics.enable=false
@@ -78,6 +121,20 @@ message.max.bytes=4194304
 log.retention.hours=24
 log.segment.bytes=134217728
 PROPS
+  if [[ -n "$SASL_SSL_PORT" ]]; then
+    local password
+    password="$(sasl_password)"
+    cat >>"$HOME_DIR/server.properties" <<PROPS
+sasl.enabled.mechanisms=SCRAM-SHA-256,SCRAM-SHA-512,PLAIN
+listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_$SASL_USER="$password";
+listener.name.sasl_ssl.ssl.keystore.type=PKCS12
+listener.name.sasl_ssl.ssl.keystore.location=$TLS/broker.p12
+listener.name.sasl_ssl.ssl.keystore.password=$(cat "$TLS/keystore-password")
+PROPS
+    chmod 600 "$HOME_DIR/server.properties"
+  fi
   cat >"$HOME_DIR/log4j.properties" <<'PROPS'
 log4j.rootLogger=WARN, stdout
 log4j.appender.stdout=org.apache.log4j.ConsoleAppender
@@ -106,9 +163,25 @@ format_storage() {
   java_cmd kafka.tools.StorageTool format -t "$cluster_id" -c "$HOME_DIR/server.properties" >/dev/null
 }
 
+add_scram_user() {
+  # Idempotent: sets the user's SCRAM credentials to the current password.
+  local password
+  password="$(sasl_password)"
+  local mechanism
+  for mechanism in SCRAM-SHA-256 SCRAM-SHA-512; do # one credential per request
+    java_cmd kafka.admin.ConfigCommand --bootstrap-server "127.0.0.1:$PORT" --alter --entity-type users --entity-name "$SASL_USER" \
+      --add-config "$mechanism=[password=$password]" >/dev/null
+  done
+  log "SASL_SSL on 127.0.0.1:$SASL_SSL_PORT: user $SASL_USER (password in $TLS/sasl-password), CA $TLS/ca.pem"
+}
+
 start() {
   if pid="$(running_pid)"; then
     log "already running (pid $pid) on 127.0.0.1:$PORT"
+    if [[ -n "$SASL_SSL_PORT" ]] && ! port_open "$SASL_SSL_PORT"; then
+      echo "[kafka] it has no SASL_SSL listener on $SASL_SSL_PORT: stop it (kafka:stop) and start it again with KAFKA_SASL_SSL_PORT set" >&2
+      exit 1
+    fi
     return 0
   fi
   if port_open; then
@@ -116,6 +189,7 @@ start() {
     return 0
   fi
   resolve_jars
+  if [[ -n "$SASL_SSL_PORT" ]]; then make_tls; fi
   write_config
   format_storage
   : >"$LOG_FILE"
@@ -132,6 +206,7 @@ start() {
       exit 1
     fi
     if grep -q "Kafka Server started" "$LOG_FILE" && port_open; then
+      if [[ -n "$SASL_SSL_PORT" ]]; then add_scram_user; fi
       log "ready (pid $(cat "$PID_FILE"))"
       return 0
     fi

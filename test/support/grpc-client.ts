@@ -6,7 +6,21 @@ import { findProjectFile } from '../../apps/toolhistory/src/find-project-file';
 
 const PROTO = findProjectFile('proto/toolhistory/v1/toolhistory.proto', __dirname);
 
-type Unary<Req, Res> = (request: Req, options?: { deadline?: Date }) => Promise<Res>;
+export interface CallOptions {
+  deadline?: Date;
+  /** Headers for this call; replaces the client's token header. */
+  metadata?: grpc.Metadata;
+}
+
+type Unary<Req, Res> = (request: Req, options?: CallOptions) => Promise<Res>;
+
+export interface ClientOptions {
+  /** TLS: trust `ca`; present `cert`/`key` as a client certificate (mTLS). Default: plaintext. */
+  tls?: { ca: Buffer; cert?: Buffer; key?: Buffer };
+  /** Sent as `authorization: Bearer <token>` on every ToolHistory call. */
+  token?: string;
+  host?: string;
+}
 
 export interface ToolHistoryTestClient {
   getReplayHistory: Unary<Record<string, unknown>, ReplayResponse>;
@@ -18,11 +32,14 @@ export interface ToolHistoryTestClient {
   >;
   eraseConversation: Unary<{ tenant_id: string; conversation_id: string }, { erased_events: string; erased_invocations: string }>;
   /** A server stream of RecordedEvent messages; cancel() disconnects. */
-  subscribeToolEvents: (request: {
-    tenant_id: string;
-    from_position?: string;
-    types?: string[];
-  }) => grpc.ClientReadableStream<RecordedEventMessage>;
+  subscribeToolEvents: (
+    request: {
+      tenant_id: string;
+      from_position?: string;
+      types?: string[];
+    },
+    options?: CallOptions,
+  ) => grpc.ClientReadableStream<RecordedEventMessage>;
   healthCheck: (service?: string) => Promise<string>;
   close(): void;
 }
@@ -51,39 +68,49 @@ export interface ReplayResponse {
   omitted: Array<{ run_id: string; round_index: number; sequence_index: number; tool_call_id: string; tool_name: string; reason: string }>;
 }
 
-function promisify<Req, Res>(client: grpc.Client, method: string): Unary<Req, Res> {
+function promisify<Req, Res>(client: grpc.Client, method: string, headers: () => grpc.Metadata): Unary<Req, Res> {
   return (request, options = {}) =>
     new Promise((resolveCall, reject) => {
       (client as unknown as Record<string, (...args: unknown[]) => void>)[method](
         request,
-        new grpc.Metadata(),
+        options.metadata ?? headers(),
         { deadline: options.deadline },
         (error: grpc.ServiceError | null, response: Res) => (error ? reject(error) : resolveCall(response)),
       );
     });
 }
 
+export function bearer(token: string): grpc.Metadata {
+  const metadata = new grpc.Metadata();
+  metadata.set('authorization', `Bearer ${token}`);
+  return metadata;
+}
+
 /** A client as an agent worker would write one: the published proto, @grpc/grpc-js, nothing of the service's code. */
-export function toolHistoryClient(port: number): ToolHistoryTestClient {
+export function toolHistoryClient(port: number, options: ClientOptions = {}): ToolHistoryTestClient {
   const definition = protoLoader.loadSync(PROTO, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
   const loaded = grpc.loadPackageDefinition(definition) as unknown as {
     toolhistory: { v1: { ToolHistory: grpc.ServiceClientConstructor } };
   };
-  const address = `127.0.0.1:${port}`;
-  const client = new loaded.toolhistory.v1.ToolHistory(address, grpc.credentials.createInsecure());
+  const address = `${options.host ?? '127.0.0.1'}:${port}`;
+  const credentials = options.tls
+    ? grpc.credentials.createSsl(options.tls.ca, options.tls.key ?? null, options.tls.cert ?? null)
+    : grpc.credentials.createInsecure();
+  const client = new loaded.toolhistory.v1.ToolHistory(address, credentials);
   const Health = grpc.makeClientConstructor(healthService as unknown as grpc.ServiceDefinition, 'Health');
-  const health = new Health(address, grpc.credentials.createInsecure());
-  const check = promisify<{ service: string }, { status: string | number }>(health, 'check');
+  const health = new Health(address, credentials);
+  const headers = () => (options.token === undefined ? new grpc.Metadata() : bearer(options.token));
+  const check = promisify<{ service: string }, { status: string | number }>(health, 'check', () => new grpc.Metadata());
   return {
-    getReplayHistory: promisify(client, 'GetReplayHistory'),
-    eraseConversation: promisify(client, 'EraseConversation'),
-    listToolInvocations: promisify(client, 'ListToolInvocations'),
-    searchToolHistory: promisify(client, 'SearchToolHistory'),
-    getUsage: promisify(client, 'GetUsage'),
-    subscribeToolEvents: (request) =>
-      (client as unknown as { SubscribeToolEvents: (r: unknown) => grpc.ClientReadableStream<RecordedEventMessage> }).SubscribeToolEvents(
-        request,
-      ),
+    getReplayHistory: promisify(client, 'GetReplayHistory', headers),
+    eraseConversation: promisify(client, 'EraseConversation', headers),
+    listToolInvocations: promisify(client, 'ListToolInvocations', headers),
+    searchToolHistory: promisify(client, 'SearchToolHistory', headers),
+    getUsage: promisify(client, 'GetUsage', headers),
+    subscribeToolEvents: (request, callOptions = {}) =>
+      (
+        client as unknown as { SubscribeToolEvents: (r: unknown, m: grpc.Metadata) => grpc.ClientReadableStream<RecordedEventMessage> }
+      ).SubscribeToolEvents(request, callOptions.metadata ?? headers()),
     healthCheck: async (service = '') => String((await check({ service }, { deadline: new Date(Date.now() + 2_000) })).status),
     close() {
       client.close();

@@ -1,25 +1,26 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
-import type { HealthImplementation } from 'grpc-health-check';
 import type { Logger } from 'pino';
 import type { AppConfig } from '@toolhistory/config';
-import type { ToolHistoryPolicy } from '@toolhistory/domain';
+import type { CallerAuthenticator, ToolHistoryPolicy } from '@toolhistory/domain';
 import { createKafka } from '@toolhistory/messaging';
 import { DatabaseModule } from './database/database.module';
+import type { HealthEndpoint } from './grpc/health-endpoint';
 import { GrpcModule } from './grpc/grpc.module';
 import { RecorderModule } from './recorder/recorder.module';
-import { APP_CONFIG, HEALTH, KAFKA, REDACTION_POLICY, REPLAY_POLICY, ROOT_LOGGER } from './tokens';
+import { APP_CONFIG, CALLER_AUTHENTICATOR, HEALTH, KAFKA, REDACTION_POLICY, REPLAY_POLICY, ROOT_LOGGER } from './tokens';
 
 export interface AppModuleOptions {
   config: AppConfig;
   logger: Logger;
   policy: ToolHistoryPolicy;
-  health: HealthImplementation;
+  health: HealthEndpoint;
+  authenticator: CallerAuthenticator;
 }
 
 @Global()
 @Module({})
 class CoreModule {
-  static forRoot({ config, logger, policy, health }: AppModuleOptions): DynamicModule {
+  static forRoot({ config, logger, policy, health, authenticator }: AppModuleOptions): DynamicModule {
     return {
       module: CoreModule,
       providers: [
@@ -28,9 +29,10 @@ class CoreModule {
         { provide: REPLAY_POLICY, useValue: policy.replay },
         { provide: REDACTION_POLICY, useValue: policy.redaction },
         { provide: HEALTH, useValue: health },
+        { provide: CALLER_AUTHENTICATOR, useValue: authenticator },
         { provide: KAFKA, useFactory: () => createKafka(config.kafka, logger.child({ component: 'kafka' })) },
       ],
-      exports: [APP_CONFIG, ROOT_LOGGER, REPLAY_POLICY, REDACTION_POLICY, HEALTH, KAFKA],
+      exports: [APP_CONFIG, ROOT_LOGGER, REPLAY_POLICY, REDACTION_POLICY, HEALTH, CALLER_AUTHENTICATOR, KAFKA],
     };
   }
 }

@@ -1,13 +1,22 @@
 import 'reflect-metadata';
+import type { INestApplicationContext, INestMicroservice } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { HealthImplementation } from 'grpc-health-check';
+import type { Server } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import type { AppConfig } from '@toolhistory/config';
-import { runMigrations } from '@toolhistory/persistence';
+import { ErrorCode } from '@toolhistory/errors';
+import { createKafka, verifyBrokerAccess } from '@toolhistory/messaging';
+import { connectionUrl, runMigrations } from '@toolhistory/persistence';
 import { AppModule } from './app.module';
+import { createCallerAuthenticator } from './grpc/access/create-caller-authenticator';
+import { GrpcHealthService } from './grpc/grpc-health.service';
 import { grpcServerOptions, SERVICE_NAMES_NOT_SERVING } from './grpc/grpc-server-options';
+import { HealthEndpoint } from './grpc/health-endpoint';
+import { shutDownGrpcServer } from './grpc/shut-down-grpc-server';
 import { PinoNestLogger } from './logging/pino-nest-logger';
 import { loadPolicyFile } from './policy/load-policy-file';
+import type { OpenSubscriptions } from './subscription/open-subscriptions';
+import { OPEN_SUBSCRIPTIONS } from './tokens';
 
 export interface RunningService {
   close(): Promise<void>;
@@ -15,29 +24,75 @@ export interface RunningService {
 
 /** Starts the service for a validated config; used by main.ts and by the tests. */
 export async function startService(config: AppConfig, logger: Logger): Promise<RunningService> {
+  for (const warning of config.warnings) logger.warn({ component: 'config' }, warning);
   const policy = loadPolicyFile(config.policyFile);
+  await checkBroker(config, logger);
   if (config.database.migrateOnStart) {
-    const applied = await runMigrations(config.database.url, config.database.schema, {
+    const applied = await runMigrations(connectionUrl(config.database), config.database.schema, {
       info: (message) => logger.debug({ component: 'migrations' }, message),
     });
     if (applied.length > 0) logger.info({ applied }, 'migrations applied');
   }
-  const health = new HealthImplementation(SERVICE_NAMES_NOT_SERVING);
-  const module = AppModule.forRoot({ config, logger, policy, health });
+  const health = new HealthEndpoint(SERVICE_NAMES_NOT_SERVING);
+  const authenticator = await createCallerAuthenticator(config.auth, logger.child({ component: 'access' }));
+  const module = AppModule.forRoot({ config, logger, policy, health, authenticator });
   const nestLogger = new PinoNestLogger(logger.child({ component: 'nest' }));
 
   if (config.roles.includes('grpc')) {
+    let server: Server | undefined;
     const app = await NestFactory.createMicroservice(module, {
-      ...grpcServerOptions(config.grpc.port, health),
+      ...grpcServerOptions(config.grpc, health, (s) => (server = s)),
       logger: nestLogger,
       abortOnError: false,
     });
     await app.listen();
-    logger.info({ roles: config.roles, grpcPort: config.grpc.port }, 'toolhistory started');
-    return app;
+    const { host, port, tls } = config.grpc;
+    logger.info(
+      { roles: config.roles, grpc: { host, port, tls: tls !== null, clientCertificates: Boolean(tls?.clientCa), auth: config.auth.mode } },
+      'toolhistory started',
+    );
+    return { close: () => closeGracefully(app, server, config, logger) };
   }
   const app = await NestFactory.createApplicationContext(module, { logger: nestLogger, abortOnError: false });
   await app.init();
   logger.info({ roles: config.roles }, 'toolhistory started');
   return app;
+}
+
+/**
+ * Wrong credentials or an untrusted broker certificate stop start-up here,
+ * naming the setting; a broker that is merely down is waited for as before.
+ */
+async function checkBroker(config: AppConfig, logger: Logger): Promise<void> {
+  // One attempt, its connection errors at debug: a broker that is down is the recorder's to wait for.
+  const quiet = logger.child({ component: 'kafka' }, { level: logger.isLevelEnabled('debug') ? logger.level : 'silent' });
+  const kafka = createKafka(
+    { ...config.kafka, clientId: `${config.kafka.clientId}-check` },
+    { error: quiet.debug.bind(quiet), warn: quiet.debug.bind(quiet), info: quiet.debug.bind(quiet), debug: quiet.debug.bind(quiet) },
+    { retries: 0 },
+  );
+  try {
+    await verifyBrokerAccess(kafka, config.kafka);
+  } catch (error) {
+    if ((error as { code?: string }).code === ErrorCode.InvalidConfig) throw error;
+    logger.warn({ component: 'kafka', reason: (error as Error).message }, 'Kafka does not answer yet');
+  }
+}
+
+/**
+ * NestJS force-closes the gRPC server before any shutdown hook runs. The
+ * order here instead: health NOT_SERVING (load balancers stop sending),
+ * subscription streams ended cleanly, in-flight calls finished within the
+ * grace period, and only then the rest (recorder, pools).
+ */
+async function closeGracefully(app: INestMicroservice, server: Server | undefined, config: AppConfig, logger: Logger): Promise<void> {
+  const health = app.get(GrpcHealthService);
+  health.drain();
+  const subscriptionsEnded = app.get<OpenSubscriptions>(OPEN_SUBSCRIPTIONS).closeAll();
+  const healthWatchesEnded = health.endWatches();
+  if (server) {
+    const outcome = await shutDownGrpcServer(server, config.grpc.shutdownGraceMs);
+    logger.info({ subscriptionsEnded, healthWatchesEnded, ...outcome }, 'gRPC server stopped');
+  }
+  await (app as INestApplicationContext).close();
 }

@@ -20,8 +20,13 @@ async function main(): Promise<void> {
   try {
     app = await startService(config, logger);
   } catch (error) {
+    // A setting to fix is said in words, without a stack; anything else is our fault and keeps its stack.
+    if (error instanceof AppError && error.code === ErrorCode.InvalidConfig) {
+      logger.fatal({ component: 'config' }, `start-up failed: ${error.message}`);
+      process.exit(78); // EX_CONFIG
+    }
     logger.fatal({ err: error }, 'start-up failed');
-    process.exit(error instanceof AppError && error.code === ErrorCode.InvalidConfig ? 78 : 1);
+    process.exit(1);
   }
 
   // Logging must never stop a shutdown (stdout may be a pipe whose reader is gone).

@@ -1,10 +1,10 @@
 import { loadConfig } from '@toolhistory/config';
-import { runMigrations } from '@toolhistory/persistence';
+import { connectionUrl, runMigrations } from '@toolhistory/persistence';
 
 /** `npm run migrate`: creates the database if needed and applies pending migrations. */
 async function migrate(): Promise<void> {
   const config = loadConfig(process.env);
-  const applied = await runMigrations(config.database.url, config.database.schema, { info: () => undefined });
+  const applied = await runMigrations(connectionUrl(config.database), config.database.schema, { info: () => undefined });
   process.stdout.write(
     applied.length > 0 ? `applied: ${applied.join(', ')}\n` : `database ${config.database.schema} schema is up to date\n`,
   );

@@ -1,7 +1,7 @@
 import { loadConfig } from '@toolhistory/config';
 import { AppError } from '@toolhistory/errors';
 import { EventStoreDbEventStore } from '@toolhistory/eventstoredb';
-import { createPool, PostgresEventStore, PostgresReadModelRebuilder, runMigrations } from '@toolhistory/persistence';
+import { connectionUrl, createPool, PostgresEventStore, PostgresReadModelRebuilder, runMigrations } from '@toolhistory/persistence';
 import { RebuildReadModel } from './rebuild/rebuild-read-model';
 
 /**
@@ -11,7 +11,7 @@ import { RebuildReadModel } from './rebuild/rebuild-read-model';
  */
 async function rebuild(): Promise<void> {
   const config = loadConfig(process.env);
-  await runMigrations(config.database.url, config.database.schema);
+  await runMigrations(connectionUrl(config.database), config.database.schema);
   const pool = createPool({ ...config.database, applicationName: 'toolhistory-rebuild' });
   const esdb =
     config.eventStore.kind === 'eventstoredb' && config.eventStore.url ? EventStoreDbEventStore.connect(config.eventStore.url) : null;

@@ -13,3 +13,5 @@ export const QUERY_AUDIT = Symbol('QUERY_AUDIT');
 export const SUBSCRIBE_TOOL_EVENTS = Symbol('SUBSCRIBE_TOOL_EVENTS');
 export const EVENT_STORE = Symbol('EVENT_STORE');
 export const APPEND_LISTENER = Symbol('APPEND_LISTENER');
+export const CALLER_AUTHENTICATOR = Symbol('CALLER_AUTHENTICATOR');
+export const OPEN_SUBSCRIPTIONS = Symbol('OPEN_SUBSCRIPTIONS');

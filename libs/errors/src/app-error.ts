@@ -22,6 +22,7 @@ export const ErrorCode = {
   ResourceExhausted: 'RESOURCE_EXHAUSTED',
   DeadlineExceeded: 'DEADLINE_EXCEEDED',
   AuthUnavailable: 'AUTH_UNAVAILABLE',
+  ShuttingDown: 'SHUTTING_DOWN',
   Internal: 'INTERNAL',
 } as const;
 

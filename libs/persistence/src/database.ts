@@ -2,12 +2,27 @@ import { Client, Pool, PoolConfig } from 'pg';
 
 export interface DatabaseSettings {
   url: string;
+  /** Kept apart from the URL in the config (DATABASE_PASSWORD_FILE); joined only here. */
+  password?: { reveal(): string } | null;
   schema: string;
   poolSize: number;
   applicationName?: string;
 }
 
 const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
+
+/**
+ * The URL a driver connects with: the configured URL with the password from
+ * its file, when there is one. node-postgres lets the URL's (empty) password
+ * win over a separate one, so it has to travel inside. sslmode and the other
+ * libpq parameters of the URL are read by node-postgres itself.
+ */
+export function connectionUrl(settings: Pick<DatabaseSettings, 'url' | 'password'>): string {
+  if (!settings.password) return settings.url;
+  const url = new URL(settings.url);
+  url.password = encodeURIComponent(settings.password.reveal());
+  return url.toString();
+}
 
 /** Every connection works in one schema and in UTC, so tests can use a fresh schema each. */
 export function createPool(
@@ -16,7 +31,7 @@ export function createPool(
   onIdleError: (error: Error) => void = () => undefined,
 ): Pool {
   const pool = new Pool({
-    connectionString: settings.url,
+    connectionString: connectionUrl(settings),
     max: settings.poolSize,
     application_name: settings.applicationName ?? 'toolhistory',
     options: `-c search_path=${settings.schema} -c timezone=UTC`,

@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import type { DatabaseSettings } from './database';
+import { connectionUrl, type DatabaseSettings } from './database';
 import { APPENDED_CHANNEL } from './postgres-event-append';
 
 /**
@@ -38,7 +38,7 @@ export class PostgresAppendListener {
 
   private connect(attempt = 0): void {
     const client = new Client({
-      connectionString: this.settings.url,
+      connectionString: connectionUrl(this.settings),
       application_name: 'toolhistory-listener',
       connectionTimeoutMillis: 5_000,
     });

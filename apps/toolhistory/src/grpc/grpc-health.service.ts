@@ -1,5 +1,5 @@
 import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
-import type { HealthImplementation, ServingStatus } from 'grpc-health-check';
+import type { HealthEndpoint, ServingStatus } from './health-endpoint';
 import type { Admin, Kafka } from 'kafkajs';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
@@ -22,10 +22,11 @@ export class GrpcHealthService implements OnApplicationBootstrap, BeforeApplicat
   private timer?: NodeJS.Timeout;
   private admin?: Admin;
   private current: ServingStatus = 'NOT_SERVING';
+  private draining = false;
   private readonly log: Logger;
 
   constructor(
-    @Inject(HEALTH) private readonly health: HealthImplementation,
+    @Inject(HEALTH) private readonly health: HealthEndpoint,
     @Inject(PG_POOL) private readonly pool: Pool,
     @Inject(KAFKA) private readonly kafka: Kafka,
     @Inject(ROOT_LOGGER) logger: Logger,
@@ -40,13 +41,25 @@ export class GrpcHealthService implements OnApplicationBootstrap, BeforeApplicat
   }
 
   async beforeApplicationShutdown(): Promise<void> {
+    this.drain();
+    await this.admin?.disconnect().catch(() => undefined);
+  }
+
+  /** NOT_SERVING from now on: the first step of a shutdown, so load balancers stop sending calls. */
+  drain(): void {
+    this.draining = true;
     clearInterval(this.timer);
     this.set('NOT_SERVING');
-    await this.admin?.disconnect().catch(() => undefined);
+  }
+
+  /** Ends the health Watch streams (they were told NOT_SERVING), so the server can stop. */
+  endWatches(): number {
+    return this.health.endWatches();
   }
 
   private async check(): Promise<void> {
     const [database, broker] = await Promise.all([this.databaseAnswers(), this.brokerAnswers()]);
+    if (this.draining) return;
     this.set(database && broker ? 'SERVING' : 'NOT_SERVING', { database, broker });
   }
 

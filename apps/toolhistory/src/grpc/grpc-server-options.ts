@@ -1,19 +1,47 @@
-import { GrpcOptions, Transport } from '@nestjs/microservices';
-import type { HealthImplementation } from 'grpc-health-check';
+import { type Server, ServerCredentials } from '@grpc/grpc-js';
+import { type GrpcOptions, Transport } from '@nestjs/microservices';
+import type { HealthEndpoint } from './health-endpoint';
+import type { AppConfig } from '@toolhistory/config';
 import { findProjectFile } from '../find-project-file';
 
 export const TOOL_HISTORY_PROTO = 'proto/toolhistory/v1/toolhistory.proto';
 
-/** Options of the gRPC transport: the ToolHistory service and, beside it, grpc.health.v1.Health. */
-export function grpcServerOptions(port: number, health: HealthImplementation): GrpcOptions {
+/** `host:port` as grpc-js binds it (IPv6 addresses in brackets). */
+export function bindAddress(host: string, port: number): string {
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+/** TLS when a certificate is configured, requiring client certificates when a client CA is; otherwise plaintext. */
+export function serverCredentials(tls: AppConfig['grpc']['tls']): ServerCredentials {
+  if (tls === null) return ServerCredentials.createInsecure();
+  return ServerCredentials.createSsl(
+    tls.clientCa,
+    [{ cert_chain: tls.certChain, private_key: tls.privateKey.reveal() }],
+    tls.clientCa !== null,
+  );
+}
+
+/**
+ * Options of the gRPC transport: the ToolHistory service and, beside it,
+ * grpc.health.v1.Health; the bind address, credentials and request size
+ * limit from the config. `onServer` receives the grpc-js server, whose
+ * graceful shutdown NestJS does not bound.
+ */
+export function grpcServerOptions(grpc: AppConfig['grpc'], health: HealthEndpoint, onServer: (server: Server) => void): GrpcOptions {
   return {
     transport: Transport.GRPC,
     options: {
       package: 'toolhistory.v1',
       protoPath: findProjectFile(TOOL_HISTORY_PROTO),
-      url: `0.0.0.0:${port}`,
+      url: bindAddress(grpc.host, grpc.port),
+      credentials: serverCredentials(grpc.tls),
+      // grpc-js answers a larger request RESOURCE_EXHAUSTED before any handler runs.
+      maxReceiveMessageLength: grpc.maxRequestBytes,
       loader: { keepCase: true, longs: String, enums: String, defaults: false, oneofs: true },
-      onLoadPackageDefinition: (_pkg: unknown, server: Parameters<HealthImplementation['addToServer']>[0]) => health.addToServer(server),
+      onLoadPackageDefinition: (_pkg: unknown, server: Server) => {
+        health.addToServer(server);
+        onServer(server);
+      },
     },
   };
 }

@@ -15,6 +15,8 @@ const STATUS_BY_CODE: Partial<Record<ErrorCode, status>> = {
   [ErrorCode.DeadlineExceeded]: status.DEADLINE_EXCEEDED,
   // The key set could not be fetched: our dependency failed, not the caller's token.
   [ErrorCode.AuthUnavailable]: status.UNAVAILABLE,
+  // Another instance serves the retry.
+  [ErrorCode.ShuttingDown]: status.UNAVAILABLE,
 };
 
 /** The edge mapping of the error classification to gRPC status codes. */

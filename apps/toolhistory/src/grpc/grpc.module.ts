@@ -1,15 +1,25 @@
 import { Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
 import type { Pool } from 'pg';
 import type { AppConfig } from '@toolhistory/config';
 import type { EventStore, ReplayPolicy } from '@toolhistory/domain';
 import { PostgresAuditReader, PostgresConversationEraser, PostgresReplayReader } from '@toolhistory/persistence';
+import { GetUsageGrpcController } from '../audit/get-usage.grpc-controller';
+import { ListToolInvocationsGrpcController } from '../audit/list-tool-invocations.grpc-controller';
 import { QueryAudit } from '../audit/query-audit';
+import { SearchToolHistoryGrpcController } from '../audit/search-tool-history.grpc-controller';
 import { EraseConversation } from '../erasure/erase-conversation';
+import { EraseConversationGrpcController } from '../erasure/erase-conversation.grpc-controller';
 import { EventStoreConversationEraser } from '../erasure/event-store-conversation-eraser';
 import { GetReplayHistory } from '../replay/get-replay-history';
+import { GetReplayHistoryGrpcController } from '../replay/get-replay-history.grpc-controller';
+import { OpenSubscriptions } from '../subscription/open-subscriptions';
 import { SubscribeToolEvents } from '../subscription/subscribe-tool-events';
+import { SubscribeToolEventsGrpcController } from '../subscription/subscribe-tool-events.grpc-controller';
+import { CallerGuard } from './access/caller.guard';
 import {
   APP_CONFIG,
+  OPEN_SUBSCRIPTIONS,
   ERASE_CONVERSATION,
   GET_REPLAY_HISTORY,
   PG_POOL,
@@ -19,11 +29,24 @@ import {
   SUBSCRIBE_TOOL_EVENTS,
 } from '../tokens';
 import { GrpcHealthService } from './grpc-health.service';
-import { ToolHistoryController } from './tool-history.controller';
 
+/** The ToolHistory service: one controller per RPC, every one behind the CallerGuard. */
 @Module({
-  controllers: [ToolHistoryController],
+  controllers: [
+    GetReplayHistoryGrpcController,
+    EraseConversationGrpcController,
+    ListToolInvocationsGrpcController,
+    GetUsageGrpcController,
+    SearchToolHistoryGrpcController,
+    SubscribeToolEventsGrpcController,
+  ],
   providers: [
+    { provide: APP_GUARD, useClass: CallerGuard },
+    {
+      provide: OPEN_SUBSCRIPTIONS,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) => new OpenSubscriptions(config.grpc.maxSubscriptionsPerTenant),
+    },
     {
       provide: GET_REPLAY_HISTORY,
       inject: [PG_POOL, REPLAY_POLICY, APP_CONFIG],
@@ -48,5 +71,6 @@ import { ToolHistoryController } from './tool-history.controller';
     },
     GrpcHealthService,
   ],
+  exports: [OPEN_SUBSCRIPTIONS, GrpcHealthService],
 })
 export class GrpcModule {}

@@ -1,0 +1,43 @@
+import { Controller, Inject } from '@nestjs/common';
+import { GrpcMethod } from '@nestjs/microservices';
+import type { Metadata, ServerUnaryCall } from '@grpc/grpc-js';
+import type { Logger } from 'pino';
+import { answerUnary, budgetOf } from '../grpc/grpc-call';
+import { timestampToMillis, type TimestampMessage, toUsageResponse, usageBucketOf } from '../grpc/proto-mapping';
+import { QUERY_AUDIT, ROOT_LOGGER } from '../tokens';
+import { DEFAULT_AUDIT_BUDGET_MS } from './audit-budget';
+import { QueryAudit } from './query-audit';
+
+interface GetUsageRequest {
+  tenant_id?: string;
+  from?: TimestampMessage | null;
+  to?: TimestampMessage | null;
+  bucket?: string;
+}
+
+/** GetUsage: calls, errors, durations and tokens per tool and period, for billing. */
+@Controller()
+export class GetUsageGrpcController {
+  private readonly log: Logger;
+
+  constructor(
+    @Inject(QUERY_AUDIT) private readonly queryAudit: QueryAudit,
+    @Inject(ROOT_LOGGER) logger: Logger,
+  ) {
+    this.log = logger.child({ component: 'grpc' });
+  }
+
+  @GrpcMethod('ToolHistory', 'GetUsage')
+  usage(request: GetUsageRequest, _metadata: Metadata, call: ServerUnaryCall<unknown, unknown>) {
+    return answerUnary(this.log, 'GetUsage', { tenantId: request.tenant_id }, budgetOf(call, DEFAULT_AUDIT_BUDGET_MS), async () =>
+      toUsageResponse(
+        await this.queryAudit.usage({
+          tenantId: request.tenant_id ?? '',
+          from: timestampToMillis(request.from),
+          to: timestampToMillis(request.to),
+          bucket: usageBucketOf(request.bucket),
+        }),
+      ),
+    );
+  }
+}

@@ -1,0 +1,58 @@
+import { Controller, Inject } from '@nestjs/common';
+import { GrpcMethod } from '@nestjs/microservices';
+import type { Metadata, ServerUnaryCall } from '@grpc/grpc-js';
+import type { Logger } from 'pino';
+import { answerUnary, budgetOf } from '../grpc/grpc-call';
+import { invocationStatusOf, timestampToMillis, type TimestampMessage, toInvocationMessage } from '../grpc/proto-mapping';
+import { QUERY_AUDIT, ROOT_LOGGER } from '../tokens';
+import { DEFAULT_AUDIT_BUDGET_MS } from './audit-budget';
+import { QueryAudit } from './query-audit';
+
+interface ListToolInvocationsRequest {
+  tenant_id?: string;
+  conversation_id?: string;
+  run_id?: string;
+  tool_name?: string;
+  status?: string;
+  from?: TimestampMessage | null;
+  to?: TimestampMessage | null;
+  page_size?: number;
+  page_token?: string;
+}
+
+/** ListToolInvocations: every recorded invocation of a tenant, filtered and paged. */
+@Controller()
+export class ListToolInvocationsGrpcController {
+  private readonly log: Logger;
+
+  constructor(
+    @Inject(QUERY_AUDIT) private readonly queryAudit: QueryAudit,
+    @Inject(ROOT_LOGGER) logger: Logger,
+  ) {
+    this.log = logger.child({ component: 'grpc' });
+  }
+
+  @GrpcMethod('ToolHistory', 'ListToolInvocations')
+  list(request: ListToolInvocationsRequest, _metadata: Metadata, call: ServerUnaryCall<unknown, unknown>) {
+    return answerUnary(
+      this.log,
+      'ListToolInvocations',
+      { tenantId: request.tenant_id },
+      budgetOf(call, DEFAULT_AUDIT_BUDGET_MS),
+      async () => {
+        const page = await this.queryAudit.listInvocations({
+          tenantId: request.tenant_id ?? '',
+          conversationId: request.conversation_id,
+          runId: request.run_id,
+          toolName: request.tool_name,
+          status: invocationStatusOf(request.status),
+          from: timestampToMillis(request.from),
+          to: timestampToMillis(request.to),
+          pageSize: request.page_size,
+          pageToken: request.page_token,
+        });
+        return { invocations: page.invocations.map(toInvocationMessage), next_page_token: page.nextPageToken };
+      },
+    );
+  }
+}

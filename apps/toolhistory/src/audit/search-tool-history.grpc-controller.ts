@@ -1,0 +1,48 @@
+import { Controller, Inject } from '@nestjs/common';
+import { GrpcMethod } from '@nestjs/microservices';
+import type { Metadata, ServerUnaryCall } from '@grpc/grpc-js';
+import type { Logger } from 'pino';
+import { answerUnary, budgetOf } from '../grpc/grpc-call';
+import { timestampToMillis, type TimestampMessage, toSearchResponse } from '../grpc/proto-mapping';
+import { QUERY_AUDIT, ROOT_LOGGER } from '../tokens';
+import { DEFAULT_AUDIT_BUDGET_MS } from './audit-budget';
+import { QueryAudit } from './query-audit';
+
+interface SearchToolHistoryRequest {
+  tenant_id?: string;
+  query?: string;
+  conversation_id?: string;
+  limit?: number;
+  from?: TimestampMessage | null;
+  to?: TimestampMessage | null;
+}
+
+/** SearchToolHistory: full-text search over a tenant's redacted payloads. */
+@Controller()
+export class SearchToolHistoryGrpcController {
+  private readonly log: Logger;
+
+  constructor(
+    @Inject(QUERY_AUDIT) private readonly queryAudit: QueryAudit,
+    @Inject(ROOT_LOGGER) logger: Logger,
+  ) {
+    this.log = logger.child({ component: 'grpc' });
+  }
+
+  // The query stays out of the log: people search for the very values they worry about.
+  @GrpcMethod('ToolHistory', 'SearchToolHistory')
+  search(request: SearchToolHistoryRequest, _metadata: Metadata, call: ServerUnaryCall<unknown, unknown>) {
+    return answerUnary(this.log, 'SearchToolHistory', { tenantId: request.tenant_id }, budgetOf(call, DEFAULT_AUDIT_BUDGET_MS), async () =>
+      toSearchResponse(
+        await this.queryAudit.search({
+          tenantId: request.tenant_id ?? '',
+          query: request.query ?? '',
+          conversationId: request.conversation_id,
+          limit: request.limit,
+          from: timestampToMillis(request.from),
+          to: timestampToMillis(request.to),
+        }),
+      ),
+    );
+  }
+}

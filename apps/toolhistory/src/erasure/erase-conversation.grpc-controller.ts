@@ -1,0 +1,34 @@
+import { Controller, Inject } from '@nestjs/common';
+import { GrpcMethod } from '@nestjs/microservices';
+import type { Metadata, ServerUnaryCall } from '@grpc/grpc-js';
+import type { Logger } from 'pino';
+import { callerOf } from '../grpc/access/callers-of-calls';
+import { answerUnary, budgetOf } from '../grpc/grpc-call';
+import { ERASE_CONVERSATION, ROOT_LOGGER } from '../tokens';
+import { EraseConversation } from './erase-conversation';
+
+const DEFAULT_ERASE_BUDGET_MS = 30_000;
+
+/** EraseConversation: a user's right to be forgotten, with an audit line of who asked. */
+@Controller()
+export class EraseConversationGrpcController {
+  private readonly log: Logger;
+
+  constructor(
+    @Inject(ERASE_CONVERSATION) private readonly eraseConversation: EraseConversation,
+    @Inject(ROOT_LOGGER) logger: Logger,
+  ) {
+    this.log = logger.child({ component: 'grpc' });
+  }
+
+  @GrpcMethod('ToolHistory', 'EraseConversation')
+  erase(request: { tenant_id?: string; conversation_id?: string }, metadata: Metadata, call: ServerUnaryCall<unknown, unknown>) {
+    const command = { tenantId: request.tenant_id ?? '', conversationId: request.conversation_id ?? '' };
+    return answerUnary(this.log, 'EraseConversation', command, budgetOf(call, DEFAULT_ERASE_BUDGET_MS), async () => {
+      const outcome = await this.eraseConversation.execute(command);
+      // The audit line: who asked, what went, ids and counts only.
+      this.log.info({ audit: 'erasure', subject: callerOf(metadata).subject, ...command, ...outcome }, 'conversation erased');
+      return { erased_events: outcome.erasedEvents, erased_invocations: outcome.erasedInvocations };
+    });
+  }
+}

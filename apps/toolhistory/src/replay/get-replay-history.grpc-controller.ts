@@ -1,0 +1,66 @@
+import { Controller, Inject } from '@nestjs/common';
+import { GrpcMethod } from '@nestjs/microservices';
+import type { Metadata, ServerUnaryCall } from '@grpc/grpc-js';
+import type { Logger } from 'pino';
+import type { ReplayHistory } from '@toolhistory/domain';
+import { answerUnary, budgetOf } from '../grpc/grpc-call';
+import { formatOf, staleResultsOf, timestampToMillis, type TimestampMessage, toResponse } from '../grpc/proto-mapping';
+import { GET_REPLAY_HISTORY, ROOT_LOGGER } from '../tokens';
+import { GetReplayHistory } from './get-replay-history';
+
+interface GetReplayHistoryRequest {
+  tenant_id?: string;
+  conversation_id?: string;
+  channel?: string;
+  as_of?: TimestampMessage | null;
+  format?: string;
+  freshness_window_seconds?: string | number;
+  stale_results?: string;
+}
+
+/** A turn must never hang: without a deadline from the caller, this budget applies. */
+export const DEFAULT_REPLAY_BUDGET_MS = 2_000;
+
+/** GetReplayHistory: the turn-start query. */
+@Controller()
+export class GetReplayHistoryGrpcController {
+  private readonly log: Logger;
+  // A cached history is the same object on every hit, so its mapped response is reused too.
+  private readonly responses = new WeakMap<ReplayHistory, ReturnType<typeof toResponse>>();
+
+  constructor(
+    @Inject(GET_REPLAY_HISTORY) private readonly getReplayHistory: GetReplayHistory,
+    @Inject(ROOT_LOGGER) logger: Logger,
+  ) {
+    this.log = logger.child({ component: 'grpc' });
+  }
+
+  @GrpcMethod('ToolHistory', 'GetReplayHistory')
+  replay(request: GetReplayHistoryRequest, _metadata: Metadata, call: ServerUnaryCall<unknown, unknown>) {
+    const ids = { tenantId: request.tenant_id, conversationId: request.conversation_id };
+    const budgetMs = budgetOf(call, DEFAULT_REPLAY_BUDGET_MS);
+    // The use case answers UNAVAILABLE within the budget itself; the outer bound is a backstop.
+    return answerUnary(this.log, 'GetReplayHistory', ids, budgetMs + 1_000, async () => {
+      const history = await this.getReplayHistory.execute({
+        tenantId: request.tenant_id ?? '',
+        conversationId: request.conversation_id ?? '',
+        channel: request.channel || undefined,
+        asOf: timestampToMillis(request.as_of),
+        format: formatOf(request.format),
+        freshnessWindowSeconds: request.freshness_window_seconds === undefined ? undefined : Number(request.freshness_window_seconds),
+        staleResults: staleResultsOf(request.stale_results),
+        budgetMs,
+      });
+      return this.response(history);
+    });
+  }
+
+  private response(history: ReplayHistory) {
+    let response = this.responses.get(history);
+    if (!response) {
+      response = toResponse(history);
+      this.responses.set(history, response);
+    }
+    return response;
+  }
+}
