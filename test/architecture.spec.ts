@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { RPC_SCOPES } from '../libs/domain/src';
 
 const ROOT = join(__dirname, '..');
 const ENTRY_POINTS = new Set(['apps/toolhistory/src/main.ts', 'apps/toolhistory/src/migrate.ts', 'apps/toolhistory/src/rebuild.ts']);
@@ -27,6 +28,23 @@ describe('architecture', () => {
 
   it('names files in kebab-case', () => {
     const offenders = files.filter((f) => !/^[a-z0-9.-]+\.ts$/.test(f.split('/').pop()!));
+    expect(offenders).toEqual([]);
+  });
+
+  it('gives every RPC of the proto an access rule, and no rule to an RPC the proto lacks', () => {
+    const proto = readFileSync(join(ROOT, 'proto/toolhistory/v1/toolhistory.proto'), 'utf8');
+    const service = /service ToolHistory \{([\s\S]*?)\n\}/.exec(proto)?.[1] ?? '';
+    const rpcs = [...service.matchAll(/^\s*rpc (\w+)\(/gm)].map((m) => m[1]);
+    expect(rpcs.length).toBeGreaterThan(5);
+    expect(Object.keys(RPC_SCOPES).sort()).toEqual(rpcs.sort());
+  });
+
+  it('puts every ToolHistory handler behind the caller guard (registered globally, never bypassed)', () => {
+    const handlers = files.filter((f) => /@GrpcMethod\('ToolHistory'/.test(readFileSync(join(ROOT, f), 'utf8')));
+    expect(handlers.length).toBe(Object.keys(RPC_SCOPES).length);
+    const module = readFileSync(join(ROOT, 'apps/toolhistory/src/grpc/grpc.module.ts'), 'utf8');
+    expect(module).toMatch(/provide: APP_GUARD, useClass: CallerGuard/);
+    const offenders = files.filter((f) => /@Public\(|SetMetadata\(|UseGuards\(/.test(readFileSync(join(ROOT, f), 'utf8')));
     expect(offenders).toEqual([]);
   });
 });
