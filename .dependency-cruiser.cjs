@@ -37,7 +37,8 @@ module.exports = {
     {
       name: 'config-is-standalone',
       severity: 'error',
-      comment: 'Configuration needs no infrastructure: it reads the files it names (fs) and checks addresses and TLS material (net, crypto).',
+      comment:
+        'Configuration needs no infrastructure: it reads the files it names (fs) and checks addresses and TLS material (net, crypto).',
       from: { path: '^libs/config/', pathNot: TESTS },
       to: { pathNot: ['^libs/config/', '^libs/errors/', 'node_modules/class-validator/', '^(fs|net|crypto)$'] },
     },
