@@ -9,6 +9,7 @@ import { connectedProducer, freshTopic, publishEvents, testKafka } from './suppo
 import { type ServiceProcess, spawnService, stopService } from './support/service-harness';
 import { uniqueName } from './support/test-environment';
 import { runCompleted, toolCall, toolResult } from './support/tool-event-factory';
+import { countRows } from './support/read-model-queries';
 import { waitFor } from './support/wait-for';
 
 interface StreamEnd {
@@ -60,7 +61,7 @@ describe('SIGTERM: NOT_SERVING first, streams ended cleanly, the call in flight 
     ];
     await publishEvents(producer, topic, events);
     await waitFor(
-      () => db.pool.query('SELECT count(*)::int AS n FROM invocations').then((r) => r.rows[0].n as number),
+      () => countRows(db.pool, 'invocations'),
       (n) => n === 1,
       { what: 'the run recorded', timeoutMs: 60_000 },
     );

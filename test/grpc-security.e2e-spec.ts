@@ -10,6 +10,7 @@ import { testCertificates } from './support/test-certificates';
 import { uniqueName } from './support/test-environment';
 import { issueToken, signingKey, type SigningKey, TEST_AUDIENCE, TEST_ISSUER, writeKeySet } from './support/test-tokens';
 import { runCompleted, toolCall, toolResult } from './support/tool-event-factory';
+import { countRows } from './support/read-model-queries';
 import { waitFor } from './support/wait-for';
 
 interface GrpcError {
@@ -133,7 +134,7 @@ describe('the gRPC API over TLS with verified callers', () => {
     );
     await publishEvents(producer, topic, events);
     await waitFor(
-      () => db.pool.query('SELECT count(*)::int AS n FROM events').then((r) => r.rows[0].n as number),
+      () => countRows(db.pool, 'events'),
       (n) => n === events.length,
       { what: 'the seed events recorded' },
     );

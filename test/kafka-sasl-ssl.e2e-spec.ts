@@ -9,6 +9,7 @@ import { freePort } from './support/grpc-client';
 import { type ServiceProcess, spawnService, stopService } from './support/service-harness';
 import { uniqueName } from './support/test-environment';
 import { agentTraffic } from './support/traffic';
+import { countRows } from './support/read-model-queries';
 import { waitFor } from './support/wait-for';
 
 const ROOT = resolve(__dirname, '..');
@@ -93,7 +94,7 @@ describe('recording through a SASL_SSL listener (SCRAM-SHA-512 over TLS)', () =>
       const events = [...agentTraffic(300, { seed: 5 })];
       await producer.send({ topic, messages: events.map((e) => ({ key: e.conversationId, value: JSON.stringify(e) })) });
       await waitFor(
-        () => db.pool.query('SELECT count(*)::int AS n FROM events').then((r) => r.rows[0].n as number),
+        () => countRows(db.pool, 'events'),
         (n) => n === new Set(events.map((e) => e.eventId)).size,
         { what: 'every event recorded through SASL_SSL', timeoutMs: 60_000 },
       );
