@@ -46,6 +46,41 @@ describe('parseToolEvent', () => {
     expect(parsed.event).toEqual({ ...RUN_COMPLETED_V1, usage: { inputTokens: 1, outputTokens: 2 } });
   });
 
+  it('says a missing field is required, once, instead of every rule it fails', () => {
+    const parsed = parseToolEvent(asJson({ ...VALID_SAMPLES.ToolCallRequested, tenantId: undefined, usage: undefined }));
+    expect(parsed.ok ? '' : parsed.error.message).toBe('tenantId is required');
+    const nested = parseToolEvent(asJson({ ...VALID_SAMPLES.RunCompleted, usage: [{ inputTokens: 1 }] }));
+    expect(nested.ok ? '' : nested.error.message).toBe('usage.0.outputTokens is required');
+  });
+
+  it("bounds indices to the read model's 32-bit columns", () => {
+    const parsed = parseToolEvent(asJson({ ...VALID_SAMPLES.ToolCallRequested, roundIndex: 2_147_483_648 }));
+    expect(parsed.ok ? '' : parsed.error.message).toBe('roundIndex must be at most 2147483647');
+    expect(parseToolEvent(asJson({ ...VALID_SAMPLES.ToolCallRequested, roundIndex: 2_147_483_647 })).ok).toBe(true);
+    // Version 1 keeps its released rule for token totals.
+    expect(parseToolEvent(asJson({ ...RUN_COMPLETED_V1, usage: { inputTokens: 2 ** 40, outputTokens: 0 } })).ok).toBe(true);
+  });
+
+  it('refuses arguments and results nested deeper than 64 levels, however deep, without exhausting the stack', () => {
+    const nest = (depth: number): unknown => {
+      // Objects and arrays in turn, an object outermost (arguments must be one).
+      let value: unknown = 'leaf';
+      for (let i = depth; i > 0; i -= 1) value = i % 2 ? { k: value } : [value];
+      return value;
+    };
+    expect(parseToolEvent(asJson({ ...VALID_SAMPLES.ToolCallRequested, arguments: nest(64) })).ok).toBe(true);
+    const deep = parseToolEvent(asJson({ ...VALID_SAMPLES.ToolCallRequested, arguments: nest(65) }));
+    expect(deep.ok ? '' : deep.error.message).toBe('arguments must not nest deeper than 64 levels');
+    // About 60 KB of nesting, as a hostile producer would send it (JSON.stringify itself would overflow here).
+    const text = asJson(VALID_SAMPLES.ToolResultReceived).replace(
+      /"result":("[^"]*"|\{[^}]*\})/,
+      `"result":${'['.repeat(30_000)}${']'.repeat(30_000)}`,
+    );
+    const hostile = parseToolEvent(text);
+    expect(hostile.ok ? '' : hostile.error.message).toBe('result must not nest deeper than 64 levels');
+    expect(hostile.ok ? undefined : hostile.error.code).toBe(ErrorCode.InvalidEvent);
+  });
+
   it('lists every problem of an event at once', () => {
     const parsed = parseToolEvent(asJson({ ...VALID_SAMPLES.ToolCallRequested, tenantId: '', roundIndex: -1, arguments: [] }));
     if (parsed.ok) throw new Error('expected a rejection');

@@ -83,6 +83,11 @@ export function describeValidationErrors(errors: ValidationError[], parent = '')
   const parts: string[] = [];
   for (const error of errors) {
     const path = parent ? `${parent}.${error.property}` : error.property;
+    if (error.value === undefined && error.constraints) {
+      // Every rule of a missing field fails; the one thing to say is that it is missing.
+      parts.push(`${path} is required`);
+      continue;
+    }
     for (const message of Object.values(error.constraints ?? {})) {
       // class-validator messages start with the property name; prefix the parents.
       parts.push(parent ? `${parent}.${message}` : message);

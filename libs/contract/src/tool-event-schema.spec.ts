@@ -30,6 +30,7 @@ describe('the published JSON Schema and the validation classes', () => {
       fc.string({ maxLength: 8 }),
       fc.constantFrom('', 'ToolCallRequested', 'RunFailed', '2026-11-02T10:15:30Z', '1b4e28ba-2fa1-4d3b-a3f5-ef19b5a7633b'),
       fc.integer({ min: -3, max: 3 }),
+      fc.constantFrom(2_147_483_647, 2_147_483_648, 2 ** 53),
       fc.double({ noNaN: true, noDefaultInfinity: true, min: -3, max: 3 }),
       fc.boolean(),
       fc.constant([]),

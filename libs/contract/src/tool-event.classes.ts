@@ -9,6 +9,7 @@ import {
   IsObject,
   IsString,
   Matches,
+  Max,
   MaxLength,
   Min,
   ValidateBy,
@@ -19,6 +20,8 @@ import {
   JsonObject,
   JsonValue,
   MAX_ID_LENGTH,
+  MAX_INDEX,
+  MAX_JSON_DEPTH,
   MAX_USAGE_ENTRIES,
   SUPPORTED_SCHEMA_VERSIONS,
   TOOL_EVENT_TYPES,
@@ -42,7 +45,40 @@ function Index(): PropertyDecorator {
   return (target, key) => {
     IsInt()(target, key);
     Min(0, { message: '$property must not be negative' })(target, key);
+    Max(MAX_INDEX, { message: `$property must be at most ${MAX_INDEX}` })(target, key);
   };
+}
+
+/** schemaVersion 1's rule for token counts, kept as released. */
+function CountV1(): PropertyDecorator {
+  return (target, key) => {
+    IsInt()(target, key);
+    Min(0, { message: '$property must not be negative' })(target, key);
+  };
+}
+
+/** The depth of a JSON value, without recursion (the value may be adversarially deep). */
+export function jsonDepth(value: unknown, stopAt = Number.POSITIVE_INFINITY): number {
+  let deepest = 0;
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop()!;
+    if (typeof current !== 'object' || current === null) continue;
+    deepest = Math.max(deepest, depth);
+    if (deepest > stopAt) return deepest;
+    for (const child of Array.isArray(current) ? current : Object.values(current)) stack.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
+function MaxJsonDepth(): PropertyDecorator {
+  return ValidateBy({
+    name: 'maxJsonDepth',
+    validator: {
+      validate: (value: unknown) => jsonDepth(value, MAX_JSON_DEPTH) <= MAX_JSON_DEPTH,
+      defaultMessage: () => `$property must not nest deeper than ${MAX_JSON_DEPTH} levels`,
+    },
+  });
 }
 
 export class EventEnvelopeDto implements T.EventEnvelope {
@@ -79,6 +115,7 @@ export class ToolCallRequestedDto extends EventEnvelopeDto implements T.ToolCall
   @Id() toolName: string;
 
   @IsObject({ message: 'arguments must be a JSON object' })
+  @MaxJsonDepth()
   arguments: JsonObject;
 }
 
@@ -93,6 +130,7 @@ export class ToolResultReceivedDto extends EventEnvelopeDto implements T.ToolRes
   @Index() sequenceIndex: number;
 
   @IsDefined({ message: 'result must be a string or a JSON value (not null)' })
+  @MaxJsonDepth()
   result: JsonValue;
 
   @IsBoolean() isError: boolean;
@@ -136,8 +174,8 @@ export class RunCompletedDto extends EventEnvelopeDto implements T.RunCompleted 
 
 /** schemaVersion 1. Never edited: events of this version are read through upcastToolEvent. */
 export class TokenUsageV1Dto implements T.TokenUsageV1 {
-  @Index() inputTokens: number;
-  @Index() outputTokens: number;
+  @CountV1() inputTokens: number;
+  @CountV1() outputTokens: number;
 }
 
 /** schemaVersion 1. Never edited: events of this version are read through upcastToolEvent. */

@@ -17,6 +17,10 @@ export const CURRENT_SCHEMA_VERSION = 2;
 export const MAX_ID_LENGTH = 256;
 /** Service calls a RunCompleted may report usage for (schemaVersion 2). */
 export const MAX_USAGE_ENTRIES = 1_000;
+/** Indices and token counts fit the read model's integer columns. */
+export const MAX_INDEX = 2_147_483_647;
+/** How deep `arguments` and `result` may nest: deeper JSON is no tool payload, and walking it would exhaust the stack. */
+export const MAX_JSON_DEPTH = 64;
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };

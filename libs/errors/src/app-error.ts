@@ -14,6 +14,7 @@ export const ErrorCode = {
   InvalidConfig: 'INVALID_CONFIG',
   StorageUnavailable: 'STORAGE_UNAVAILABLE',
   BrokerUnavailable: 'BROKER_UNAVAILABLE',
+  BrokerRejected: 'BROKER_REJECTED',
   ConcurrencyConflict: 'CONCURRENCY_CONFLICT',
   StreamErased: 'STREAM_ERASED',
   NotFound: 'NOT_FOUND',

@@ -10,7 +10,22 @@ export const DEAD_LETTER_HEADERS = {
   originalOffset: 'dlq-original-offset',
   originalTimestamp: 'dlq-original-timestamp',
   deadLetteredAt: 'dlq-dead-lettered-at',
+  stub: 'dlq-stub',
 } as const;
+
+/** Kafka's refusals of a record for what it is (its size, its form), which no retry changes. */
+const REFUSALS_OF_THE_RECORD = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE', 'INVALID_RECORD', 'CORRUPT_MESSAGE']);
+
+/** The protocol error type anywhere in a kafkajs error's chain of causes. */
+function protocolErrorType(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; current instanceof Error && depth < 10; depth += 1) {
+    const type = (current as { type?: unknown }).type;
+    if (typeof type === 'string') return type;
+    current = (current as { cause?: unknown; originalError?: unknown }).cause ?? (current as { originalError?: unknown }).originalError;
+  }
+  return undefined;
+}
 
 /** Dead letters keep the original key, so one conversation's letters stay in order. */
 export class KafkaDeadLetterSink implements DeadLetterSink {
@@ -37,10 +52,16 @@ export class KafkaDeadLetterSink implements DeadLetterSink {
             [DEAD_LETTER_HEADERS.originalOffset]: l.offset,
             [DEAD_LETTER_HEADERS.originalTimestamp]: l.timestamp,
             [DEAD_LETTER_HEADERS.deadLetteredAt]: now,
+            ...(l.stub ? { [DEAD_LETTER_HEADERS.stub]: 'true' } : {}),
           },
         })),
       });
     } catch (error) {
+      // A refusal of the record itself is final; anything else (an unreachable or busy broker) may pass.
+      const type = protocolErrorType(error);
+      if (type !== undefined && REFUSALS_OF_THE_RECORD.has(type)) {
+        throw new AppError(ErrorCode.BrokerRejected, `${this.topic} refused the dead letter (${type})`, { retriable: false, cause: error });
+      }
       throw new AppError(ErrorCode.BrokerUnavailable, `could not publish ${letters.length} dead letter(s) to ${this.topic}`, {
         retriable: true,
         cause: error,

@@ -11,8 +11,12 @@ const RETRIABLE_MESSAGES = [
 /**
  * SQLSTATE classes whose failure is caused by the data itself (bad text,
  * too large a value): retrying cannot help, so the offending event is set
- * aside. Anything else (outages, lock timeouts, even bugs) is retried, so a
- * sick database stalls the partition instead of losing events.
+ * aside. Any other SQLSTATE (outages, lock timeouts, a schema gone missing)
+ * is the database's and is retried, so a sick database stalls the
+ * partition instead of losing events. An error with no SQLSTATE that is no
+ * connection failure was thrown by our own code inside the transaction:
+ * not retriable, so the recorder narrows it down to the event that causes
+ * it (and retries if recording without that event fails too).
  */
 function isDataError(sqlState: string): boolean {
   // 23505 (unique violation) is a race with a concurrent writer of the same event: retry.
@@ -32,6 +36,10 @@ export function classifyPostgresError(error: unknown): AppError {
     });
   }
   const unavailable = RETRIABLE_NODE_CODES.has(code) || RETRIABLE_MESSAGES.some((r) => r.test(message)) || /^(08|53|57|40|55)/.test(code);
+  const fromTheDatabase = /^[0-9A-Z]{5}$/.test(code);
+  if (!unavailable && !fromTheDatabase) {
+    return new AppError(ErrorCode.Internal, message, { retriable: false, cause: error });
+  }
   return new AppError(unavailable ? ErrorCode.StorageUnavailable : ErrorCode.Internal, `PostgreSQL: ${message}`, {
     retriable: true,
     cause: error,

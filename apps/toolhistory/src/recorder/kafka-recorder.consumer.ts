@@ -2,10 +2,11 @@ import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap }
 import { Consumer, EachBatchPayload, Kafka, Partitioners, Producer } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { AppConfig } from '@toolhistory/config';
-import type { RecordingStore } from '@toolhistory/domain';
+import type { RecordingStore, RedactionPolicy } from '@toolhistory/domain';
 import { ensureTopics, KafkaDeadLetterSink } from '@toolhistory/messaging';
-import { APP_CONFIG, KAFKA, RECORDING_STORE, ROOT_LOGGER } from '../tokens';
-import { RecordPartitionBatch } from './record-partition-batch';
+import { APP_CONFIG, KAFKA, RECORDING_STORE, REDACTION_POLICY, ROOT_LOGGER } from '../tokens';
+import { ErrorCode } from '@toolhistory/errors';
+import { ATTEMPTS_PER_EVENT, RecordPartitionBatch } from './record-partition-batch';
 import { retryWithBackoff } from './retry-with-backoff';
 
 /**
@@ -24,6 +25,7 @@ export class KafkaRecorderConsumer implements OnApplicationBootstrap, BeforeAppl
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(KAFKA) private readonly kafka: Kafka,
     @Inject(RECORDING_STORE) private readonly store: RecordingStore,
+    @Inject(REDACTION_POLICY) private readonly redaction: RedactionPolicy,
     @Inject(ROOT_LOGGER) rootLogger: Logger,
   ) {
     this.log = rootLogger.child({ component: 'recorder' });
@@ -41,6 +43,7 @@ export class KafkaRecorderConsumer implements OnApplicationBootstrap, BeforeAppl
     const recordBatch = new RecordPartitionBatch(this.store, new KafkaDeadLetterSink(this.producer, k.deadLetterTopic), {
       consumerGroup: k.groupId,
       maxEventBytes: this.config.maxEventBytes,
+      redaction: this.redaction,
     });
 
     const consumer = this.kafka.consumer({
@@ -94,11 +97,24 @@ export class KafkaRecorderConsumer implements OnApplicationBootstrap, BeforeAppl
         maxDelayMs: 10_000,
         shouldContinue: () => !this.stopping && isRunning() && !isStale(),
         whileWaiting: heartbeat,
-        onRetry: (err, attempt, delayMs) =>
-          this.log.warn(
-            { err: { code: err.code, message: err.message }, attempt, delayMs, topic: batch.topic, partition: batch.partition },
-            'recording failed; retrying the batch',
-          ),
+        // What reaches here is no one message's fault (those are set aside inside): an outage is
+        // waited out, and anything else is retried too, loudly, rather than thrown to kafkajs,
+        // which would restart its fetch loop on the same batch without end.
+        shouldRetry: () => true,
+        onRetry: (err, attempt, delayMs) => {
+          const fields = {
+            err: { code: err.code, message: err.message },
+            attempt,
+            delayMs,
+            topic: batch.topic,
+            partition: batch.partition,
+          };
+          if (err.code === ErrorCode.StorageUnavailable || err.code === ErrorCode.BrokerUnavailable) {
+            this.log.warn(fields, 'recording failed; retrying the batch');
+          } else {
+            this.log.error(fields, 'recording fails for a reason that is no outage; retrying the batch');
+          }
+        },
       },
     );
     resolveOffset(batch.lastOffset());
@@ -106,6 +122,18 @@ export class KafkaRecorderConsumer implements OnApplicationBootstrap, BeforeAppl
     this.log.debug({ partition: batch.partition, messages: batch.messages.length, ms: Date.now() - started, ...outcome }, 'batch recorded');
     if (outcome.deadLettered > 0) {
       this.log.warn({ partition: batch.partition, deadLettered: outcome.deadLettered }, 'poison messages dead-lettered');
+    }
+    for (const isolated of outcome.isolated) {
+      this.log.error(
+        { topic: batch.topic, partition: batch.partition, ...isolated },
+        `a valid message failed to record ${ATTEMPTS_PER_EVENT} times while its neighbours recorded; dead-lettered, the partition moves on`,
+      );
+    }
+    if (outcome.stubs > 0) {
+      this.log.error(
+        { partition: batch.partition, stubs: outcome.stubs },
+        'dead letters refused by the broker; stubs with their origin and size were published instead',
+      );
     }
   }
 

@@ -1,14 +1,16 @@
-import { parseToolEvent } from '@toolhistory/contract';
+import { parseToolEvent, type ParseResult } from '@toolhistory/contract';
 import {
-  DeadLetter,
-  DeadLetterSink,
-  OffsetEvent,
-  RecordBatchOutcome,
-  RecordingStore,
+  type DeadLetter,
+  type DeadLetterSink,
+  DEFAULT_REDACTION_POLICY,
+  type OffsetEvent,
+  type RecordBatchOutcome,
+  type RecordingStore,
   redactDeadLetterValue,
+  type RedactionPolicy,
   redactReason,
 } from '@toolhistory/domain';
-import { AppError, ErrorCode } from '@toolhistory/errors';
+import { AppError, ErrorCode, toAppError } from '@toolhistory/errors';
 
 export interface IncomingMessage {
   offset: string;
@@ -23,76 +25,192 @@ export interface IncomingBatch {
   messages: readonly IncomingMessage[];
 }
 
-export interface BatchOutcome extends RecordBatchOutcome {
-  deadLettered: number;
+/** A message set aside because recording it failed again and again while its neighbours recorded. */
+export interface IsolatedMessage {
+  offset: string;
+  errorCode: ErrorCode;
+  reason: string;
 }
 
-const NOTHING: BatchOutcome = Object.freeze({ appended: 0, duplicates: 0, alreadyCommitted: 0, erased: 0, deadLettered: 0 });
+export interface BatchOutcome extends RecordBatchOutcome {
+  deadLettered: number;
+  /** Valid messages that could not be recorded (as opposed to invalid ones): each is worth an error line. */
+  isolated: IsolatedMessage[];
+  /** Dead letters the broker refused whole, published as a stub instead. */
+  stubs: number;
+}
+
+const nothing = (): BatchOutcome => ({
+  appended: 0,
+  duplicates: 0,
+  alreadyCommitted: 0,
+  erased: 0,
+  deadLettered: 0,
+  isolated: [],
+  stubs: 0,
+});
 
 export interface RecordPartitionBatchOptions {
   consumerGroup: string;
   maxEventBytes: number;
+  /** Applied to dead letters too, so a masked field or a `persist: none` payload does not rest raw in the dead-letter topic. */
+  redaction?: RedactionPolicy;
 }
+
+/** How often one event is tried alone before it counts as the cause of its own failure. */
+export const ATTEMPTS_PER_EVENT = 3;
+/** A reason travels in a header, which counts towards the broker's message size. */
+const MAX_REASON_CHARS = 2_000;
 
 const nextOffsetAfter = (offset: string): string => (BigInt(offset) + 1n).toString();
 
 /**
  * One partition batch: validate each message, dead-letter the poison ones,
- * record the rest with the partition's next offset. A store error caused by
- * the data of one event (rare: it passed validation) falls back to one
- * event at a time, so only that event is dead-lettered.
+ * record the rest with the partition's next offset.
+ *
+ * Failures are retried only while they may pass. A retriable one (the
+ * database or broker is unreachable, or refuses whatever the data) goes to
+ * the caller, which retries the batch for as long as it takes: nothing is
+ * dead-lettered for an outage. Any other failure is narrowed down to its
+ * message: each event is then recorded alone, up to three times; one that
+ * still fails, while recording without it succeeds, is dead-lettered with
+ * its reason and the partition moves on.
  */
 export class RecordPartitionBatch {
+  private readonly redaction: RedactionPolicy;
+
   constructor(
     private readonly store: RecordingStore,
     private readonly deadLetters: DeadLetterSink,
     private readonly options: RecordPartitionBatchOptions,
-  ) {}
+  ) {
+    this.redaction = options.redaction ?? DEFAULT_REDACTION_POLICY;
+  }
 
   async execute(batch: IncomingBatch): Promise<BatchOutcome> {
-    if (batch.messages.length === 0) return { ...NOTHING };
+    if (batch.messages.length === 0) return nothing();
+    const outcome = nothing();
     const valid: OffsetEvent[] = [];
     const letters: DeadLetter[] = [];
     for (const message of batch.messages) {
-      const parsed = parseToolEvent(message.value, this.options.maxEventBytes);
+      const parsed = this.parse(message);
       if (parsed.ok) valid.push({ offset: message.offset, event: parsed.event });
       else letters.push(this.letter(batch, message, parsed.error));
     }
-    await this.deadLetters.publish(letters);
+    outcome.stubs += await this.publish(letters);
+    outcome.deadLettered += letters.length;
 
     const nextOffset = nextOffsetAfter(batch.messages[batch.messages.length - 1].offset);
     try {
-      const outcome = await this.store.recordBatch({ ...this.partitionRef(batch), events: valid, nextOffset });
-      return { ...outcome, deadLettered: letters.length };
+      add(outcome, await this.store.recordBatch({ ...this.partitionRef(batch), events: valid, nextOffset }));
+      return outcome;
+    } catch (thrown) {
+      const error = toAppError(thrown);
+      if (error.retriable) throw error;
+    }
+    await this.recordOneByOne(batch, valid, nextOffset, outcome);
+    return outcome;
+  }
+
+  private parse(message: IncomingMessage): ParseResult {
+    try {
+      return parseToolEvent(message.value, this.options.maxEventBytes);
     } catch (error) {
-      if (error instanceof AppError && error.code === ErrorCode.UnstorableEvent) {
-        const outcome = await this.recordOneByOne(batch, valid, nextOffset);
-        return { ...outcome, deadLettered: outcome.deadLettered + letters.length };
-      }
-      throw error;
+      // The parser must not throw; if it does, this message is what makes it.
+      return { ok: false, error: new AppError(ErrorCode.Internal, `validation failed: ${(error as Error).message}`, { cause: error }) };
     }
   }
 
-  private async recordOneByOne(batch: IncomingBatch, valid: readonly OffsetEvent[], nextOffset: string): Promise<BatchOutcome> {
-    const total: BatchOutcome = { ...NOTHING };
+  private async recordOneByOne(
+    batch: IncomingBatch,
+    valid: readonly OffsetEvent[],
+    nextOffset: string,
+    outcome: BatchOutcome,
+  ): Promise<void> {
     const byOffset = new Map(batch.messages.map((m) => [m.offset, m]));
     for (const item of valid) {
       const ref = { ...this.partitionRef(batch), nextOffset: nextOffsetAfter(item.offset) };
-      try {
-        const outcome = await this.store.recordBatch({ ...ref, events: [item] });
-        total.appended += outcome.appended;
-        total.duplicates += outcome.duplicates;
-        total.alreadyCommitted += outcome.alreadyCommitted;
-        total.erased += outcome.erased;
-      } catch (error) {
-        if (!(error instanceof AppError) || error.code !== ErrorCode.UnstorableEvent) throw error;
-        await this.deadLetters.publish([this.letter(batch, byOffset.get(item.offset)!, error)]);
-        await this.store.recordBatch({ ...ref, events: [] });
-        total.deadLettered += 1;
+      let failure: AppError | undefined;
+      for (let attempt = 1; attempt <= ATTEMPTS_PER_EVENT; attempt += 1) {
+        try {
+          add(outcome, await this.store.recordBatch({ ...ref, events: [item] }));
+          failure = undefined;
+          break;
+        } catch (thrown) {
+          failure = toAppError(thrown);
+          if (failure.retriable) throw failure;
+        }
       }
+      if (!failure) continue;
+      await this.proveTheEventIsTheCause(batch, item.offset, failure);
+      outcome.stubs += await this.publish([this.letter(batch, byOffset.get(item.offset)!, failure)]);
+      await this.store.recordBatch({ ...ref, events: [] });
+      outcome.deadLettered += 1;
+      outcome.isolated.push({
+        offset: item.offset,
+        errorCode: failure.code,
+        reason: redactReason(failure.message).slice(0, MAX_REASON_CHARS),
+      });
     }
     await this.store.recordBatch({ ...this.partitionRef(batch), events: [], nextOffset });
-    return total;
+  }
+
+  /**
+   * Records nothing at the event's own offset: if even that fails, the
+   * store is what fails (a schema gone missing, a full disk), and setting
+   * events aside would lose them all; the batch is retried instead.
+   */
+  private async proveTheEventIsTheCause(batch: IncomingBatch, offset: string, failure: AppError): Promise<void> {
+    try {
+      await this.store.recordBatch({ ...this.partitionRef(batch), events: [], nextOffset: offset });
+    } catch (thrown) {
+      throw new AppError(ErrorCode.StorageUnavailable, `recording fails whatever the event (${failure.message})`, {
+        retriable: true,
+        cause: thrown,
+      });
+    }
+  }
+
+  /**
+   * Publishes the letters; a letter the broker refuses for itself (too
+   * large, say) goes as a stub: key, headers and a note of its size, so the
+   * partition can move on and the letter's origin is still known. Returns
+   * how many stubs were sent. A stub refused too means the dead-letter topic
+   * itself is unusable: that is retried, loudly, rather than losing the
+   * message.
+   */
+  private async publish(letters: readonly DeadLetter[]): Promise<number> {
+    if (letters.length === 0) return 0;
+    try {
+      await this.deadLetters.publish(letters);
+      return 0;
+    } catch (thrown) {
+      const error = toAppError(thrown);
+      if (error.retriable) throw error;
+    }
+    let stubs = 0;
+    for (const letter of letters) {
+      try {
+        await this.deadLetters.publish([letter]);
+      } catch (thrown) {
+        const error = toAppError(thrown);
+        if (error.retriable) throw error;
+        try {
+          await this.deadLetters.publish([stubOf(letter, error)]);
+        } catch (stubFailure) {
+          throw new AppError(
+            ErrorCode.BrokerUnavailable,
+            `the dead-letter topic refuses even a stub letter: ${(stubFailure as Error).message}`,
+            {
+              retriable: true,
+              cause: stubFailure,
+            },
+          );
+        }
+        stubs += 1;
+      }
+    }
+    return stubs;
   }
 
   private partitionRef(batch: IncomingBatch) {
@@ -101,15 +219,41 @@ export class RecordPartitionBatch {
 
   /** Dead letters rest in Kafka, so they are redacted too (see redactDeadLetterValue). */
   private letter(batch: IncomingBatch, message: IncomingMessage, error: AppError): DeadLetter {
+    let value: Buffer | null;
+    try {
+      value = redactDeadLetterValue(message.value, this.redaction);
+    } catch {
+      value = Buffer.from(JSON.stringify({ unredactable: true, originalBytes: message.value?.length ?? 0 }));
+    }
     return {
       topic: batch.topic,
       partition: batch.partition,
       offset: message.offset,
       key: message.key,
-      value: redactDeadLetterValue(message.value),
+      value,
       timestamp: message.timestamp,
       errorCode: error.code,
-      reason: redactReason(error.message),
+      reason: redactReason(error.message).slice(0, MAX_REASON_CHARS),
     };
   }
+}
+
+/** What is left of a letter the broker would not take: where it came from, why, and how big it was. */
+function stubOf(letter: DeadLetter, refusal: AppError): DeadLetter {
+  return {
+    ...letter,
+    key: letter.key && letter.key.length <= 1_024 ? letter.key : null,
+    value: Buffer.from(
+      JSON.stringify({ deadLetterStub: true, originalBytes: letter.value?.length ?? 0, refused: refusal.message.slice(0, 500) }),
+    ),
+    reason: letter.reason.slice(0, 500),
+    stub: true,
+  };
+}
+
+function add(total: BatchOutcome, outcome: RecordBatchOutcome): void {
+  total.appended += outcome.appended;
+  total.duplicates += outcome.duplicates;
+  total.alreadyCommitted += outcome.alreadyCommitted;
+  total.erased += outcome.erased;
 }

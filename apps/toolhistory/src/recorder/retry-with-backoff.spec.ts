@@ -24,6 +24,21 @@ describe('retryWithBackoff', () => {
     expect(Math.max(...delays)).toBeGreaterThanOrEqual(400);
   });
 
+  it('retries any failure, a plain TypeError too, when told to (the recorder never throws a batch back to kafkajs)', async () => {
+    let calls = 0;
+    const seen: string[] = [];
+    const result = await retryWithBackoff(
+      async () => {
+        calls += 1;
+        if (calls < 3) throw new TypeError('a bug outside the store');
+        return 'done';
+      },
+      { ...noSleep, shouldContinue: () => true, shouldRetry: () => true, onRetry: (e) => seen.push(`${e.code}:${e.retriable}`) },
+    );
+    expect(result).toBe('done');
+    expect(seen).toEqual(['INTERNAL:false', 'INTERNAL:false']);
+  });
+
   it('rethrows a non-retriable failure at once', async () => {
     let calls = 0;
     const failure = retryWithBackoff(

@@ -8,10 +8,13 @@ export interface BackoffOptions {
   /** Called while waiting, e.g. to keep a Kafka group membership alive. */
   whileWaiting?: () => Promise<void>;
   onRetry?: (error: AppError, attempt: number, delayMs: number) => void;
+  /** Which failures to retry; by default the retriable ones (others are rethrown at once). */
+  shouldRetry?: (error: AppError) => boolean;
   sleep?: (ms: number) => Promise<void>;
 }
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const isRetriable = (error: AppError) => error.retriable;
 
 /**
  * Retries retriable failures for as long as the caller lets it, with
@@ -24,7 +27,7 @@ export async function retryWithBackoff<T>(work: () => Promise<T>, options: Backo
       return await work();
     } catch (thrown) {
       const error = toAppError(thrown);
-      if (!error.retriable || !options.shouldContinue()) throw error;
+      if (!(options.shouldRetry ?? isRetriable)(error) || !options.shouldContinue()) throw error;
       const ceiling = Math.min(options.maxDelayMs, options.initialDelayMs * 2 ** Math.min(attempt - 1, 20));
       const delayMs = Math.round(ceiling / 2 + Math.random() * (ceiling / 2));
       options.onRetry?.(error, attempt, delayMs);

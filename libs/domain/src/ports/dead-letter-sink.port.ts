@@ -10,6 +10,8 @@ export interface DeadLetter {
   timestamp: string;
   errorCode: ErrorCode;
   reason: string;
+  /** The letter itself was refused (too large): this one carries its origin and size only. */
+  stub?: boolean;
 }
 
 export interface DeadLetterSink {

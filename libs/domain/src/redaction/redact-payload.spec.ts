@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { DETECTOR_KINDS } from './detectors';
 import { parseJsonPath, PathStep } from './json-path';
-import { redactPayload, truncationMarker } from './redact-payload';
+import { MAX_REDACTION_DEPTH, redactPayload, truncationMarker } from './redact-payload';
 
 const path = (p: string): { path: string; steps: PathStep[] } => {
   const parsed = parseJsonPath(p);
@@ -66,6 +66,24 @@ describe('redactPayload', () => {
     expect(out).toBe(text.slice(0, 100) + truncationMarker(text.length - 100));
     expect(String(out)).toMatch(/…\[truncated 4,910 chars\]$/);
     expect(counts).toEqual({ truncated: 1 });
+  });
+
+  it('walks a hostile depth without exhausting the stack, dropping what lies below the bound for a marker', () => {
+    let deep: unknown = 'jane@example.com';
+    for (let i = 0; i < 50_000; i += 1) deep = [deep];
+    const counts = {};
+    const out = redactPayload({ top: 'call +44 20 7946 0958', deep }, { maskPaths: [], detectors: ALL }, counts);
+    expect(counts).toEqual({ phone: 1, nesting: 1 });
+    // The payload object is level 1; its arrays fill the levels up to the bound, then the marker.
+    let level: unknown = (out as { deep: unknown }).deep;
+    let levels = 1;
+    while (Array.isArray(level)) {
+      level = level[0];
+      levels += 1;
+    }
+    expect(level).toBe('[REDACTED:nesting]');
+    expect(levels).toBe(MAX_REDACTION_DEPTH);
+    expect(() => JSON.stringify(out)).not.toThrow();
   });
 
   it('never cuts a marker in half, so a second pass does not read half a marker as a secret', () => {

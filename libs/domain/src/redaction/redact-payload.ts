@@ -29,34 +29,44 @@ export function redactPayload(value: unknown, rule: PayloadRedactionRule, counts
     if (masked.replaced > 0) counts[path] = (counts[path] ?? 0) + masked.replaced;
   }
   const detect = (s: string) => redactText(s, rule.detectors, counts);
-  current = mapStrings(current, detect);
+  current = mapStrings(current, detect, counts);
   if (rule.maxChars !== undefined) current = truncate(current, rule.maxChars, detect, counts);
   return current;
 }
+
+/**
+ * Deeper than any valid event nests (the contract allows 64 levels): what
+ * lies below is dropped for a marker, so a hostile dead letter cannot
+ * exhaust the stack of the walk or of JSON.stringify after it.
+ */
+export const MAX_REDACTION_DEPTH = 128;
+const TOO_DEEP = redactionMarker('nesting');
 
 /**
  * Applies `f` to every string value and object key, and to numbers written
  * as text (a card number sent as a JSON number is still a card number).
  * Keys that become equal after redaction get a suffix, so no value is lost.
  */
-function mapStrings(value: unknown, f: (s: string) => string): unknown {
+function mapStrings(value: unknown, f: (s: string) => string, counts: RedactionCounts, depth = 1): unknown {
   if (typeof value === 'string') return f(value);
   if (typeof value === 'number') {
     const text = String(value);
     const redacted = f(text);
     return redacted === text ? value : redacted;
   }
-  if (Array.isArray(value)) return value.map((v) => mapStrings(v, f));
-  if (typeof value === 'object' && value !== null) {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) {
-      let key = f(k);
-      for (let n = 2; key !== k && Object.hasOwn(out, key); n += 1) key = `${f(k)} (${n})`;
-      out[key] = mapStrings(v, f);
-    }
-    return out;
+  if (typeof value !== 'object' || value === null) return value;
+  if (depth > MAX_REDACTION_DEPTH) {
+    counts.nesting = (counts.nesting ?? 0) + 1;
+    return TOO_DEEP;
   }
-  return value;
+  if (Array.isArray(value)) return value.map((v) => mapStrings(v, f, counts, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    let key = f(k);
+    for (let n = 2; key !== k && Object.hasOwn(out, key); n += 1) key = `${f(k)} (${n})`;
+    out[key] = mapStrings(v, f, counts, depth + 1);
+  }
+  return out;
 }
 
 /**
