@@ -16,6 +16,7 @@ export const ErrorCode = {
   BrokerUnavailable: 'BROKER_UNAVAILABLE',
   BrokerRejected: 'BROKER_REJECTED',
   ConcurrencyConflict: 'CONCURRENCY_CONFLICT',
+  OffsetGap: 'OFFSET_GAP',
   StreamErased: 'STREAM_ERASED',
   NotFound: 'NOT_FOUND',
   Unauthenticated: 'UNAUTHENTICATED',

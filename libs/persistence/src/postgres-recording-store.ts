@@ -8,6 +8,7 @@ import {
   RecordBatchCommand,
   RecordBatchOutcome,
   RecordingStore,
+  offsetGap,
   redactEarlyResult,
   RedactionPolicy,
   redactToolEvent,
@@ -55,6 +56,10 @@ export class PostgresRecordingStore implements RecordingStore {
       [command.consumerGroup, command.topic, command.partition],
     );
     const committed = BigInt(stored.rows[0].next_offset);
+    // -1: PostgreSQL knows nothing of the partition yet (the consumer starts it at the beginning).
+    if (committed >= 0n && command.firstOffset !== undefined && BigInt(command.firstOffset) > committed) {
+      throw offsetGap(command, committed.toString(), command.firstOffset);
+    }
     const fresh = command.events.filter((m) => BigInt(m.offset) >= committed);
     const alreadyCommitted = command.events.length - fresh.length;
     if (committed >= BigInt(command.nextOffset)) {

@@ -12,6 +12,7 @@ import {
   StreamRef,
   toolNameFor,
   toolNamesByInvocation,
+  offsetGap,
 } from '@toolhistory/domain';
 import { AppError, ErrorCode } from '@toolhistory/errors';
 
@@ -47,6 +48,9 @@ export class EventStoreRecordingStore implements RecordingStore {
   async recordBatch(command: RecordBatchCommand): Promise<RecordBatchOutcome> {
     const stored = (await this.offsets.committed(command.consumerGroup, command.topic)).get(command.partition);
     const committed = stored === undefined ? -1n : BigInt(stored);
+    if (committed >= 0n && command.firstOffset !== undefined && BigInt(command.firstOffset) > committed) {
+      throw offsetGap(command, committed.toString(), command.firstOffset);
+    }
     const fresh = command.events.filter((m) => BigInt(m.offset) >= committed);
     const outcome: RecordBatchOutcome = { appended: 0, duplicates: 0, alreadyCommitted: command.events.length - fresh.length, erased: 0 };
     if (committed >= BigInt(command.nextOffset)) return outcome;

@@ -1,12 +1,15 @@
 import type { Kafka, Producer } from 'kafkajs';
+import { ErrorCode } from '@toolhistory/errors';
 import { DEAD_LETTER_HEADERS } from '@toolhistory/messaging';
+import { PostgresRecordingStore } from '@toolhistory/persistence';
 import type { RunningService } from '../bootstrap';
 import { freshSchema, type FreshSchema } from '../../../../test/support/fresh-schema';
-import { connectedProducer, readTopic, testKafka } from '../../../../test/support/kafka-fixtures';
+import { connectedProducer, freshTopic, publishEvents, readTopic, testKafka } from '../../../../test/support/kafka-fixtures';
 import { countRows } from '../../../../test/support/read-model-queries';
 import { startInProcess } from '../../../../test/support/service-harness';
 import { uniqueName } from '../../../../test/support/test-environment';
 import { runCompleted, toolCall, toolResult } from '../../../../test/support/tool-event-factory';
+import { agentTraffic } from '../../../../test/support/traffic';
 import { waitFor } from '../../../../test/support/wait-for';
 
 /**
@@ -104,5 +107,73 @@ describe('failure paths of recording (real Kafka, real PostgreSQL)', () => {
       (n) => n === 4,
       { what: 'a later event recorded' },
     );
+  });
+});
+
+describe('nothing skipped silently (real Kafka, real PostgreSQL)', () => {
+  it('records the whole topic into a fresh database, though the consumer group already committed Kafka offsets at its end', async () => {
+    const kafka = testKafka();
+    const { topic } = await freshTopic(kafka, 3);
+    const producer = await connectedProducer(kafka);
+    const events = [...agentTraffic(600, { seed: 21 })];
+    const unique = new Set(events.map((e) => e.eventId)).size;
+    await publishEvents(producer, topic, events);
+    await producer.disconnect();
+
+    // Another deployment (or an earlier database) consumed the topic with this group and committed its end.
+    const groupId = uniqueName('g');
+    const earlier = kafka.consumer({ groupId });
+    await earlier.connect();
+    await earlier.subscribe({ topic, fromBeginning: true });
+    let seen = 0;
+    await new Promise<void>((done) => {
+      void earlier.run({
+        eachMessage: async () => {
+          seen += 1;
+          if (seen === events.length) done();
+        },
+      });
+    });
+    await earlier.disconnect();
+    const admin = kafka.admin();
+    await admin.connect();
+    const committed = await admin.fetchOffsets({ groupId, topics: [topic] });
+    await admin.disconnect();
+    expect(committed[0].partitions.reduce((sum, p) => sum + Number(p.offset), 0)).toBe(events.length);
+
+    const db = await freshSchema('skipnone');
+    const service = await startInProcess({ topic, schema: db.schema, groupId });
+    try {
+      await waitFor(
+        () => countRows(db.pool, 'events'),
+        (n) => n === unique,
+        { what: 'every event of the topic recorded', timeoutMs: 60_000 },
+      );
+    } finally {
+      await service.close();
+      await db.drop();
+    }
+  });
+});
+
+describe('a gap between the recorded offset and a batch (real PostgreSQL)', () => {
+  it('is refused with where to resume, never recorded across', async () => {
+    const db = await freshSchema('gap');
+    const store = new PostgresRecordingStore(db.pool);
+    const partition = { consumerGroup: 'g', topic: 't', partition: 0 };
+    const scope = { tenantId: 'acme', conversationId: uniqueName('conv'), runId: 'r1' };
+    try {
+      await store.recordBatch({ ...partition, events: [], nextOffset: '5', firstOffset: '0' });
+      await expect(
+        store.recordBatch({ ...partition, events: [{ offset: '7', event: runCompleted(scope) }], nextOffset: '8', firstOffset: '7' }),
+      ).rejects.toMatchObject({ code: ErrorCode.OffsetGap, retriable: true, details: { resumeAt: '5' } });
+      expect(await countRows(db.pool, 'events')).toBe(0);
+      // From the stored offset, or from before it (redelivery), recording goes on.
+      await expect(
+        store.recordBatch({ ...partition, events: [{ offset: '5', event: runCompleted(scope) }], nextOffset: '6', firstOffset: '3' }),
+      ).resolves.toMatchObject({ appended: 1 });
+    } finally {
+      await db.drop();
+    }
   });
 });

@@ -5,8 +5,8 @@ import type { AppConfig } from '@toolhistory/config';
 import type { RecordingStore, RedactionPolicy } from '@toolhistory/domain';
 import { ensureTopics, KafkaDeadLetterSink } from '@toolhistory/messaging';
 import { APP_CONFIG, KAFKA, RECORDING_STORE, REDACTION_POLICY, ROOT_LOGGER } from '../tokens';
-import { ErrorCode } from '@toolhistory/errors';
-import { ATTEMPTS_PER_EVENT, RecordPartitionBatch } from './record-partition-batch';
+import { AppError, ErrorCode } from '@toolhistory/errors';
+import { ATTEMPTS_PER_EVENT, type BatchOutcome, RecordPartitionBatch } from './record-partition-batch';
 import { retryWithBackoff } from './retry-with-backoff';
 
 /**
@@ -19,6 +19,8 @@ export class KafkaRecorderConsumer implements OnApplicationBootstrap, BeforeAppl
   private consumer?: Consumer;
   private producer?: Producer;
   private stopping = false;
+  /** Partitions whose position was checked against PostgreSQL since the last assignment. */
+  private readonly positioned = new Set<number>();
   private readonly log: Logger;
 
   constructor(
@@ -56,7 +58,13 @@ export class KafkaRecorderConsumer implements OnApplicationBootstrap, BeforeAppl
     });
     this.consumer = consumer;
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
-      void this.seekToCommittedOffsets(consumer, payload.memberAssignment[k.topic] ?? []);
+      // A new assignment: every partition is positioned again before its first batch is recorded
+      // (checked per batch), and sent to its start now, for partitions where no batch would come
+      // (the group's Kafka offsets already at the end).
+      this.positioned.clear();
+      const partitions = payload.memberAssignment[k.topic] ?? [];
+      this.log.info({ partitions }, 'partitions assigned');
+      void this.seekToStart(partitions);
     });
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       this.log.error({ err: payload.error, restart: payload.restart }, 'consumer crashed');
@@ -82,10 +90,87 @@ export class KafkaRecorderConsumer implements OnApplicationBootstrap, BeforeAppl
   }
 
   private async handleBatch(recordBatch: RecordPartitionBatch, payload: EachBatchPayload): Promise<void> {
-    const { batch, heartbeat, isRunning, isStale, resolveOffset, commitOffsetsIfNecessary } = payload;
+    const { batch, resolveOffset, commitOffsetsIfNecessary } = payload;
     if (batch.messages.length === 0) return;
+    if (!(await this.isPositioned(batch.partition, batch.firstOffset() ?? batch.messages[0].offset))) return;
     const started = Date.now();
-    const outcome = await retryWithBackoff(
+    let outcome;
+    try {
+      outcome = await this.recordWithRetries(recordBatch, payload);
+    } catch (error) {
+      const resumeAt = (error as AppError).code === ErrorCode.OffsetGap ? (error as AppError).details.resumeAt : undefined;
+      if (typeof resumeAt !== 'string') throw error;
+      this.log.warn(
+        { partition: batch.partition, firstOffset: batch.firstOffset(), resumeAt },
+        'batch beyond the recorded offset; going back',
+      );
+      this.consumer?.seek({ topic: batch.topic, partition: batch.partition, offset: resumeAt });
+      return;
+    }
+    resolveOffset(batch.lastOffset());
+    await commitOffsetsIfNecessary().catch((err) => this.log.warn({ err }, 'Kafka offset commit failed (PostgreSQL holds the position)'));
+    this.logOutcome(batch, started, outcome);
+  }
+
+  /**
+   * A partition's first batch after an assignment must start where
+   * PostgreSQL says recording stopped, or at the partition's beginning when
+   * PostgreSQL has no offset for it (a fresh database beside a group whose
+   * Kafka offsets are far ahead): otherwise the consumer is sent there and
+   * nothing is recorded from the batch in hand.
+   */
+  private async isPositioned(partition: number, firstOffset: string): Promise<boolean> {
+    if (this.positioned.has(partition)) return true;
+    const { topic, groupId } = this.config.kafka;
+    const start = await retryWithBackoff(() => this.startOffset(groupId, topic, partition), {
+      initialDelayMs: 200,
+      maxDelayMs: 10_000,
+      shouldContinue: () => !this.stopping,
+      shouldRetry: () => true,
+      onRetry: (err, attempt) =>
+        this.log.warn({ err: { code: err.code, message: err.message }, attempt, partition }, 'cannot read where to start'),
+    });
+    if (BigInt(firstOffset) > BigInt(start)) {
+      this.log.info({ partition, from: start, fetchedFrom: firstOffset }, 'starting the partition where recording stopped');
+      this.consumer?.seek({ topic, partition, offset: start });
+      return false;
+    }
+    this.positioned.add(partition);
+    return true;
+  }
+
+  private async seekToStart(partitions: readonly number[]): Promise<void> {
+    const { topic, groupId } = this.config.kafka;
+    for (const partition of partitions) {
+      try {
+        const offset = await this.startOffset(groupId, topic, partition);
+        this.consumer?.seek({ topic, partition, offset });
+      } catch (err) {
+        // The per-batch check still positions the partition once a batch arrives.
+        this.log.warn({ err: { message: (err as Error).message }, partition }, 'could not position the partition on assignment');
+      }
+    }
+  }
+
+  private async startOffset(groupId: string, topic: string, partition: number): Promise<string> {
+    const stored = (await this.store.committedOffsets(groupId, topic)).get(partition);
+    if (stored !== undefined) return stored;
+    const admin = this.kafka.admin();
+    await admin.connect();
+    try {
+      const offsets = await admin.fetchTopicOffsets(topic);
+      const low = offsets.find((o) => o.partition === partition)?.low;
+      if (low === undefined)
+        throw new AppError(ErrorCode.BrokerUnavailable, `no offsets for partition ${partition} of ${topic}`, { retriable: true });
+      return low;
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
+  private recordWithRetries(recordBatch: RecordPartitionBatch, payload: EachBatchPayload) {
+    const { batch, heartbeat, isRunning, isStale } = payload;
+    return retryWithBackoff(
       () =>
         recordBatch.execute({
           topic: batch.topic,
@@ -99,8 +184,9 @@ export class KafkaRecorderConsumer implements OnApplicationBootstrap, BeforeAppl
         whileWaiting: heartbeat,
         // What reaches here is no one message's fault (those are set aside inside): an outage is
         // waited out, and anything else is retried too, loudly, rather than thrown to kafkajs,
-        // which would restart its fetch loop on the same batch without end.
-        shouldRetry: () => true,
+        // which would restart its fetch loop on the same batch without end. A gap is not retried:
+        // the consumer goes back to where recording stopped.
+        shouldRetry: (err) => err.code !== ErrorCode.OffsetGap,
         onRetry: (err, attempt, delayMs) => {
           const fields = {
             err: { code: err.code, message: err.message },
@@ -117,8 +203,9 @@ export class KafkaRecorderConsumer implements OnApplicationBootstrap, BeforeAppl
         },
       },
     );
-    resolveOffset(batch.lastOffset());
-    await commitOffsetsIfNecessary().catch((err) => this.log.warn({ err }, 'Kafka offset commit failed (PostgreSQL holds the position)'));
+  }
+
+  private logOutcome(batch: EachBatchPayload['batch'], started: number, outcome: BatchOutcome): void {
     this.log.debug({ partition: batch.partition, messages: batch.messages.length, ms: Date.now() - started, ...outcome }, 'batch recorded');
     if (outcome.deadLettered > 0) {
       this.log.warn({ partition: batch.partition, deadLettered: outcome.deadLettered }, 'poison messages dead-lettered');
@@ -134,21 +221,6 @@ export class KafkaRecorderConsumer implements OnApplicationBootstrap, BeforeAppl
         { partition: batch.partition, stubs: outcome.stubs },
         'dead letters refused by the broker; stubs with their origin and size were published instead',
       );
-    }
-  }
-
-  private async seekToCommittedOffsets(consumer: Consumer, partitions: number[]): Promise<void> {
-    const { topic, groupId } = this.config.kafka;
-    try {
-      const committed = await this.store.committedOffsets(groupId, topic);
-      for (const partition of partitions) {
-        const offset = committed.get(partition);
-        if (offset !== undefined) consumer.seek({ topic, partition, offset });
-      }
-      this.log.info({ partitions, resumed: Object.fromEntries(committed) }, 'partitions assigned');
-    } catch (err) {
-      // Not fatal: the store skips anything below its committed offsets anyway.
-      this.log.warn({ err }, 'could not read committed offsets on assignment');
     }
   }
 }

@@ -102,7 +102,8 @@ export class RecordPartitionBatch {
 
     const nextOffset = nextOffsetAfter(batch.messages[batch.messages.length - 1].offset);
     try {
-      add(outcome, await this.store.recordBatch({ ...this.partitionRef(batch), events: valid, nextOffset }));
+      const firstOffset = batch.messages[0].offset;
+      add(outcome, await this.store.recordBatch({ ...this.partitionRef(batch), events: valid, nextOffset, firstOffset }));
       return outcome;
     } catch (thrown) {
       const error = toAppError(thrown);

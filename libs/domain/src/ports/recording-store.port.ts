@@ -1,4 +1,5 @@
 import type { StoredToolEvent } from '@toolhistory/contract';
+import { AppError, ErrorCode } from '@toolhistory/errors';
 
 /** Kafka offsets are int64; they travel as decimal strings, as kafkajs gives them. */
 export type Offset = string;
@@ -23,6 +24,13 @@ export interface RecordBatchCommand extends PartitionRef {
   events: readonly OffsetEvent[];
   /** The offset to resume from once this batch is committed (last offset + 1). */
   nextOffset: Offset;
+  /**
+   * The offset of the batch's first message, poison ones included. When it
+   * lies beyond the stored next offset, messages in between were never
+   * recorded: the store refuses the batch with OFFSET_GAP instead of
+   * recording across the gap.
+   */
+  firstOffset?: Offset;
 }
 
 export interface RecordBatchOutcome {
@@ -39,6 +47,14 @@ export interface RecordBatchOutcome {
  * Records a batch atomically: the new events, the read-model update they
  * imply and the consumer's next offset commit together or not at all.
  */
+/** The error a store raises for a batch that starts beyond its stored offset; `details.resumeAt` says where to go back to. */
+export const offsetGap = (partition: PartitionRef, stored: Offset, first: Offset) =>
+  new AppError(
+    ErrorCode.OffsetGap,
+    `partition ${partition.partition} of ${partition.topic}: the batch starts at offset ${first}, but recording stopped before ${stored}`,
+    { retriable: true, details: { resumeAt: stored } },
+  );
+
 export interface RecordingStore {
   recordBatch(command: RecordBatchCommand): Promise<RecordBatchOutcome>;
   committedOffsets(consumerGroup: string, topic: string): Promise<Map<number, Offset>>;
