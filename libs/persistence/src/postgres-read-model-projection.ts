@@ -76,4 +76,19 @@ export class PostgresReadModelProjection implements CheckpointedProjection {
       ]);
     });
   }
+
+  skip(event: RecordedToolEvent, failure: { code: string; reason: string }): Promise<void> {
+    return inTransaction(this.pool, async (client) => {
+      await client.query(
+        `INSERT INTO projection_failures (projection, position, event_id, error_code, reason) VALUES ($1, $2::numeric, $3, $4, $5)
+         ON CONFLICT (projection, position) DO NOTHING`,
+        [READ_MODEL_PROJECTION, event.globalPosition, event.event.eventId, failure.code, failure.reason],
+      );
+      await client.query(
+        `INSERT INTO projection_checkpoints (projection, position) VALUES ($1, $2::numeric)
+         ON CONFLICT (projection) DO UPDATE SET position = greatest(projection_checkpoints.position, EXCLUDED.position), updated_at = now()`,
+        [READ_MODEL_PROJECTION, event.globalPosition],
+      );
+    });
+  }
 }

@@ -1,12 +1,16 @@
-import type { CheckpointedProjection, EventStore } from '@toolhistory/domain';
-import { toAppError } from '@toolhistory/errors';
+import type { CheckpointedProjection, EventStore, RecordedToolEvent } from '@toolhistory/domain';
+import { type AppError, toAppError } from '@toolhistory/errors';
 import { retryWithBackoff } from '../recorder/retry-with-backoff';
 import { inBatches } from './in-batches';
 
 export interface ProjectorLog {
   info(fields: Record<string, unknown>, message: string): void;
   warn(fields: Record<string, unknown>, message: string): void;
+  error(fields: Record<string, unknown>, message: string): void;
 }
+
+/** How often one event is applied alone before it is skipped as the cause of its own failure. */
+const ATTEMPTS_PER_EVENT = 3;
 
 export interface ProjectorOptions {
   batchSize?: number;
@@ -70,6 +74,46 @@ export class ReadModelProjector {
     const from = await this.projection.checkpoint();
     this.options.log?.info({ from }, 'projection following the event store');
     const batches = inBatches(this.events.subscribe(from, { signal }), this.options.batchSize ?? 1_000, this.options.lingerMs ?? 20);
-    for await (const batch of batches) await this.projection.apply(batch);
+    for await (const batch of batches) await this.applyBatch(batch);
+  }
+
+  /**
+   * A failure that may pass (the database is away) goes up and is retried
+   * from the checkpoint. Any other is narrowed down to its event: applied
+   * alone, an event that still fails is skipped with its reason, kept in
+   * the projection's failures, and the others go on.
+   */
+  private async applyBatch(batch: readonly RecordedToolEvent[]): Promise<void> {
+    try {
+      await this.projection.apply(batch);
+      return;
+    } catch (thrown) {
+      if (toAppError(thrown).retriable) throw thrown;
+    }
+    for (const recorded of batch) {
+      let failure: AppError | undefined;
+      for (let attempt = 1; attempt <= ATTEMPTS_PER_EVENT; attempt += 1) {
+        try {
+          await this.projection.apply([recorded]);
+          failure = undefined;
+          break;
+        } catch (thrown) {
+          failure = toAppError(thrown);
+          if (failure.retriable) throw failure;
+        }
+      }
+      if (!failure) continue;
+      await this.projection.skip(recorded, { code: failure.code, reason: failure.message.slice(0, 2_000) });
+      this.options.log?.error(
+        {
+          position: recorded.globalPosition,
+          eventId: recorded.event.eventId,
+          type: recorded.event.type,
+          code: failure.code,
+          reason: failure.message,
+        },
+        'event skipped by the read-model projection: it fails to apply while the others apply',
+      );
+    }
   }
 }

@@ -14,4 +14,10 @@ export interface CheckpointedProjection {
    * redelivered or concurrently applied batch is harmless.
    */
   apply(events: readonly RecordedToolEvent[]): Promise<void>;
+  /**
+   * Moves the checkpoint past an event that cannot be applied, keeping what
+   * was skipped and why, atomically: one bad event must not stop the
+   * projection for every tenant.
+   */
+  skip(event: RecordedToolEvent, failure: { code: string; reason: string }): Promise<void>;
 }
