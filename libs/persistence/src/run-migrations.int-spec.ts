@@ -21,6 +21,7 @@ const ALL_MIGRATIONS = [
   '004_audit-queries',
   '005_full-text-search',
   '006_projection-checkpoints',
+  '007_projection-failures',
 ];
 
 describe('runMigrations (real PostgreSQL)', () => {
