@@ -111,7 +111,7 @@ describe('SIGTERM: NOT_SERVING first, streams ended cleanly, the call in flight 
     const waiting = () =>
       db.pool
         .query(
-          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'toolhistory' AND wait_event_type = 'Lock' AND datname = current_database()`,
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name LIKE 'toolhistory%' AND wait_event_type = 'Lock' AND datname = current_database()`,
         )
         .then((r) => r.rows[0].n as number);
     await waitFor(waiting, (n) => n > 0, { what: 'the erasure to wait on the lock' });

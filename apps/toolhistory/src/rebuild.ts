@@ -12,7 +12,13 @@ import { RebuildReadModel } from './rebuild/rebuild-read-model';
 async function rebuild(): Promise<void> {
   const config = loadConfig(process.env);
   await runMigrations(connectionUrl(config.database), config.database.schema);
-  const pool = createPool({ ...config.database, applicationName: 'toolhistory-rebuild' });
+  // A rebuild's statements (copying, indexing) run long by design: no statement limit.
+  const pool = createPool({
+    ...config.database,
+    applicationName: 'toolhistory-rebuild',
+    statementTimeoutMs: 0,
+    idleInTransactionTimeoutMs: 0,
+  });
   const esdb =
     config.eventStore.kind === 'eventstoredb' && config.eventStore.url ? EventStoreDbEventStore.connect(config.eventStore.url) : null;
   try {

@@ -15,3 +15,8 @@ export const EVENT_STORE = Symbol('EVENT_STORE');
 export const APPEND_LISTENER = Symbol('APPEND_LISTENER');
 export const CALLER_AUTHENTICATOR = Symbol('CALLER_AUTHENTICATOR');
 export const OPEN_SUBSCRIPTIONS = Symbol('OPEN_SUBSCRIPTIONS');
+/** The gRPC server's own pool: audit and replay load cannot take the recorder's connections. */
+export const GRPC_PG_POOL = Symbol('GRPC_PG_POOL');
+/** The event store as the gRPC server reads it (subscriptions), on the gRPC pool. */
+export const GRPC_EVENT_STORE = Symbol('GRPC_EVENT_STORE');
+export const QUERY_CANCELLER = Symbol('QUERY_CANCELLER');

@@ -143,6 +143,14 @@ export class EnvironmentVariables {
   @IsOptional() @IsString() KAFKA_SASL_PASSWORD?: string;
   @IsOptional() @IsString() KAFKA_SASL_PASSWORD_FILE?: string;
 
+  @IsOptional()
+  @Matches(/^\d+$/, { message: 'DATABASE_STATEMENT_TIMEOUT_MS must be a whole number of milliseconds (0: none)' })
+  DATABASE_STATEMENT_TIMEOUT_MS?: string;
+
+  @IsOptional()
+  @Matches(/^\d+$/, { message: 'DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS must be a whole number of milliseconds (0: none)' })
+  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS?: string;
+
   // PostgreSQL client security
 
   @IsOptional() @IsString() DATABASE_PASSWORD_FILE?: string;
@@ -190,4 +198,6 @@ export const ENVIRONMENT_VARIABLE_NAMES = Object.freeze([
   'KAFKA_SASL_PASSWORD',
   'KAFKA_SASL_PASSWORD_FILE',
   'DATABASE_PASSWORD_FILE',
+  'DATABASE_STATEMENT_TIMEOUT_MS',
+  'DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS',
 ] as const);

@@ -10,7 +10,12 @@ describe('loadConfig', () => {
       deadLetterTopic: 'agent.tool-events.dlq',
       partitions: 6,
     });
-    expect(config.database).toMatchObject({ url: 'postgres://postgres@127.0.0.1:5432/toolhistory', schema: 'public' });
+    expect(config.database).toMatchObject({
+      url: 'postgres://postgres@127.0.0.1:5432/toolhistory',
+      schema: 'public',
+      statementTimeoutMs: 30_000,
+      idleInTransactionTimeoutMs: 60_000,
+    });
     expect(config.grpc.port).toBe(50051);
     expect(config.policyFile).toBeNull();
     expect(config.roles).toEqual(['recorder', 'grpc']);

@@ -36,8 +36,11 @@ export interface AppConfig {
     url: string;
     password: Secret | null;
     schema: string;
+    /** Connections of each role's pool (the recorder and the gRPC server have one each). */
     poolSize: number;
     migrateOnStart: boolean;
+    statementTimeoutMs: number;
+    idleInTransactionTimeoutMs: number;
   };
   grpc: {
     host: string;
@@ -81,6 +84,8 @@ export const CONFIG_DEFAULTS = {
   GRPC_MAX_REQUEST_BYTES: String(64 * 1024),
   MAX_SUBSCRIPTIONS_PER_TENANT: '16',
   GRPC_SHUTDOWN_GRACE_MS: '10000',
+  DATABASE_STATEMENT_TIMEOUT_MS: '30000',
+  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '60000',
 } as const;
 
 /**
@@ -142,6 +147,8 @@ export function loadConfig(
       schema: v.DATABASE_SCHEMA,
       poolSize: Number(v.DATABASE_POOL_SIZE),
       migrateOnStart: v.MIGRATE_ON_START === 'true' || v.MIGRATE_ON_START === '1',
+      statementTimeoutMs: Number(v.DATABASE_STATEMENT_TIMEOUT_MS),
+      idleInTransactionTimeoutMs: Number(v.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS),
     },
     grpc: {
       host,

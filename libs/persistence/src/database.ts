@@ -7,6 +7,10 @@ export interface DatabaseSettings {
   schema: string;
   poolSize: number;
   applicationName?: string;
+  /** Server-side limit of one statement (0: none, for rebuilds and migrations). */
+  statementTimeoutMs?: number;
+  /** A session idle inside a transaction this long is ended, releasing its locks (0: never). */
+  idleInTransactionTimeoutMs?: number;
 }
 
 const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
@@ -24,7 +28,13 @@ export function connectionUrl(settings: Pick<DatabaseSettings, 'url' | 'password
   return url.toString();
 }
 
-/** Every connection works in one schema and in UTC, so tests can use a fresh schema each. */
+/**
+ * Every connection works in one schema and in UTC, so tests can use a fresh
+ * schema each. The service's connections also carry server-side limits: a
+ * statement that runs away is cancelled, and a session left idle in a
+ * transaction (a client that died holding the append lock) is ended. TCP
+ * keepalive notices a peer that vanished without closing.
+ */
 export function createPool(
   settings: DatabaseSettings,
   extra: Partial<PoolConfig> = {},
@@ -34,9 +44,16 @@ export function createPool(
     connectionString: connectionUrl(settings),
     max: settings.poolSize,
     application_name: settings.applicationName ?? 'toolhistory',
-    options: `-c search_path=${settings.schema} -c timezone=UTC`,
+    options: [
+      `-c search_path=${settings.schema}`,
+      '-c timezone=UTC',
+      `-c statement_timeout=${settings.statementTimeoutMs ?? 0}`,
+      `-c idle_in_transaction_session_timeout=${settings.idleInTransactionTimeoutMs ?? 0}`,
+    ].join(' '),
     connectionTimeoutMillis: 5_000,
     idleTimeoutMillis: 30_000,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
     ...extra,
   });
   // An idle connection that drops (database restart, network cut) emits 'error' on the pool;

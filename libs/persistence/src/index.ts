@@ -12,3 +12,4 @@ export * from './postgres-read-model-writer';
 export * from './postgres-read-model-rebuild';
 export * from './postgres-read-model-projection';
 export * from './postgres-consumer-offsets';
+export * from './postgres-query-canceller';

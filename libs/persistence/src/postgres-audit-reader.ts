@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
 import type {
+  UsageRow,
   AuditReader,
   InvocationCursor,
   InvocationFilter,
@@ -10,6 +11,7 @@ import type {
   UsageReport,
 } from '@toolhistory/domain';
 import { classifyPostgresError } from './postgres-errors';
+import type { PostgresQueryCanceller } from './postgres-query-canceller';
 import { isoText } from './sql-rows';
 
 const STATUS_CONDITION = {
@@ -47,9 +49,21 @@ const SEARCH_SNIPPET = `btrim(regexp_replace(replace(ts_headline('simple',
   '/ ', '/'), '\\s+', ' ', 'g'))`;
 
 export class PostgresAuditReader implements AuditReader {
-  constructor(private readonly pool: Pool) {}
+  private readonly canceller: Pick<PostgresQueryCanceller, 'query'>;
 
-  async listInvocations(filter: InvocationFilter, after: InvocationCursor | null, limit: number): Promise<InvocationRecord[]> {
+  constructor(
+    private readonly pool: Pool,
+    canceller?: PostgresQueryCanceller,
+  ) {
+    this.canceller = canceller ?? { query: (p, config) => p.query(config) };
+  }
+
+  async listInvocations(
+    filter: InvocationFilter,
+    after: InvocationCursor | null,
+    limit: number,
+    signal?: AbortSignal,
+  ): Promise<InvocationRecord[]> {
     const conditions = ['tenant_id = $1', 'at IS NOT NULL'];
     const values: unknown[] = [filter.tenantId];
     const bind = (value: unknown) => `$${values.push(value)}`;
@@ -68,30 +82,38 @@ export class PostgresAuditReader implements AuditReader {
     const text = `${SELECT_RECORD} WHERE ${conditions.join(' AND ')}
       ORDER BY invocations.at, conversation_id, run_id, pair_key LIMIT ${bind(limit)}`;
     try {
-      const { rows } = await this.pool.query<InvocationRecord>(text, values);
+      const { rows } = await this.canceller.query<InvocationRecord>(this.pool, { text, values }, signal);
       return rows.map((r) => ({ ...r, durationMs: r.durationMs === null ? null : Math.round(r.durationMs) }));
     } catch (error) {
       throw classifyPostgresError(error);
     }
   }
 
-  async usage(query: UsageQuery): Promise<UsageReport> {
+  async usage(query: UsageQuery, signal?: AbortSignal): Promise<UsageReport> {
     const values = [query.tenantId, query.from, query.to, query.bucket];
     try {
-      const rows = await this.pool.query(
-        `SELECT ${isoText("date_trunc($4, at, 'UTC')")} AS "bucketStart", tool_name AS "toolName",
+      const rows = await this.canceller.query<UsageRow & { p50DurationMs: number | null; p95DurationMs: number | null }>(
+        this.pool,
+        {
+          text: `SELECT ${isoText("date_trunc($4, at, 'UTC')")} AS "bucketStart", tool_name AS "toolName",
                 count(*)::int AS calls, (count(*) FILTER (WHERE is_error))::int AS errors,
                 percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM completed_at - requested_at) * 1000) AS "p50DurationMs",
                 percentile_cont(0.95) WITHIN GROUP (ORDER BY extract(epoch FROM completed_at - requested_at) * 1000) AS "p95DurationMs"
          FROM invocations
          WHERE tenant_id = $1 AND at >= $2::timestamptz AND at < $3::timestamptz AND tool_name IS NOT NULL
          GROUP BY 1, 2 ORDER BY 1, 2`,
-        values,
+          values,
+        },
+        signal,
       );
-      const tokens = await this.pool.query<{ input: string; output: string }>(
-        `SELECT coalesce(sum(input_tokens), 0) AS input, coalesce(sum(output_tokens), 0) AS output
+      const tokens = await this.canceller.query<{ input: string; output: string }>(
+        this.pool,
+        {
+          text: `SELECT coalesce(sum(input_tokens), 0) AS input, coalesce(sum(output_tokens), 0) AS output
          FROM runs WHERE tenant_id = $1 AND ended_at >= $2::timestamptz AND ended_at < $3::timestamptz`,
-        values.slice(0, 3),
+          values: values.slice(0, 3),
+        },
+        signal,
       );
       const round = (v: unknown) => (v === null ? null : Math.round(Number(v)));
       return {
@@ -104,7 +126,7 @@ export class PostgresAuditReader implements AuditReader {
     }
   }
 
-  async searchInvocations(query: SearchQuery): Promise<SearchHit[]> {
+  async searchInvocations(query: SearchQuery, signal?: AbortSignal): Promise<SearchHit[]> {
     const conditions = ['tenant_id = $1', `search_document @@ ${SEARCH_QUERY}`];
     const values: unknown[] = [query.tenantId, query.query];
     const bind = (value: unknown) => `$${values.push(value)}`;
@@ -117,7 +139,11 @@ export class PostgresAuditReader implements AuditReader {
             ORDER BY ${SEARCH_ORDER} LIMIT ${bind(query.limit)}) AS invocations
       ORDER BY ${SEARCH_ORDER}`;
     try {
-      const { rows } = await this.pool.query<InvocationRecord & { score: number; snippet: string }>(text, values);
+      const { rows } = await this.canceller.query<InvocationRecord & { score: number; snippet: string }>(
+        this.pool,
+        { text, values },
+        signal,
+      );
       return rows.map(({ score, snippet, ...record }) => ({
         invocation: { ...record, durationMs: record.durationMs === null ? null : Math.round(record.durationMs) },
         score,

@@ -1,6 +1,7 @@
 import type { Pool } from 'pg';
 import type { ConversationRows, InvocationRow, ReplayReader, RunRow } from '@toolhistory/domain';
 import { classifyPostgresError } from './postgres-errors';
+import type { PostgresQueryCanceller } from './postgres-query-canceller';
 import { SELECT_INVOCATION, SELECT_RUN } from './read-model-tables';
 
 /**
@@ -17,16 +18,23 @@ const READ_CONVERSATION = `
 const CONVERSATION_VERSION = 'SELECT event_count AS version FROM conversations WHERE tenant_id = $1 AND conversation_id = $2';
 
 export class PostgresReplayReader implements ReplayReader {
-  constructor(private readonly pool: Pool) {}
+  private readonly canceller: Pick<PostgresQueryCanceller, 'query'>;
 
-  async readConversation(tenantId: string, conversationId: string): Promise<ConversationRows | null> {
+  constructor(
+    private readonly pool: Pool,
+    canceller?: PostgresQueryCanceller,
+  ) {
+    this.canceller = canceller ?? { query: (p, config) => p.query(config) };
+  }
+
+  async readConversation(tenantId: string, conversationId: string, signal?: AbortSignal): Promise<ConversationRows | null> {
     try {
       // The JSON comes as text and is parsed here, so its size is known for cache accounting.
-      const { rows } = await this.pool.query<{ channel: string; version: number; runs: string; invocations: string }>({
-        name: 'read-conversation',
-        text: READ_CONVERSATION,
-        values: [tenantId, conversationId],
-      });
+      const { rows } = await this.canceller.query<{ channel: string; version: number; runs: string; invocations: string }>(
+        this.pool,
+        { name: 'read-conversation', text: READ_CONVERSATION, values: [tenantId, conversationId] },
+        signal,
+      );
       if (rows.length === 0) return null;
       const { channel, version } = rows[0];
       const runs = JSON.parse(rows[0].runs) as RunRow[];
@@ -44,13 +52,13 @@ export class PostgresReplayReader implements ReplayReader {
     }
   }
 
-  async conversationVersion(tenantId: string, conversationId: string): Promise<number | null> {
+  async conversationVersion(tenantId: string, conversationId: string, signal?: AbortSignal): Promise<number | null> {
     try {
-      const { rows } = await this.pool.query<{ version: number }>({
-        name: 'conversation-version',
-        text: CONVERSATION_VERSION,
-        values: [tenantId, conversationId],
-      });
+      const { rows } = await this.canceller.query<{ version: number }>(
+        this.pool,
+        { name: 'conversation-version', text: CONVERSATION_VERSION, values: [tenantId, conversationId] },
+        signal,
+      );
       return rows.length === 0 ? null : rows[0].version;
     } catch (error) {
       throw classifyPostgresError(error);

@@ -29,14 +29,17 @@ export class GetUsageGrpcController {
 
   @GrpcMethod('ToolHistory', 'GetUsage')
   usage(request: GetUsageRequest, _metadata: Metadata, call: ServerUnaryCall<unknown, unknown>) {
-    return answerUnary(this.log, 'GetUsage', { tenantId: request.tenant_id }, budgetOf(call, DEFAULT_AUDIT_BUDGET_MS), async () =>
+    return answerUnary(this.log, 'GetUsage', { tenantId: request.tenant_id }, budgetOf(call, DEFAULT_AUDIT_BUDGET_MS), async (signal) =>
       toUsageResponse(
-        await this.queryAudit.usage({
-          tenantId: request.tenant_id ?? '',
-          from: timestampToMillis(request.from),
-          to: timestampToMillis(request.to),
-          bucket: usageBucketOf(request.bucket),
-        }),
+        await this.queryAudit.usage(
+          {
+            tenantId: request.tenant_id ?? '',
+            from: timestampToMillis(request.from),
+            to: timestampToMillis(request.to),
+            bucket: usageBucketOf(request.bucket),
+          },
+          signal,
+        ),
       ),
     );
   }

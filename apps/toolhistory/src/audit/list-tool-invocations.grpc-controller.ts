@@ -39,18 +39,21 @@ export class ListToolInvocationsGrpcController {
       'ListToolInvocations',
       { tenantId: request.tenant_id },
       budgetOf(call, DEFAULT_AUDIT_BUDGET_MS),
-      async () => {
-        const page = await this.queryAudit.listInvocations({
-          tenantId: request.tenant_id ?? '',
-          conversationId: request.conversation_id,
-          runId: request.run_id,
-          toolName: request.tool_name,
-          status: invocationStatusOf(request.status),
-          from: timestampToMillis(request.from),
-          to: timestampToMillis(request.to),
-          pageSize: request.page_size,
-          pageToken: request.page_token,
-        });
+      async (signal) => {
+        const page = await this.queryAudit.listInvocations(
+          {
+            tenantId: request.tenant_id ?? '',
+            conversationId: request.conversation_id,
+            runId: request.run_id,
+            toolName: request.tool_name,
+            status: invocationStatusOf(request.status),
+            from: timestampToMillis(request.from),
+            to: timestampToMillis(request.to),
+            pageSize: request.page_size,
+            pageToken: request.page_token,
+          },
+          signal,
+        );
         return { invocations: page.invocations.map(toInvocationMessage), next_page_token: page.nextPageToken };
       },
     );

@@ -42,7 +42,7 @@ const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date
 export class QueryAudit {
   constructor(private readonly reader: AuditReader) {}
 
-  async listInvocations(query: ListInvocationsQuery): Promise<InvocationPage> {
+  async listInvocations(query: ListInvocationsQuery, signal?: AbortSignal): Promise<InvocationPage> {
     requireArguments({ tenant_id: query.tenantId });
     if (query.from !== undefined && query.to !== undefined && query.from >= query.to) throw invalid('from must be before to');
     const pageSize = pageSizeOf(query.pageSize);
@@ -59,13 +59,13 @@ export class QueryAudit {
     const after = decodePageToken(filter, query.pageToken);
     if (!after.ok) throw invalid(after.error);
     // One more than asked tells whether another page exists.
-    const rows = await this.reader.listInvocations(filter, after.value, pageSize.value + 1);
+    const rows = await this.reader.listInvocations(filter, after.value, pageSize.value + 1, signal);
     const invocations = rows.slice(0, pageSize.value);
     const last = invocations[invocations.length - 1];
     return { invocations, nextPageToken: rows.length > pageSize.value ? encodePageToken(filter, last) : '' };
   }
 
-  async usage(request: UsageRequest): Promise<UsageReport> {
+  async usage(request: UsageRequest, signal?: AbortSignal): Promise<UsageReport> {
     requireArguments({ tenant_id: request.tenantId, from: iso(request.from), to: iso(request.to) });
     const from = request.from!;
     const to = request.to!;
@@ -73,13 +73,13 @@ export class QueryAudit {
     if (to - from > MAX_USAGE_PERIOD_MS[request.bucket]) {
       throw invalid(`a period of ${request.bucket} buckets may span at most ${MAX_USAGE_PERIOD_MS[request.bucket] / 86_400_000} days`);
     }
-    return this.reader.usage({ tenantId: request.tenantId, from: iso(from)!, to: iso(to)!, bucket: request.bucket });
+    return this.reader.usage({ tenantId: request.tenantId, from: iso(from)!, to: iso(to)!, bucket: request.bucket }, signal);
   }
 
   /** Full-text search over the tenant's invocations, best first. */
-  async search(request: SearchRequest): Promise<SearchHit[]> {
+  async search(request: SearchRequest, signal?: AbortSignal): Promise<SearchHit[]> {
     const query = searchQueryOf(request);
     if (!query.ok) throw invalid(query.error);
-    return this.reader.searchInvocations(query.value);
+    return this.reader.searchInvocations(query.value, signal);
   }
 }

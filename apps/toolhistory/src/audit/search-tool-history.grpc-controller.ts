@@ -32,17 +32,25 @@ export class SearchToolHistoryGrpcController {
   // The query stays out of the log: people search for the very values they worry about.
   @GrpcMethod('ToolHistory', 'SearchToolHistory')
   search(request: SearchToolHistoryRequest, _metadata: Metadata, call: ServerUnaryCall<unknown, unknown>) {
-    return answerUnary(this.log, 'SearchToolHistory', { tenantId: request.tenant_id }, budgetOf(call, DEFAULT_AUDIT_BUDGET_MS), async () =>
-      toSearchResponse(
-        await this.queryAudit.search({
-          tenantId: request.tenant_id ?? '',
-          query: request.query ?? '',
-          conversationId: request.conversation_id,
-          limit: request.limit,
-          from: timestampToMillis(request.from),
-          to: timestampToMillis(request.to),
-        }),
-      ),
+    return answerUnary(
+      this.log,
+      'SearchToolHistory',
+      { tenantId: request.tenant_id },
+      budgetOf(call, DEFAULT_AUDIT_BUDGET_MS),
+      async (signal) =>
+        toSearchResponse(
+          await this.queryAudit.search(
+            {
+              tenantId: request.tenant_id ?? '',
+              query: request.query ?? '',
+              conversationId: request.conversation_id,
+              limit: request.limit,
+              from: timestampToMillis(request.from),
+              to: timestampToMillis(request.to),
+            },
+            signal,
+          ),
+        ),
     );
   }
 }

@@ -1,4 +1,4 @@
-import { Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
+import { Global, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { AppConfig } from '@toolhistory/config';
@@ -9,20 +9,56 @@ import {
   PostgresAppendListener,
   PostgresConsumerOffsets,
   PostgresEventStore,
+  PostgresQueryCanceller,
   PostgresRecordingStore,
 } from '@toolhistory/persistence';
 import { EventStoreRecordingStore } from '../recorder/event-store-recording-store';
-import { APP_CONFIG, APPEND_LISTENER, EVENT_STORE, PG_POOL, RECORDING_STORE, REDACTION_POLICY, ROOT_LOGGER } from '../tokens';
+import {
+  APP_CONFIG,
+  APPEND_LISTENER,
+  EVENT_STORE,
+  GRPC_EVENT_STORE,
+  GRPC_PG_POOL,
+  PG_POOL,
+  QUERY_CANCELLER,
+  RECORDING_STORE,
+  REDACTION_POLICY,
+  ROOT_LOGGER,
+} from '../tokens';
 
+/** A pool of the service's own, with the configured statement and idle-in-transaction limits (pools connect only when used). */
+function servicePool(config: AppConfig, logger: Logger, role: string): Pool {
+  return createPool({ ...config.database, applicationName: `toolhistory-${role}` }, {}, (err) =>
+    logger.warn({ component: 'database', pool: role, err: { message: err.message } }, 'idle database connection lost'),
+  );
+}
+
+const isEventStoreDb = (config: AppConfig) => config.eventStore.kind === 'eventstoredb' && config.eventStore.url !== null;
+
+/**
+ * PostgreSQL for both roles, each with a pool of its own (DATABASE_POOL_SIZE
+ * connections each), so a burst of audit queries cannot starve recording
+ * and a stalled batch cannot starve turn-start queries.
+ */
 @Global()
 @Module({
   providers: [
     {
       provide: PG_POOL,
       inject: [APP_CONFIG, ROOT_LOGGER],
+      useFactory: (config: AppConfig, logger: Logger) => servicePool(config, logger, 'recorder'),
+    },
+    {
+      provide: GRPC_PG_POOL,
+      inject: [APP_CONFIG, ROOT_LOGGER],
+      useFactory: (config: AppConfig, logger: Logger) => servicePool(config, logger, 'grpc'),
+    },
+    {
+      provide: QUERY_CANCELLER,
+      inject: [APP_CONFIG, ROOT_LOGGER],
       useFactory: (config: AppConfig, logger: Logger) =>
-        createPool(config.database, {}, (err) =>
-          logger.warn({ component: 'database', err: { message: err.message } }, 'idle database connection lost'),
+        new PostgresQueryCanceller(config.database, (err) =>
+          logger.warn({ component: 'database', pool: 'canceller', err: { message: err.message } }, 'idle database connection lost'),
         ),
     },
     {
@@ -48,16 +84,22 @@ import { APP_CONFIG, APPEND_LISTENER, EVENT_STORE, PG_POOL, RECORDING_STORE, RED
       provide: EVENT_STORE,
       inject: [APP_CONFIG, PG_POOL, APPEND_LISTENER],
       useFactory: (config: AppConfig, pool: Pool, listener: PostgresAppendListener) =>
-        config.eventStore.kind === 'eventstoredb' && config.eventStore.url
-          ? EventStoreDbEventStore.connect(config.eventStore.url)
-          : new PostgresEventStore(pool, listener),
+        isEventStoreDb(config) ? EventStoreDbEventStore.connect(config.eventStore.url!) : new PostgresEventStore(pool, listener),
+    },
+    {
+      provide: GRPC_EVENT_STORE,
+      inject: [APP_CONFIG, GRPC_PG_POOL, APPEND_LISTENER, EVENT_STORE],
+      useFactory: (config: AppConfig, pool: Pool, listener: PostgresAppendListener, events: EventStore) =>
+        isEventStoreDb(config) ? events : new PostgresEventStore(pool, listener),
     },
   ],
-  exports: [PG_POOL, RECORDING_STORE, EVENT_STORE],
+  exports: [PG_POOL, GRPC_PG_POOL, QUERY_CANCELLER, RECORDING_STORE, EVENT_STORE, GRPC_EVENT_STORE],
 })
 export class DatabaseModule implements OnApplicationShutdown {
   constructor(
     @Inject(PG_POOL) private readonly pool: Pool,
+    @Inject(GRPC_PG_POOL) private readonly grpcPool: Pool,
+    @Inject(QUERY_CANCELLER) private readonly canceller: PostgresQueryCanceller,
     @Inject(APPEND_LISTENER) private readonly listener: PostgresAppendListener,
     @Inject(EVENT_STORE) private readonly events: EventStore,
   ) {}
@@ -66,6 +108,6 @@ export class DatabaseModule implements OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     await this.listener.close();
     if (this.events instanceof EventStoreDbEventStore) await this.events.close();
-    await this.pool.end();
+    await Promise.all([this.pool.end(), this.grpcPool.end(), this.canceller.close()]);
   }
 }

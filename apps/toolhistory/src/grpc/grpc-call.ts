@@ -47,14 +47,19 @@ export async function answerUnary<T>(
   rpc: string,
   ids: Record<string, unknown>,
   budgetMs: number,
-  work: () => Promise<T>,
+  work: (signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
+  // Aborted at the deadline, so the work's database statements are cancelled rather than left running.
+  const deadline = new AbortController();
   const overdue = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new AppError(ErrorCode.DeadlineExceeded, `${rpc} did not finish within ${budgetMs} ms`)), budgetMs);
+    timer = setTimeout(() => {
+      deadline.abort();
+      reject(new AppError(ErrorCode.DeadlineExceeded, `${rpc} did not finish within ${budgetMs} ms`));
+    }, budgetMs);
   });
   try {
-    return await Promise.race([work(), overdue]);
+    return await Promise.race([work(deadline.signal), overdue]);
   } catch (error) {
     throw failed(log, rpc, ids, error);
   } finally {

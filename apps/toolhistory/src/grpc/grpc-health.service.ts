@@ -3,7 +3,7 @@ import type { HealthEndpoint, ServingStatus } from './health-endpoint';
 import type { Admin, Kafka } from 'kafkajs';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
-import { HEALTH, KAFKA, PG_POOL, ROOT_LOGGER } from '../tokens';
+import { GRPC_PG_POOL, HEALTH, KAFKA, ROOT_LOGGER } from '../tokens';
 
 export const HEALTH_CHECK_INTERVAL_MS = 2_000;
 const CHECK_TIMEOUT_MS = 1_500;
@@ -27,7 +27,7 @@ export class GrpcHealthService implements OnApplicationBootstrap, BeforeApplicat
 
   constructor(
     @Inject(HEALTH) private readonly health: HealthEndpoint,
-    @Inject(PG_POOL) private readonly pool: Pool,
+    @Inject(GRPC_PG_POOL) private readonly pool: Pool,
     @Inject(KAFKA) private readonly kafka: Kafka,
     @Inject(ROOT_LOGGER) logger: Logger,
   ) {

@@ -3,7 +3,12 @@ import { APP_GUARD } from '@nestjs/core';
 import type { Pool } from 'pg';
 import type { AppConfig } from '@toolhistory/config';
 import type { EventStore, ReplayPolicy } from '@toolhistory/domain';
-import { PostgresAuditReader, PostgresConversationEraser, PostgresReplayReader } from '@toolhistory/persistence';
+import {
+  PostgresAuditReader,
+  PostgresConversationEraser,
+  type PostgresQueryCanceller,
+  PostgresReplayReader,
+} from '@toolhistory/persistence';
 import { GetUsageGrpcController } from '../audit/get-usage.grpc-controller';
 import { ListToolInvocationsGrpcController } from '../audit/list-tool-invocations.grpc-controller';
 import { QueryAudit } from '../audit/query-audit';
@@ -22,10 +27,11 @@ import {
   OPEN_SUBSCRIPTIONS,
   ERASE_CONVERSATION,
   GET_REPLAY_HISTORY,
-  PG_POOL,
+  GRPC_EVENT_STORE,
+  GRPC_PG_POOL,
+  QUERY_CANCELLER,
   QUERY_AUDIT,
   REPLAY_POLICY,
-  EVENT_STORE,
   SUBSCRIBE_TOOL_EVENTS,
 } from '../tokens';
 import { GrpcHealthService } from './grpc-health.service';
@@ -49,13 +55,13 @@ import { GrpcHealthService } from './grpc-health.service';
     },
     {
       provide: GET_REPLAY_HISTORY,
-      inject: [PG_POOL, REPLAY_POLICY, APP_CONFIG],
-      useFactory: (pool: Pool, policy: ReplayPolicy, config: AppConfig) =>
-        new GetReplayHistory(new PostgresReplayReader(pool), policy, { cacheBytes: config.grpc.replayCacheBytes }),
+      inject: [GRPC_PG_POOL, QUERY_CANCELLER, REPLAY_POLICY, APP_CONFIG],
+      useFactory: (pool: Pool, canceller: PostgresQueryCanceller, policy: ReplayPolicy, config: AppConfig) =>
+        new GetReplayHistory(new PostgresReplayReader(pool, canceller), policy, { cacheBytes: config.grpc.replayCacheBytes }),
     },
     {
       provide: ERASE_CONVERSATION,
-      inject: [PG_POOL, APP_CONFIG, EVENT_STORE],
+      inject: [GRPC_PG_POOL, APP_CONFIG, GRPC_EVENT_STORE],
       useFactory: (pool: Pool, config: AppConfig, events: EventStore) =>
         new EraseConversation(
           config.eventStore.kind === 'eventstoredb'
@@ -63,10 +69,14 @@ import { GrpcHealthService } from './grpc-health.service';
             : new PostgresConversationEraser(pool),
         ),
     },
-    { provide: QUERY_AUDIT, inject: [PG_POOL], useFactory: (pool: Pool) => new QueryAudit(new PostgresAuditReader(pool)) },
+    {
+      provide: QUERY_AUDIT,
+      inject: [GRPC_PG_POOL, QUERY_CANCELLER],
+      useFactory: (pool: Pool, canceller: PostgresQueryCanceller) => new QueryAudit(new PostgresAuditReader(pool, canceller)),
+    },
     {
       provide: SUBSCRIBE_TOOL_EVENTS,
-      inject: [EVENT_STORE],
+      inject: [GRPC_EVENT_STORE],
       useFactory: (events: EventStore) => new SubscribeToolEvents(events),
     },
     GrpcHealthService,

@@ -98,13 +98,15 @@ export class GetReplayHistory {
   private async conversation(tenantId: string, conversationId: string, deadline: number | undefined): Promise<CachedConversation | null> {
     const key = `${tenantId}\u0000${conversationId}`;
     const cached = this.cache?.get(key);
+    // At the deadline the statement is cancelled in the database too, not left running for nobody.
+    const signal = deadline === undefined ? undefined : AbortSignal.timeout(Math.max(1, deadline - this.now()));
     if (cached) {
-      const version = await this.withinDeadline(this.reader.conversationVersion(tenantId, conversationId), deadline);
+      const version = await this.withinDeadline(this.reader.conversationVersion(tenantId, conversationId, signal), deadline);
       if (version === cached.rows.version) return cached;
       this.cache!.delete(key);
       if (version === null) return null;
     }
-    const rows = await this.withinDeadline(this.reader.readConversation(tenantId, conversationId), deadline);
+    const rows = await this.withinDeadline(this.reader.readConversation(tenantId, conversationId, signal), deadline);
     if (rows === null) return null;
     const entry = { rows, histories: new Map<string, CachedHistory>() };
     this.cache?.set(key, entry);

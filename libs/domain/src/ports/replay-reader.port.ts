@@ -12,8 +12,9 @@ export interface ConversationRows {
 }
 
 /** Reads what replay needs of one conversation; null when the conversation is unknown. */
+/** A `signal` that aborts (the caller's deadline passed) cancels the query in the store. */
 export interface ReplayReader {
-  readConversation(tenantId: string, conversationId: string): Promise<ConversationRows | null>;
+  readConversation(tenantId: string, conversationId: string, signal?: AbortSignal): Promise<ConversationRows | null>;
   /** The conversation's current version alone: a cheap check that cached rows are still current. */
-  conversationVersion(tenantId: string, conversationId: string): Promise<number | null>;
+  conversationVersion(tenantId: string, conversationId: string, signal?: AbortSignal): Promise<number | null>;
 }
