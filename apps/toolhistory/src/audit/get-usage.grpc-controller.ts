@@ -34,8 +34,8 @@ export class GetUsageGrpcController {
         await this.queryAudit.usage(
           {
             tenantId: request.tenant_id ?? '',
-            from: timestampToMillis(request.from),
-            to: timestampToMillis(request.to),
+            from: timestampToMillis(request.from, 'from'),
+            to: timestampToMillis(request.to, 'to'),
             bucket: usageBucketOf(request.bucket),
           },
           signal,

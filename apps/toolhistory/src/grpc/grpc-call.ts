@@ -1,6 +1,6 @@
 import { status } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
-import { AppError, ErrorCode, toAppError } from '@toolhistory/errors';
+import { AppError, ErrorCode, MAX_ID_CHARS, toAppError } from '@toolhistory/errors';
 import { grpcStatusOf, toRpcException } from './grpc-status';
 
 /** Statuses that mean the caller asked for something wrong: an info line, no stack. */
@@ -68,7 +68,9 @@ export async function answerUnary<T>(
 }
 
 /** Logs a failed call by its classification and returns what the caller is answered. */
-export function failed(log: Logger, rpc: string, ids: Record<string, unknown>, thrown: unknown) {
+export function failed(log: Logger, rpc: string, rawIds: Record<string, unknown>, thrown: unknown) {
+  // Ids come from the caller: a log line carries no more of one than the contract allows.
+  const ids = Object.fromEntries(Object.entries(rawIds).map(([k, v]) => [k, typeof v === 'string' ? v.slice(0, MAX_ID_CHARS) : v]));
   const error = toAppError(thrown);
   const code = grpcStatusOf(error);
   if (CALLER_MISTAKES.has(code)) log.info({ ...ids, code: error.code, reason: error.message }, `${rpc} refused`);

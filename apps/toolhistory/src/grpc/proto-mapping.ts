@@ -1,4 +1,5 @@
 import type { HistoryFormat, Omission, OmissionReason, RecordedToolEvent, ReplayHistory, StaleResultMode } from '@toolhistory/domain';
+import { AppError, ErrorCode } from '@toolhistory/errors';
 import {
   InvocationRecord,
   InvocationStatus,
@@ -17,9 +18,33 @@ export interface TimestampMessage {
   nanos?: number;
 }
 
-export function timestampToMillis(ts: TimestampMessage | null | undefined): number | undefined {
+/** The range of google.protobuf.Timestamp: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z. */
+const MIN_SECONDS = -62_135_596_800;
+const MAX_SECONDS = 253_402_300_799;
+
+const invalid = (message: string) => new AppError(ErrorCode.InvalidArgument, message);
+
+/** A request's timestamp in milliseconds; outside Timestamp's range (or with nanos out of range) it is INVALID_ARGUMENT naming `field`. */
+export function timestampToMillis(ts: TimestampMessage | null | undefined, field = 'timestamp'): number | undefined {
   if (!ts) return undefined;
-  return Number(ts.seconds ?? 0) * 1000 + Math.floor((ts.nanos ?? 0) / 1e6);
+  const seconds = Number(ts.seconds ?? 0);
+  const nanos = ts.nanos ?? 0;
+  if (!Number.isInteger(seconds) || seconds < MIN_SECONDS || seconds > MAX_SECONDS) {
+    throw invalid(`${field}.seconds must be between ${MIN_SECONDS} and ${MAX_SECONDS} (0001-01-01 to 9999-12-31)`);
+  }
+  if (!Number.isInteger(nanos) || nanos < 0 || nanos > 999_999_999) throw invalid(`${field}.nanos must be between 0 and 999999999`);
+  return seconds * 1000 + Math.floor(nanos / 1e6);
+}
+
+/**
+ * A request's enum field: unset or `…_UNSPECIFIED` gives the default, a known
+ * name its value; anything else (a number this build does not know) is
+ * INVALID_ARGUMENT naming the field, never quietly the default.
+ */
+function enumOf<T>(field: string, value: string | number | undefined, names: Readonly<Record<string, T>>, fallback: T): T {
+  if (value === undefined || value === 0 || (typeof value === 'string' && value.endsWith('_UNSPECIFIED'))) return fallback;
+  if (typeof value === 'string' && Object.hasOwn(names, value)) return names[value];
+  throw invalid(`${field}: ${JSON.stringify(value)} is not one of ${Object.keys(names).join(', ')}`);
 }
 
 /** ISO-8601 with up to microseconds, kept exactly. */
@@ -30,15 +55,21 @@ export function isoToTimestamp(iso: string): TimestampMessage {
   return { seconds: String(Math.floor(millis / 1000)), nanos };
 }
 
-export function formatOf(value: string | undefined): HistoryFormat {
-  return value === 'HISTORY_FORMAT_ANTHROPIC_MESSAGES' ? 'anthropic_messages' : 'openai_chat';
-}
+export const formatOf = (value: string | number | undefined): HistoryFormat =>
+  enumOf<HistoryFormat>(
+    'format',
+    value,
+    { HISTORY_FORMAT_OPENAI_CHAT: 'openai_chat', HISTORY_FORMAT_ANTHROPIC_MESSAGES: 'anthropic_messages' },
+    'openai_chat',
+  );
 
-export function staleResultsOf(value: string | undefined): StaleResultMode | undefined {
-  if (value === 'STALE_RESULT_MODE_DROP') return 'drop';
-  if (value === 'STALE_RESULT_MODE_PLACEHOLDER') return 'placeholder';
-  return undefined;
-}
+export const staleResultsOf = (value: string | number | undefined): StaleResultMode | undefined =>
+  enumOf<StaleResultMode | undefined>(
+    'stale_results',
+    value,
+    { STALE_RESULT_MODE_DROP: 'drop', STALE_RESULT_MODE_PLACEHOLDER: 'placeholder' },
+    undefined,
+  );
 
 const RUN_STATUS: Record<RunStatus, string> = {
   running: 'RUN_STATUS_RUNNING',
@@ -143,13 +174,17 @@ export function toSearchResponse(hits: SearchHit[]) {
   return { hits: hits.map((hit) => ({ invocation: toInvocationMessage(hit.invocation), score: hit.score, snippet: hit.snippet })) };
 }
 
-/** A request's status filter; UNSPECIFIED (or anything unknown) means any status. */
-export function invocationStatusOf(value: string | undefined): InvocationStatus | undefined {
-  const entry = Object.entries(INVOCATION_STATUS).find(([, name]) => name === value);
-  return entry?.[0] as InvocationStatus | undefined;
-}
+/** A request's status filter; UNSPECIFIED means any status. */
+export const invocationStatusOf = (value: string | number | undefined): InvocationStatus | undefined =>
+  enumOf<InvocationStatus | undefined>(
+    'status',
+    value,
+    Object.fromEntries(Object.entries(INVOCATION_STATUS).map(([status, name]) => [name, status as InvocationStatus])),
+    undefined,
+  );
 
-export const usageBucketOf = (value: string | undefined): UsageBucket => (value === 'USAGE_BUCKET_DAY' ? 'day' : 'hour');
+export const usageBucketOf = (value: string | number | undefined): UsageBucket =>
+  enumOf<UsageBucket>('bucket', value, { USAGE_BUCKET_HOUR: 'hour', USAGE_BUCKET_DAY: 'day' }, 'hour');
 
 export function toRecordedEventMessage(recorded: RecordedToolEvent) {
   const { event } = recorded;

@@ -45,7 +45,7 @@ export class GetReplayHistoryGrpcController {
         tenantId: request.tenant_id ?? '',
         conversationId: request.conversation_id ?? '',
         channel: request.channel || undefined,
-        asOf: timestampToMillis(request.as_of),
+        asOf: timestampToMillis(request.as_of, 'as_of'),
         format: formatOf(request.format),
         freshnessWindowSeconds: request.freshness_window_seconds === undefined ? undefined : Number(request.freshness_window_seconds),
         staleResults: staleResultsOf(request.stale_results),

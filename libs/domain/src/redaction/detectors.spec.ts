@@ -1,5 +1,6 @@
 import { benignValues, detectorCorpus } from './detector-corpus.fixture';
-import { DETECTOR_KINDS, DetectorKind, ibanValid, luhnValid, paymentCardValid } from './detectors';
+import fc from 'fast-check';
+import { DETECTOR_KINDS, DetectorKind, ibanValid, jsonWebTokens, luhnValid, paymentCardValid, privateKeyBlocks } from './detectors';
 import { redactText } from './redact-text';
 
 const only = (kind: DetectorKind) => new Set([kind]);
@@ -63,5 +64,53 @@ describe('detectors', () => {
         expect(redactText(once, ALL)).toBe(once);
       }
     }
+  });
+});
+
+describe('the linear-time scanners find exactly what the patterns they replace found', () => {
+  // The patterns as they were: right, but quadratic on near-matches.
+  const OLD_JWT = /\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}/g;
+  const OLD_PRIVATE_KEY = /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?:.|\n|\r)*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----/g;
+  const OLD_EMAIL = /\b[A-Za-z0-9._%+-]+@(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,24}\b/g;
+  const spansOf = (pattern: RegExp, text: string) => [...text.matchAll(pattern)].map((m) => [m.index!, m.index! + m[0].length]);
+  const textOf = (pieces: string[]) => fc.array(fc.constantFrom(...pieces), { maxLength: 40 }).map((p) => p.join(''));
+
+  it('JSON Web Tokens', () => {
+    const pieces = ['eyJ', 'eyJhbGci', '.', '-', '_', 'a', 'abcdefghij', ' ', '"', 'x.eyJ'];
+    fc.assert(
+      fc.property(textOf(pieces), (text) => expect([...jsonWebTokens(text)]).toEqual(spansOf(OLD_JWT, text))),
+      { numRuns: 3_000 },
+    );
+  });
+
+  it('private key blocks', () => {
+    const pieces = [
+      '-----BEGIN PRIVATE KEY-----',
+      '-----BEGIN RSA PRIVATE KEY-----',
+      '-----END PRIVATE KEY-----',
+      '-----END RSA PRIVATE KEY-----',
+      'MIIE',
+      '\n',
+      '\\n',
+      ' ',
+      '-----BEGIN ',
+      'PRIVATE KEY-----',
+    ];
+    fc.assert(
+      fc.property(textOf(pieces), (text) => expect([...privateKeyBlocks(text)]).toEqual(spansOf(OLD_PRIVATE_KEY, text))),
+      { numRuns: 3_000 },
+    );
+  });
+
+  it('e-mail addresses of the lengths addresses have', () => {
+    const pieces = ['a', 'jane', '.', '@', '-', 'example', 'com', ' ', '+tag', 'b.c'];
+    const only = new Set(['email'] as const);
+    fc.assert(
+      fc.property(textOf(pieces), (text) => {
+        const expected = text.replace(OLD_EMAIL, '[REDACTED:email]');
+        expect(redactText(text, only)).toBe(expected);
+      }),
+      { numRuns: 3_000 },
+    );
   });
 });

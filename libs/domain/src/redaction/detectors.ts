@@ -9,7 +9,8 @@ export type DetectorKind = (typeof DETECTOR_KINDS)[number];
 
 export interface Detector {
   kind: DetectorKind;
-  pattern: RegExp;
+  /** Candidate spans: a global pattern, or a scanner where no pattern can be linear. */
+  pattern: RegExp | { spans(text: string): Iterable<[start: number, end: number]> };
   /** Confirms a candidate match; absent = every match counts. */
   confirm?: (match: string) => boolean;
   /** The pattern's first group is context that stays (the `Bearer ` or `password=` before a secret). */
@@ -80,15 +81,77 @@ function phoneValid(candidate: string): boolean {
   return true;
 }
 
+const BEGIN_KEY = /-----BEGIN (?:[A-Z0-9]{1,20} ){0,4}PRIVATE KEY-----/g;
+const END_KEY = /-----END (?:[A-Z0-9]{1,20} ){0,4}PRIVATE KEY-----/g;
+
+/**
+ * Private key blocks: each BEGIN line to the first END line after it. A
+ * pattern with a lazy body would scan to the end of the text from every
+ * BEGIN that has no END after it (quadratic on repeated headers); the
+ * markers are found once each here, and paired in one pass.
+ */
+export function* privateKeyBlocks(text: string): Generator<[number, number]> {
+  const ends: Array<[number, number]> = [];
+  END_KEY.lastIndex = 0;
+  for (let m = END_KEY.exec(text); m !== null; m = END_KEY.exec(text)) ends.push([m.index, m.index + m[0].length]);
+  if (ends.length === 0) return;
+  let next = 0;
+  BEGIN_KEY.lastIndex = 0;
+  for (let m = BEGIN_KEY.exec(text); m !== null; m = BEGIN_KEY.exec(text)) {
+    const begin = m.index;
+    while (next < ends.length && ends[next][0] < begin + m[0].length) next += 1;
+    if (next === ends.length) return;
+    yield [begin, ends[next][1]];
+    BEGIN_KEY.lastIndex = ends[next][1];
+  }
+}
+
+const BASE64URL = /[A-Za-z0-9_-]/;
+const isWordChar = (c: string | undefined) => c !== undefined && /\w/.test(c);
+
+/**
+ * JSON Web Tokens (eyJ<header>.eyJ<payload>.<signature>), found in linear
+ * time. A pattern would try every "eyJ" inside a long run of base64url
+ * characters and scan the run again from each (quadratic on "-eyJ-eyJ…").
+ * Here each run between dots is read once: a token is three dot-separated
+ * runs, the middle one starting with eyJ, the first holding an eyJ that
+ * starts a word, and each long enough.
+ */
+export function* jsonWebTokens(text: string): Generator<[number, number]> {
+  const runEnd = (from: number) => {
+    let i = from;
+    while (i < text.length && BASE64URL.test(text[i])) i += 1;
+    return i;
+  };
+  let searchFrom = 0;
+  for (let dot = text.indexOf('.eyJ', searchFrom); dot !== -1; dot = text.indexOf('.eyJ', searchFrom)) {
+    // The payload run, and the dot that must end it.
+    const payloadEnd = runEnd(dot + 1);
+    searchFrom = Math.max(dot + 1, payloadEnd);
+    if (payloadEnd - (dot + 1) < 8 || text[payloadEnd] !== '.') continue;
+    const signatureEnd = runEnd(payloadEnd + 1);
+    if (signatureEnd - (payloadEnd + 1) < 10) continue;
+    // The header run before the dot: the leftmost eyJ in it that starts a word, with 5 or more after it.
+    let headerStart = dot;
+    while (headerStart > 0 && BASE64URL.test(text[headerStart - 1])) headerStart -= 1;
+    let start = -1;
+    for (let at = text.indexOf('eyJ', headerStart); at !== -1 && at + 8 <= dot; at = text.indexOf('eyJ', at + 1)) {
+      if (!isWordChar(text[at - 1])) {
+        start = at;
+        break;
+      }
+    }
+    if (start === -1) continue;
+    yield [start, signatureEnd];
+    searchFrom = signatureEnd;
+  }
+}
+
 /** Order matters: earlier detectors claim their spans first (a JWT is not also a secret). */
 export const DETECTORS: readonly Detector[] = [
-  {
-    kind: 'secret',
-    // Private key blocks, also with JSON-escaped line breaks.
-    pattern: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?:.|\n|\r)*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----/g,
-    hint: (t) => /-----BEGIN/.test(t),
-  },
-  { kind: 'jwt', pattern: /\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}/g, hint: (t) => /eyJ/.test(t) },
+  // Private key blocks, also with JSON-escaped line breaks.
+  { kind: 'secret', pattern: { spans: privateKeyBlocks }, hint: (t) => t.includes('-----BEGIN') },
+  { kind: 'jwt', pattern: { spans: jsonWebTokens }, hint: (t) => t.includes('eyJ') },
   {
     kind: 'secret',
     pattern: new RegExp(
@@ -117,7 +180,12 @@ export const DETECTORS: readonly Detector[] = [
     keepsPrefix: true,
     hint: (t) => /[:=]/.test(t),
   },
-  { kind: 'email', pattern: /\b[A-Za-z0-9._%+-]+@(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,24}\b/g, hint: (t) => /@/.test(t) },
+  // Bounded as RFC 5321 bounds addresses (64 before the @, labels of 63): no start can scan far.
+  {
+    kind: 'email',
+    pattern: /\b[A-Za-z0-9._%+-]{1,64}@(?:[A-Za-z0-9-]{1,63}\.){1,8}[A-Za-z]{2,24}\b/g,
+    hint: (t) => t.includes('@'),
+  },
   {
     kind: 'iban',
     pattern: /\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b/g,

@@ -36,15 +36,31 @@ function redactPart(text: string, kinds: ReadonlySet<DetectorKind>, counts: Reda
   let current = text;
   for (const detector of DETECTORS) {
     if (!kinds.has(detector.kind) || (detector.hint && !detector.hint(current))) continue;
-    detector.pattern.lastIndex = 0;
-    current = current.replace(detector.pattern, (match: string, prefix: unknown) => {
-      const kept = detector.keepsPrefix ? String(prefix) : '';
+    const replace = (match: string, kept: string): string => {
       const value = match.slice(kept.length);
       // A value an earlier detector already replaced (`api_key=[REDACTED:secret]`) stays as it is.
       if (value.startsWith('[REDACTED:') || (detector.confirm && !detector.confirm(value))) return match;
       counts[detector.kind] = (counts[detector.kind] ?? 0) + 1;
       return kept + redactionMarker(detector.kind);
-    });
+    };
+    const { pattern } = detector;
+    if (pattern instanceof RegExp) {
+      pattern.lastIndex = 0;
+      current = current.replace(pattern, (match: string, prefix: unknown) => replace(match, detector.keepsPrefix ? String(prefix) : ''));
+    } else {
+      current = replaceSpans(current, pattern.spans(current), (match) => replace(match, ''));
+    }
   }
   return current;
+}
+
+/** Replaces non-overlapping spans, given in order, in one pass. */
+function replaceSpans(text: string, spans: Iterable<[number, number]>, replace: (match: string) => string): string {
+  let out = '';
+  let at = 0;
+  for (const [start, end] of spans) {
+    out += text.slice(at, start) + replace(text.slice(start, end));
+    at = end;
+  }
+  return at === 0 ? text : out + text.slice(at);
 }
