@@ -11,7 +11,7 @@ import {
   UsageBucket,
   UsageReport,
 } from '@toolhistory/domain';
-import { AppError, ErrorCode, limitIdLengths, requireArguments } from '@toolhistory/errors';
+import { AppError, ErrorCode, checkRequestIds, requireArguments } from '@toolhistory/errors';
 
 export interface ListInvocationsQuery extends Omit<InvocationFilter, 'from' | 'to'> {
   from?: number;
@@ -44,7 +44,7 @@ export class QueryAudit {
 
   async listInvocations(query: ListInvocationsQuery, signal?: AbortSignal): Promise<InvocationPage> {
     requireArguments({ tenant_id: query.tenantId });
-    limitIdLengths({ tenant_id: query.tenantId, conversation_id: query.conversationId, run_id: query.runId, tool_name: query.toolName });
+    checkRequestIds({ tenant_id: query.tenantId, conversation_id: query.conversationId, run_id: query.runId, tool_name: query.toolName });
     if (query.from !== undefined && query.to !== undefined && query.from >= query.to) throw invalid('from must be before to');
     const pageSize = pageSizeOf(query.pageSize);
     if (!pageSize.ok) throw invalid(pageSize.error);
@@ -68,7 +68,7 @@ export class QueryAudit {
 
   async usage(request: UsageRequest, signal?: AbortSignal): Promise<UsageReport> {
     requireArguments({ tenant_id: request.tenantId, from: iso(request.from), to: iso(request.to) });
-    limitIdLengths({ tenant_id: request.tenantId });
+    checkRequestIds({ tenant_id: request.tenantId });
     const from = request.from!;
     const to = request.to!;
     if (from >= to) throw invalid('from must be before to');

@@ -1,5 +1,5 @@
 import type { ConversationEraser, ErasureOutcome } from '@toolhistory/domain';
-import { limitIdLengths, requireArguments } from '@toolhistory/errors';
+import { checkRequestIds, requireArguments } from '@toolhistory/errors';
 
 export interface EraseConversationCommand {
   tenantId: string;
@@ -12,7 +12,7 @@ export class EraseConversation {
 
   execute(command: EraseConversationCommand): Promise<ErasureOutcome> {
     requireArguments({ tenant_id: command.tenantId, conversation_id: command.conversationId });
-    limitIdLengths({ tenant_id: command.tenantId, conversation_id: command.conversationId });
+    checkRequestIds({ tenant_id: command.tenantId, conversation_id: command.conversationId });
     return this.eraser.erase(command.tenantId, command.conversationId);
   }
 }

@@ -4,6 +4,8 @@ import { AppError, ErrorCode, toAppError } from '@toolhistory/errors';
 
 const STATUS_BY_CODE: Partial<Record<ErrorCode, status>> = {
   [ErrorCode.InvalidArgument]: status.INVALID_ARGUMENT,
+  // At the API, a value the database cannot take came from the request.
+  [ErrorCode.UnstorableEvent]: status.INVALID_ARGUMENT,
   [ErrorCode.NotFound]: status.NOT_FOUND,
   [ErrorCode.StorageUnavailable]: status.UNAVAILABLE,
   [ErrorCode.BrokerUnavailable]: status.UNAVAILABLE,

@@ -9,7 +9,7 @@ import {
   replayValidity,
   StaleResultMode,
 } from '@toolhistory/domain';
-import { AppError, ErrorCode, limitIdLengths, requireArguments } from '@toolhistory/errors';
+import { AppError, ErrorCode, checkRequestIds, requireArguments } from '@toolhistory/errors';
 
 export interface GetReplayHistoryQuery {
   tenantId: string;
@@ -138,7 +138,7 @@ export class GetReplayHistory {
 
 function validate(query: GetReplayHistoryQuery): void {
   requireArguments({ tenant_id: query.tenantId, conversation_id: query.conversationId });
-  limitIdLengths({ tenant_id: query.tenantId, conversation_id: query.conversationId, channel: query.channel });
+  checkRequestIds({ tenant_id: query.tenantId, conversation_id: query.conversationId, channel: query.channel });
   if (query.freshnessWindowSeconds !== undefined && (!Number.isFinite(query.freshnessWindowSeconds) || query.freshnessWindowSeconds < 0)) {
     throw new AppError(ErrorCode.InvalidArgument, 'freshness_window_seconds must not be negative');
   }

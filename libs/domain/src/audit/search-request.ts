@@ -1,4 +1,4 @@
-import { MAX_ID_CHARS } from '@toolhistory/errors';
+import { idProblem } from '@toolhistory/errors';
 import type { Checked, InvocationRecord } from './invocation-listing';
 
 /**
@@ -62,10 +62,8 @@ export function searchQueryOf(request: SearchRequest): Checked<SearchQuery> {
     .filter(([, value]) => !value)
     .map(([name]) => name);
   if (missing.length > 0) return { ok: false, error: `${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} required` };
-  const tooLong = Object.entries({ tenant_id: request.tenantId, conversation_id: request.conversationId })
-    .filter(([, value]) => value !== undefined && value.length > MAX_ID_CHARS)
-    .map(([name]) => name);
-  if (tooLong.length > 0) return { ok: false, error: `${tooLong.join(' and ')} must be at most ${MAX_ID_CHARS} characters` };
+  const idProblems = [idProblem('tenant_id', request.tenantId), idProblem('conversation_id', request.conversationId)].filter(Boolean);
+  if (idProblems.length > 0) return { ok: false, error: idProblems.join('; ') };
   const limit = searchLimitOf(request.limit);
   if (!limit.ok) return limit;
   for (const [name, value] of [

@@ -1,5 +1,5 @@
 import { TOOL_EVENT_TYPES, ToolEventType } from '@toolhistory/contract';
-import { MAX_ID_CHARS } from '@toolhistory/errors';
+import { idProblem } from '@toolhistory/errors';
 import type { GlobalPosition } from '../ports/event-store.port';
 
 export interface SubscriptionRequest {
@@ -24,7 +24,8 @@ const MAX_POSITION = (1n << 63n) - 1n;
 /** Validates what a subscriber asked for; the error names the field and what is wrong. */
 export function checkSubscriptionRequest(request: SubscriptionRequest): CheckedSubscription {
   if (!request.tenantId) return { ok: false, error: 'tenant_id is required' };
-  if (request.tenantId.length > MAX_ID_CHARS) return { ok: false, error: `tenant_id must be at most ${MAX_ID_CHARS} characters` };
+  const tenantProblem = idProblem('tenant_id', request.tenantId);
+  if (tenantProblem) return { ok: false, error: tenantProblem };
   const from = request.fromPosition === undefined || request.fromPosition === '' ? '0' : request.fromPosition;
   if (!/^\d{1,20}$/.test(from) || BigInt(from) > MAX_POSITION) {
     return { ok: false, error: `from_position must be a whole number from 0 to ${MAX_POSITION}, not ${JSON.stringify(from)}` };
