@@ -97,4 +97,26 @@ describe('GetReplayHistory', () => {
     expect(reader.full).toBe(2);
     expect(reader.versionChecks).toBe(0);
   });
+
+  it('stays within its bytes whatever callers vary (channel, window, format), counting every history it keeps', async () => {
+    const cacheBytes = 60_000;
+    const bounded = new GetReplayHistory(reader, DEFAULT_REPLAY_POLICY, { cacheBytes, now: () => now });
+    const conversations = ['c1', 'c2', 'c3', 'c4', 'c5'];
+    for (let i = 0; i < 2_000; i += 1) {
+      await bounded.execute({
+        tenantId: 't',
+        conversationId: conversations[i % conversations.length],
+        channel: `channel-${i % 37}`,
+        freshnessWindowSeconds: 60 + (i % 101),
+        format: i % 2 ? 'openai_chat' : 'anthropic_messages',
+      });
+      const stats = bounded.cacheStats();
+      expect(stats.bytes).toBeLessThanOrEqual(cacheBytes);
+    }
+    const stats = bounded.cacheStats();
+    // Histories are kept and weighed: the cache holds more than the rows alone would weigh.
+    expect(stats.histories).toBeGreaterThan(0);
+    expect(stats.histories).toBeLessThanOrEqual(16 * stats.conversations);
+    expect(stats.bytes).toBeGreaterThan(stats.conversations * 1_000);
+  });
 });

@@ -34,12 +34,26 @@ interface CachedHistory {
   from: number;
   until: number;
   history: ReplayHistory;
+  /** What the computed history holds, as counted against the cache's bytes. */
+  bytes: number;
 }
 
 interface CachedConversation {
   rows: ConversationRows;
   histories: Map<string, CachedHistory>;
+  /** The rows and every history kept with them: what the entry weighs in the cache. */
+  bytes: number;
 }
+
+/**
+ * Request shapes (channel, format, window, stale mode) kept per
+ * conversation: callers that vary them cannot make one entry grow without
+ * end; the oldest shape goes first.
+ */
+const MAX_HISTORIES_PER_CONVERSATION = 16;
+
+/** A history's weight: its text, two bytes a character, as V8 keeps most strings. */
+const historyBytes = (history: ReplayHistory): number => 2 * JSON.stringify(history).length;
 
 const EMPTY: ReplayHistory = Object.freeze({ turns: [], omitted: [] }) as unknown as ReplayHistory;
 
@@ -63,7 +77,7 @@ export class GetReplayHistory {
     if (options.cacheBytes > 0) {
       this.cache = new LRUCache<string, CachedConversation>({
         maxSize: options.cacheBytes,
-        sizeCalculation: (entry) => Math.max(1, entry.rows.approxBytes),
+        sizeCalculation: (entry) => Math.max(1, entry.bytes),
       });
     }
   }
@@ -91,8 +105,41 @@ export class GetReplayHistory {
     };
     const { runs, invocations } = entry.rows;
     const history = replayHistory(request, runs, invocations, this.policy);
-    if (this.cache) entry.histories.set(key, { ...replayValidity(request, runs, invocations, this.policy), history });
+    if (this.cache)
+      this.remember(query, entry, key, {
+        ...replayValidity(request, runs, invocations, this.policy),
+        history,
+        bytes: historyBytes(history),
+      });
     return history;
+  }
+
+  /** What the cache holds, in the bytes it counts, and how many conversations. */
+  cacheStats(): { bytes: number; conversations: number; histories: number } {
+    let histories = 0;
+    for (const entry of this.cache?.values() ?? []) histories += entry.histories.size;
+    return { bytes: this.cache?.calculatedSize ?? 0, conversations: this.cache?.size ?? 0, histories };
+  }
+
+  /** Keeps a computed history with its conversation and weighs the entry again, so the cache's bound counts it. */
+  private remember(query: GetReplayHistoryQuery, entry: CachedConversation, key: string, computed: CachedHistory): void {
+    const previous = entry.histories.get(key);
+    if (previous) entry.bytes -= previous.bytes;
+    entry.histories.delete(key);
+    entry.histories.set(key, computed);
+    entry.bytes += computed.bytes;
+    for (const [oldKey, old] of entry.histories) {
+      if (entry.histories.size <= MAX_HISTORIES_PER_CONVERSATION) break;
+      entry.histories.delete(oldKey);
+      entry.bytes -= old.bytes;
+    }
+    const cacheKey = `${query.tenantId}\u0000${query.conversationId}`;
+    // Put in again, so the cache weighs the entry anew (and drops others, or this one, to stay within its
+    // bytes): lru-cache keeps the old weight when the same object is set again.
+    if (this.cache?.peek(cacheKey) === entry) {
+      this.cache.delete(cacheKey);
+      this.cache.set(cacheKey, entry);
+    }
   }
 
   private async conversation(tenantId: string, conversationId: string, deadline: number | undefined): Promise<CachedConversation | null> {
@@ -108,7 +155,7 @@ export class GetReplayHistory {
     }
     const rows = await this.withinDeadline(this.reader.readConversation(tenantId, conversationId, signal), deadline);
     if (rows === null) return null;
-    const entry = { rows, histories: new Map<string, CachedHistory>() };
+    const entry: CachedConversation = { rows, histories: new Map<string, CachedHistory>(), bytes: rows.approxBytes };
     this.cache?.set(key, entry);
     return entry;
   }
