@@ -1,5 +1,6 @@
 import type { CheckpointedProjection, EventStore, RecordedToolEvent } from '@toolhistory/domain';
-import { type AppError, toAppError } from '@toolhistory/errors';
+import { toAppError } from '@toolhistory/errors';
+import { attemptAlone } from '../recorder/attempt-alone';
 import { retryWithBackoff } from '../recorder/retry-with-backoff';
 import { inBatches } from './in-batches';
 
@@ -8,9 +9,6 @@ export interface ProjectorLog {
   warn(fields: Record<string, unknown>, message: string): void;
   error(fields: Record<string, unknown>, message: string): void;
 }
-
-/** How often one event is applied alone before it is skipped as the cause of its own failure. */
-const ATTEMPTS_PER_EVENT = 3;
 
 export interface ProjectorOptions {
   batchSize?: number;
@@ -91,17 +89,7 @@ export class ReadModelProjector {
       if (toAppError(thrown).retriable) throw thrown;
     }
     for (const recorded of batch) {
-      let failure: AppError | undefined;
-      for (let attempt = 1; attempt <= ATTEMPTS_PER_EVENT; attempt += 1) {
-        try {
-          await this.projection.apply([recorded]);
-          failure = undefined;
-          break;
-        } catch (thrown) {
-          failure = toAppError(thrown);
-          if (failure.retriable) throw failure;
-        }
-      }
+      const failure = await attemptAlone(() => this.projection.apply([recorded]));
       if (!failure) continue;
       await this.projection.skip(recorded, { code: failure.code, reason: failure.message.slice(0, 2_000) });
       this.options.log?.error(

@@ -11,6 +11,9 @@ import {
   redactReason,
 } from '@toolhistory/domain';
 import { AppError, ErrorCode, toAppError } from '@toolhistory/errors';
+import { attemptAlone } from './attempt-alone';
+
+export { ATTEMPTS_PER_EVENT } from './attempt-alone';
 
 export interface IncomingMessage {
   offset: string;
@@ -57,8 +60,6 @@ export interface RecordPartitionBatchOptions {
   redaction?: RedactionPolicy;
 }
 
-/** How often one event is tried alone before it counts as the cause of its own failure. */
-export const ATTEMPTS_PER_EVENT = 3;
 /** A reason travels in a header, which counts towards the broker's message size. */
 const MAX_REASON_CHARS = 2_000;
 
@@ -131,17 +132,7 @@ export class RecordPartitionBatch {
     const byOffset = new Map(batch.messages.map((m) => [m.offset, m]));
     for (const item of valid) {
       const ref = { ...this.partitionRef(batch), nextOffset: nextOffsetAfter(item.offset) };
-      let failure: AppError | undefined;
-      for (let attempt = 1; attempt <= ATTEMPTS_PER_EVENT; attempt += 1) {
-        try {
-          add(outcome, await this.store.recordBatch({ ...ref, events: [item] }));
-          failure = undefined;
-          break;
-        } catch (thrown) {
-          failure = toAppError(thrown);
-          if (failure.retriable) throw failure;
-        }
-      }
+      const failure = await attemptAlone(async () => add(outcome, await this.store.recordBatch({ ...ref, events: [item] })));
       if (!failure) continue;
       await this.proveTheEventIsTheCause(batch, item.offset, failure);
       outcome.stubs += await this.publish([this.letter(batch, byOffset.get(item.offset)!, failure)]);
