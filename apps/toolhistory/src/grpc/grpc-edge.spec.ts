@@ -1,7 +1,7 @@
 import { status } from '@grpc/grpc-js';
 import { AppError, ErrorCode } from '@toolhistory/errors';
 import { grpcStatusOf, toRpcException } from './grpc-status';
-import { isoToTimestamp, timestampToMillis } from './proto-mapping';
+import { formatOf, invocationStatusOf, isoToTimestamp, staleResultsOf, timestampToMillis, usageBucketOf } from './proto-mapping';
 
 describe('gRPC edge mapping', () => {
   it.each([
@@ -30,5 +30,28 @@ describe('gRPC edge mapping', () => {
     expect(isoToTimestamp('2026-03-01T12:00:00Z')).toEqual({ seconds: String(Date.parse('2026-03-01T12:00:00Z') / 1000), nanos: 0 });
     expect(timestampToMillis({ seconds: '1772366400', nanos: 250_000_000 })).toBe(1_772_366_400_250);
     expect(timestampToMillis(undefined)).toBeUndefined();
+  });
+
+  it('refuses an enum value this build does not know, naming the field, instead of quietly using the default', () => {
+    expect(formatOf(undefined)).toBe('openai_chat');
+    expect(formatOf('HISTORY_FORMAT_UNSPECIFIED')).toBe('openai_chat');
+    expect(formatOf('HISTORY_FORMAT_ANTHROPIC_MESSAGES')).toBe('anthropic_messages');
+    expect(() => formatOf(99)).toThrow(
+      expect.objectContaining({ code: ErrorCode.InvalidArgument, message: expect.stringMatching(/^format: 99 is not one of/) }),
+    );
+    expect(() => invocationStatusOf(42)).toThrow(expect.objectContaining({ message: expect.stringMatching(/^status: 42 is not one of/) }));
+    expect(invocationStatusOf('INVOCATION_STATUS_ERROR')).toBe('error');
+    expect(invocationStatusOf(0)).toBeUndefined();
+    expect(() => usageBucketOf(7)).toThrow(expect.objectContaining({ message: expect.stringMatching(/^bucket: 7/) }));
+    expect(() => staleResultsOf(3)).toThrow(expect.objectContaining({ message: expect.stringMatching(/^stale_results: 3/) }));
+  });
+
+  it('refuses a timestamp outside google.protobuf.Timestamp, naming the field', () => {
+    expect(() => timestampToMillis({ seconds: '9999999999999' }, 'as_of')).toThrow(
+      expect.objectContaining({ code: ErrorCode.InvalidArgument, message: expect.stringMatching(/^as_of\.seconds must be between/) }),
+    );
+    expect(() => timestampToMillis({ seconds: '0', nanos: -1 }, 'from')).toThrow(
+      expect.objectContaining({ message: 'from.nanos must be between 0 and 999999999' }),
+    );
   });
 });

@@ -43,6 +43,14 @@ describe('GetReplayHistory', () => {
     useCase = new GetReplayHistory(reader, DEFAULT_REPLAY_POLICY, { cacheBytes: 1_000_000, now: () => now });
   });
 
+  it('refuses ids no event could have (over 256 characters, or holding NUL), naming them', async () => {
+    await expect(useCase.execute({ ...query, tenantId: 'x'.repeat(257), conversationId: 'a\u0000b' })).rejects.toMatchObject({
+      code: ErrorCode.InvalidArgument,
+      message: 'tenant_id must be at most 256 characters; conversation_id must not contain NUL characters',
+    });
+    expect(reader.full + reader.versionChecks).toBe(0);
+  });
+
   it('names the missing fields', async () => {
     await expect(useCase.execute({ ...query, tenantId: '', conversationId: '' })).rejects.toMatchObject({
       code: ErrorCode.InvalidArgument,
