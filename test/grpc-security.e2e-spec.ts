@@ -252,9 +252,15 @@ describe('the gRPC API over TLS with verified callers', () => {
 
   it('accepts a well-formed request only within the size limit: larger is RESOURCE_EXHAUSTED, never INTERNAL', async () => {
     const client = clientWith(await token({ tenants: [acme], scope: ALL_SCOPES }));
-    const answer = await outcome(client.getReplayHistory({ tenant_id: acme, conversation_id: 'c'.repeat(70_000) }));
+    // A search query may be long (its first 1,000 characters are used): the request's size is what is bounded.
+    const answer = await outcome(client.searchToolHistory({ tenant_id: acme, query: 'order '.repeat(12_000) }));
     expect(answer).toMatchObject({ code: status.RESOURCE_EXHAUSTED });
-    expect(await outcome(client.getReplayHistory({ tenant_id: acme, conversation_id: 'c'.repeat(60_000) }))).toBe('ok');
+    expect(await outcome(client.searchToolHistory({ tenant_id: acme, query: 'order '.repeat(10_000) }))).toBe('ok');
+    // An id that long is refused for what it is: no event has one.
+    expect(await outcome(client.getReplayHistory({ tenant_id: acme, conversation_id: 'c'.repeat(60_000) }))).toEqual({
+      code: status.INVALID_ARGUMENT,
+      details: 'conversation_id must be at most 256 characters',
+    });
   });
 
   it('keeps at most MAX_SUBSCRIPTIONS_PER_TENANT streams open per tenant', async () => {
