@@ -29,6 +29,12 @@ module.exports = {
       to: { pathNot: ['^libs/contract/', '^libs/errors/', 'node_modules/class-validator/'] },
     },
     {
+      name: 'grpc-api-depends-on-nothing',
+      comment: 'The generated gRPC types are the contract alone.',
+      from: { path: '^libs/grpc-api/' },
+      to: { pathNot: ['^libs/grpc-api/'] },
+    },
+    {
       name: 'errors-depend-on-nothing',
       severity: 'error',
       from: { path: '^libs/errors/' },

@@ -2,18 +2,12 @@ import { Controller, Inject } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import type { Metadata, ServerUnaryCall } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
+import type { GetUsageRequest } from '@toolhistory/grpc-api';
 import { answerUnary, budgetOf } from '../grpc/grpc-call';
-import { timestampToMillis, type TimestampMessage, toUsageResponse, usageBucketOf } from '../grpc/proto-mapping';
+import { timestampToMillis, toUsageResponse, usageBucketOf } from '../grpc/proto-mapping';
 import { QUERY_AUDIT, ROOT_LOGGER } from '../tokens';
 import { DEFAULT_AUDIT_BUDGET_MS } from './audit-budget';
 import { QueryAudit } from './query-audit';
-
-interface GetUsageRequest {
-  tenant_id?: string;
-  from?: TimestampMessage | null;
-  to?: TimestampMessage | null;
-  bucket?: string;
-}
 
 /** GetUsage: calls, errors, durations and tokens per tool and period, for billing. */
 @Controller()

@@ -2,23 +2,12 @@ import { Controller, Inject } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import type { Metadata, ServerUnaryCall } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
+import type { ListToolInvocationsRequest } from '@toolhistory/grpc-api';
 import { answerUnary, budgetOf } from '../grpc/grpc-call';
-import { invocationStatusOf, timestampToMillis, type TimestampMessage, toInvocationMessage } from '../grpc/proto-mapping';
+import { invocationStatusOf, timestampToMillis, toInvocationMessage } from '../grpc/proto-mapping';
 import { QUERY_AUDIT, ROOT_LOGGER } from '../tokens';
 import { DEFAULT_AUDIT_BUDGET_MS } from './audit-budget';
 import { QueryAudit } from './query-audit';
-
-interface ListToolInvocationsRequest {
-  tenant_id?: string;
-  conversation_id?: string;
-  run_id?: string;
-  tool_name?: string;
-  status?: string;
-  from?: TimestampMessage | null;
-  to?: TimestampMessage | null;
-  page_size?: number;
-  page_token?: string;
-}
 
 /** ListToolInvocations: every recorded invocation of a tenant, filtered and paged. */
 @Controller()

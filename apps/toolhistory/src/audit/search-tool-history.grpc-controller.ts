@@ -2,20 +2,12 @@ import { Controller, Inject } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import type { Metadata, ServerUnaryCall } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
+import type { SearchToolHistoryRequest } from '@toolhistory/grpc-api';
 import { answerUnary, budgetOf } from '../grpc/grpc-call';
-import { timestampToMillis, type TimestampMessage, toSearchResponse } from '../grpc/proto-mapping';
+import { timestampToMillis, toSearchResponse } from '../grpc/proto-mapping';
 import { QUERY_AUDIT, ROOT_LOGGER } from '../tokens';
 import { DEFAULT_AUDIT_BUDGET_MS } from './audit-budget';
 import { QueryAudit } from './query-audit';
-
-interface SearchToolHistoryRequest {
-  tenant_id?: string;
-  query?: string;
-  conversation_id?: string;
-  limit?: number;
-  from?: TimestampMessage | null;
-  to?: TimestampMessage | null;
-}
 
 /** SearchToolHistory: full-text search over a tenant's redacted payloads. */
 @Controller()

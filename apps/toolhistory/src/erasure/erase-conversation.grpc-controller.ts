@@ -2,6 +2,7 @@ import { Controller, Inject } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import type { Metadata, ServerUnaryCall } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
+import type { EraseConversationRequest } from '@toolhistory/grpc-api';
 import { callerOf } from '../grpc/access/callers-of-calls';
 import { answerUnary, budgetOf } from '../grpc/grpc-call';
 import { ERASE_CONVERSATION, ROOT_LOGGER } from '../tokens';
@@ -22,7 +23,7 @@ export class EraseConversationGrpcController {
   }
 
   @GrpcMethod('ToolHistory', 'EraseConversation')
-  erase(request: { tenant_id?: string; conversation_id?: string }, metadata: Metadata, call: ServerUnaryCall<unknown, unknown>) {
+  erase(request: EraseConversationRequest, metadata: Metadata, call: ServerUnaryCall<unknown, unknown>) {
     const command = { tenantId: request.tenant_id ?? '', conversationId: request.conversation_id ?? '' };
     return answerUnary(this.log, 'EraseConversation', command, budgetOf(call, DEFAULT_ERASE_BUDGET_MS), async () => {
       const outcome = await this.eraseConversation.execute(command);

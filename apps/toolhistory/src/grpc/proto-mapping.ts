@@ -1,5 +1,6 @@
 import type { HistoryFormat, Omission, OmissionReason, RecordedToolEvent, ReplayHistory, StaleResultMode } from '@toolhistory/domain';
 import { AppError, ErrorCode } from '@toolhistory/errors';
+import type { Timestamp } from '@toolhistory/grpc-api';
 import {
   InvocationRecord,
   InvocationStatus,
@@ -12,11 +13,8 @@ import {
   UsageReport,
 } from '@toolhistory/domain';
 
-/** google.protobuf.Timestamp as @grpc/proto-loader gives it with `longs: String`. */
-export interface TimestampMessage {
-  seconds?: string | number;
-  nanos?: number;
-}
+/** google.protobuf.Timestamp as @grpc/proto-loader gives it with `longs: String` (the generated type, which says so). */
+export type TimestampMessage = Timestamp;
 
 /** The range of google.protobuf.Timestamp: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z. */
 const MIN_SECONDS = -62_135_596_800;

@@ -2,21 +2,12 @@ import { Controller, Inject } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import type { Metadata, ServerUnaryCall } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
+import type { GetReplayHistoryRequest } from '@toolhistory/grpc-api';
 import type { ReplayHistory } from '@toolhistory/domain';
 import { answerUnary, budgetOf } from '../grpc/grpc-call';
-import { formatOf, staleResultsOf, timestampToMillis, type TimestampMessage, toResponse } from '../grpc/proto-mapping';
+import { formatOf, staleResultsOf, timestampToMillis, toResponse } from '../grpc/proto-mapping';
 import { GET_REPLAY_HISTORY, ROOT_LOGGER } from '../tokens';
 import { GetReplayHistory } from './get-replay-history';
-
-interface GetReplayHistoryRequest {
-  tenant_id?: string;
-  conversation_id?: string;
-  channel?: string;
-  as_of?: TimestampMessage | null;
-  format?: string;
-  freshness_window_seconds?: string | number;
-  stale_results?: string;
-}
 
 /** A turn must never hang: without a deadline from the caller, this budget applies. */
 export const DEFAULT_REPLAY_BUDGET_MS = 2_000;

@@ -3,6 +3,7 @@ import { GrpcMethod } from '@nestjs/microservices';
 import type { Metadata, ServerWritableStream } from '@grpc/grpc-js';
 import { Observable } from 'rxjs';
 import type { Logger } from 'pino';
+import type { SubscribeToolEventsRequest } from '@toolhistory/grpc-api';
 import { AppError, ErrorCode } from '@toolhistory/errors';
 import { failed } from '../grpc/grpc-call';
 import { toRpcException } from '../grpc/grpc-status';
@@ -11,12 +12,6 @@ import { writeWithBackpressure } from '../grpc/write-stream';
 import { OPEN_SUBSCRIPTIONS, ROOT_LOGGER, SUBSCRIBE_TOOL_EVENTS } from '../tokens';
 import { OpenSubscriptions } from './open-subscriptions';
 import { SubscribeToolEvents } from './subscribe-tool-events';
-
-interface SubscribeToolEventsRequest {
-  tenant_id?: string;
-  from_position?: string | number;
-  types?: string[];
-}
 
 /**
  * SubscribeToolEvents, a server stream: events are written as the store
