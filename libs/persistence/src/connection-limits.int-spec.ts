@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import { ErrorCode } from '@toolhistory/errors';
 import { TEST_DATABASE_URL, uniqueName } from '../../../test/support/test-environment';
+import { TcpProxy } from '../../../test/support/tcp-proxy';
 import { waitFor } from '../../../test/support/wait-for';
 import { createPool } from './database';
 import { PostgresQueryCanceller } from './postgres-query-canceller';
@@ -77,6 +78,36 @@ describe("the service's database connections (real PostgreSQL)", () => {
       await holder.query('ROLLBACK');
       await holder.query(`DROP TABLE ${table}`);
       await holder.end();
+      await canceller.close();
+      await pool.end();
+    }
+  });
+
+  it('survive a connection that drops in the middle of a cancellable query: the query fails, nothing else does', async () => {
+    const target = new URL(TEST_DATABASE_URL);
+    const proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
+    await proxy.start();
+    const viaProxy = new URL(TEST_DATABASE_URL);
+    viaProxy.port = String(proxy.port);
+    const pool = createPool({ ...settings(uniqueName('dropped')), url: viaProxy.toString() });
+    pool.on('error', () => undefined);
+    const canceller = new PostgresQueryCanceller(settings(uniqueName('canceller')));
+    try {
+      const query = canceller.query(pool, { text: 'SELECT pg_sleep(5)' }, AbortSignal.timeout(10_000));
+      await waitFor(
+        () => sessions(pool.options.application_name as string),
+        (s) => s.some((x) => x.state === 'active'),
+        { what: 'the query running' },
+      );
+      await proxy.cut();
+      await expect(query).rejects.toThrow();
+      // The broken connection was not given back: the next query gets a new one once the database is reachable.
+      await proxy.restore();
+      await expect(canceller.query(pool, { text: 'SELECT 1 AS one' }, AbortSignal.timeout(5_000))).resolves.toMatchObject({
+        rows: [{ one: 1 }],
+      });
+    } finally {
+      await proxy.cut();
       await canceller.close();
       await pool.end();
     }

@@ -24,19 +24,29 @@ export class PostgresQueryCanceller {
     if (!signal) return pool.query<R>(config);
     if (signal.aborted) throw deadlinePassed();
     const client: PoolClient = await pool.connect();
+    // A connection that drops mid-query fails the query (handled below) and also emits 'error' on the
+    // client: unheard, that event would end the process.
+    const ignore = () => undefined;
+    client.on('error', ignore);
     const cancel = () =>
       void this.control
         .query('SELECT pg_cancel_backend($1)', [(client as unknown as { processID: number }).processID])
         .catch(() => undefined);
+    let broken: Error | undefined;
     try {
       if (signal.aborted) throw deadlinePassed();
       signal.addEventListener('abort', cancel, { once: true });
       return await client.query<R>(config);
     } catch (error) {
+      // No SQLSTATE: the connection itself failed, and is not given back to the pool.
+      if (typeof (error as { code?: unknown }).code !== 'string' || !/^[0-9A-Z]{5}$/.test((error as { code: string }).code)) {
+        broken = error as Error;
+      }
       throw signal.aborted ? deadlinePassed(error) : error;
     } finally {
       signal.removeEventListener('abort', cancel);
-      client.release();
+      client.off('error', ignore);
+      client.release(broken);
     }
   }
 
