@@ -1,5 +1,6 @@
-import type { Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
+import type { Pool, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 import { AppError, ErrorCode } from '@toolhistory/errors';
+import { withClient } from './checked-out-client';
 import { createPool, type DatabaseSettings } from './database';
 
 /**
@@ -23,31 +24,21 @@ export class PostgresQueryCanceller {
   async query<R extends QueryResultRow>(pool: Pool, config: QueryConfig, signal: AbortSignal | undefined): Promise<QueryResult<R>> {
     if (!signal) return pool.query<R>(config);
     if (signal.aborted) throw deadlinePassed();
-    const client: PoolClient = await pool.connect();
-    // A connection that drops mid-query fails the query (handled below) and also emits 'error' on the
-    // client: unheard, that event would end the process.
-    const ignore = () => undefined;
-    client.on('error', ignore);
-    const cancel = () =>
-      void this.control
-        .query('SELECT pg_cancel_backend($1)', [(client as unknown as { processID: number }).processID])
-        .catch(() => undefined);
-    let broken: Error | undefined;
-    try {
-      if (signal.aborted) throw deadlinePassed();
-      signal.addEventListener('abort', cancel, { once: true });
-      return await client.query<R>(config);
-    } catch (error) {
-      // No SQLSTATE: the connection itself failed, and is not given back to the pool.
-      if (typeof (error as { code?: unknown }).code !== 'string' || !/^[0-9A-Z]{5}$/.test((error as { code: string }).code)) {
-        broken = error as Error;
+    return withClient(pool, async (client) => {
+      const cancel = () =>
+        void this.control
+          .query('SELECT pg_cancel_backend($1)', [(client as unknown as { processID: number }).processID])
+          .catch(() => undefined);
+      try {
+        if (signal.aborted) throw deadlinePassed();
+        signal.addEventListener('abort', cancel, { once: true });
+        return await client.query<R>(config);
+      } catch (error) {
+        throw signal.aborted ? deadlinePassed(error) : error;
+      } finally {
+        signal.removeEventListener('abort', cancel);
       }
-      throw signal.aborted ? deadlinePassed(error) : error;
-    } finally {
-      signal.removeEventListener('abort', cancel);
-      client.off('error', ignore);
-      client.release(broken);
-    }
+    });
   }
 
   close(): Promise<void> {

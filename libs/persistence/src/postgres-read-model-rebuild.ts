@@ -1,6 +1,7 @@
 import type { Pool, PoolClient } from 'pg';
 import { ApplyEvents, EventStore, GlobalPosition, ReadModelRebuild, ReadModelRebuilder, RecordedToolEvent } from '@toolhistory/domain';
 import { AppError, ErrorCode } from '@toolhistory/errors';
+import { inTransaction } from './in-transaction';
 import { classifyPostgresError } from './postgres-errors';
 import { applyRecordedEvents, LIVE_READ_MODEL, ReadModelTableNames } from './postgres-read-model-writer';
 
@@ -31,6 +32,8 @@ export class PostgresReadModelRebuilder implements ReadModelRebuilder {
 
   async begin(): Promise<ReadModelRebuild> {
     const session = await this.pool.connect();
+    // Held across calls: a connection that drops meanwhile fails the next query, not the process.
+    session.on('error', ignoreWhileOut);
     try {
       const { rows } = await session.query<{ locked: boolean }>(
         `SELECT pg_try_advisory_lock(hashtext(current_schema() || '.rebuild')) AS locked`,
@@ -78,17 +81,7 @@ class PostgresRebuild implements ReadModelRebuild {
 
   apply: ApplyEvents = async (events) => {
     if (events.length === 0) return;
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      await this.applyWith(client, events);
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw classifyPostgresError(error);
-    } finally {
-      client.release();
-    }
+    await inTransaction(this.pool, (client) => this.applyWith(client, events));
   };
 
   async swap(finish: (apply: ApplyEvents) => Promise<GlobalPosition>): Promise<void> {
@@ -196,7 +189,12 @@ async function renameIndexesLike(client: PoolClient, previous: IndexInfo[]): Pro
 
 const quote = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 
+function ignoreWhileOut(): void {
+  // The failure reaches the rebuild through the query that fails (see checked-out-client.ts).
+}
+
 async function releaseSession(session: PoolClient): Promise<void> {
   await session.query(`SELECT pg_advisory_unlock_all()`).catch(() => undefined);
+  session.off('error', ignoreWhileOut);
   session.release();
 }
