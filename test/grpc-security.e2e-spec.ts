@@ -2,7 +2,14 @@ import { type ClientReadableStream, Metadata, status } from '@grpc/grpc-js';
 import type { Producer } from 'kafkajs';
 import { assertServiceBuilt } from './support/built-service';
 import { freshSchema, type FreshSchema } from './support/fresh-schema';
-import { bearer, freePort, type RecordedEventMessage, toolHistoryClient, type ToolHistoryTestClient } from './support/grpc-client';
+import {
+  bearer,
+  freePort,
+  listServicesByReflection,
+  type RecordedEventMessage,
+  toolHistoryClient,
+  type ToolHistoryTestClient,
+} from './support/grpc-client';
 import { connectedProducer, freshTopic, publishEvents, testKafka } from './support/kafka-fixtures';
 import { listeningAddresses } from './support/listening-sockets';
 import { type ServiceProcess, spawnService, stopService } from './support/service-harness';
@@ -150,6 +157,16 @@ describe('the gRPC API over TLS with verified callers', () => {
   it('answers health checks without a token', async () => {
     expect(await clientWith().healthCheck()).toBe('SERVING');
     expect(await clientWith().healthCheck('toolhistory.v1.ToolHistory')).toBe('SERVING');
+  });
+
+  it('describes itself through server reflection to any verified caller, and to no one else', async () => {
+    // A token without any scope or tenant: reflection tells the API's shape, not data.
+    const services = await listServicesByReflection(port, { tls, token: await token({}) });
+    expect(services).toContain('toolhistory.v1.ToolHistory');
+    await expect(listServicesByReflection(port, { tls })).rejects.toMatchObject({
+      code: status.UNAUTHENTICATED,
+      details: 'unauthenticated: no token: send the header authorization: Bearer <JWT>',
+    });
   });
 
   it('speaks TLS only: a plaintext client gets no answer', async () => {
@@ -400,6 +417,8 @@ describe('where the server listens', () => {
         { what: 'start-up' },
       );
       expect(listeningAddresses(port)).toEqual(['127.0.0.1']);
+      // Without authentication, reflection answers without a token, like everything else.
+      expect(await listServicesByReflection(port)).toContain('toolhistory.v1.ToolHistory');
       const started = JSON.parse(
         service
           .output()

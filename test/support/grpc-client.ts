@@ -129,3 +129,35 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/** The services a server names through gRPC server reflection (v1), as grpcurl asks for them. */
+export function listServicesByReflection(port: number, options: ClientOptions = {}): Promise<string[]> {
+  const definition = protoLoader.loadSync(require.resolve('@grpc/reflection/build/proto/grpc/reflection/v1/reflection.proto'), {
+    keepCase: true,
+    defaults: true,
+    oneofs: true,
+  });
+  const loaded = grpc.loadPackageDefinition(definition) as unknown as {
+    grpc: { reflection: { v1: { ServerReflection: grpc.ServiceClientConstructor } } };
+  };
+  const credentials = options.tls
+    ? grpc.credentials.createSsl(options.tls.ca, options.tls.key ?? null, options.tls.cert ?? null)
+    : grpc.credentials.createInsecure();
+  const client = new loaded.grpc.reflection.v1.ServerReflection(`${options.host ?? '127.0.0.1'}:${port}`, credentials);
+  const metadata = options.token === undefined ? new grpc.Metadata() : bearer(options.token);
+  return new Promise<string[]>((resolve, reject) => {
+    const call = (
+      client as unknown as { ServerReflectionInfo: (m: grpc.Metadata) => grpc.ClientDuplexStream<unknown, unknown> }
+    ).ServerReflectionInfo(metadata);
+    call.on('data', (response: { list_services_response?: { service: Array<{ name: string }> } }) => {
+      resolve((response.list_services_response?.service ?? []).map((s) => s.name));
+      call.end();
+    });
+    call.on('error', (error) => {
+      client.close();
+      reject(error);
+    });
+    call.on('end', () => client.close());
+    call.write({ list_services: '' });
+  });
+}

@@ -12,6 +12,7 @@ import { createCallerAuthenticator } from './grpc/access/create-caller-authentic
 import { GrpcHealthService } from './grpc/grpc-health.service';
 import { grpcServerOptions, SERVICE_NAMES_NOT_SERVING } from './grpc/grpc-server-options';
 import { HealthEndpoint } from './grpc/health-endpoint';
+import { addReflection } from './grpc/reflection-endpoint';
 import { shutDownGrpcServer } from './grpc/shut-down-grpc-server';
 import { PinoNestLogger } from './logging/pino-nest-logger';
 import { loadPolicyFile } from './policy/load-policy-file';
@@ -41,7 +42,10 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
   if (config.roles.includes('grpc')) {
     let server: Server | undefined;
     const app = await NestFactory.createMicroservice(module, {
-      ...grpcServerOptions(config.grpc, health, (s) => (server = s)),
+      ...grpcServerOptions(config.grpc, health, (s) => {
+        server = s;
+        addReflection(s, authenticator);
+      }),
       logger: nestLogger,
       abortOnError: false,
     });
