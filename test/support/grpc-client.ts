@@ -80,6 +80,12 @@ function promisify<Req, Res>(client: grpc.Client, method: string, headers: () =>
     });
 }
 
+function channelCredentials(options: ClientOptions): grpc.ChannelCredentials {
+  return options.tls
+    ? grpc.credentials.createSsl(options.tls.ca, options.tls.key ?? null, options.tls.cert ?? null)
+    : grpc.credentials.createInsecure();
+}
+
 export function bearer(token: string): grpc.Metadata {
   const metadata = new grpc.Metadata();
   metadata.set('authorization', `Bearer ${token}`);
@@ -93,9 +99,7 @@ export function toolHistoryClient(port: number, options: ClientOptions = {}): To
     toolhistory: { v1: { ToolHistory: grpc.ServiceClientConstructor } };
   };
   const address = `${options.host ?? '127.0.0.1'}:${port}`;
-  const credentials = options.tls
-    ? grpc.credentials.createSsl(options.tls.ca, options.tls.key ?? null, options.tls.cert ?? null)
-    : grpc.credentials.createInsecure();
+  const credentials = channelCredentials(options);
   const client = new loaded.toolhistory.v1.ToolHistory(address, credentials);
   const Health = grpc.makeClientConstructor(healthService as unknown as grpc.ServiceDefinition, 'Health');
   const health = new Health(address, credentials);
@@ -140,10 +144,7 @@ export function listServicesByReflection(port: number, options: ClientOptions = 
   const loaded = grpc.loadPackageDefinition(definition) as unknown as {
     grpc: { reflection: { v1: { ServerReflection: grpc.ServiceClientConstructor } } };
   };
-  const credentials = options.tls
-    ? grpc.credentials.createSsl(options.tls.ca, options.tls.key ?? null, options.tls.cert ?? null)
-    : grpc.credentials.createInsecure();
-  const client = new loaded.grpc.reflection.v1.ServerReflection(`${options.host ?? '127.0.0.1'}:${port}`, credentials);
+  const client = new loaded.grpc.reflection.v1.ServerReflection(`${options.host ?? '127.0.0.1'}:${port}`, channelCredentials(options));
   const metadata = options.token === undefined ? new grpc.Metadata() : bearer(options.token);
   return new Promise<string[]>((resolve, reject) => {
     const call = (
