@@ -1,5 +1,6 @@
 import type { Kafka } from 'kafkajs';
 import { AppError, ErrorCode } from '@toolhistory/errors';
+import { errorChain } from './error-chain';
 import type { KafkaClientSettings } from './kafka-client';
 
 /** TLS verification failures of Node's tls module: the broker's certificate is not trusted as configured. */
@@ -25,7 +26,7 @@ export async function verifyBrokerAccess(kafka: Kafka, settings: Pick<KafkaClien
 }
 
 export function brokerAccessError(error: unknown, settings: Pick<KafkaClientSettings, 'sasl' | 'ssl'>): AppError {
-  const chain = causes(error);
+  const chain = errorChain(error);
   if (chain.some((e) => e.name === 'KafkaJSSASLAuthenticationError')) {
     const who = settings.sasl
       ? `user ${JSON.stringify(settings.sasl.username)} with ${settings.sasl.mechanism.toUpperCase()}`
@@ -49,21 +50,4 @@ export function brokerAccessError(error: unknown, settings: Pick<KafkaClientSett
     retriable: true,
     cause: error,
   });
-}
-
-interface ErrorLike {
-  name: string;
-  message: string;
-  code?: string;
-}
-
-/** The error and what it wraps (kafkajs nests the connection's error as `cause` or `originalError`). */
-function causes(error: unknown): ErrorLike[] {
-  const chain: ErrorLike[] = [];
-  let current: unknown = error;
-  while (current instanceof Error && chain.length < 10) {
-    chain.push({ name: current.name, message: current.message, code: (current as { code?: string }).code });
-    current = (current as { cause?: unknown; originalError?: unknown }).cause ?? (current as { originalError?: unknown }).originalError;
-  }
-  return chain;
 }

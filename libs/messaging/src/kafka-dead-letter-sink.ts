@@ -1,6 +1,7 @@
 import type { Producer } from 'kafkajs';
 import type { DeadLetter, DeadLetterSink } from '@toolhistory/domain';
 import { AppError, ErrorCode } from '@toolhistory/errors';
+import { errorChain } from './error-chain';
 
 export const DEAD_LETTER_HEADERS = {
   reason: 'dlq-reason',
@@ -15,17 +16,6 @@ export const DEAD_LETTER_HEADERS = {
 
 /** Kafka's refusals of a record for what it is (its size, its form), which no retry changes. */
 const REFUSALS_OF_THE_RECORD = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE', 'INVALID_RECORD', 'CORRUPT_MESSAGE']);
-
-/** The protocol error type anywhere in a kafkajs error's chain of causes. */
-function protocolErrorType(error: unknown): string | undefined {
-  let current: unknown = error;
-  for (let depth = 0; current instanceof Error && depth < 10; depth += 1) {
-    const type = (current as { type?: unknown }).type;
-    if (typeof type === 'string') return type;
-    current = (current as { cause?: unknown; originalError?: unknown }).cause ?? (current as { originalError?: unknown }).originalError;
-  }
-  return undefined;
-}
 
 /** Dead letters keep the original key, so one conversation's letters stay in order. */
 export class KafkaDeadLetterSink implements DeadLetterSink {
@@ -58,7 +48,7 @@ export class KafkaDeadLetterSink implements DeadLetterSink {
       });
     } catch (error) {
       // A refusal of the record itself is final; anything else (an unreachable or busy broker) may pass.
-      const type = protocolErrorType(error);
+      const type = errorChain(error).find((link) => link.type !== undefined)?.type;
       if (type !== undefined && REFUSALS_OF_THE_RECORD.has(type)) {
         throw new AppError(ErrorCode.BrokerRejected, `${this.topic} refused the dead letter (${type})`, { retriable: false, cause: error });
       }

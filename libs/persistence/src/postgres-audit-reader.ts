@@ -11,7 +11,7 @@ import type {
   UsageReport,
 } from '@toolhistory/domain';
 import { classifyPostgresError } from './postgres-errors';
-import type { PostgresQueryCanceller } from './postgres-query-canceller';
+import { type PostgresQueryCanceller, UNCANCELLABLE } from './postgres-query-canceller';
 import { isoText } from './sql-rows';
 
 const STATUS_CONDITION = {
@@ -55,7 +55,7 @@ export class PostgresAuditReader implements AuditReader {
     private readonly pool: Pool,
     canceller?: PostgresQueryCanceller,
   ) {
-    this.canceller = canceller ?? { query: (p, config) => p.query(config) };
+    this.canceller = canceller ?? UNCANCELLABLE;
   }
 
   async listInvocations(

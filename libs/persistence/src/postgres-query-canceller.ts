@@ -46,5 +46,8 @@ export class PostgresQueryCanceller {
   }
 }
 
+/** For a reader built without a canceller: queries run as they would with no deadline at all. */
+export const UNCANCELLABLE: Pick<PostgresQueryCanceller, 'query'> = { query: (pool, config) => pool.query(config) };
+
 const deadlinePassed = (cause?: unknown) =>
   new AppError(ErrorCode.DeadlineExceeded, "the caller's deadline passed; the query was cancelled", { cause });

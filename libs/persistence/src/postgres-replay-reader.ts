@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
 import type { ConversationRows, InvocationRow, ReplayReader, RunRow } from '@toolhistory/domain';
 import { classifyPostgresError } from './postgres-errors';
-import type { PostgresQueryCanceller } from './postgres-query-canceller';
+import { type PostgresQueryCanceller, UNCANCELLABLE } from './postgres-query-canceller';
 import { SELECT_INVOCATION, SELECT_RUN } from './read-model-tables';
 
 /**
@@ -24,7 +24,7 @@ export class PostgresReplayReader implements ReplayReader {
     private readonly pool: Pool,
     canceller?: PostgresQueryCanceller,
   ) {
-    this.canceller = canceller ?? { query: (p, config) => p.query(config) };
+    this.canceller = canceller ?? UNCANCELLABLE;
   }
 
   async readConversation(tenantId: string, conversationId: string, signal?: AbortSignal): Promise<ConversationRows | null> {

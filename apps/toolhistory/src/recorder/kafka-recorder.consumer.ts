@@ -6,7 +6,8 @@ import type { RecordingStore, RedactionPolicy } from '@toolhistory/domain';
 import { ensureTopics, KafkaDeadLetterSink } from '@toolhistory/messaging';
 import { APP_CONFIG, KAFKA, RECORDING_STORE, REDACTION_POLICY, ROOT_LOGGER } from '../tokens';
 import { AppError, ErrorCode } from '@toolhistory/errors';
-import { ATTEMPTS_PER_EVENT, type BatchOutcome, RecordPartitionBatch } from './record-partition-batch';
+import { ATTEMPTS_PER_EVENT } from './attempt-alone';
+import { type BatchOutcome, RecordPartitionBatch } from './record-partition-batch';
 import { retryWithBackoff } from './retry-with-backoff';
 
 /**
@@ -122,7 +123,7 @@ export class KafkaRecorderConsumer implements OnApplicationBootstrap, BeforeAppl
   private async isPositioned(partition: number, firstOffset: string): Promise<boolean> {
     if (this.positioned.has(partition)) return true;
     const { topic, groupId } = this.config.kafka;
-    const start = await retryWithBackoff(() => this.startOffset(groupId, topic, partition), {
+    const start = await retryWithBackoff(async () => (await this.startOffsets(groupId, topic, [partition])).get(partition)!, {
       initialDelayMs: 200,
       maxDelayMs: 10_000,
       shouldContinue: () => !this.stopping,
@@ -141,28 +142,36 @@ export class KafkaRecorderConsumer implements OnApplicationBootstrap, BeforeAppl
 
   private async seekToStart(partitions: readonly number[]): Promise<void> {
     const { topic, groupId } = this.config.kafka;
-    for (const partition of partitions) {
-      try {
-        const offset = await this.startOffset(groupId, topic, partition);
+    try {
+      for (const [partition, offset] of await this.startOffsets(groupId, topic, partitions))
         this.consumer?.seek({ topic, partition, offset });
-      } catch (err) {
-        // The per-batch check still positions the partition once a batch arrives.
-        this.log.warn({ err: { message: (err as Error).message }, partition }, 'could not position the partition on assignment');
-      }
+    } catch (err) {
+      // The per-batch check still positions each partition once a batch arrives.
+      this.log.warn({ err: { message: (err as Error).message }, partitions }, 'could not position the partitions on assignment');
     }
   }
 
-  private async startOffset(groupId: string, topic: string, partition: number): Promise<string> {
-    const stored = (await this.store.committedOffsets(groupId, topic)).get(partition);
-    if (stored !== undefined) return stored;
+  /** Where each partition starts: PostgreSQL's offset, else the partition's beginning (asked of the broker only when needed). */
+  private async startOffsets(groupId: string, topic: string, partitions: readonly number[]): Promise<Map<number, string>> {
+    const stored = await this.store.committedOffsets(groupId, topic);
+    const starts = new Map<number, string>();
+    const unknown = partitions.filter((p) => {
+      const offset = stored.get(p);
+      if (offset !== undefined) starts.set(p, offset);
+      return offset === undefined;
+    });
+    if (unknown.length === 0) return starts;
     const admin = this.kafka.admin();
     await admin.connect();
     try {
       const offsets = await admin.fetchTopicOffsets(topic);
-      const low = offsets.find((o) => o.partition === partition)?.low;
-      if (low === undefined)
-        throw new AppError(ErrorCode.BrokerUnavailable, `no offsets for partition ${partition} of ${topic}`, { retriable: true });
-      return low;
+      for (const partition of unknown) {
+        const low = offsets.find((o) => o.partition === partition)?.low;
+        if (low === undefined)
+          throw new AppError(ErrorCode.BrokerUnavailable, `no offsets for partition ${partition} of ${topic}`, { retriable: true });
+        starts.set(partition, low);
+      }
+      return starts;
     } finally {
       await admin.disconnect();
     }

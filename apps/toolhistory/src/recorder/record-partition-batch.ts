@@ -13,8 +13,6 @@ import {
 import { AppError, ErrorCode, toAppError } from '@toolhistory/errors';
 import { attemptAlone } from './attempt-alone';
 
-export { ATTEMPTS_PER_EVENT } from './attempt-alone';
-
 export interface IncomingMessage {
   offset: string;
   key: Buffer | null;
