@@ -2,3 +2,4 @@ export * from './tool-event.types';
 export * from './tool-event.classes';
 export * from './parse-tool-event';
 export * from './upcast-tool-event';
+export * from './json-depth';

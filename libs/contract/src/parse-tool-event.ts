@@ -1,9 +1,7 @@
 import { validateSync, ValidationError } from 'class-validator';
 import { AppError, ErrorCode, rejected } from '@toolhistory/errors';
 import { dtoFor, NESTED_DTOS } from './tool-event.classes';
-import { StoredToolEvent, SUPPORTED_SCHEMA_VERSIONS, TOOL_EVENT_TYPES, ToolEventType } from './tool-event.types';
-
-export const DEFAULT_MAX_EVENT_BYTES = 1024 * 1024;
+import { DEFAULT_MAX_EVENT_BYTES, StoredToolEvent, SUPPORTED_SCHEMA_VERSIONS, TOOL_EVENT_TYPES, ToolEventType } from './tool-event.types';
 
 /**
  * A valid event is returned in the version it was published in, checked by

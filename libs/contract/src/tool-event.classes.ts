@@ -27,6 +27,7 @@ import {
   TOOL_EVENT_TYPES,
   ToolEventType,
 } from './tool-event.types';
+import { jsonDepth } from './json-depth';
 import type * as T from './tool-event.types';
 
 /** Kept identical to the `pattern`s in schema/tool-event.schema.json. */
@@ -55,20 +56,6 @@ function CountV1(): PropertyDecorator {
     IsInt()(target, key);
     Min(0, { message: '$property must not be negative' })(target, key);
   };
-}
-
-/** The depth of a JSON value, without recursion (the value may be adversarially deep). */
-export function jsonDepth(value: unknown, stopAt = Number.POSITIVE_INFINITY): number {
-  let deepest = 0;
-  const stack: Array<[unknown, number]> = [[value, 1]];
-  while (stack.length > 0) {
-    const [current, depth] = stack.pop()!;
-    if (typeof current !== 'object' || current === null) continue;
-    deepest = Math.max(deepest, depth);
-    if (deepest > stopAt) return deepest;
-    for (const child of Array.isArray(current) ? current : Object.values(current)) stack.push([child, depth + 1]);
-  }
-  return deepest;
 }
 
 function MaxJsonDepth(): PropertyDecorator {

@@ -14,6 +14,8 @@ export type ToolEventType = (typeof TOOL_EVENT_TYPES)[number];
 export const SUPPORTED_SCHEMA_VERSIONS = [1, 2] as const;
 export const CURRENT_SCHEMA_VERSION = 2;
 
+/** The largest message value the recorder accepts (MAX_EVENT_BYTES may lower it). */
+export const DEFAULT_MAX_EVENT_BYTES = 1024 * 1024;
 export const MAX_ID_LENGTH = 256;
 /** Service calls a RunCompleted may report usage for (schemaVersion 2). */
 export const MAX_USAGE_ENTRIES = 1_000;

@@ -1,0 +1,189 @@
+import { Kafka, type KafkaConfig, logLevel as KafkaLogLevel, Partitioners, type Producer } from 'kafkajs';
+import { deriveEventId, type EventIdentity } from './event-ids';
+import { serializeValidEvent } from './event-validation';
+import type { JsonObject, JsonValue, RunFailureDetail, TokenUsage, ToolEventType } from './tool-event-types';
+
+export const DEFAULT_TOOL_EVENTS_TOPIC = 'agent.tool-events';
+/** The event version this package publishes. */
+export const PUBLISHED_SCHEMA_VERSION = 2;
+
+export interface ToolEventPublisherOptions {
+  brokers: string[];
+  /** Default `agent.tool-events`. */
+  topic?: string;
+  clientId?: string;
+  ssl?: KafkaConfig['ssl'];
+  sasl?: KafkaConfig['sasl'];
+  /** kafkajs's own log level; default WARN. */
+  logLevel?: KafkaLogLevel;
+}
+
+/** Which run the events belong to: the envelope every event of it shares. */
+export interface RunScope {
+  tenantId: string;
+  conversationId: string;
+  channel: string;
+  runId: string;
+}
+
+/** Fields every publishing method accepts: both default to what a first publication of the step would use. */
+export interface EventOverrides {
+  /** The idempotency key; default: derived from the run and the step, so a re-published step is recorded once. */
+  eventId?: string;
+  /** Default: now. */
+  occurredAt?: Date | string;
+}
+
+export interface ToolCallInput extends EventOverrides {
+  roundIndex: number;
+  sequenceIndex: number;
+  /** The id the LLM gave the call; may be empty (the service then derives a stable one). */
+  toolCallId: string;
+  toolName: string;
+  arguments: JsonObject;
+}
+
+export interface ToolResultInput extends EventOverrides {
+  roundIndex: number;
+  sequenceIndex: number;
+  toolCallId: string;
+  result: JsonValue;
+  /** Default false. */
+  isError?: boolean;
+}
+
+export interface RunCompletionInput extends EventOverrides {
+  /** The host's final assistant message of the run. */
+  assistantMessageId: string;
+  /** `stop` (default) when the model answered after the last round's results; e.g. `tool_limit` when the loop ended right after executing tools. */
+  finishReason?: string;
+  /** Tokens per service (LLM) call of the run, in call order. */
+  usage?: TokenUsage[];
+}
+
+export interface RunFailureInput extends EventOverrides {
+  error: RunFailureDetail;
+}
+
+/** What the broker acknowledged. */
+export interface PublishedEvent {
+  eventId: string;
+  type: ToolEventType;
+  partition: number;
+  offset: string;
+}
+
+/**
+ * Publishes a run's tool events to Kafka, as the service's contract wants
+ * them: validated before sending, keyed by conversation (Kafka's murmur2
+ * partitioner, the same as the Java client's), idempotent producer with
+ * acknowledgement from all in-sync replicas, one request in flight so a
+ * conversation's events keep their order.
+ */
+export class ToolEventPublisher {
+  readonly topic: string;
+  private readonly producer: Producer;
+
+  constructor(options: ToolEventPublisherOptions) {
+    if (!Array.isArray(options.brokers) || options.brokers.length === 0)
+      throw new TypeError('brokers: at least one broker address is required');
+    this.topic = options.topic ?? DEFAULT_TOOL_EVENTS_TOPIC;
+    const kafka = new Kafka({
+      clientId: options.clientId ?? 'toolhistory-publisher',
+      brokers: options.brokers,
+      ssl: options.ssl,
+      sasl: options.sasl,
+      logLevel: options.logLevel ?? KafkaLogLevel.WARN,
+    });
+    this.producer = kafka.producer({
+      createPartitioner: Partitioners.DefaultPartitioner,
+      idempotent: true,
+      maxInFlightRequests: 1,
+      allowAutoTopicCreation: false,
+    });
+  }
+
+  connect(): Promise<void> {
+    return this.producer.connect();
+  }
+
+  disconnect(): Promise<void> {
+    return this.producer.disconnect();
+  }
+
+  /** A run's publishing methods; nothing is sent until one is called. */
+  run(scope: RunScope): RunPublisher {
+    for (const field of ['tenantId', 'conversationId', 'channel', 'runId'] as const) {
+      if (typeof scope?.[field] !== 'string' || scope[field].length === 0) throw new TypeError(`${field} is required`);
+    }
+    return new RunPublisher({ ...scope }, (identity, overrides, fields) => this.publish(scope, identity, overrides, fields));
+  }
+
+  private async publish(
+    scope: RunScope,
+    identity: EventIdentity,
+    overrides: EventOverrides,
+    fields: Record<string, unknown>,
+  ): Promise<PublishedEvent> {
+    const eventId = overrides.eventId ?? deriveEventId(scope, identity);
+    const occurredAt = overrides.occurredAt ?? new Date();
+    const event = {
+      eventId,
+      type: identity.type,
+      schemaVersion: PUBLISHED_SCHEMA_VERSION,
+      tenantId: scope.tenantId,
+      conversationId: scope.conversationId,
+      channel: scope.channel,
+      runId: scope.runId,
+      occurredAt: occurredAt instanceof Date ? occurredAt.toISOString() : occurredAt,
+      ...fields,
+    };
+    const value = serializeValidEvent(event);
+    const [ack] = await this.producer.send({ topic: this.topic, acks: -1, messages: [{ key: scope.conversationId, value }] });
+    return { eventId, type: identity.type, partition: ack.partition, offset: ack.baseOffset ?? '' };
+  }
+}
+
+type Publish = (identity: EventIdentity, overrides: EventOverrides, fields: Record<string, unknown>) => Promise<PublishedEvent>;
+
+/** One run's events. Each method resolves once the broker has the event. */
+export class RunPublisher {
+  constructor(
+    readonly scope: Readonly<RunScope>,
+    private readonly publish: Publish,
+  ) {}
+
+  toolCall(input: ToolCallInput): Promise<PublishedEvent> {
+    const { roundIndex, sequenceIndex, toolCallId, toolName } = input;
+    return this.publish({ type: 'ToolCallRequested', roundIndex, sequenceIndex, toolCallId }, input, {
+      roundIndex,
+      sequenceIndex,
+      toolCallId,
+      toolName,
+      arguments: input.arguments,
+    });
+  }
+
+  toolResult(input: ToolResultInput): Promise<PublishedEvent> {
+    const { roundIndex, sequenceIndex, toolCallId, result } = input;
+    return this.publish({ type: 'ToolResultReceived', roundIndex, sequenceIndex, toolCallId }, input, {
+      toolCallId,
+      roundIndex,
+      sequenceIndex,
+      result,
+      isError: input.isError ?? false,
+    });
+  }
+
+  complete(input: RunCompletionInput): Promise<PublishedEvent> {
+    return this.publish({ type: 'RunCompleted' }, input, {
+      assistantMessageId: input.assistantMessageId,
+      finishReason: input.finishReason ?? 'stop',
+      ...(input.usage === undefined ? {} : { usage: input.usage }),
+    });
+  }
+
+  fail(input: RunFailureInput): Promise<PublishedEvent> {
+    return this.publish({ type: 'RunFailed' }, input, { error: { code: input.error?.code, message: input.error?.message } });
+  }
+}

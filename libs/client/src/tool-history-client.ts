@@ -1,0 +1,327 @@
+import { credentials, Metadata, type CallOptions, type ChannelCredentials, type ClientOptions, type ServiceError } from '@grpc/grpc-js';
+import {
+  EraseConversationRequest,
+  type EraseConversationResponse,
+  GetReplayHistoryRequest,
+  GetUsageRequest,
+  type GetUsageResponse,
+  HistoryFormat,
+  type Invocation,
+  InvocationStatus,
+  ListToolInvocationsRequest,
+  type Omission,
+  type RecordedEvent,
+  SearchToolHistoryRequest,
+  type SearchToolHistoryResponse,
+  StaleResultMode,
+  SubscribeToolEventsRequest,
+  ToolHistoryClient as GeneratedClient,
+  type Turn,
+  UsageBucket,
+} from './generated/toolhistory/v1/toolhistory';
+import { type HistoryFormatName, type HistoryMessages, HISTORY_FORMAT_NAMES, toAiSdkMessages } from './history-formats';
+import type { ToolEvent, ToolEventType } from './tool-event-types';
+import { ToolHistoryError } from './tool-history-errors';
+
+/** A bearer token, or a function that returns a current one (called before every call, so it may refresh). */
+export type TokenSource = string | (() => string | Promise<string>);
+
+export interface ToolHistoryClientOptions {
+  /** host:port of the service. */
+  address: string;
+  token?: TokenSource;
+  /** TLS (plaintext without it): trust `ca` (default: the system's roots); `cert` and `key` present a client certificate (mTLS). */
+  tls?: { ca?: Buffer | string; cert?: Buffer | string; key?: Buffer | string } | true;
+  /** The deadline of a call that names none; default 10 s (30 s for an erasure). */
+  defaultTimeoutMs?: number;
+  /** grpc-js channel options (keepalive, message size, ...). */
+  channelOptions?: ClientOptions;
+}
+
+/** Every call takes these: a deadline and a signal that cancels it. */
+export interface CallControl {
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface ReplayHistoryRequest<F extends HistoryFormatName> extends CallControl {
+  tenantId: string;
+  conversationId: string;
+  /** Default: the channel recorded for the conversation. */
+  channel?: string;
+  format: F;
+  /** Default: now. */
+  asOf?: Date;
+  /** Replaces every configured freshness window for this request. */
+  freshnessWindowSeconds?: number;
+  /** `placeholder` keeps a stale pair and says the result expired; default: as the policy says. */
+  staleResults?: 'drop' | 'placeholder';
+}
+
+export interface ReplayedTurn<M> extends Turn {
+  /** This turn's tool segment in the requested format, parsed. */
+  messages: M[];
+}
+
+export interface ReplayHistory<M> {
+  /** Every turn's messages, concatenated in order: ready to pass to the API. */
+  messages: M[];
+  turns: ReplayedTurn<M>[];
+  /** Every call left out, and why. */
+  omitted: Omission[];
+}
+
+export interface InvocationFilter extends CallControl {
+  tenantId: string;
+  conversationId?: string;
+  runId?: string;
+  toolName?: string;
+  status?: 'pending' | 'succeeded' | 'error';
+  from?: Date;
+  to?: Date;
+  /** Invocations fetched per request; default 100, at most 1,000. */
+  pageSize?: number;
+}
+
+export interface UsageRequest extends CallControl {
+  tenantId: string;
+  from: Date;
+  to: Date;
+  bucket?: 'hour' | 'day';
+}
+
+export interface SearchRequest extends CallControl {
+  tenantId: string;
+  query: string;
+  conversationId?: string;
+  limit?: number;
+  from?: Date;
+  to?: Date;
+}
+
+export interface SubscribeRequest {
+  tenantId: string;
+  /** The last position seen; 0 or unset: from the start. */
+  fromPosition?: bigint | string | number;
+  types?: ToolEventType[];
+  signal?: AbortSignal;
+}
+
+/** A recorded event as the subscription delivers it, with its payload parsed. */
+export interface SubscribedEvent extends RecordedEvent {
+  event: ToolEvent;
+}
+
+const WIRE_FORMAT: Record<HistoryFormatName, HistoryFormat> = {
+  openai: HistoryFormat.HISTORY_FORMAT_OPENAI_CHAT,
+  anthropic: HistoryFormat.HISTORY_FORMAT_ANTHROPIC_MESSAGES,
+  // Built here from the structured rounds; the OpenAI messages of the response are not used.
+  'ai-sdk': HistoryFormat.HISTORY_FORMAT_OPENAI_CHAT,
+};
+
+const WIRE_STATUS = {
+  pending: InvocationStatus.INVOCATION_STATUS_PENDING,
+  succeeded: InvocationStatus.INVOCATION_STATUS_SUCCEEDED,
+  error: InvocationStatus.INVOCATION_STATUS_ERROR,
+} as const;
+
+const DEFAULT_TIMEOUT_MS = 10_000;
+const ERASE_TIMEOUT_MS = 30_000;
+
+type UnaryMethod<Req, Res> = (
+  request: Req,
+  metadata: Metadata,
+  options: Partial<CallOptions>,
+  callback: (error: ServiceError | null, response: Res) => void,
+) => { cancel(): void };
+
+/**
+ * The ToolHistory gRPC API for agent workers, audit and billing: typed
+ * requests and responses (generated from the proto), a bearer token on
+ * every call, a deadline on every unary call, and ToolHistoryError with the
+ * gRPC status for every failure.
+ */
+export class ToolHistoryClient {
+  private readonly stub: GeneratedClient;
+  private readonly defaultTimeoutMs: number;
+
+  constructor(private readonly options: ToolHistoryClientOptions) {
+    if (typeof options?.address !== 'string' || options.address.length === 0) throw new TypeError('address is required (host:port)');
+    this.defaultTimeoutMs = options.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.stub = new GeneratedClient(options.address, channelCredentials(options.tls), options.channelOptions);
+  }
+
+  close(): void {
+    this.stub.close();
+  }
+
+  /** The tool-call history the model may see again, in `format`, with every omission explained. */
+  async getReplayHistory<F extends HistoryFormatName>(request: ReplayHistoryRequest<F>): Promise<ReplayHistory<HistoryMessages[F]>> {
+    if (!HISTORY_FORMAT_NAMES.includes(request.format)) {
+      throw new TypeError(`format: ${JSON.stringify(request.format)} is not one of ${HISTORY_FORMAT_NAMES.join(', ')}`);
+    }
+    const response = await this.unary(
+      'GetReplayHistory',
+      this.stub.getReplayHistory,
+      GetReplayHistoryRequest.fromPartial({
+        tenantId: request.tenantId,
+        conversationId: request.conversationId,
+        channel: request.channel,
+        asOf: request.asOf,
+        format: WIRE_FORMAT[request.format],
+        freshnessWindowSeconds: request.freshnessWindowSeconds === undefined ? undefined : String(request.freshnessWindowSeconds),
+        staleResults:
+          request.staleResults === 'placeholder'
+            ? StaleResultMode.STALE_RESULT_MODE_PLACEHOLDER
+            : request.staleResults === 'drop'
+              ? StaleResultMode.STALE_RESULT_MODE_DROP
+              : StaleResultMode.STALE_RESULT_MODE_UNSPECIFIED,
+      }),
+      request,
+    );
+    const turns = response.turns.map((turn) => ({
+      ...turn,
+      messages: (request.format === 'ai-sdk'
+        ? toAiSdkMessages(turn.rounds)
+        : JSON.parse(turn.messagesJson || '[]')) as HistoryMessages[F][],
+    }));
+    return { messages: turns.flatMap((turn) => turn.messages), turns, omitted: response.omitted };
+  }
+
+  /** Every invocation that matches, page after page, in the service's stable order. */
+  async *listToolInvocations(filter: InvocationFilter): AsyncGenerator<Invocation, void, undefined> {
+    let pageToken = '';
+    do {
+      const page = await this.unary(
+        'ListToolInvocations',
+        this.stub.listToolInvocations,
+        ListToolInvocationsRequest.fromPartial({
+          tenantId: filter.tenantId,
+          conversationId: filter.conversationId,
+          runId: filter.runId,
+          toolName: filter.toolName,
+          status: filter.status === undefined ? undefined : WIRE_STATUS[filter.status],
+          from: filter.from,
+          to: filter.to,
+          pageSize: filter.pageSize,
+          pageToken,
+        }),
+        filter,
+      );
+      yield* page.invocations;
+      pageToken = page.nextPageToken;
+    } while (pageToken !== '');
+  }
+
+  /** Calls, errors and durations per tool and bucket, and the tokens of the runs completed in the period. */
+  getUsage(request: UsageRequest): Promise<GetUsageResponse> {
+    return this.unary(
+      'GetUsage',
+      this.stub.getUsage,
+      GetUsageRequest.fromPartial({
+        tenantId: request.tenantId,
+        from: request.from,
+        to: request.to,
+        bucket: request.bucket === 'day' ? UsageBucket.USAGE_BUCKET_DAY : UsageBucket.USAGE_BUCKET_HOUR,
+      }),
+      request,
+    );
+  }
+
+  /** Full-text search over the tenant's (redacted) tool history, best first. */
+  searchToolHistory(request: SearchRequest): Promise<SearchToolHistoryResponse> {
+    return this.unary(
+      'SearchToolHistory',
+      this.stub.searchToolHistory,
+      SearchToolHistoryRequest.fromPartial({
+        tenantId: request.tenantId,
+        query: request.query,
+        conversationId: request.conversationId,
+        limit: request.limit,
+        from: request.from,
+        to: request.to,
+      }),
+      request,
+    );
+  }
+
+  /** Removes a conversation from the event store and the read model. */
+  eraseConversation(request: { tenantId: string; conversationId: string } & CallControl): Promise<EraseConversationResponse> {
+    return this.unary(
+      'EraseConversation',
+      this.stub.eraseConversation,
+      EraseConversationRequest.fromPartial({ tenantId: request.tenantId, conversationId: request.conversationId }),
+      { timeoutMs: request.timeoutMs ?? ERASE_TIMEOUT_MS, signal: request.signal },
+    );
+  }
+
+  /**
+   * The tenant's recorded events after `fromPosition`, then live ones, for
+   * as long as the consumer iterates: `break` (or the signal) ends the
+   * stream. Remember each event's `position` to resume without a gap or a
+   * duplicate. No deadline: a subscription is meant to stay open.
+   */
+  async *subscribe(request: SubscribeRequest): AsyncGenerator<SubscribedEvent, void, undefined> {
+    const metadata = await this.metadata();
+    const call = this.stub.subscribeToolEvents(
+      SubscribeToolEventsRequest.fromPartial({
+        tenantId: request.tenantId,
+        fromPosition: request.fromPosition === undefined ? '0' : String(request.fromPosition),
+        types: request.types ?? [],
+      }),
+      metadata,
+    );
+    let cancelledHere = false;
+    const cancel = () => {
+      cancelledHere = true;
+      call.cancel();
+    };
+    request.signal?.addEventListener('abort', cancel, { once: true });
+    try {
+      for await (const recorded of call as AsyncIterable<RecordedEvent>) {
+        yield { ...recorded, event: JSON.parse(recorded.payloadJson) as ToolEvent };
+      }
+    } catch (error) {
+      if (cancelledHere && request.signal?.aborted) return;
+      throw isServiceError(error) ? ToolHistoryError.fromServiceError('SubscribeToolEvents', error) : error;
+    } finally {
+      request.signal?.removeEventListener('abort', cancel);
+      // The consumer stopped early (break, return, throw): end the server stream; its CANCELLED status is expected.
+      call.on('error', () => undefined);
+      cancel();
+    }
+  }
+
+  private async unary<Req, Res>(method: string, fn: UnaryMethod<Req, Res>, request: Req, control: CallControl): Promise<Res> {
+    control.signal?.throwIfAborted();
+    const metadata = await this.metadata();
+    const deadline = new Date(Date.now() + (control.timeoutMs ?? this.defaultTimeoutMs));
+    return new Promise<Res>((resolve, reject) => {
+      const call = fn.call(this.stub, request, metadata, { deadline }, (error, response) => {
+        control.signal?.removeEventListener('abort', onAbort);
+        if (error) reject(ToolHistoryError.fromServiceError(method, error));
+        else resolve(response);
+      });
+      const onAbort = () => call.cancel();
+      control.signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  private async metadata(): Promise<Metadata> {
+    const metadata = new Metadata();
+    const { token } = this.options;
+    if (token !== undefined) metadata.set('authorization', `Bearer ${typeof token === 'function' ? await token() : token}`);
+    return metadata;
+  }
+}
+
+function channelCredentials(tls: ToolHistoryClientOptions['tls']): ChannelCredentials {
+  if (tls === undefined) return credentials.createInsecure();
+  if (tls === true) return credentials.createSsl();
+  const buffer = (value: Buffer | string | undefined) => (value === undefined ? null : Buffer.from(value));
+  return credentials.createSsl(buffer(tls.ca), buffer(tls.key), buffer(tls.cert));
+}
+
+function isServiceError(error: unknown): error is ServiceError {
+  return error instanceof Error && typeof (error as Partial<ServiceError>).code === 'number' && 'metadata' in error;
+}

@@ -1,0 +1,43 @@
+import { status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
+
+/** An event the contract refuses, caught in the worker before it is sent (it would be dead-lettered). */
+export class InvalidToolEventError extends Error {
+  override readonly name = 'InvalidToolEventError';
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid tool event: ${problems.join('; ')}`);
+  }
+}
+
+/** The gRPC status names, by code. */
+export type ToolHistoryStatus = keyof typeof GrpcStatus;
+
+/** Worth trying again with the same request: the service or the network was briefly unable, not the request wrong. */
+const RETRIABLE: ReadonlySet<GrpcStatus> = new Set([
+  GrpcStatus.UNAVAILABLE,
+  GrpcStatus.DEADLINE_EXCEEDED,
+  GrpcStatus.RESOURCE_EXHAUSTED,
+  GrpcStatus.ABORTED,
+]);
+
+/** A failed ToolHistory call: the gRPC status (code and name), the service's message, and whether a retry may pass. */
+export class ToolHistoryError extends Error {
+  override readonly name = 'ToolHistoryError';
+  readonly status: ToolHistoryStatus;
+  readonly retriable: boolean;
+
+  constructor(
+    readonly code: GrpcStatus,
+    readonly details: string,
+    readonly method: string,
+    options?: { cause?: unknown },
+  ) {
+    const name = (GrpcStatus[code] ?? 'UNKNOWN') as ToolHistoryStatus;
+    super(`${method}: ${name}: ${details}`, options);
+    this.status = name;
+    this.retriable = RETRIABLE.has(code);
+  }
+
+  static fromServiceError(method: string, error: ServiceError): ToolHistoryError {
+    return new ToolHistoryError(error.code ?? GrpcStatus.UNKNOWN, error.details || error.message, method, { cause: error });
+  }
+}

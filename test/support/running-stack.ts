@@ -1,0 +1,62 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { assertServiceBuilt } from './built-service';
+import { freshSchema, FreshSchema } from './fresh-schema';
+import { freePort, toolHistoryClient } from './grpc-client';
+import { freshTopic, testKafka } from './kafka-fixtures';
+import { ServiceProcess, spawnService, stopService } from './service-harness';
+import { TEST_KAFKA_BROKERS, uniqueName } from './test-environment';
+import { waitFor } from './wait-for';
+
+/** The built service recording a fresh topic into a fresh schema and serving gRPC, as an agent worker meets it. */
+export interface RunningStack {
+  brokers: string[];
+  topic: string;
+  deadLetterTopic: string;
+  /** host:port of the gRPC server. */
+  address: string;
+  service: ServiceProcess;
+  db: FreshSchema;
+  stop(): Promise<void>;
+}
+
+export async function startRunningStack(
+  prefix: string,
+  options: { policy?: object; env?: Record<string, string> } = {},
+): Promise<RunningStack> {
+  assertServiceBuilt();
+  const kafka = testKafka();
+  const db = await freshSchema(prefix);
+  const { topic, deadLetterTopic } = await freshTopic(kafka, 3);
+  const port = await freePort();
+  const env: Record<string, string> = { SERVICE_ROLES: 'recorder,grpc', GRPC_PORT: String(port), ...options.env };
+  if (options.policy) {
+    const policyFile = join(mkdtempSync(join(tmpdir(), 'toolhistory-policy-')), 'policy.json');
+    writeFileSync(policyFile, JSON.stringify(options.policy));
+    env.POLICY_FILE = policyFile;
+  }
+  const service = spawnService({ topic, schema: db.schema, groupId: uniqueName('g'), env });
+  const health = toolHistoryClient(port);
+  try {
+    await waitFor(
+      () => health.healthCheck().catch(() => 'DOWN'),
+      (s) => s === 'SERVING',
+      { what: `health SERVING (service output: ${service.output().slice(-500)})`, timeoutMs: 60_000 },
+    );
+  } finally {
+    health.close();
+  }
+  return {
+    brokers: TEST_KAFKA_BROKERS,
+    topic,
+    deadLetterTopic,
+    address: `127.0.0.1:${port}`,
+    service,
+    db,
+    async stop() {
+      await stopService(service);
+      await db.drop();
+    },
+  };
+}
