@@ -1,4 +1,12 @@
-import { credentials, Metadata, type CallOptions, type ChannelCredentials, type ClientOptions, type ServiceError } from '@grpc/grpc-js';
+import {
+  credentials,
+  Metadata,
+  status as GrpcStatus,
+  type CallOptions,
+  type ChannelCredentials,
+  type ClientOptions,
+  type ServiceError,
+} from '@grpc/grpc-js';
 import {
   EraseConversationRequest,
   type EraseConversationResponse,
@@ -293,8 +301,10 @@ export class ToolHistoryClient {
   }
 
   private async unary<Req, Res>(method: string, fn: UnaryMethod<Req, Res>, request: Req, control: CallControl): Promise<Res> {
-    control.signal?.throwIfAborted();
     const metadata = await this.metadata();
+    // Checked after the token is fetched, so a signal that aborted meanwhile starts no call.
+    if (control.signal?.aborted)
+      throw new ToolHistoryError(GrpcStatus.CANCELLED, 'cancelled by the caller', method, { cause: control.signal.reason });
     const deadline = new Date(Date.now() + (control.timeoutMs ?? this.defaultTimeoutMs));
     return new Promise<Res>((resolve, reject) => {
       const call = fn.call(this.stub, request, metadata, { deadline }, (error, response) => {

@@ -1,0 +1,210 @@
+import { modelMessageSchema } from 'ai';
+import { z } from 'zod';
+import {
+  InvalidToolEventError,
+  RunPublisher,
+  ToolEventPublisher,
+  ToolHistoryClient,
+  ToolHistoryError,
+  type SubscribedEvent,
+} from '../../libs/client/src';
+import { RunningStack, startRunningStack } from '../support/running-stack';
+import { uniqueName } from '../support/test-environment';
+import { waitFor } from '../support/wait-for';
+
+describe('@toolhistory/client through the real broker and the real gRPC server', () => {
+  let stack: RunningStack;
+  let publisher: ToolEventPublisher;
+  let client: ToolHistoryClient;
+  const tenantId = uniqueName('tenant');
+  const conversationId = uniqueName('conv');
+  const scope = (runId: string) => ({ tenantId, conversationId, channel: 'support', runId });
+
+  /** A completed run of two rounds (two parallel calls, then one, the second with no id from the LLM). */
+  async function publishTwoRoundRun(run: RunPublisher): Promise<void> {
+    await run.toolCall({ roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_a', toolName: 'get_order', arguments: { orderId: 'A-1' } });
+    await run.toolCall({ roundIndex: 0, sequenceIndex: 1, toolCallId: 'call_b', toolName: 'get_customer', arguments: { id: 7 } });
+    await run.toolResult({ roundIndex: 0, sequenceIndex: 1, toolCallId: 'call_b', result: { name: 'Ada' } });
+    await run.toolResult({ roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_a', result: 'shipped' });
+    await run.toolCall({ roundIndex: 1, sequenceIndex: 0, toolCallId: '', toolName: 'track_parcel', arguments: { parcel: 'P9' } });
+    await run.toolResult({ roundIndex: 1, sequenceIndex: 0, toolCallId: '', result: 'no carrier answer', isError: true });
+    await run.complete({ assistantMessageId: 'msg-1', usage: [{ inputTokens: 10, outputTokens: 5, model: 'm' }] });
+  }
+
+  beforeAll(async () => {
+    stack = await startRunningStack('client', { policy: { defaults: { freshnessSeconds: 3600 } } });
+    publisher = new ToolEventPublisher({ brokers: stack.brokers, topic: stack.topic });
+    await publisher.connect();
+    client = new ToolHistoryClient({ address: stack.address });
+    await publishTwoRoundRun(publisher.run(scope('run-1')));
+    await waitFor(
+      () => client.getReplayHistory({ tenantId, conversationId, format: 'openai' }),
+      (history) => history.turns.length === 1,
+      { what: 'run-1 replayed' },
+    );
+  });
+
+  afterAll(async () => {
+    client?.close();
+    await publisher?.disconnect();
+    await stack?.stop();
+  });
+
+  it('replays the run in OpenAI chat format: each round an assistant message of calls, then its tool messages', async () => {
+    const history = await client.getReplayHistory({ tenantId, conversationId, format: 'openai' });
+    expect(history.omitted).toEqual([]);
+    expect(history.turns.map((t) => [t.runId, t.assistantMessageId])).toEqual([['run-1', 'msg-1']]);
+    const [first, a, b, second, tracked] = history.messages;
+    expect(first).toEqual({
+      role: 'assistant',
+      content: null,
+      tool_calls: [
+        { id: 'call_a', type: 'function', function: { name: 'get_order', arguments: '{"orderId":"A-1"}' } },
+        { id: 'call_b', type: 'function', function: { name: 'get_customer', arguments: '{"id":7}' } },
+      ],
+    });
+    expect([a, b]).toEqual([
+      { role: 'tool', tool_call_id: 'call_a', content: 'shipped' },
+      { role: 'tool', tool_call_id: 'call_b', content: '{"name":"Ada"}' },
+    ]);
+    // The call the LLM gave no id gets the same derived id in both messages.
+    const derivedId = second.role === 'assistant' && 'tool_calls' in second ? second.tool_calls[0].id : '';
+    expect(derivedId).not.toBe('');
+    expect(tracked).toEqual({ role: 'tool', tool_call_id: derivedId, content: 'no carrier answer' });
+    expect(history.turns[0].messages).toEqual(history.messages);
+  });
+
+  it('replays it in Anthropic messages format: tool_use blocks, then one user message of tool_result blocks', async () => {
+    const history = await client.getReplayHistory({ tenantId, conversationId, format: 'anthropic' });
+    expect(history.messages.map((m) => m.role)).toEqual(['assistant', 'user', 'assistant', 'user']);
+    const results = history.messages[3];
+    expect(results.content).toEqual([expect.objectContaining({ type: 'tool_result', content: 'no carrier answer', is_error: true })]);
+  });
+
+  it("replays it as the AI SDK's ModelMessage[], which the ai package's own schema accepts", async () => {
+    const history = await client.getReplayHistory({ tenantId, conversationId, format: 'ai-sdk' });
+    expect(z.array(modelMessageSchema).safeParse(history.messages).success).toBe(true);
+    expect(history.messages[0]).toEqual({
+      role: 'assistant',
+      content: [
+        { type: 'tool-call', toolCallId: 'call_a', toolName: 'get_order', input: { orderId: 'A-1' } },
+        { type: 'tool-call', toolCallId: 'call_b', toolName: 'get_customer', input: { id: 7 } },
+      ],
+    });
+    expect(history.messages[3]).toEqual({
+      role: 'tool',
+      content: [
+        {
+          type: 'tool-result',
+          toolCallId: expect.any(String),
+          toolName: 'track_parcel',
+          output: { type: 'error-text', value: 'no carrier answer' },
+        },
+      ],
+    });
+  });
+
+  it('records a run published again (a worker retrying after a crash) once: event ids are derived from the step', async () => {
+    const run = publisher.run(scope('run-2'));
+    await run.toolCall({ roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_x', toolName: 'get_order', arguments: { orderId: 'B-2' } });
+    await run.toolCall({ roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_x', toolName: 'get_order', arguments: { orderId: 'B-2' } });
+    const first = await run.toolResult({ roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_x', result: 'returned' });
+    const again = await publisher
+      .run(scope('run-2'))
+      .toolResult({ roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_x', result: 'returned' });
+    expect(again.eventId).toBe(first.eventId);
+    await run.complete({ assistantMessageId: 'msg-2' });
+    await run.complete({ assistantMessageId: 'msg-2' });
+
+    const events: SubscribedEvent[] = [];
+    for await (const recorded of client.subscribe({ tenantId })) {
+      if (recorded.runId === 'run-2') events.push(recorded);
+      if (recorded.runId === 'run-2' && recorded.type === 'RunCompleted') break;
+    }
+    expect(events.map((e) => e.type)).toEqual(['ToolCallRequested', 'ToolResultReceived', 'RunCompleted']);
+    expect(events[1].event).toMatchObject({ type: 'ToolResultReceived', result: 'returned', eventId: first.eventId });
+    const invocations = await collect(client.listToolInvocations({ tenantId, runId: 'run-2' }));
+    expect(invocations).toHaveLength(1);
+  });
+
+  it('rejects an invalid event in the worker, naming the field, and sends nothing', async () => {
+    const run = publisher.run(scope('run-bad'));
+    const attempt = run.toolCall({ roundIndex: -1, sequenceIndex: 0, toolCallId: 'c', toolName: '', arguments: { a: 1 } });
+    await expect(attempt).rejects.toBeInstanceOf(InvalidToolEventError);
+    await expect(attempt).rejects.toThrow(/roundIndex must be >= 0.*toolName must NOT have fewer than 1 characters/);
+    expect(() => publisher.run({ ...scope('x'), tenantId: '' })).toThrow('tenantId is required');
+    const listed = await collect(client.listToolInvocations({ tenantId, runId: 'run-bad' }));
+    expect(listed).toEqual([]);
+  });
+
+  it('lists every invocation page after page, in order', async () => {
+    const all = await collect(client.listToolInvocations({ tenantId, conversationId, pageSize: 1 }));
+    expect(all.map((i) => `${i.runId}/${i.roundIndex}/${i.sequenceIndex}`)).toEqual(['run-1/0/0', 'run-1/0/1', 'run-1/1/0', 'run-2/0/0']);
+    const errors = await collect(client.listToolInvocations({ tenantId, status: 'error' }));
+    expect(errors.map((i) => i.toolName)).toEqual(['track_parcel']);
+  });
+
+  it('resumes a subscription after the last position seen, without a gap or a duplicate', async () => {
+    const firstTwo: SubscribedEvent[] = [];
+    for await (const recorded of client.subscribe({ tenantId })) {
+      firstTwo.push(recorded);
+      if (firstTwo.length === 2) break;
+    }
+    const rest: SubscribedEvent[] = [];
+    const controller = new AbortController();
+    for await (const recorded of client.subscribe({ tenantId, fromPosition: firstTwo[1].position, signal: controller.signal })) {
+      rest.push(recorded);
+      if (recorded.runId === 'run-2' && recorded.type === 'RunCompleted') controller.abort();
+    }
+    const positions = [...firstTwo, ...rest].map((e) => BigInt(e.position));
+    expect(positions).toEqual([...positions].sort((x, y) => (x < y ? -1 : 1)));
+    expect(new Set(positions).size).toBe(positions.length);
+    expect(rest.map((e) => e.eventId)).not.toContain(firstTwo[1].eventId);
+    expect(positions).toHaveLength(7 + 3);
+  });
+
+  it('answers usage and search for the tenant', async () => {
+    const usage = await client.getUsage({
+      tenantId,
+      from: new Date(Date.now() - 3_600_000),
+      to: new Date(Date.now() + 60_000),
+      bucket: 'day',
+    });
+    expect(usage.rows.find((r) => r.toolName === 'get_order')?.calls).toBe('2');
+    expect(usage.inputTokens).toBe('10');
+    const found = await client.searchToolHistory({ tenantId, query: 'shipped' });
+    expect(found.hits.map((h) => h.invocation?.toolCallId)).toEqual(['call_a']);
+  });
+
+  it('turns a refused call into a ToolHistoryError with its gRPC status', async () => {
+    const failure = client.getReplayHistory({ tenantId: '', conversationId, format: 'openai' });
+    await expect(failure).rejects.toBeInstanceOf(ToolHistoryError);
+    await expect(failure).rejects.toMatchObject({ status: 'INVALID_ARGUMENT', code: 3, retriable: false });
+    await expect(client.getReplayHistory({ tenantId, conversationId, format: 'gemini' as 'openai' })).rejects.toThrow(/format/);
+  });
+
+  it('gives a call without a deadline the default one, and cancels a call whose signal aborts', async () => {
+    const unreachable = new ToolHistoryClient({ address: '127.0.0.1:1', defaultTimeoutMs: 300 });
+    try {
+      await expect(unreachable.getUsage({ tenantId, from: new Date(0), to: new Date() })).rejects.toMatchObject({ retriable: true });
+      const controller = new AbortController();
+      const pending = client.searchToolHistory({ tenantId, query: 'shipped', signal: controller.signal });
+      controller.abort();
+      await expect(pending).rejects.toMatchObject({ status: 'CANCELLED' });
+    } finally {
+      unreachable.close();
+    }
+  });
+
+  it('erases the conversation', async () => {
+    const erased = await client.eraseConversation({ tenantId, conversationId });
+    expect(erased.erasedInvocations).toBe('4');
+    expect((await client.getReplayHistory({ tenantId, conversationId, format: 'openai' })).turns).toEqual([]);
+  });
+});
+
+async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of items) out.push(item);
+  return out;
+}
