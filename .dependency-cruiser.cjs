@@ -35,6 +35,22 @@ module.exports = {
       to: { pathNot: ['^libs/grpc-api/'] },
     },
     {
+      name: 'client-is-standalone',
+      severity: 'error',
+      comment:
+        'The published client carries no service code: its own files, the generated gRPC stubs, and the plain contract files bundled into it (schema, types, depth rule).',
+      from: { path: '^libs/client/', pathNot: TESTS },
+      to: {
+        path: '^(libs|apps)/',
+        pathNot: [
+          '^libs/client/',
+          '^libs/contract/schema/',
+          '^libs/contract/src/(tool-event[.]types|json-depth)[.]ts$',
+          '^libs/domain/src/replay/provider-messages[.]ts$',
+        ],
+      },
+    },
+    {
       name: 'errors-depend-on-nothing',
       severity: 'error',
       from: { path: '^libs/errors/' },

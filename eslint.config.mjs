@@ -3,7 +3,19 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'libs/client/dist/**', 'libs/client/src/generated/**', 'node_modules/**', '.cache/**', 'coverage/**', '**/*.js', '**/*.cjs', '**/*.mjs'] },
+  {
+    ignores: [
+      'dist/**',
+      'libs/client/dist/**',
+      'libs/client/src/generated/**',
+      'node_modules/**',
+      '.cache/**',
+      'coverage/**',
+      '**/*.js',
+      '**/*.cjs',
+      '**/*.mjs',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { assertServiceBuilt } from './built-service';
 import { freshSchema, FreshSchema } from './fresh-schema';
-import { freePort, toolHistoryClient } from './grpc-client';
+import { ClientOptions, freePort, toolHistoryClient } from './grpc-client';
 import { freshTopic, testKafka } from './kafka-fixtures';
 import { ServiceProcess, spawnService, stopService } from './service-harness';
 import { TEST_KAFKA_BROKERS, uniqueName } from './test-environment';
@@ -21,10 +21,14 @@ export interface RunningStack {
   stop(): Promise<void>;
 }
 
-export async function startRunningStack(
-  prefix: string,
-  options: { policy?: object; env?: Record<string, string> } = {},
-): Promise<RunningStack> {
+export interface StackOptions {
+  policy?: object;
+  env?: Record<string, string>;
+  /** How the health probe reaches a server that serves TLS. */
+  healthClient?: ClientOptions;
+}
+
+export async function startRunningStack(prefix: string, options: StackOptions = {}): Promise<RunningStack> {
   assertServiceBuilt();
   const kafka = testKafka();
   const db = await freshSchema(prefix);
@@ -37,7 +41,7 @@ export async function startRunningStack(
     env.POLICY_FILE = policyFile;
   }
   const service = spawnService({ topic, schema: db.schema, groupId: uniqueName('g'), env });
-  const health = toolHistoryClient(port);
+  const health = toolHistoryClient(port, options.healthClient);
   try {
     await waitFor(
       () => health.healthCheck().catch(() => 'DOWN'),

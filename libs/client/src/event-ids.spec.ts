@@ -36,7 +36,9 @@ describe('name-based event ids', () => {
   it('differ when the run or the step differs', () => {
     fc.assert(
       fc.property(run, identity, run, identity, (r1, i1, r2, i2) => {
-        fc.pre(JSON.stringify([r1.tenantId, r1.conversationId, r1.runId, i1]) !== JSON.stringify([r2.tenantId, r2.conversationId, r2.runId, i2]));
+        fc.pre(
+          JSON.stringify([r1.tenantId, r1.conversationId, r1.runId, i1]) !== JSON.stringify([r2.tenantId, r2.conversationId, r2.runId, i2]),
+        );
         expect(deriveEventId(r1, i1)).not.toBe(deriveEventId(r2, i2));
       }),
     );

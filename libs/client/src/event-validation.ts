@@ -1,4 +1,4 @@
-import Ajv2020, { type ErrorObject } from 'ajv/dist/2020';
+import Ajv2020, { type ErrorObject } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import schema from '../../contract/schema/tool-event.schema.json';
 // Plain files of the contract with no imports of their own: bundled into the package when it is built.

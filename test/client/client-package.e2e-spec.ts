@@ -1,0 +1,138 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { RunningStack, startRunningStack } from '../support/running-stack';
+import { testCertificates } from '../support/test-certificates';
+import { issueToken, signingKey, TEST_AUDIENCE, TEST_ISSUER, writeKeySet } from '../support/test-tokens';
+import { uniqueName } from '../support/test-environment';
+
+const ROOT = resolve(__dirname, '../..');
+
+/** A worker as its author would write it against the published package: publish a run, replay it over TLS with a token. */
+function workerSource(importLine: string): string {
+  return `${importLine}
+const env = process.env;
+const publisher = new ToolEventPublisher({ brokers: env.KAFKA_BROKERS.split(','), topic: env.TOPIC });
+const client = new ToolHistoryClient({ address: env.ADDRESS, token: async () => env.TOKEN, tls: { ca: readFileSync(env.CA_FILE) } });
+async function main() {
+  await publisher.connect();
+  const run = publisher.run({ tenantId: env.TENANT, conversationId: env.CONVERSATION, channel: 'web', runId: env.RUN });
+  await run.toolCall({ roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_1', toolName: 'get_weather', arguments: { city: 'Oslo' } });
+  await run.toolResult({ roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_1', result: { tempC: -3 } });
+  await run.complete({ assistantMessageId: 'msg-' + env.RUN });
+  await publisher.disconnect();
+  // Recording is asynchronous: ask until the run is replayed, for at most a minute.
+  for (const started = Date.now(); Date.now() - started < 60000; await new Promise((r) => setTimeout(r, 100))) {
+    const history = await client.getReplayHistory({ tenantId: env.TENANT, conversationId: env.CONVERSATION, format: 'openai' });
+    const turn = history.turns.find((t) => t.runId === env.RUN);
+    if (turn) return console.log(JSON.stringify(turn.messages));
+  }
+  throw new Error('the run was not replayed within a minute');
+}
+main().finally(() => client.close()).catch((error) => { console.error(error); process.exitCode = 1; });
+`;
+}
+
+const TYPED_USE = `
+import { ToolHistoryClient, ToolHistoryError, type ReplayHistory, type OpenAiToolMessage, type AiSdkToolMessage } from '@toolhistory/client';
+const client = new ToolHistoryClient({ address: '127.0.0.1:1', token: () => 't' });
+export const openai: Promise<ReplayHistory<OpenAiToolMessage | { role: 'assistant'; content: null; tool_calls: unknown[] }>> =
+  client.getReplayHistory({ tenantId: 't', conversationId: 'c', format: 'openai' });
+export async function aiSdk(): Promise<AiSdkToolMessage['content'][number]['output']['value'] | undefined> {
+  const history = await client.getReplayHistory({ tenantId: 't', conversationId: 'c', format: 'ai-sdk' });
+  const last = history.messages.at(-1);
+  return last?.role === 'tool' ? last.content[0].output.value : undefined;
+}
+export const isError = (e: unknown): string | undefined => (e instanceof ToolHistoryError ? e.status : undefined);
+`;
+
+describe('the packed @toolhistory/client installed into an empty project', () => {
+  let stack: RunningStack;
+  let project: string;
+  const certs = testCertificates();
+  const tenantId = uniqueName('tenant');
+  let token: string;
+
+  beforeAll(async () => {
+    const key = await signingKey('ES256');
+    token = await issueToken(key, { tenants: [tenantId], scope: 'history:read' });
+    stack = await startRunningStack('clientpkg', {
+      env: {
+        GRPC_TLS_CERT_FILE: certs.serverCert,
+        GRPC_TLS_KEY_FILE: certs.serverKey,
+        AUTH_JWKS_FILE: writeKeySet([key]),
+        AUTH_ISSUER: TEST_ISSUER,
+        AUTH_AUDIENCE: TEST_AUDIENCE,
+      },
+      healthClient: { tls: { ca: certs.read(certs.caCert) } },
+    });
+    const packed = execFileSync('npm', ['run', '--silent', 'client:pack'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    const tarball = packed.trim().split('\n').at(-1)!;
+    project = mkdtempSync(join(tmpdir(), 'toolhistory-client-user-'));
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'a-worker', version: '1.0.0', private: true }));
+    execFileSync('npm', ['install', tarball, '--no-audit', '--no-fund', '--loglevel=error'], { cwd: project, stdio: 'ignore' });
+  }, 300_000);
+
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  const runWorker = (file: string, runId: string) =>
+    execFileSync(process.execPath, [file], {
+      cwd: project,
+      encoding: 'utf8',
+      env: {
+        PATH: process.env.PATH ?? '',
+        KAFKA_BROKERS: stack.brokers.join(','),
+        TOPIC: stack.topic,
+        ADDRESS: stack.address,
+        CA_FILE: certs.caCert,
+        TOKEN: token,
+        TENANT: tenantId,
+        CONVERSATION: `conv-${runId}`,
+        RUN: runId,
+      },
+    });
+
+  it.each([
+    [
+      'CommonJS (require)',
+      'worker.cjs',
+      "const { ToolEventPublisher, ToolHistoryClient } = require('@toolhistory/client');\nconst { readFileSync } = require('node:fs');",
+    ],
+    [
+      'ES modules (import)',
+      'worker.mjs',
+      "import { ToolEventPublisher, ToolHistoryClient } from '@toolhistory/client';\nimport { readFileSync } from 'node:fs';",
+    ],
+  ])('records and replays a run from %s, over TLS with a bearer token', (_kind, file, importLine) => {
+    writeFileSync(join(project, file), workerSource(importLine));
+    const messages = JSON.parse(runWorker(file, file.replace('.', '-')));
+    expect(messages).toEqual([
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }],
+      },
+      { role: 'tool', tool_call_id: 'call_1', content: '{"tempC":-3}' },
+    ]);
+  });
+
+  it.each([
+    ['an ES module', 'typed-use.mts'],
+    ['a CommonJS module', 'typed-use.cts'],
+  ])('gives TypeScript its types from %s', (_kind, file) => {
+    writeFileSync(join(project, file), TYPED_USE);
+    const tsc = join(ROOT, 'node_modules/.bin/tsc');
+    const args = ['--noEmit', '--strict', '--skipLibCheck', '--module', 'node16', '--moduleResolution', 'node16', '--target', 'es2022'];
+    execFileSync(tsc, [...args, '--typeRoots', join(ROOT, 'node_modules/@types'), '--types', 'node', file], {
+      cwd: project,
+      stdio: 'pipe',
+    });
+  });
+});
