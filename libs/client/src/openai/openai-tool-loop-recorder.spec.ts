@@ -1,0 +1,146 @@
+import type { ChatCompletion, ChatCompletionMessage, ChatCompletionMessageToolCall } from 'openai/resources/chat/completions';
+import { deriveEventId } from '../event-ids';
+import { serializeValidEvent } from '../event-validation';
+import { PUBLISHED_SCHEMA_VERSION, RunPublisher } from '../tool-event-publisher';
+import { recordOpenAiToolLoop } from './openai-tool-loop-recorder';
+
+/** A real RunPublisher whose events are checked against the contract and kept instead of sent. */
+function capturingRun() {
+  const scope = { tenantId: 't', conversationId: 'c', channel: 'web', runId: 'r' };
+  const events: Array<Record<string, unknown>> = [];
+  const run = new RunPublisher(scope, async (identity, overrides, fields) => {
+    const eventId = overrides.eventId ?? deriveEventId(scope, identity);
+    const event = { eventId, type: identity.type, schemaVersion: PUBLISHED_SCHEMA_VERSION, ...scope, occurredAt: '2025-01-01T00:00:00Z' };
+    serializeValidEvent({ ...event, ...fields });
+    events.push({ ...event, ...fields });
+    return { eventId, type: identity.type, partition: 0, offset: String(events.length - 1) };
+  });
+  return { run, events };
+}
+
+const call = (id: string, name: string, args: string): ChatCompletionMessageToolCall => ({
+  id,
+  type: 'function',
+  function: { name, arguments: args },
+});
+
+function completion(id: string, toolCalls: ChatCompletionMessageToolCall[] | undefined, usage: [number, number]): ChatCompletion {
+  const message: ChatCompletionMessage = {
+    role: 'assistant',
+    content: toolCalls ? null : 'answer',
+    refusal: null,
+    ...(toolCalls ? { tool_calls: toolCalls } : {}),
+  };
+  return {
+    id,
+    object: 'chat.completion',
+    created: 1,
+    model: 'gpt-test',
+    choices: [{ index: 0, message, finish_reason: toolCalls ? 'tool_calls' : 'stop', logprobs: null }],
+    usage: { prompt_tokens: usage[0], completion_tokens: usage[1], total_tokens: usage[0] + usage[1] },
+  };
+}
+
+const pick = (events: Array<Record<string, unknown>>, ...keys: string[]) =>
+  events.map((e) => Object.fromEntries(keys.filter((k) => k in e).map((k) => [k, e[k]])));
+
+describe('OpenAiToolLoopRecorder', () => {
+  it('records rounds, results and the completion of a two-round loop', async () => {
+    const { run, events } = capturingRun();
+    const recorder = recordOpenAiToolLoop(run);
+
+    const first = completion('cc-1', [call('call_a', 'get_weather', '{"city":"Paris"}'), call('call_b', 'get_weather', 'Berlin')], [10, 4]);
+    const round0 = await recorder.assistantMessage(first);
+    expect(round0).toEqual({
+      roundIndex: 0,
+      calls: [
+        { sequenceIndex: 0, toolCallId: 'call_a', toolName: 'get_weather', arguments: { city: 'Paris' } },
+        { sequenceIndex: 1, toolCallId: 'call_b', toolName: 'get_weather', arguments: { _raw: 'Berlin' } },
+      ],
+    });
+    // Parallel tools answer in any order.
+    const [b, a] = await Promise.all([
+      recorder.toolMessage('call_b', 'no such city', { isError: true }),
+      recorder.toolMessage('call_a', { tempC: 18 }),
+    ]);
+    expect(a).toEqual({ role: 'tool', tool_call_id: 'call_a', content: '{"tempC":18}' });
+    expect(b).toEqual({ role: 'tool', tool_call_id: 'call_b', content: 'no such city' });
+
+    const second = completion('cc-2', [call('call_c', 'pack', '{}')], [20, 3]);
+    expect((await recorder.assistantMessage(second.choices[0].message))?.roundIndex).toBe(1);
+    await recorder.toolOutput('call_c', 'umbrella');
+    await recorder.finish(completion('cc-3', undefined, [30, 12]), { assistantMessageId: 'msg-final' });
+
+    expect(pick(events, 'type', 'roundIndex', 'sequenceIndex', 'toolCallId', 'result', 'isError')).toEqual([
+      { type: 'ToolCallRequested', roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_a' },
+      { type: 'ToolCallRequested', roundIndex: 0, sequenceIndex: 1, toolCallId: 'call_b' },
+      { type: 'ToolResultReceived', roundIndex: 0, sequenceIndex: 1, toolCallId: 'call_b', result: 'no such city', isError: true },
+      { type: 'ToolResultReceived', roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_a', result: { tempC: 18 }, isError: false },
+      { type: 'ToolCallRequested', roundIndex: 1, sequenceIndex: 0, toolCallId: 'call_c' },
+      { type: 'ToolResultReceived', roundIndex: 1, sequenceIndex: 0, toolCallId: 'call_c', result: 'umbrella', isError: false },
+      { type: 'RunCompleted' },
+    ]);
+    // The second round was passed as a message: its call's tokens are not known.
+    expect(events.at(-1)).toMatchObject({
+      assistantMessageId: 'msg-final',
+      finishReason: 'stop',
+      usage: [
+        { inputTokens: 10, outputTokens: 4, model: 'gpt-test' },
+        { inputTokens: 30, outputTokens: 12, model: 'gpt-test' },
+      ],
+    });
+  });
+
+  it('ends with tool_limit after a last round of tools, counting that completion once', async () => {
+    const { run, events } = capturingRun();
+    const recorder = recordOpenAiToolLoop(run);
+    const asking = completion('cc-1', [call('call_a', 'search', '{"q":"x"}')], [10, 2]);
+    await recorder.assistantMessage(asking);
+    await recorder.toolOutput('call_a', 'found');
+    await recorder.finish(asking);
+    expect(events.at(-1)).toMatchObject({
+      type: 'RunCompleted',
+      assistantMessageId: 'cc-1',
+      finishReason: 'tool_limit',
+      usage: [{ inputTokens: 10, outputTokens: 2, model: 'gpt-test' }],
+    });
+  });
+
+  it('records the same round again under the same ids when a message is recorded twice (a retry)', async () => {
+    const { run, events } = capturingRun();
+    const recorder = recordOpenAiToolLoop(run);
+    const asking = completion('cc-1', [call('call_a', 'search', '{}')], [1, 1]);
+    await recorder.assistantMessage(asking);
+    await recorder.assistantMessage(asking);
+    expect(events.map((e) => [e.roundIndex, e.eventId])).toEqual([
+      [0, events[0].eventId],
+      [0, events[0].eventId],
+    ]);
+    expect(recorder.usage).toHaveLength(1);
+  });
+
+  it('records nothing for a message without tool calls', async () => {
+    const { run, events } = capturingRun();
+    const recorder = recordOpenAiToolLoop(run);
+    expect(await recorder.assistantMessage(completion('cc-1', undefined, [5, 5]))).toBeUndefined();
+    expect(events).toEqual([]);
+  });
+
+  it('refuses an output for a call it did not record', async () => {
+    const { run, events } = capturingRun();
+    await expect(recordOpenAiToolLoop(run).toolOutput('call_zz', 'x')).rejects.toThrow(/no recorded tool call has the id "call_zz"/);
+    expect(events).toEqual([]);
+  });
+
+  it('needs an assistant message id when finish gets a bare message', async () => {
+    const { run } = capturingRun();
+    const answer = completion('cc-1', undefined, [1, 1]).choices[0].message;
+    await expect(recordOpenAiToolLoop(run).finish(answer)).rejects.toThrow(/assistantMessageId is required/);
+  });
+
+  it('records a failure with the code and message of what was thrown', async () => {
+    const { run, events } = capturingRun();
+    await recordOpenAiToolLoop(run).fail(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
+    expect(events).toEqual([expect.objectContaining({ type: 'RunFailed', error: { code: 'ECONNRESET', message: 'socket hang up' } })]);
+  });
+});

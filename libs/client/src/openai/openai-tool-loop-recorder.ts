@@ -1,0 +1,139 @@
+import type { ChatCompletion, ChatCompletionToolMessageParam } from 'openai/resources/chat/completions';
+import type { PublishedEvent, RunPublisher } from '../tool-event-publisher';
+import type { TokenUsage } from '../tool-event-types';
+import {
+  assistantMessageOf,
+  boundedUsage,
+  describeRunFailure,
+  finishReasonOf,
+  isChatCompletion,
+  type OpenAiAssistantMessage,
+  type OpenAiRecordedToolCall,
+  type OpenAiToolOutput,
+  toolCallsOf,
+  toolMessageContent,
+  toolResultOf,
+  usageOf,
+} from './openai-completion-mapper';
+
+/** One assistant message's tool calls, recorded as one round. */
+export interface OpenAiRecordedRound {
+  roundIndex: number;
+  /** In `tool_calls` order, arguments parsed: ready to execute. */
+  calls: OpenAiRecordedToolCall[];
+}
+
+export interface OpenAiToolOutputOptions {
+  /** The tool failed and `output` describes the failure. Default false. */
+  isError?: boolean;
+}
+
+export interface OpenAiFinishOptions {
+  /** The host's id of the run's final assistant message (the replayed tool messages go before it). Default: the completion's id. */
+  assistantMessageId?: string;
+  /** Default: derived from the last completion (see finishReasonOf). */
+  finishReason?: string;
+}
+
+/**
+ * Records one run of a chat-completions tool loop: each assistant message
+ * with tool_calls as a round, each tool message as its result, then how the
+ * run ended with the tokens of every model call it saw.
+ *
+ * Await each call before the next step of the loop. The recorder holds the
+ * run's round counter and the calls awaiting results; use one per run.
+ */
+export class OpenAiToolLoopRecorder {
+  private nextRoundIndex = 0;
+  /** By message object: recording the same message again (a retry) publishes the same round, so its events are deduplicated. */
+  private readonly rounds = new WeakMap<object, OpenAiRecordedRound>();
+  /** Where each tool call id sits; a later round's call with the same id wins. */
+  private readonly positions = new Map<string, { roundIndex: number; sequenceIndex: number }>();
+  private readonly usageByCall: TokenUsage[] = [];
+  private readonly countedCompletions = new Set<unknown>();
+
+  constructor(readonly run: RunPublisher) {}
+
+  /** The tokens of each model call seen so far, in call order. */
+  get usage(): readonly TokenUsage[] {
+    return this.usageByCall;
+  }
+
+  /**
+   * Records the message's tool calls as the run's next round (nothing when
+   * it has none) and returns them with their arguments parsed; undefined
+   * when the message asks for no tool. Pass the completion rather than its
+   * message to record the call's token usage.
+   */
+  async assistantMessage(completionOrMessage: ChatCompletion | OpenAiAssistantMessage): Promise<OpenAiRecordedRound | undefined> {
+    const message = assistantMessageOf(completionOrMessage);
+    const calls = toolCallsOf(message);
+    if (isChatCompletion(completionOrMessage)) this.countUsage(completionOrMessage);
+    if (calls.length === 0) return undefined;
+    let round = this.rounds.get(message);
+    if (round === undefined) {
+      round = { roundIndex: this.nextRoundIndex++, calls };
+      this.rounds.set(message, round);
+    }
+    for (const call of round.calls)
+      this.positions.set(call.toolCallId, { roundIndex: round.roundIndex, sequenceIndex: call.sequenceIndex });
+    for (const call of round.calls) await this.run.toolCall({ roundIndex: round.roundIndex, ...call });
+    return round;
+  }
+
+  /** Records a tool's output as the result of the recorded call `toolCallId`. */
+  async toolOutput(toolCallId: string, output: OpenAiToolOutput, options: OpenAiToolOutputOptions = {}): Promise<PublishedEvent> {
+    const position = this.positions.get(toolCallId);
+    if (position === undefined) {
+      throw new Error(`no recorded tool call has the id ${JSON.stringify(toolCallId)}: record its assistant message first`);
+    }
+    return this.run.toolResult({ ...position, toolCallId, result: toolResultOf(output), isError: options.isError ?? false });
+  }
+
+  /** Records the output like toolOutput and returns the tool message to send to the model. */
+  async toolMessage(
+    toolCallId: string,
+    output: OpenAiToolOutput,
+    options: OpenAiToolOutputOptions = {},
+  ): Promise<ChatCompletionToolMessageParam> {
+    await this.toolOutput(toolCallId, output, options);
+    return { role: 'tool', tool_call_id: toolCallId, content: toolMessageContent(output) };
+  }
+
+  /**
+   * Records RunCompleted after the loop's last model call: finishReason
+   * `stop` when that call answered, `tool_limit` when it still asked for
+   * tools (see finishReasonOf), with the usage of every completion passed
+   * to assistantMessage or here (each counted once).
+   */
+  async finish(last: ChatCompletion | OpenAiAssistantMessage, options: OpenAiFinishOptions = {}): Promise<PublishedEvent> {
+    if (isChatCompletion(last)) this.countUsage(last);
+    const assistantMessageId = options.assistantMessageId ?? (isChatCompletion(last) ? last.id : '');
+    if (!assistantMessageId) {
+      throw new TypeError('assistantMessageId is required when finish() gets a message without its completion');
+    }
+    return this.run.complete({
+      assistantMessageId,
+      finishReason: options.finishReason ?? finishReasonOf(last),
+      ...(this.usageByCall.length > 0 ? { usage: boundedUsage(this.usageByCall) } : {}),
+    });
+  }
+
+  /** Records RunFailed; `error` is whatever was thrown (see describeRunFailure), or a `{ code, message }`. */
+  fail(error: unknown): Promise<PublishedEvent> {
+    return this.run.fail({ error: describeRunFailure(error) });
+  }
+
+  private countUsage(completion: ChatCompletion): void {
+    const key = completion.id || completion;
+    if (this.countedCompletions.has(key)) return;
+    this.countedCompletions.add(key);
+    const usage = usageOf(completion);
+    if (usage !== undefined) this.usageByCall.push(usage);
+  }
+}
+
+/** A recorder for one run of a chat-completions tool loop: `const recorder = recordOpenAiToolLoop(publisher.run(scope))`. */
+export function recordOpenAiToolLoop(run: RunPublisher): OpenAiToolLoopRecorder {
+  return new OpenAiToolLoopRecorder(run);
+}
