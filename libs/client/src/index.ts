@@ -19,3 +19,4 @@ export {
   InvocationStatus,
   PersistMode,
 } from './generated/toolhistory/v1/toolhistory';
+export * from './splice-history';
