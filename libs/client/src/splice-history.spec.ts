@@ -35,7 +35,7 @@ describe('spliceHistory', () => {
         fc.array(fc.record({ assistantMessageId: ids, messages: fc.array(fc.nat(), { minLength: 1, maxLength: 3 }) })),
         (host, turns) => {
           const out = spliceHistory(host, turns, (m) => m.id);
-          expect(out.filter((m): m is Host => typeof m === 'object')).toEqual(host);
+          expect(out.filter((m) => typeof m === 'object')).toEqual(host);
           const spliced = out.filter((m) => typeof m === 'number');
           const placed = new Set(host.map((m) => m.id).filter((id) => id !== undefined));
           const expected = turns.filter((t) => placed.has(t.assistantMessageId));

@@ -1,1 +1,8 @@
-export {};
+// @toolhistory/client/langchain: record a LangChain.js / LangGraph.js agent's tool calls, and give replayed history back as LangChain messages.
+export {
+  ToolHistoryCallbackHandler,
+  type ToolHistoryCallbackHandlerOptions,
+  type ToolHistoryRunTarget,
+} from './tool-history-callback-handler';
+export { toLangChainMessages, spliceToolHistory, type LangChainHistoryInput, type ReplayedTurns } from './langchain-message-converter';
+export { ToolHistoryPublishError, type PublishFailure } from './ordered-publish-queue';

@@ -1,0 +1,78 @@
+import type { PublishedEvent } from '../tool-event-publisher';
+
+/** One publication that did not reach the broker (or was refused before it was sent). */
+export interface PublishFailure {
+  /** What was being published, e.g. `ToolCallRequested round 0 call 1 (call_a)`. */
+  event: string;
+  error: unknown;
+}
+
+/** Some of a run's events were not published: each failure, and what the broker did acknowledge. */
+export class ToolHistoryPublishError extends Error {
+  override readonly name = 'ToolHistoryPublishError';
+
+  constructor(
+    readonly failures: readonly PublishFailure[],
+    readonly published: readonly PublishedEvent[],
+  ) {
+    super(
+      `${failures.length} tool history event(s) not published: ${failures.map((f) => `${f.event}: ${errorMessage(f.error)}`).join('; ')}`,
+      { cause: failures[0]?.error },
+    );
+  }
+}
+
+/**
+ * Publishes one step after the other, in the order they were pushed, whether
+ * or not an earlier one failed (a run's events stay in order on the
+ * conversation's partition; a failure does not hold back the rest). Keeps
+ * what was acknowledged and what failed, for `settled()`.
+ */
+export class OrderedPublishQueue {
+  private tail: Promise<void> = Promise.resolve();
+  private readonly acknowledged: PublishedEvent[] = [];
+  private readonly failures: PublishFailure[] = [];
+
+  constructor(private readonly onFailure?: (failure: PublishFailure) => void) {}
+
+  /** Runs `step` once every step pushed before it has finished; the promise is the step's own outcome. */
+  push(event: string, step: () => Promise<PublishedEvent>): Promise<PublishedEvent> {
+    const outcome = this.tail.then(step);
+    this.tail = outcome.then(
+      (published) => {
+        this.acknowledged.push(published);
+      },
+      (error: unknown) => this.recordFailure({ event, error }),
+    );
+    return outcome;
+  }
+
+  /** A failure that is no publication (e.g. the handler used wrongly): reported like one. */
+  recordFailure(failure: PublishFailure): void {
+    this.failures.push(failure);
+    try {
+      this.onFailure?.(failure);
+    } catch {
+      // The listener's own failure must not break the chain; the failure stays recorded for settled().
+    }
+  }
+
+  /**
+   * Resolves once every step pushed so far (and any pushed meanwhile) has
+   * finished: with the acknowledged events in publication order, or rejects
+   * with ToolHistoryPublishError if any step failed.
+   */
+  async settled(): Promise<PublishedEvent[]> {
+    let tail: Promise<void>;
+    do {
+      tail = this.tail;
+      await tail;
+    } while (tail !== this.tail);
+    if (this.failures.length > 0) throw new ToolHistoryPublishError([...this.failures], [...this.acknowledged]);
+    return [...this.acknowledged];
+  }
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

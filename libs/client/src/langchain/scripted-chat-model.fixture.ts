@@ -1,0 +1,45 @@
+import { BaseChatModel, type BindToolsInput } from '@langchain/core/language_models/chat_models';
+import { AIMessage, type AIMessageFields, type BaseMessage } from '@langchain/core/messages';
+import type { ChatResult } from '@langchain/core/outputs';
+
+/** One scripted model call: the AI message to return, an error to throw, or a function of the messages the model got. */
+export type ScriptedReply = AIMessageFields | Error | ((messages: BaseMessage[]) => AIMessageFields | Error);
+
+export const SCRIPTED_MODEL_NAME = 'scripted-model';
+
+/**
+ * A chat model for tests that can call tools (LangChain's fake chat models
+ * cannot emit a sequence of tool-call messages): it answers each call with
+ * the next scripted reply and keeps every message list it was given.
+ * bindTools keeps the model itself, so the test still sees what it got.
+ */
+export class ScriptedChatModel extends BaseChatModel {
+  /** The messages of each call, in call order. */
+  readonly received: BaseMessage[][] = [];
+  /** The names of the tools the agent bound. */
+  boundTools: string[] = [];
+  private calls = 0;
+
+  constructor(private readonly replies: readonly ScriptedReply[]) {
+    super({});
+  }
+
+  _llmType(): string {
+    return 'scripted';
+  }
+
+  override bindTools(tools: BindToolsInput[]): this {
+    this.boundTools = tools.map((tool) => String((tool as { name?: unknown }).name));
+    return this;
+  }
+
+  async _generate(messages: BaseMessage[]): Promise<ChatResult> {
+    this.received.push([...messages]);
+    const scripted = this.replies[this.calls++];
+    if (scripted === undefined) throw new Error(`ScriptedChatModel: no reply scripted for call ${this.calls}`);
+    const reply = typeof scripted === 'function' ? scripted(messages) : scripted;
+    if (reply instanceof Error) throw reply;
+    const message = new AIMessage({ ...reply, response_metadata: { model_name: SCRIPTED_MODEL_NAME, ...reply.response_metadata } });
+    return { generations: [{ message, text: typeof message.content === 'string' ? message.content : '' }] };
+  }
+}

@@ -1,0 +1,400 @@
+import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
+import { tool } from '@langchain/core/tools';
+import { Command, interrupt, MemorySaver } from '@langchain/langgraph';
+// The repo's moduleResolution ("node") does not read package exports: the types come from the file the export names.
+import type * as Prebuilt from '@langchain/langgraph/dist/prebuilt/index.js';
+import { z } from 'zod';
+import type { EventIdentity } from '../event-ids';
+import { type PublishedEvent, RunPublisher, type RunScope } from '../tool-event-publisher';
+import { ToolHistoryPublishError } from './ordered-publish-queue';
+import { SCRIPTED_MODEL_NAME, ScriptedChatModel, type ScriptedReply } from './scripted-chat-model.fixture';
+import { ToolHistoryCallbackHandler } from './tool-history-callback-handler';
+
+const { createReactAgent } = jest.requireActual<typeof Prebuilt>('@langchain/langgraph/prebuilt');
+
+const scope: RunScope = { tenantId: 't1', conversationId: 'c1', channel: 'web', runId: 'run-1' };
+
+interface Recorded extends Record<string, unknown> {
+  type: string;
+}
+
+/** A RunPublisher whose events land in a list (the broker is the e2e test's business); `fail` picks events to refuse. */
+function recordingRun(fail: (type: string, fields: Record<string, unknown>) => boolean = () => false) {
+  const events: Recorded[] = [];
+  const run = new RunPublisher(scope, async (identity: EventIdentity, _overrides, fields): Promise<PublishedEvent> => {
+    await new Promise((r) => setImmediate(r));
+    if (fail(identity.type, fields)) throw new Error(`broker refused ${identity.type}`);
+    events.push({ type: identity.type, ...fields });
+    return { eventId: `e${events.length}`, type: identity.type, partition: 0, offset: String(events.length - 1) };
+  });
+  return { run, events };
+}
+
+const getOrder = tool(async ({ orderId }: { orderId: string }) => `order ${orderId}: shipped`, {
+  name: 'get_order',
+  description: 'Looks an order up.',
+  schema: z.object({ orderId: z.string() }),
+});
+const getCustomer = tool(async ({ id }: { id: number }) => ({ id, name: 'Ada' }), {
+  name: 'get_customer',
+  description: 'Looks a customer up.',
+  schema: z.object({ id: z.number() }),
+});
+const chargeCard = tool(
+  async (): Promise<string> => {
+    throw new Error('card declined');
+  },
+  { name: 'charge_card', description: 'Charges the card.', schema: z.object({ amount: z.number() }) },
+);
+const tools = [getOrder, getCustomer, chargeCard];
+
+const call = (id: string, name: string, args: Record<string, unknown>) => ({ id, name, args, type: 'tool_call' as const });
+const usage = (input: number, output: number) => ({ input_tokens: input, output_tokens: output, total_tokens: input + output });
+
+/** Two rounds (two parallel calls, then one), then the answer. */
+const twoRoundScript: ScriptedReply[] = [
+  {
+    content: '',
+    tool_calls: [call('call_a', 'get_order', { orderId: 'A-1' }), call('call_b', 'get_customer', { id: 7 })],
+    usage_metadata: usage(10, 5),
+  },
+  { content: '', tool_calls: [call('call_c', 'get_order', { orderId: 'B-2' })], usage_metadata: usage(20, 6) },
+  { content: 'Both orders have shipped, Ada.', usage_metadata: usage(30, 7) },
+];
+
+describe('ToolHistoryCallbackHandler with the prebuilt ReAct agent', () => {
+  it('records each round of calls, their results and the completion, all published when invoke() returns', async () => {
+    const { run, events } = recordingRun();
+    const handler = new ToolHistoryCallbackHandler(run);
+    const agent = createReactAgent({ llm: new ScriptedChatModel(twoRoundScript), tools });
+
+    const result = await agent.invoke({ messages: [new HumanMessage('Where are orders A-1 and B-2?')] }, { callbacks: [handler] });
+
+    const final = result.messages.at(-1)!;
+    expect(final.content).toBe('Both orders have shipped, Ada.');
+    // Calls before their results; the two parallel results in either order.
+    expect(events.slice(0, 2)).toEqual([
+      {
+        type: 'ToolCallRequested',
+        roundIndex: 0,
+        sequenceIndex: 0,
+        toolCallId: 'call_a',
+        toolName: 'get_order',
+        arguments: { orderId: 'A-1' },
+      },
+      { type: 'ToolCallRequested', roundIndex: 0, sequenceIndex: 1, toolCallId: 'call_b', toolName: 'get_customer', arguments: { id: 7 } },
+    ]);
+    expect(events.slice(2, 4)).toEqual(
+      expect.arrayContaining([
+        { type: 'ToolResultReceived', roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_a', result: 'order A-1: shipped', isError: false },
+        {
+          type: 'ToolResultReceived',
+          roundIndex: 0,
+          sequenceIndex: 1,
+          toolCallId: 'call_b',
+          result: '{"id":7,"name":"Ada"}',
+          isError: false,
+        },
+      ]),
+    );
+    expect(events.slice(4)).toEqual([
+      {
+        type: 'ToolCallRequested',
+        roundIndex: 1,
+        sequenceIndex: 0,
+        toolCallId: 'call_c',
+        toolName: 'get_order',
+        arguments: { orderId: 'B-2' },
+      },
+      { type: 'ToolResultReceived', roundIndex: 1, sequenceIndex: 0, toolCallId: 'call_c', result: 'order B-2: shipped', isError: false },
+      {
+        type: 'RunCompleted',
+        assistantMessageId: final.id,
+        finishReason: 'stop',
+        usage: [
+          { inputTokens: 10, outputTokens: 5, model: SCRIPTED_MODEL_NAME },
+          { inputTokens: 20, outputTokens: 6, model: SCRIPTED_MODEL_NAME },
+          { inputTokens: 30, outputTokens: 7, model: SCRIPTED_MODEL_NAME },
+        ],
+      },
+    ]);
+    expect(final.id).toEqual(expect.any(String));
+    await expect(handler.settled()).resolves.toHaveLength(7);
+  });
+
+  it('takes the assistant message id from its option, and the scope from a publisher', async () => {
+    const { run, events } = recordingRun();
+    const publisher = { run: jest.fn(() => run) };
+    const handler = new ToolHistoryCallbackHandler({ publisher, scope }, { assistantMessageId: 'host-msg-9' });
+    const agent = createReactAgent({ llm: new ScriptedChatModel([{ content: 'Hello.' }]), tools });
+
+    await agent.invoke({ messages: [new HumanMessage('hi')] }, { callbacks: [handler] });
+
+    expect(publisher.run).toHaveBeenCalledWith(scope);
+    // A run without tool calls and without usage reported: completed, no usage.
+    expect(events).toEqual([{ type: 'RunCompleted', assistantMessageId: 'host-msg-9', finishReason: 'stop' }]);
+  });
+
+  it('records a tool that throws as an error result, and the run goes on', async () => {
+    const { run, events } = recordingRun();
+    const handler = new ToolHistoryCallbackHandler(run);
+    const model = new ScriptedChatModel([
+      { content: '', tool_calls: [call('call_pay', 'charge_card', { amount: 12 })] },
+      { content: 'The card was declined.' },
+    ]);
+    const agent = createReactAgent({ llm: model, tools });
+
+    await agent.invoke({ messages: [new HumanMessage('pay')] }, { callbacks: [handler] });
+
+    expect(events.map((e) => e.type)).toEqual(['ToolCallRequested', 'ToolResultReceived', 'RunCompleted']);
+    expect(events[1]).toEqual({
+      type: 'ToolResultReceived',
+      roundIndex: 0,
+      sequenceIndex: 0,
+      toolCallId: 'call_pay',
+      result: 'Error: card declined',
+      isError: true,
+    });
+    // What the model was told is LangGraph's business: an error ToolMessage.
+    const told = model.received[1].at(-1) as ToolMessage;
+    expect(told.status).toBe('error');
+  });
+
+  it('answers calls no tool ran (unknown tool, arguments the schema refuses) with the error ToolMessage the model got', async () => {
+    const { run, events } = recordingRun();
+    const handler = new ToolHistoryCallbackHandler(run);
+    const model = new ScriptedChatModel([
+      { content: '', tool_calls: [call('call_x', 'no_such_tool', {}), call('call_y', 'get_order', { orderId: 42 })] },
+      { content: 'Sorry.' },
+    ]);
+    const agent = createReactAgent({ llm: model, tools });
+
+    await agent.invoke({ messages: [new HumanMessage('?')] }, { callbacks: [handler] });
+
+    const results = events.filter((e) => e.type === 'ToolResultReceived');
+    expect(results).toHaveLength(2);
+    expect(results).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ toolCallId: 'call_x', sequenceIndex: 0, isError: true, result: expect.stringContaining('not found') }),
+        expect.objectContaining({
+          toolCallId: 'call_y',
+          sequenceIndex: 1,
+          isError: true,
+          result: expect.stringContaining('did not match'),
+        }),
+      ]),
+    );
+    expect(events.at(-1)).toMatchObject({ type: 'RunCompleted', finishReason: 'stop' });
+  });
+
+  it('matches tool runs to calls the model gave no id, by name and arguments (the service derives their ids)', async () => {
+    const { run, events } = recordingRun();
+    const handler = new ToolHistoryCallbackHandler(run);
+    const model = new ScriptedChatModel([
+      {
+        content: '',
+        tool_calls: [
+          { name: 'get_order', args: { orderId: 'A-1' } },
+          { name: 'get_order', args: { orderId: 'B-2' } },
+        ],
+      },
+      { content: 'Both shipped.' },
+    ]);
+    const agent = createReactAgent({ llm: model, tools });
+
+    await agent.invoke({ messages: [new HumanMessage('?')] }, { callbacks: [handler] });
+
+    const results = events.filter((e) => e.type === 'ToolResultReceived').map((e) => [e.sequenceIndex, e.toolCallId, e.result]);
+    expect(results.sort()).toEqual([
+      [0, '', 'order A-1: shipped'],
+      [1, '', 'order B-2: shipped'],
+    ]);
+  });
+
+  it('publishes RunFailed when the agent run fails, after what was recorded before', async () => {
+    const { run, events } = recordingRun();
+    const handler = new ToolHistoryCallbackHandler(run);
+    const model = new ScriptedChatModel([
+      { content: '', tool_calls: [call('call_a', 'get_order', { orderId: 'A-1' })] },
+      Object.assign(new Error('model overloaded'), { lc_error_code: 'MODEL_RATE_LIMIT' }),
+    ]);
+    const agent = createReactAgent({ llm: model, tools });
+
+    await expect(agent.invoke({ messages: [new HumanMessage('?')] }, { callbacks: [handler] })).rejects.toThrow('model overloaded');
+
+    expect(events.map((e) => e.type)).toEqual(['ToolCallRequested', 'ToolResultReceived', 'RunFailed']);
+    expect(events[2]).toEqual({ type: 'RunFailed', error: { code: 'MODEL_RATE_LIMIT', message: 'model overloaded' } });
+  });
+
+  it('completes with finishReason tool_limit (or the configured one) when the loop ends right after executing tools', async () => {
+    const lookUp = tool(async () => 'done', { name: 'look_up', description: 'Looks up.', schema: z.object({}), returnDirect: true });
+    for (const [options, expected] of [
+      [{}, 'tool_limit'],
+      [{ finishReasonAfterTools: 'terminated' }, 'terminated'],
+    ] as const) {
+      const { run, events } = recordingRun();
+      const handler = new ToolHistoryCallbackHandler(run, options);
+      const agent = createReactAgent({
+        llm: new ScriptedChatModel([{ content: '', tool_calls: [call('call_l', 'look_up', {})] }]),
+        tools: [lookUp],
+      });
+
+      await agent.invoke({ messages: [new HumanMessage('?')] }, { callbacks: [handler] });
+
+      expect(events.map((e) => e.type)).toEqual(['ToolCallRequested', 'ToolResultReceived', 'RunCompleted']);
+      expect(events[2]).toMatchObject({ finishReason: expected });
+    }
+  });
+
+  it('leaves the run open at a LangGraph interrupt and goes on with it when the run resumes', async () => {
+    const approve = tool(async ({ amount }: { amount: number }) => `approved ${amount} by ${String(interrupt({ amount }))}`, {
+      name: 'approve',
+      description: 'Asks a human.',
+      schema: z.object({ amount: z.number() }),
+    });
+    const { run, events } = recordingRun();
+    const handler = new ToolHistoryCallbackHandler(run);
+    const model = new ScriptedChatModel([
+      { content: '', tool_calls: [call('call_ok', 'approve', { amount: 5 })] },
+      { content: 'Approved.' },
+    ]);
+    const agent = createReactAgent({ llm: model, tools: [approve], checkpointer: new MemorySaver() });
+    const config = { configurable: { thread_id: 'thread-1' }, callbacks: [handler] };
+
+    await agent.invoke({ messages: [new HumanMessage('approve 5')] }, config);
+    expect(events.map((e) => e.type)).toEqual(['ToolCallRequested']);
+
+    await agent.invoke(new Command({ resume: 'Grace' }), config);
+    expect(events.map((e) => e.type)).toEqual(['ToolCallRequested', 'ToolResultReceived', 'RunCompleted']);
+    expect(events[1]).toMatchObject({ toolCallId: 'call_ok', result: 'approved 5 by Grace', isError: false });
+    expect(events[2]).toMatchObject({ finishReason: 'stop' });
+  });
+
+  it('does not count the model and tool calls a tool makes itself as rounds of the run', async () => {
+    const inner = new ScriptedChatModel([{ content: '', tool_calls: [call('inner_1', 'get_order', { orderId: 'Z' })] }]);
+    const research = tool(async (_input, config) => String((await inner.invoke([new HumanMessage('inner')], config)).tool_calls?.length), {
+      name: 'research',
+      description: 'Asks another model.',
+      schema: z.object({}),
+    });
+    const { run, events } = recordingRun();
+    const handler = new ToolHistoryCallbackHandler(run);
+    const agent = createReactAgent({
+      llm: new ScriptedChatModel([{ content: '', tool_calls: [call('call_r', 'research', {})] }, { content: 'Found it.' }]),
+      tools: [research],
+    });
+
+    await agent.invoke({ messages: [new HumanMessage('?')] }, { callbacks: [handler] });
+
+    expect(inner.received).toHaveLength(1);
+    expect(events).toEqual([
+      { type: 'ToolCallRequested', roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_r', toolName: 'research', arguments: {} },
+      { type: 'ToolResultReceived', roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_r', result: '1', isError: false },
+      expect.objectContaining({ type: 'RunCompleted', finishReason: 'stop' }),
+    ]);
+  });
+
+  it('reports a publication that failed (settled() rejects, onPublishError hears) and still publishes the rest in order', async () => {
+    const { run, events } = recordingRun((type, fields) => type === 'ToolResultReceived' && fields.toolCallId === 'call_b');
+    const onPublishError = jest.fn();
+    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    try {
+      const handler = new ToolHistoryCallbackHandler(run, { onPublishError });
+      const agent = createReactAgent({ llm: new ScriptedChatModel(twoRoundScript), tools });
+
+      await agent.invoke({ messages: [new HumanMessage('?')] }, { callbacks: [handler] });
+
+      const error = await handler.settled().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(ToolHistoryPublishError);
+      const failure = error as ToolHistoryPublishError;
+      expect(failure.failures.map((f) => f.event)).toEqual(['ToolResultReceived round 0 call 1 (get_customer call_b)']);
+      expect(failure.published).toHaveLength(6);
+      expect(onPublishError).toHaveBeenCalledWith(failure.failures[0]);
+      expect(events.map((e) => e.type)).toEqual([
+        'ToolCallRequested',
+        'ToolCallRequested',
+        'ToolResultReceived',
+        'ToolCallRequested',
+        'ToolResultReceived',
+        'RunCompleted',
+      ]);
+      // LangChain logs a handler's failure too.
+      expect(warn).toHaveBeenCalledWith(expect.stringContaining('broker refused ToolResultReceived'));
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
+  it('fails the agent run on a failed publication when raiseError is set', async () => {
+    const { run } = recordingRun((type) => type === 'ToolCallRequested');
+    const error = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      const handler = new ToolHistoryCallbackHandler(run, { raiseError: true });
+      const agent = createReactAgent({ llm: new ScriptedChatModel(twoRoundScript), tools });
+
+      await expect(agent.invoke({ messages: [new HumanMessage('?')] }, { callbacks: [handler] })).rejects.toThrow(
+        'broker refused ToolCallRequested',
+      );
+    } finally {
+      error.mockRestore();
+    }
+  });
+
+  it('lets the agent run on without waiting when awaitPublishing is false; settled() waits for every event', async () => {
+    const { run, events } = recordingRun();
+    const handler = new ToolHistoryCallbackHandler(run, { awaitPublishing: false });
+    expect(handler.awaitHandlers).toBe(false);
+    const agent = createReactAgent({ llm: new ScriptedChatModel(twoRoundScript), tools });
+
+    await agent.invoke({ messages: [new HumanMessage('?')] }, { callbacks: [handler] });
+    const published = await handler.settled();
+
+    expect(published).toHaveLength(7);
+    expect(events.at(-1)).toMatchObject({ type: 'RunCompleted', finishReason: 'stop' });
+  });
+
+  it('records one agent run: a second one with the same handler is reported, not mixed in', async () => {
+    const { run, events } = recordingRun();
+    const handler = new ToolHistoryCallbackHandler(run);
+    const agent = createReactAgent({ llm: new ScriptedChatModel([{ content: 'one' }, twoRoundScript[0], { content: 'two' }]), tools });
+
+    await agent.invoke({ messages: [new HumanMessage('1')] }, { callbacks: [handler] });
+    await agent.invoke({ messages: [new HumanMessage('2')] }, { callbacks: [handler] });
+
+    expect(events.map((e) => e.type)).toEqual(['RunCompleted']);
+    await expect(handler.settled()).rejects.toThrow('create a handler per agent run');
+  });
+
+  it('keeps LangChain from copying it: the copy is the handler itself', () => {
+    const handler = new ToolHistoryCallbackHandler(recordingRun().run);
+    expect(handler.copy()).toBe(handler);
+    expect(handler.awaitHandlers).toBe(true);
+  });
+
+  it('records a hand-written loop wrapped in a runnable, with the message it got from the model', async () => {
+    const { RunnableLambda } = await import('@langchain/core/runnables');
+    const { run, events } = recordingRun();
+    const handler = new ToolHistoryCallbackHandler(run);
+    const model = new ScriptedChatModel([twoRoundScript[1], twoRoundScript[2]]).bindTools([getOrder]);
+    const loop = RunnableLambda.from(async (question: string) => {
+      const messages: BaseMessage[] = [new HumanMessage(question)];
+      for (;;) {
+        const reply = (await model.invoke(messages)) as AIMessage;
+        messages.push(reply);
+        if (!reply.tool_calls?.length) return reply;
+        for (const toolCall of reply.tool_calls) messages.push((await getOrder.invoke(toolCall)) as ToolMessage);
+      }
+    });
+
+    const answer = await loop.invoke('Where is B-2?', { callbacks: [handler] });
+
+    expect(events).toEqual([
+      expect.objectContaining({ type: 'ToolCallRequested', roundIndex: 0, toolCallId: 'call_c' }),
+      expect.objectContaining({ type: 'ToolResultReceived', roundIndex: 0, toolCallId: 'call_c', result: 'order B-2: shipped' }),
+      expect.objectContaining({ type: 'RunCompleted', assistantMessageId: answer.id, finishReason: 'stop' }),
+    ]);
+  });
+});
