@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Kafka, Producer } from 'kafkajs';
 import type { ToolEvent } from '../libs/contract/src';
+import { UsageBucket } from '../libs/grpc-api/src';
 import { assertServiceBuilt } from './support/built-service';
 import { freshSchema, FreshSchema } from './support/fresh-schema';
 import { freePort, toolHistoryClient, ToolHistoryTestClient } from './support/grpc-client';
@@ -265,7 +266,7 @@ describe('redaction end to end: planted secrets through the real broker never re
       tenant_id: tenantId,
       from: { seconds: String(Math.floor(Date.now() / 1000) - 3_600) },
       to: { seconds: String(Math.floor(Date.now() / 1000) + 60) },
-      bucket: 'USAGE_BUCKET_DAY',
+      bucket: UsageBucket.USAGE_BUCKET_DAY,
     });
     expect(usage.rows.map((r) => [r.tool_name, r.calls, r.errors])).toEqual(
       [...all.map((i) => [i.tool_name, '1', '0'])].sort((a, b) => String(a[0]).localeCompare(String(b[0]))),

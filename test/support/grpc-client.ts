@@ -3,6 +3,20 @@ import * as protoLoader from '@grpc/proto-loader';
 import { service as healthService } from 'grpc-health-check';
 import { createServer } from 'node:net';
 import { findProjectFile } from '../../apps/toolhistory/src/find-project-file';
+import type {
+  EraseConversationRequest,
+  EraseConversationResponse,
+  GetReplayHistoryRequest,
+  GetReplayHistoryResponse,
+  GetUsageRequest,
+  GetUsageResponse,
+  ListToolInvocationsRequest,
+  ListToolInvocationsResponse,
+  RecordedEvent,
+  SearchToolHistoryRequest,
+  SearchToolHistoryResponse,
+  SubscribeToolEventsRequest,
+} from '../../libs/grpc-api/src';
 
 const PROTO = findProjectFile('proto/toolhistory/v1/toolhistory.proto', __dirname);
 
@@ -22,51 +36,32 @@ export interface ClientOptions {
   host?: string;
 }
 
+/**
+ * A response as proto-loader decodes it with `defaults: true`: every scalar
+ * and list present. (Message fields may still be null when unset.)
+ */
+export type Decoded<T> = T extends string | number | boolean
+  ? T
+  : T extends ReadonlyArray<infer E>
+    ? Decoded<E>[]
+    : T extends object
+      ? { [K in keyof T]-?: Decoded<NonNullable<T[K]>> }
+      : T;
+
 export interface ToolHistoryTestClient {
-  getReplayHistory: Unary<Record<string, unknown>, ReplayResponse>;
-  listToolInvocations: Unary<Record<string, unknown>, { invocations: Array<Record<string, unknown>>; next_page_token: string }>;
-  getUsage: Unary<Record<string, unknown>, { rows: Array<Record<string, unknown>>; input_tokens: string; output_tokens: string }>;
-  searchToolHistory: Unary<
-    Record<string, unknown>,
-    { hits: Array<{ invocation: Record<string, unknown> & { tool_name: string }; score: number; snippet: string }> }
-  >;
-  eraseConversation: Unary<{ tenant_id: string; conversation_id: string }, { erased_events: string; erased_invocations: string }>;
+  getReplayHistory: Unary<GetReplayHistoryRequest, ReplayResponse>;
+  listToolInvocations: Unary<ListToolInvocationsRequest, Decoded<ListToolInvocationsResponse>>;
+  getUsage: Unary<GetUsageRequest, Decoded<GetUsageResponse>>;
+  searchToolHistory: Unary<SearchToolHistoryRequest, Decoded<SearchToolHistoryResponse>>;
+  eraseConversation: Unary<EraseConversationRequest, Decoded<EraseConversationResponse>>;
   /** A server stream of RecordedEvent messages; cancel() disconnects. */
-  subscribeToolEvents: (
-    request: {
-      tenant_id: string;
-      from_position?: string;
-      types?: string[];
-    },
-    options?: CallOptions,
-  ) => grpc.ClientReadableStream<RecordedEventMessage>;
+  subscribeToolEvents: (request: SubscribeToolEventsRequest, options?: CallOptions) => grpc.ClientReadableStream<RecordedEventMessage>;
   healthCheck: (service?: string) => Promise<string>;
   close(): void;
 }
 
-export interface RecordedEventMessage {
-  position: string;
-  event_id: string;
-  type: string;
-  tenant_id: string;
-  conversation_id: string;
-  run_id: string;
-  occurred_at: { seconds: string; nanos: number };
-  recorded_at: { seconds: string; nanos: number };
-  payload_json: string;
-  stream_position: number;
-}
-
-export interface ReplayResponse {
-  turns: Array<{
-    run_id: string;
-    assistant_message_id: string;
-    status: string;
-    rounds: Array<{ round_index: number; calls: Array<Record<string, unknown> & { tool_call_id: string; result: string }> }>;
-    messages_json: string;
-  }>;
-  omitted: Array<{ run_id: string; round_index: number; sequence_index: number; tool_call_id: string; tool_name: string; reason: string }>;
-}
+export type RecordedEventMessage = Decoded<RecordedEvent>;
+export type ReplayResponse = Decoded<GetReplayHistoryResponse>;
 
 function promisify<Req, Res>(client: grpc.Client, method: string, headers: () => grpc.Metadata): Unary<Req, Res> {
   return (request, options = {}) =>
