@@ -1,1 +1,9 @@
-export {};
+export {
+  type GenerateTextOptions,
+  recordedGenerateText,
+  recordedStreamText,
+  type RecordedStreamTextResult,
+  type StreamTextOptions,
+} from './ai-sdk-call-wrappers';
+export { type FinishedCall, type RecordingOptions, type ToolHistoryCallbacks, toolHistoryCallbacks } from './ai-sdk-run-recorder';
+export { runFailure, runFinishReason, type StepInvocation, stepInvocations, stepUsage } from './ai-sdk-step-mapper';
