@@ -14,7 +14,7 @@
 // Exits 0 only if the history replayed at the last turn holds the tool calls
 // of the earlier turns; otherwise it says what is missing and exits 1.
 import { randomUUID } from 'node:crypto';
-import { ToolEventPublisher, ToolHistoryClient } from '@toolhistory/client';
+import { spliceHistory, ToolEventPublisher, ToolHistoryClient } from '@toolhistory/client';
 import { recordedGenerateText } from '@toolhistory/client/ai-sdk';
 import { stepCountIs, tool } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
@@ -89,9 +89,8 @@ async function main() {
     // Turn start: the history the model may see again; each turn's tool segment goes before that turn's answer.
     history = await replayHistory();
     console.log(`turn ${index + 1}: replayed ${describe(history)}`);
-    const segments = new Map(history.turns.map((turn) => [turn.assistantMessageId, turn.messages]));
     const user = { role: 'user', content: question };
-    const messages = [...chat.flatMap(({ id, message }) => [...(segments.get(id) ?? []), message]), user];
+    const messages = [...spliceHistory(chat, history.turns, (entry) => entry.id).map((entry) => entry.message ?? entry), user];
     // The turn, recorded: each round acknowledged before the next model call, then the run's end.
     const run = publisher.run({ tenantId, conversationId, channel: 'web', runId });
     const result = await recordedGenerateText(run, { model, tools, messages, stopWhen: stepCountIs(5) }, { assistantMessageId: answerId });

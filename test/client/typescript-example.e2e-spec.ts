@@ -1,0 +1,58 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { RunningStack, startRunningStack } from '../support/running-stack';
+
+const ROOT = resolve(__dirname, '../..');
+const installed = (name: string): string => (require(`${name}/package.json`) as { version: string }).version;
+
+describe('examples/typescript-agent, installed from the packed client, against the real service', () => {
+  let stack: RunningStack;
+  let project: string;
+
+  beforeAll(async () => {
+    stack = await startRunningStack('tsexample', { policy: { defaults: { freshnessSeconds: 3600 } } });
+    const packed = execFileSync('npm', ['run', '--silent', 'client:pack'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    const tarball = packed.trim().split('\n').at(-1)!;
+    project = mkdtempSync(join(tmpdir(), 'toolhistory-ts-example-'));
+    cpSync(join(ROOT, 'examples/typescript-agent'), project, { recursive: true });
+    // The framework at the version the adapter is tested with here.
+    execFileSync(
+      'npm',
+      ['install', tarball, `ai@${installed('ai')}`, `zod@${installed('zod')}`, '--no-audit', '--no-fund', '--loglevel=error'],
+      {
+        cwd: project,
+        stdio: 'ignore',
+      },
+    );
+  }, 300_000);
+
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('runs three turns, each starting from the history the service replays, and exits 0', () => {
+    const agent = spawnSync(process.execPath, ['agent.mjs'], {
+      cwd: project,
+      encoding: 'utf8',
+      env: {
+        PATH: process.env.PATH ?? '',
+        KAFKA_BROKERS: stack.brokers.join(','),
+        TOOL_EVENTS_TOPIC: stack.topic,
+        TOOLHISTORY_ADDRESS: stack.address,
+      },
+      timeout: 120_000,
+    });
+    expect({ status: agent.status, stderr: agent.stderr }).toEqual({ status: 0, stderr: '' });
+    expect(agent.stdout).toContain('turn 1: replayed nothing');
+    expect(agent.stdout).toMatch(/turn 3: replayed 2 earlier turn\(s\)/);
+    expect(agent.stdout).toContain('get_weather({"city":"Paris"})');
+    expect(agent.stdout).toContain('assistant: Paris was 18°C, as I looked up earlier.');
+    expect(agent.stdout).toContain('ok: the last turn replayed all 3 tool calls of the earlier turns');
+  });
+});
