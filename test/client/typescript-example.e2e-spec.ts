@@ -1,11 +1,12 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { RunningStack, startRunningStack } from '../support/running-stack';
 
 const ROOT = resolve(__dirname, '../..');
-const installed = (name: string): string => (require(`${name}/package.json`) as { version: string }).version;
+const installed = (name: string): string =>
+  (JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
 
 describe('examples/typescript-agent, installed from the packed client, against the real service', () => {
   let stack: RunningStack;
