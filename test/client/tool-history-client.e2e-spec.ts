@@ -137,6 +137,36 @@ describe('@toolhistory/client through the real broker and the real gRPC server',
     expect(listed).toEqual([]);
   });
 
+  it("sends a round's calls in one request, and none of them when one is invalid", async () => {
+    const other = { tenantId: uniqueName('tenant'), conversationId: uniqueName('conv'), channel: 'web', runId: 'run-batch' };
+    const run = publisher.run(other);
+    const call = (sequenceIndex: number, toolName = 'get_order') => ({
+      roundIndex: 0,
+      sequenceIndex,
+      toolCallId: `call_${sequenceIndex}`,
+      toolName,
+      arguments: { n: sequenceIndex },
+    });
+    await expect(run.toolCalls([{ ...call(5), toolCallId: 'never_sent' }, call(6, '')])).rejects.toThrow(InvalidToolEventError);
+    const calls = await run.toolCalls([call(0), call(1), call(2)]);
+    expect(new Set(calls.map((c) => c.partition)).size).toBe(1);
+    expect(calls.map((c) => BigInt(c.offset) - BigInt(calls[0].offset))).toEqual([0n, 1n, 2n]);
+    await run.toolResults([0, 1, 2].map((i) => ({ roundIndex: 0, sequenceIndex: i, toolCallId: `call_${i}`, result: `r${i}` })));
+    await run.complete({ assistantMessageId: 'msg-batch' });
+    const history = await waitFor(
+      () => client.getReplayHistory({ tenantId: other.tenantId, conversationId: other.conversationId, format: 'openai' }),
+      (h) => h.turns.length === 1,
+      { what: 'the batched run replayed' },
+    );
+    expect(history.turns[0].rounds[0].calls.map((c) => [c.toolCallId, c.result])).toEqual([
+      ['call_0', 'r0'],
+      ['call_1', 'r1'],
+      ['call_2', 'r2'],
+    ]);
+    const listed = await collect(client.listToolInvocations({ tenantId: other.tenantId }));
+    expect(listed.map((i) => i.toolCallId)).toEqual(['call_0', 'call_1', 'call_2']);
+  });
+
   it('lists every invocation page after page, in order', async () => {
     const all = await collect(client.listToolInvocations({ tenantId, conversationId, pageSize: 1 }));
     expect(all.map((i) => `${i.runId}/${i.roundIndex}/${i.sequenceIndex}`)).toEqual(['run-1/0/0', 'run-1/0/1', 'run-1/1/0', 'run-2/0/0']);

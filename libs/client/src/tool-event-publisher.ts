@@ -116,35 +116,53 @@ export class ToolEventPublisher {
     for (const field of ['tenantId', 'conversationId', 'channel', 'runId'] as const) {
       if (typeof scope?.[field] !== 'string' || scope[field].length === 0) throw new TypeError(`${field} is required`);
     }
-    return new RunPublisher({ ...scope }, (identity, overrides, fields) => this.publish(scope, identity, overrides, fields));
+    return new RunPublisher({ ...scope }, (events) => this.publish(scope, events));
   }
 
-  private async publish(
-    scope: RunScope,
-    identity: EventIdentity,
-    overrides: EventOverrides,
-    fields: Record<string, unknown>,
-  ): Promise<PublishedEvent> {
-    const eventId = overrides.eventId ?? deriveEventId(scope, identity);
-    const occurredAt = overrides.occurredAt ?? new Date();
-    const event = {
+  /** Checks every event first (nothing is sent if one is invalid), then sends them in one request, in order. */
+  private async publish(scope: RunScope, events: readonly PendingEvent[]): Promise<PublishedEvent[]> {
+    const now = new Date();
+    const prepared = events.map(({ identity, overrides, fields }) => {
+      const eventId = overrides.eventId ?? deriveEventId(scope, identity);
+      const occurredAt = overrides.occurredAt ?? now;
+      const value = serializeValidEvent({
+        eventId,
+        type: identity.type,
+        schemaVersion: PUBLISHED_SCHEMA_VERSION,
+        tenantId: scope.tenantId,
+        conversationId: scope.conversationId,
+        channel: scope.channel,
+        runId: scope.runId,
+        occurredAt: occurredAt instanceof Date ? occurredAt.toISOString() : occurredAt,
+        ...fields,
+      });
+      return { eventId, type: identity.type, value };
+    });
+    if (prepared.length === 0) return [];
+    const [ack] = await this.producer.send({
+      topic: this.topic,
+      acks: -1,
+      messages: prepared.map(({ value }) => ({ key: scope.conversationId, value })),
+    });
+    // One key, so one partition: the batch's offsets follow the base offset.
+    const base = ack.baseOffset === undefined ? undefined : BigInt(ack.baseOffset);
+    return prepared.map(({ eventId, type }, index) => ({
       eventId,
-      type: identity.type,
-      schemaVersion: PUBLISHED_SCHEMA_VERSION,
-      tenantId: scope.tenantId,
-      conversationId: scope.conversationId,
-      channel: scope.channel,
-      runId: scope.runId,
-      occurredAt: occurredAt instanceof Date ? occurredAt.toISOString() : occurredAt,
-      ...fields,
-    };
-    const value = serializeValidEvent(event);
-    const [ack] = await this.producer.send({ topic: this.topic, acks: -1, messages: [{ key: scope.conversationId, value }] });
-    return { eventId, type: identity.type, partition: ack.partition, offset: ack.baseOffset ?? '' };
+      type,
+      partition: ack.partition,
+      offset: base === undefined ? '' : String(base + BigInt(index)),
+    }));
   }
 }
 
-type Publish = (identity: EventIdentity, overrides: EventOverrides, fields: Record<string, unknown>) => Promise<PublishedEvent>;
+/** An event of a run before its envelope is added: what a RunPublisher hands to the publisher. */
+export interface PendingEvent {
+  identity: EventIdentity;
+  overrides: EventOverrides;
+  fields: Record<string, unknown>;
+}
+
+export type Publish = (events: readonly PendingEvent[]) => Promise<PublishedEvent[]>;
 
 /** One run's events. Each method resolves once the broker has the event. */
 export class RunPublisher {
@@ -154,36 +172,63 @@ export class RunPublisher {
   ) {}
 
   toolCall(input: ToolCallInput): Promise<PublishedEvent> {
-    const { roundIndex, sequenceIndex, toolCallId, toolName } = input;
-    return this.publish({ type: 'ToolCallRequested', roundIndex, sequenceIndex, toolCallId }, input, {
-      roundIndex,
-      sequenceIndex,
-      toolCallId,
-      toolName,
-      arguments: input.arguments,
-    });
+    return this.one(toolCallEvent(input));
+  }
+
+  /** A round's calls in one request: one acknowledgement for all of them. Nothing is sent if one is invalid. */
+  toolCalls(inputs: readonly ToolCallInput[]): Promise<PublishedEvent[]> {
+    return this.publish(inputs.map(toolCallEvent));
   }
 
   toolResult(input: ToolResultInput): Promise<PublishedEvent> {
-    const { roundIndex, sequenceIndex, toolCallId, result } = input;
-    return this.publish({ type: 'ToolResultReceived', roundIndex, sequenceIndex, toolCallId }, input, {
-      toolCallId,
-      roundIndex,
-      sequenceIndex,
-      result,
-      isError: input.isError ?? false,
-    });
+    return this.one(toolResultEvent(input));
+  }
+
+  /** Several results in one request: one acknowledgement for all of them. Nothing is sent if one is invalid. */
+  toolResults(inputs: readonly ToolResultInput[]): Promise<PublishedEvent[]> {
+    return this.publish(inputs.map(toolResultEvent));
   }
 
   complete(input: RunCompletionInput): Promise<PublishedEvent> {
-    return this.publish({ type: 'RunCompleted' }, input, {
-      assistantMessageId: input.assistantMessageId,
-      finishReason: input.finishReason ?? 'stop',
-      ...(input.usage === undefined ? {} : { usage: input.usage }),
+    return this.one({
+      identity: { type: 'RunCompleted' },
+      overrides: input,
+      fields: {
+        assistantMessageId: input.assistantMessageId,
+        finishReason: input.finishReason ?? 'stop',
+        ...(input.usage === undefined ? {} : { usage: input.usage }),
+      },
     });
   }
 
   fail(input: RunFailureInput): Promise<PublishedEvent> {
-    return this.publish({ type: 'RunFailed' }, input, { error: { code: input.error?.code, message: input.error?.message } });
+    return this.one({
+      identity: { type: 'RunFailed' },
+      overrides: input,
+      fields: { error: { code: input.error?.code, message: input.error?.message } },
+    });
   }
+
+  private async one(event: PendingEvent): Promise<PublishedEvent> {
+    const [published] = await this.publish([event]);
+    return published;
+  }
+}
+
+function toolCallEvent(input: ToolCallInput): PendingEvent {
+  const { roundIndex, sequenceIndex, toolCallId, toolName } = input;
+  return {
+    identity: { type: 'ToolCallRequested', roundIndex, sequenceIndex, toolCallId },
+    overrides: input,
+    fields: { roundIndex, sequenceIndex, toolCallId, toolName, arguments: input.arguments },
+  };
+}
+
+function toolResultEvent(input: ToolResultInput): PendingEvent {
+  const { roundIndex, sequenceIndex, toolCallId, result } = input;
+  return {
+    identity: { type: 'ToolResultReceived', roundIndex, sequenceIndex, toolCallId },
+    overrides: input,
+    fields: { toolCallId, roundIndex, sequenceIndex, result, isError: input.isError ?? false },
+  };
 }

@@ -81,15 +81,33 @@ export function toolHistoryCallbacks<TOOLS extends ToolSet = ToolSet>(
     if (invocations.length === 0) return;
     const roundIndex = nextRoundIndex++;
     const stepEnd = new Date();
-    for (const { sequenceIndex, toolCallId, toolName, arguments: args } of invocations) {
-      const occurredAt = executions.get(toolCallId)?.startedAt ?? stepEnd;
-      await run.toolCall({ roundIndex, sequenceIndex, toolCallId, toolName, arguments: args, occurredAt });
-    }
-    for (const { sequenceIndex, toolCallId, result } of invocations) {
-      if (result === undefined) continue;
-      const occurredAt = executions.get(toolCallId)?.finishedAt ?? stepEnd;
-      await run.toolResult({ roundIndex, sequenceIndex, toolCallId, result: result.value, isError: result.isError, occurredAt });
-    }
+    // The round's calls, then its results: two acknowledgements per step, however many calls it made.
+    await run.toolCalls(
+      invocations.map(({ sequenceIndex, toolCallId, toolName, arguments: args }) => ({
+        roundIndex,
+        sequenceIndex,
+        toolCallId,
+        toolName,
+        arguments: args,
+        occurredAt: executions.get(toolCallId)?.startedAt ?? stepEnd,
+      })),
+    );
+    await run.toolResults(
+      invocations.flatMap(({ sequenceIndex, toolCallId, result }) =>
+        result === undefined
+          ? []
+          : [
+              {
+                roundIndex,
+                sequenceIndex,
+                toolCallId,
+                result: result.value,
+                isError: result.isError,
+                occurredAt: executions.get(toolCallId)?.finishedAt ?? stepEnd,
+              },
+            ],
+      ),
+    );
     for (const { toolCallId } of invocations) executions.delete(toolCallId);
   };
 

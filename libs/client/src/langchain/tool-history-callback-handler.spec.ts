@@ -4,7 +4,6 @@ import { Command, interrupt, MemorySaver } from '@langchain/langgraph';
 // The repo's moduleResolution ("node") does not read package exports: the types come from the file the export names.
 import type * as Prebuilt from '@langchain/langgraph/dist/prebuilt/index.js';
 import { z } from 'zod';
-import type { EventIdentity } from '../event-ids';
 import { type PublishedEvent, RunPublisher, type RunScope } from '../tool-event-publisher';
 import { ToolHistoryPublishError } from './ordered-publish-queue';
 import { SCRIPTED_MODEL_NAME, ScriptedChatModel, type ScriptedReply } from './scripted-chat-model.fixture';
@@ -21,11 +20,14 @@ interface Recorded extends Record<string, unknown> {
 /** A RunPublisher whose events land in a list (the broker is the e2e test's business); `fail` picks events to refuse. */
 function recordingRun(fail: (type: string, fields: Record<string, unknown>) => boolean = () => false) {
   const events: Recorded[] = [];
-  const run = new RunPublisher(scope, async (identity: EventIdentity, _overrides, fields): Promise<PublishedEvent> => {
+  const run = new RunPublisher(scope, async (batch): Promise<PublishedEvent[]> => {
     await new Promise((r) => setImmediate(r));
-    if (fail(identity.type, fields)) throw new Error(`broker refused ${identity.type}`);
-    events.push({ type: identity.type, ...fields });
-    return { eventId: `e${events.length}`, type: identity.type, partition: 0, offset: String(events.length - 1) };
+    const refused = batch.find(({ identity, fields }) => fail(identity.type, fields));
+    if (refused) throw new Error(`broker refused ${refused.identity.type}`);
+    return batch.map(({ identity, fields }) => {
+      events.push({ type: identity.type, ...fields });
+      return { eventId: `e${events.length}`, type: identity.type, partition: 0, offset: String(events.length - 1) };
+    });
   });
   return { run, events };
 }

@@ -8,13 +8,15 @@ import { recordOpenAiToolLoop } from './openai-tool-loop-recorder';
 function capturingRun() {
   const scope = { tenantId: 't', conversationId: 'c', channel: 'web', runId: 'r' };
   const events: Array<Record<string, unknown>> = [];
-  const run = new RunPublisher(scope, async (identity, overrides, fields) => {
-    const eventId = overrides.eventId ?? deriveEventId(scope, identity);
-    const event = { eventId, type: identity.type, schemaVersion: PUBLISHED_SCHEMA_VERSION, ...scope, occurredAt: '2025-01-01T00:00:00Z' };
-    serializeValidEvent({ ...event, ...fields });
-    events.push({ ...event, ...fields });
-    return { eventId, type: identity.type, partition: 0, offset: String(events.length - 1) };
-  });
+  const run = new RunPublisher(scope, async (batch) =>
+    batch.map(({ identity, overrides, fields }) => {
+      const eventId = overrides.eventId ?? deriveEventId(scope, identity);
+      const event = { eventId, type: identity.type, schemaVersion: PUBLISHED_SCHEMA_VERSION, ...scope, occurredAt: '2025-01-01T00:00:00Z' };
+      serializeValidEvent({ ...event, ...fields });
+      events.push({ ...event, ...fields });
+      return { eventId, type: identity.type, partition: 0, offset: String(events.length - 1) };
+    }),
+  );
   return { run, events };
 }
 

@@ -77,7 +77,7 @@ export class OpenAiToolLoopRecorder {
     }
     for (const call of round.calls)
       this.positions.set(call.toolCallId, { roundIndex: round.roundIndex, sequenceIndex: call.sequenceIndex });
-    for (const call of round.calls) await this.run.toolCall({ roundIndex: round.roundIndex, ...call });
+    await this.run.toolCalls(round.calls.map((call) => ({ roundIndex: round.roundIndex, ...call })));
     return round;
   }
 
