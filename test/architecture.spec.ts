@@ -9,7 +9,8 @@ const TEST_FILE = /\.(spec|int-spec|e2e-spec|fixture)\.ts$/;
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) return sourceFiles(path);
+    // Build output (a library's dist/, such as the packed client's) is not source.
+    if (entry.isDirectory()) return entry.name === 'dist' || entry.name === 'node_modules' ? [] : sourceFiles(path);
     return entry.name.endsWith('.ts') && !TEST_FILE.test(entry.name) ? [relative(ROOT, path)] : [];
   });
 }
