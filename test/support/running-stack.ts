@@ -16,8 +16,11 @@ export interface RunningStack {
   deadLetterTopic: string;
   /** host:port of the gRPC server. */
   address: string;
-  service: ServiceProcess;
+  /** The service process running now (restart() replaces it). */
+  readonly service: ServiceProcess;
   db: FreshSchema;
+  /** SIGTERM to the service, then the same service again on the same port, topic, group and schema, once it is SERVING. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -40,24 +43,35 @@ export async function startRunningStack(prefix: string, options: StackOptions = 
     writeFileSync(policyFile, JSON.stringify(options.policy));
     env.POLICY_FILE = policyFile;
   }
-  const service = spawnService({ topic, schema: db.schema, groupId: uniqueName('g'), env });
-  const health = toolHistoryClient(port, options.healthClient);
-  try {
-    await waitFor(
-      () => health.healthCheck().catch(() => 'DOWN'),
-      (s) => s === 'SERVING',
-      { what: `health SERVING (service output: ${service.output().slice(-500)})`, timeoutMs: 60_000 },
-    );
-  } finally {
-    health.close();
-  }
+  const settings = { topic, schema: db.schema, groupId: uniqueName('g'), env };
+  const started = async (): Promise<ServiceProcess> => {
+    const service = spawnService(settings);
+    const health = toolHistoryClient(port, options.healthClient);
+    try {
+      await waitFor(
+        () => health.healthCheck().catch(() => 'DOWN'),
+        (s) => s === 'SERVING',
+        { what: `health SERVING (service output: ${service.output().slice(-500)})`, timeoutMs: 60_000 },
+      );
+    } finally {
+      health.close();
+    }
+    return service;
+  };
+  let service = await started();
   return {
     brokers: TEST_KAFKA_BROKERS,
     topic,
     deadLetterTopic,
     address: `127.0.0.1:${port}`,
-    service,
+    get service() {
+      return service;
+    },
     db,
+    async restart() {
+      await stopService(service);
+      service = await started();
+    },
     async stop() {
       await stopService(service);
       await db.drop();

@@ -113,6 +113,8 @@ export interface SubscribeRequest {
   fromPosition?: bigint | string | number;
   types?: ToolEventType[];
   signal?: AbortSignal;
+  /** Open the stream again after the last position delivered when it ends UNAVAILABLE; default false (the error is thrown). */
+  reconnect?: boolean;
 }
 
 /** A recorded event as the subscription delivers it, with its payload parsed. */
@@ -267,16 +269,36 @@ export class ToolHistoryClient {
    * The tenant's recorded events after `fromPosition`, then live ones, for
    * as long as the consumer iterates: `break` (or the signal) ends the
    * stream. Remember each event's `position` to resume without a gap or a
-   * duplicate. No deadline: a subscription is meant to stay open.
+   * duplicate. No deadline: a subscription is meant to stay open. With
+   * `reconnect`, a stream that ends UNAVAILABLE (the service restarting or
+   * shutting down, the network dropping) is opened again after the last
+   * position delivered, with backoff, until the consumer stops.
    */
   async *subscribe(request: SubscribeRequest): AsyncGenerator<SubscribedEvent, void, undefined> {
+    let position = request.fromPosition === undefined ? '0' : String(request.fromPosition);
+    let failures = 0;
+    for (;;) {
+      try {
+        for await (const recorded of this.openSubscription(request, position)) {
+          failures = 0;
+          position = recorded.position;
+          yield recorded;
+        }
+        return;
+      } catch (error) {
+        const resumable = request.reconnect === true && error instanceof ToolHistoryError && error.code === GrpcStatus.UNAVAILABLE;
+        if (!resumable) throw error;
+        if (!(await pause(reconnectDelayMs(failures++), request.signal))) return;
+      }
+    }
+  }
+
+  private async *openSubscription(request: SubscribeRequest, fromPosition: string): AsyncGenerator<SubscribedEvent, void, undefined> {
     const metadata = await this.metadata();
+    // Checked after the token is fetched: an abort meanwhile has no listener to hear it.
+    if (request.signal?.aborted) return;
     const call = this.stub.subscribeToolEvents(
-      SubscribeToolEventsRequest.fromPartial({
-        tenantId: request.tenantId,
-        fromPosition: request.fromPosition === undefined ? '0' : String(request.fromPosition),
-        types: request.types ?? [],
-      }),
+      SubscribeToolEventsRequest.fromPartial({ tenantId: request.tenantId, fromPosition, types: request.types ?? [] }),
       metadata,
     );
     let cancelledHere = false;
@@ -334,4 +356,25 @@ function channelCredentials(tls: ToolHistoryClientOptions['tls']): ChannelCreden
 
 function isServiceError(error: unknown): error is ServiceError {
   return error instanceof Error && typeof (error as Partial<ServiceError>).code === 'number' && 'metadata' in error;
+}
+
+/** 100 ms, doubling, at most 5 s, with jitter so many consumers do not come back at once. */
+function reconnectDelayMs(failures: number): number {
+  const ceiling = Math.min(5_000, 100 * 2 ** failures);
+  return ceiling / 2 + Math.random() * (ceiling / 2);
+}
+
+/** Waits `ms`; false when the signal aborted first. */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
+  if (signal?.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const done = (completed: boolean) => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      resolve(completed);
+    };
+    const onAbort = () => done(false);
+    const timer = setTimeout(() => done(true), ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 }
