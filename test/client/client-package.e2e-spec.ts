@@ -131,13 +131,22 @@ describe('the packed @toolhistory/client installed into an empty project', () =>
     expect(messages[1]).toEqual({ role: 'tool', tool_call_id: 'call_1', content: '{"tempC":-3}' });
   });
 
+  const SUBPATHS = `
+import { recordedGenerateText } from '@toolhistory/client/ai-sdk';
+import { ToolHistoryCallbackHandler } from '@toolhistory/client/langchain';
+import { recordOpenAiToolLoop } from '@toolhistory/client/openai';
+export const adapters = [recordedGenerateText, ToolHistoryCallbackHandler, recordOpenAiToolLoop];
+`;
+
   it.each([
-    ['an ES module', 'typed-use.mts'],
-    ['a CommonJS module', 'typed-use.cts'],
-  ])('gives TypeScript its types from %s', (_kind, file) => {
-    writeFileSync(join(project, file), TYPED_USE);
+    ['an ES module (node16)', 'typed-use.mts', ['--module', 'node16', '--moduleResolution', 'node16']],
+    ['a CommonJS module (node16)', 'typed-use.cts', ['--module', 'node16', '--moduleResolution', 'node16']],
+    ['CommonJS with the classic resolution (node10)', 'typed-use-node10.ts', ['--module', 'commonjs', '--moduleResolution', 'node10']],
+    ['a bundler', 'typed-use-bundler.ts', ['--module', 'esnext', '--moduleResolution', 'bundler']],
+  ])('gives TypeScript its types, and those of every adapter subpath, from %s', (_kind, file, resolution) => {
+    writeFileSync(join(project, file), TYPED_USE + SUBPATHS);
     const tsc = join(ROOT, 'node_modules/.bin/tsc');
-    const args = ['--noEmit', '--strict', '--skipLibCheck', '--module', 'node16', '--moduleResolution', 'node16', '--target', 'es2022'];
+    const args = ['--noEmit', '--strict', '--skipLibCheck', '--target', 'es2022', ...resolution];
     execFileSync(tsc, [...args, '--typeRoots', join(ROOT, 'node_modules/@types'), '--types', 'node', file], {
       cwd: project,
       stdio: 'pipe',

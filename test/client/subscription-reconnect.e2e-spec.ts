@@ -90,17 +90,25 @@ describe('a client subscription across a restart of the service', () => {
     expect(positions.every((p, i) => i === 0 || p > positions[i - 1])).toBe(true);
   });
 
-  it('with reconnect, stops retrying when the signal aborts while the service is away', async () => {
+  it('with reconnect, keeps trying while the service is away, and stops when the signal aborts', async () => {
     const tenantId = uniqueName('tenant');
     const controller = new AbortController();
-    const away = new ToolHistoryClient({ address: '127.0.0.1:1' });
+    let opens = 0;
+    // The token is fetched once per attempt to open the stream: the third attempt aborts.
+    const away = new ToolHistoryClient({
+      address: '127.0.0.1:1',
+      token: () => {
+        if (++opens === 3) controller.abort();
+        return 't';
+      },
+    });
     try {
       const iteration = (async () => {
         for await (const recorded of away.subscribe({ tenantId, reconnect: true, signal: controller.signal })) return recorded;
         return 'ended';
       })();
-      controller.abort();
       await expect(iteration).resolves.toBe('ended');
+      expect(opens).toBe(3);
     } finally {
       away.close();
     }

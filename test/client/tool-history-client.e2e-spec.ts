@@ -1,4 +1,5 @@
 import { modelMessageSchema } from 'ai';
+import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
 import { z } from 'zod';
 import {
   InvalidToolEventError,
@@ -213,18 +214,91 @@ describe('@toolhistory/client through the real broker and the real gRPC server',
     await expect(client.getReplayHistory({ tenantId, conversationId, format: 'gemini' as 'openai' })).rejects.toThrow(/format/);
   });
 
-  it('gives a call without a deadline the default one, and cancels a call whose signal aborts', async () => {
-    const unreachable = new ToolHistoryClient({ address: '127.0.0.1:1', defaultTimeoutMs: 300 });
+  describe('against a server that accepts connections and never answers', () => {
+    let silent: Server;
+    let address: string;
+    const sockets = new Set<Socket>();
+
+    beforeAll(async () => {
+      silent = createServer((socket) => sockets.add(socket));
+      await new Promise<void>((listening) => silent.listen(0, '127.0.0.1', listening));
+      address = `127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    });
+
+    afterAll(async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((closed) => silent.close(closed));
+    });
+
+    it('gives a call without a deadline the default one', async () => {
+      const silentClient = new ToolHistoryClient({ address, defaultTimeoutMs: 300 });
+      try {
+        await expect(silentClient.getUsage({ tenantId, from: new Date(0), to: new Date() })).rejects.toMatchObject({
+          status: 'DEADLINE_EXCEEDED',
+          retriable: true,
+        });
+      } finally {
+        silentClient.close();
+      }
+    });
+
+    it('cancels a call in flight when its signal aborts', async () => {
+      const silentClient = new ToolHistoryClient({ address, defaultTimeoutMs: 60_000 });
+      try {
+        const controller = new AbortController();
+        const pending = silentClient.searchToolHistory({ tenantId, query: 'shipped', signal: controller.signal });
+        // Let the call start (the token is fetched first), then abort it.
+        await new Promise((started) => setImmediate(started));
+        controller.abort();
+        // grpc-js's own status for a call it cancelled, not the check made before a call starts.
+        await expect(pending).rejects.toMatchObject({ status: 'CANCELLED', details: 'Cancelled on client' });
+      } finally {
+        silentClient.close();
+      }
+    });
+  });
+
+  it('bounds fetching the token by the deadline and the signal', async () => {
+    const never = new Promise<string>(() => undefined);
+    const slowIdp = new ToolHistoryClient({ address: stack.address, token: () => never, defaultTimeoutMs: 200 });
     try {
-      await expect(unreachable.getUsage({ tenantId, from: new Date(0), to: new Date() })).rejects.toMatchObject({ retriable: true });
+      await expect(slowIdp.getReplayHistory({ tenantId, conversationId, format: 'openai' })).rejects.toMatchObject({
+        status: 'DEADLINE_EXCEEDED',
+      });
       const controller = new AbortController();
-      const pending = client.searchToolHistory({ tenantId, query: 'shipped', signal: controller.signal });
+      const pending = slowIdp.getReplayHistory({
+        tenantId,
+        conversationId,
+        format: 'openai',
+        timeoutMs: 60_000,
+        signal: controller.signal,
+      });
       controller.abort();
       await expect(pending).rejects.toMatchObject({ status: 'CANCELLED' });
     } finally {
-      unreachable.close();
+      slowIdp.close();
     }
   });
+
+  it('refuses to send a token in the clear to another machine, and a fractional freshness window', async () => {
+    expect(() => new ToolHistoryClient({ address: 'toolhistory.example:50051', token: 't' })).toThrow(/not sent in the clear/);
+    new ToolHistoryClient({ address: 'toolhistory.example:50051', token: 't', allowTokenWithoutTls: true }).close();
+    new ToolHistoryClient({ address: 'localhost:50051', token: 't' }).close();
+    await expect(client.getReplayHistory({ tenantId, conversationId, format: 'openai', freshnessWindowSeconds: 1.5 })).rejects.toThrow(
+      'freshnessWindowSeconds: 1.5 is not a whole number of seconds, 0 or more',
+    );
+  });
+
+  it('gives up publishing after a bounded time when the broker cannot take the event, instead of hanging the turn', async () => {
+    const nowhere = new ToolEventPublisher({ brokers: stack.brokers, topic: uniqueName('no-such-topic').replace(/_/g, '-') });
+    await nowhere.connect();
+    try {
+      // Without the bound, kafkajs's idempotent producer retries forever and this test runs out of time.
+      await expect(nowhere.run(scope('run-lost')).complete({ assistantMessageId: 'm' })).rejects.toThrow();
+    } finally {
+      await nowhere.disconnect();
+    }
+  }, 90_000);
 
   it('erases the conversation', async () => {
     const erased = await client.eraseConversation({ tenantId, conversationId });

@@ -1,4 +1,4 @@
-import { Kafka, type KafkaConfig, logLevel as KafkaLogLevel, Partitioners, type Producer } from 'kafkajs';
+import { Kafka, type KafkaConfig, logLevel as KafkaLogLevel, Partitioners, type Producer, type RetryOptions } from 'kafkajs';
 import { deriveEventId, type EventIdentity } from './event-ids';
 import { serializeValidEvent } from './event-validation';
 import type { JsonObject, JsonValue, RunFailureDetail, TokenUsage, ToolEventType } from './tool-event-types';
@@ -14,9 +14,18 @@ export interface ToolEventPublisherOptions {
   clientId?: string;
   ssl?: KafkaConfig['ssl'];
   sasl?: KafkaConfig['sasl'];
-  /** kafkajs's own log level; default WARN. */
+  /** kafkajs's own log level; default ERROR. */
   logLevel?: KafkaLogLevel;
+  /**
+   * How long a send keeps retrying while the broker cannot take it, before
+   * it rejects: default 5 retries, backoff from 300 ms to 5 s (some 10 s in
+   * all), so a turn fails instead of hanging. A retried event keeps its id,
+   * so a retry that did reach the broker is still recorded once.
+   */
+  retry?: RetryOptions;
 }
+
+export const DEFAULT_PUBLISH_RETRY: RetryOptions = { retries: 5, initialRetryTime: 300, maxRetryTime: 5_000 };
 
 /** Which run the events belong to: the envelope every event of it shares. */
 export interface RunScope {
@@ -93,13 +102,16 @@ export class ToolEventPublisher {
       brokers: options.brokers,
       ssl: options.ssl,
       sasl: options.sasl,
-      logLevel: options.logLevel ?? KafkaLogLevel.WARN,
+      logLevel: options.logLevel ?? KafkaLogLevel.ERROR,
     });
     this.producer = kafka.producer({
       createPartitioner: Partitioners.DefaultPartitioner,
       idempotent: true,
       maxInFlightRequests: 1,
       allowAutoTopicCreation: false,
+      // kafkajs's idempotent producer would otherwise retry without end (and warns that a bound weakens its
+      // exactly-once: here the event ids are what makes a retried send count once).
+      retry: options.retry ?? DEFAULT_PUBLISH_RETRY,
     });
   }
 

@@ -29,6 +29,7 @@ import {
 } from './generated/toolhistory/v1/toolhistory';
 import { type HistoryFormatName, type HistoryMessages, HISTORY_FORMAT_NAMES, toAiSdkMessages } from './history-formats';
 import type { ToolEvent, ToolEventType } from './tool-event-types';
+import { pause, reconnectDelayMs } from './reconnect-backoff';
 import { ToolHistoryError } from './tool-history-errors';
 
 /** A bearer token, or a function that returns a current one (called before every call, so it may refresh). */
@@ -44,6 +45,8 @@ export interface ToolHistoryClientOptions {
   defaultTimeoutMs?: number;
   /** grpc-js channel options (keepalive, message size, ...). */
   channelOptions?: ClientOptions;
+  /** A token is sent in the clear only to a loopback address unless this says so (e.g. a sidecar that adds TLS). */
+  allowTokenWithoutTls?: boolean;
 }
 
 /** Every call takes these: a deadline and a signal that cancels it. */
@@ -157,6 +160,11 @@ export class ToolHistoryClient {
 
   constructor(private readonly options: ToolHistoryClientOptions) {
     if (typeof options?.address !== 'string' || options.address.length === 0) throw new TypeError('address is required (host:port)');
+    if (options.token !== undefined && options.tls === undefined && !options.allowTokenWithoutTls && !isLoopback(options.address)) {
+      throw new TypeError(
+        `token: a bearer token is not sent in the clear to ${options.address}: set tls, or allowTokenWithoutTls when something else encrypts the connection`,
+      );
+    }
     this.defaultTimeoutMs = options.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.stub = new GeneratedClient(options.address, channelCredentials(options.tls), options.channelOptions);
   }
@@ -167,6 +175,10 @@ export class ToolHistoryClient {
 
   /** The tool-call history the model may see again, in `format`, with every omission explained. */
   async getReplayHistory<F extends HistoryFormatName>(request: ReplayHistoryRequest<F>): Promise<ReplayHistory<HistoryMessages[F]>> {
+    const window = request.freshnessWindowSeconds;
+    if (window !== undefined && !(Number.isSafeInteger(window) && window >= 0)) {
+      throw new TypeError(`freshnessWindowSeconds: ${window} is not a whole number of seconds, 0 or more`);
+    }
     if (!HISTORY_FORMAT_NAMES.includes(request.format)) {
       throw new TypeError(`format: ${JSON.stringify(request.format)} is not one of ${HISTORY_FORMAT_NAMES.join(', ')}`);
     }
@@ -323,11 +335,9 @@ export class ToolHistoryClient {
   }
 
   private async unary<Req, Res>(method: string, fn: UnaryMethod<Req, Res>, request: Req, control: CallControl): Promise<Res> {
-    const metadata = await this.metadata();
-    // Checked after the token is fetched, so a signal that aborted meanwhile starts no call.
-    if (control.signal?.aborted)
-      throw new ToolHistoryError(GrpcStatus.CANCELLED, 'cancelled by the caller', method, { cause: control.signal.reason });
+    // The deadline covers fetching the token too: a slow identity provider must not hold a turn past it.
     const deadline = new Date(Date.now() + (control.timeoutMs ?? this.defaultTimeoutMs));
+    const metadata = await this.metadataBefore(deadline, control.signal, method);
     return new Promise<Res>((resolve, reject) => {
       const call = fn.call(this.stub, request, metadata, { deadline }, (error, response) => {
         control.signal?.removeEventListener('abort', onAbort);
@@ -336,6 +346,30 @@ export class ToolHistoryClient {
       });
       const onAbort = () => call.cancel();
       control.signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** The call's headers, or DEADLINE_EXCEEDED / CANCELLED when the deadline passes or the signal aborts while the token is fetched. */
+  private metadataBefore(deadline: Date, signal: AbortSignal | undefined, method: string): Promise<Metadata> {
+    const cancelled = () => new ToolHistoryError(GrpcStatus.CANCELLED, 'cancelled by the caller', method, { cause: signal?.reason });
+    if (signal?.aborted) return Promise.reject(cancelled());
+    return new Promise<Metadata>((resolve, reject) => {
+      const settle = (outcome: () => void) => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        outcome();
+      };
+      const onAbort = () => settle(() => reject(cancelled()));
+      const timer = setTimeout(
+        () =>
+          settle(() => reject(new ToolHistoryError(GrpcStatus.DEADLINE_EXCEEDED, 'the token was not fetched before the deadline', method))),
+        Math.max(0, deadline.getTime() - Date.now()),
+      );
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.metadata().then(
+        (metadata) => settle(() => resolve(metadata)),
+        (error: unknown) => settle(() => reject(error)),
+      );
     });
   }
 
@@ -358,23 +392,11 @@ function isServiceError(error: unknown): error is ServiceError {
   return error instanceof Error && typeof (error as Partial<ServiceError>).code === 'number' && 'metadata' in error;
 }
 
-/** 100 ms, doubling, at most 5 s, with jitter so many consumers do not come back at once. */
-function reconnectDelayMs(failures: number): number {
-  const ceiling = Math.min(5_000, 100 * 2 ** failures);
-  return ceiling / 2 + Math.random() * (ceiling / 2);
-}
-
-/** Waits `ms`; false when the signal aborted first. */
-function pause(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
-  if (signal?.aborted) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const done = (completed: boolean) => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      resolve(completed);
-    };
-    const onAbort = () => done(false);
-    const timer = setTimeout(() => done(true), ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
+/** host:port names this machine: 127.0.0.0/8, ::1 or localhost. */
+function isLoopback(address: string): boolean {
+  const host = address
+    .replace(/:\d+$/, '')
+    .replace(/^\[(.*)\]$/, '$1')
+    .toLowerCase();
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }

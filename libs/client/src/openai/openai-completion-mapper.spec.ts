@@ -99,9 +99,9 @@ describe('finishReasonOf', () => {
     expect(finishReasonOf(asking)).toBe('tool_limit');
   });
 
-  it("is the API's reason when the answer was cut off", () => {
-    expect(finishReasonOf(completion(message(undefined, 'The wea'), 'length'))).toBe('length');
-    expect(finishReasonOf(completion(message(undefined, null), 'content_filter'))).toBe('content_filter');
+  it('is stop when an answer without tool calls was cut off or filtered: that call saw the last round, so it is replayed', () => {
+    expect(finishReasonOf(completion(message(undefined, 'The wea'), 'length'))).toBe('stop');
+    expect(finishReasonOf(completion(message(undefined, null), 'content_filter'))).toBe('stop');
   });
 });
 

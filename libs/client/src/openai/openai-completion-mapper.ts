@@ -75,16 +75,15 @@ export function toolCallsOf(message: OpenAiAssistantMessage): OpenAiRecordedTool
 }
 
 /**
- * The run's finish reason from its last model call: `stop` when the model
- * answered (no tool calls, finish_reason `stop`); `tool_limit` when it still
- * asked for tools (the loop ended right after executing tools); otherwise
- * the API's own reason (`length`, `content_filter`, ...).
+ * The run's finish reason as toolhistory means it: `stop` when the last
+ * model call produced no tool calls, whatever the API's own reason (a
+ * `length` or `content_filter` answer still had the last round's results in
+ * its prompt, so they are replayed); `tool_limit` when it still asked for
+ * tools (the loop ended right after executing tools, so that round's results
+ * reached no model call).
  */
 export function finishReasonOf(last: ChatCompletion | OpenAiAssistantMessage): string {
-  if ((assistantMessageOf(last).tool_calls?.length ?? 0) > 0) return 'tool_limit';
-  if (!isChatCompletion(last)) return 'stop';
-  // OpenAI-compatible servers may leave it out.
-  return last.choices[0].finish_reason || 'stop';
+  return (assistantMessageOf(last).tool_calls?.length ?? 0) > 0 ? 'tool_limit' : 'stop';
 }
 
 /** One model call's tokens, when the API reported them. */
