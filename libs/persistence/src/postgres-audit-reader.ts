@@ -75,12 +75,12 @@ export class PostgresAuditReader implements AuditReader {
     if (filter.to) conditions.push(`at < ${bind(filter.to)}::timestamptz`);
     if (after) {
       conditions.push(
-        `(at, conversation_id, run_id, pair_key) > (${bind(after.at)}::timestamptz, ${bind(after.conversationId)}, ${bind(after.runId)}, ${bind(after.pairKey)})`,
+        `(at, conversation_id, run_id, round_index, sequence_index, pair_key) > (${bind(after.at)}::timestamptz, ${bind(after.conversationId)}, ${bind(after.runId)}, ${bind(after.roundIndex)}::integer, ${bind(after.sequenceIndex)}::integer, ${bind(after.pairKey)})`,
       );
     }
     // invocations.at, not the output column "at" (its text): only the column can walk the listing index.
     const text = `${SELECT_RECORD} WHERE ${conditions.join(' AND ')}
-      ORDER BY invocations.at, conversation_id, run_id, pair_key LIMIT ${bind(limit)}`;
+      ORDER BY invocations.at, conversation_id, run_id, round_index, sequence_index, pair_key LIMIT ${bind(limit)}`;
     try {
       const { rows } = await this.canceller.query<InvocationRecord>(this.pool, { text, values }, signal);
       return rows.map((r) => ({ ...r, durationMs: r.durationMs === null ? null : Math.round(r.durationMs) }));

@@ -22,6 +22,7 @@ const ALL_MIGRATIONS = [
   '005_full-text-search',
   '006_projection-checkpoints',
   '007_projection-failures',
+  '008_listing-by-round-and-sequence',
 ];
 
 describe('runMigrations (real PostgreSQL)', () => {

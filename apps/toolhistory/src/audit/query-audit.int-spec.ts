@@ -72,6 +72,36 @@ describe('audit queries (real PostgreSQL)', () => {
     expect(times).toEqual([...times].sort((a, b) => a - b));
   });
 
+  it('lists the calls of a batch recorded in the same instant by round, then by their place in the batch, across pages', async () => {
+    const scope = { tenantId: 'same-instant', conversationId: 'c', runId: 'r' };
+    // Call ids sort against the order of the batch (call_l for sequence 0 ... call_a for 11), and round 1 before round 0.
+    const events = [1, 0].flatMap((roundIndex) =>
+      Array.from({ length: 12 }, (_, sequenceIndex) =>
+        toolCall(scope, {
+          roundIndex,
+          sequenceIndex,
+          toolCallId: `call_${roundIndex}_${String.fromCharCode(108 - sequenceIndex)}`,
+          occurredAt: at(30),
+        }),
+      ),
+    );
+    await new PostgresRecordingStore(db.pool).recordBatch({
+      consumerGroup: 'g',
+      topic: 'same-instant',
+      partition: 0,
+      events: events.map((event, i) => ({ offset: String(i), event })),
+      nextOffset: String(events.length),
+    });
+    const listed: string[] = [];
+    let pageToken = '';
+    do {
+      const page = await audit.listInvocations({ tenantId: 'same-instant', pageSize: 5, pageToken });
+      listed.push(...page.invocations.map((i) => `${i.roundIndex}/${i.sequenceIndex}`));
+      pageToken = page.nextPageToken;
+    } while (pageToken);
+    expect(listed).toEqual([0, 1].flatMap((round) => Array.from({ length: 12 }, (_, seq) => `${round}/${seq}`)));
+  });
+
   it('filters by conversation, run, tool, status and time, and reports duration and redaction counts', async () => {
     const one = await audit.listInvocations({ tenantId: 'acme', conversationId: 'c-b', runId: 'r2', toolName: 'run_sql' });
     expect(one.invocations.map((i) => i.sequenceIndex)).toEqual([1, 3]);

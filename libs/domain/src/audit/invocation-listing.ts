@@ -3,8 +3,9 @@ import type { InvocationRow } from '../projection/read-model.types';
 /**
  * Audit listing of invocations: filters, a stable order and opaque page
  * tokens. Order: by the invocation's time (its call's, else its result's),
- * then conversation, run and pair key, so a page boundary is exact even for
- * invocations recorded in the same microsecond.
+ * then conversation, run, round, sequence and pair key, so the calls of a
+ * parallel batch recorded in the same instant list in their order, and a
+ * page boundary is exact.
  */
 export type InvocationStatus = 'pending' | 'succeeded' | 'error';
 
@@ -23,6 +24,8 @@ export interface InvocationCursor {
   at: string;
   conversationId: string;
   runId: string;
+  roundIndex: number;
+  sequenceIndex: number;
   pairKey: string;
 }
 
@@ -78,9 +81,8 @@ function fingerprint(filter: InvocationFilter): string {
 }
 
 export function encodePageToken(filter: InvocationFilter, last: InvocationCursor): string {
-  return Buffer.from(JSON.stringify({ f: fingerprint(filter), c: [last.at, last.conversationId, last.runId, last.pairKey] })).toString(
-    'base64url',
-  );
+  const cursor = [last.at, last.conversationId, last.runId, last.roundIndex, last.sequenceIndex, last.pairKey];
+  return Buffer.from(JSON.stringify({ f: fingerprint(filter), c: cursor })).toString('base64url');
 }
 
 export function decodePageToken(filter: InvocationFilter, token: string | undefined): Checked<InvocationCursor | null> {
@@ -88,10 +90,16 @@ export function decodePageToken(filter: InvocationFilter, token: string | undefi
   try {
     const decoded = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { f?: unknown; c?: unknown };
     const c = decoded.c;
-    if (!Array.isArray(c) || c.length !== 4 || !c.every((v) => typeof v === 'string') || Number.isNaN(Date.parse(c[0])))
-      throw new Error('shape');
+    const wellFormed =
+      Array.isArray(c) &&
+      c.length === 6 &&
+      [c[0], c[1], c[2], c[5]].every((v) => typeof v === 'string') &&
+      [c[3], c[4]].every((v) => Number.isSafeInteger(v)) &&
+      !Number.isNaN(Date.parse(c[0] as string));
+    if (!wellFormed) throw new Error('shape');
     if (decoded.f !== fingerprint(filter)) return { ok: false, error: 'page_token belongs to a listing with other filters' };
-    return { ok: true, value: { at: c[0], conversationId: c[1], runId: c[2], pairKey: c[3] } };
+    const [at, conversationId, runId, roundIndex, sequenceIndex, pairKey] = c as [string, string, string, number, number, string];
+    return { ok: true, value: { at, conversationId, runId, roundIndex, sequenceIndex, pairKey } };
   } catch {
     return { ok: false, error: 'page_token is not a token this service issued' };
   }

@@ -2877,8 +2877,8 @@ export const ToolHistoryService = {
   /**
    * Every recorded invocation of a tenant (including those replay leaves
    * out), filtered, in a stable order (time of the call, else of the result;
-   * then conversation, run, call), one page at a time. The payloads are the
-   * redacted ones.
+   * then conversation, run, round, the call's place in its round), one page
+   * at a time. The payloads are the redacted ones.
    */
   listToolInvocations: {
     path: "/toolhistory.v1.ToolHistory/ListToolInvocations" as const,
@@ -2957,8 +2957,8 @@ export interface ToolHistoryServer extends UntypedServiceImplementation {
   /**
    * Every recorded invocation of a tenant (including those replay leaves
    * out), filtered, in a stable order (time of the call, else of the result;
-   * then conversation, run, call), one page at a time. The payloads are the
-   * redacted ones.
+   * then conversation, run, round, the call's place in its round), one page
+   * at a time. The payloads are the redacted ones.
    */
   listToolInvocations: handleUnaryCall<ListToolInvocationsRequest, ListToolInvocationsResponse>;
   /**
@@ -3028,8 +3028,8 @@ export interface ToolHistoryClient extends Client {
   /**
    * Every recorded invocation of a tenant (including those replay leaves
    * out), filtered, in a stable order (time of the call, else of the result;
-   * then conversation, run, call), one page at a time. The payloads are the
-   * redacted ones.
+   * then conversation, run, round, the call's place in its round), one page
+   * at a time. The payloads are the redacted ones.
    */
   listToolInvocations(
     request: ListToolInvocationsRequest,
