@@ -1,5 +1,5 @@
 import type { PoolClient } from 'pg';
-import type { ToolEvent, ToolResultReceived } from '@toolhistory/contract';
+import type { StoredToolEvent, ToolEvent, ToolResultReceived } from '@toolhistory/contract';
 import {
   conversationKeyString,
   EventStore,
@@ -41,7 +41,7 @@ const fromTable = (select: string, live: string, table: string): string =>
 /** The current rows of every key the events touch, in three queries. */
 export async function loadReadModelState(
   client: PoolClient,
-  events: readonly ToolEvent[],
+  events: readonly StoredToolEvent[],
   tables: ReadModelTableNames = LIVE_READ_MODEL,
 ): Promise<ReadModelState> {
   const keys = keysTouchedBy(events);

@@ -9,18 +9,16 @@ import {
   RecordBatchOutcome,
   RecordingStore,
   offsetGap,
+  redactBatch,
   redactEarlyResult,
   RedactionPolicy,
-  redactToolEvent,
   resultsAwaitingTheirCall,
-  toolNameFor,
-  toolNamesByInvocation,
   withRecordedResult,
 } from '@toolhistory/domain';
 import { inTransaction } from './in-transaction';
 import { PostgresConsumerOffsets } from './postgres-consumer-offsets';
 import { loadReadModelState, writeReadModelChanges } from './postgres-read-model-writer';
-import { allocateStreamPositions, insertEvents, withoutRecordedEvents } from './postgres-event-append';
+import { allocateStreamPositions, insertEvents, PositionedEvent, withoutRecordedEvents } from './postgres-event-append';
 
 /**
  * The PostgreSQL side of recording: one transaction per partition batch.
@@ -46,28 +44,19 @@ export class PostgresRecordingStore implements RecordingStore {
     return this.offsets.committed(consumerGroup, topic);
   }
 
+  /**
+   * The recording transaction: lock the partition's offset, skip what it
+   * already committed, dedupe, number, redact, project, advance the offset,
+   * append. The append comes last so the global append lock is held only
+   * for the insert and the commit.
+   */
   private async recordInTransaction(client: PoolClient, command: RecordBatchCommand): Promise<RecordBatchOutcome> {
-    // Locks this partition's offset row: a consumer that still holds the partition
-    // after a rebalance waits here, then sees the new offset and skips the batch.
-    const stored = await client.query<{ next_offset: string }>(
-      `INSERT INTO consumer_offsets (group_id, topic, partition, next_offset) VALUES ($1, $2, $3, -1)
-       ON CONFLICT (group_id, topic, partition) DO UPDATE SET next_offset = consumer_offsets.next_offset
-       RETURNING next_offset`,
-      [command.consumerGroup, command.topic, command.partition],
-    );
-    const committed = BigInt(stored.rows[0].next_offset);
-    // -1: PostgreSQL knows nothing of the partition yet (the consumer starts it at the beginning).
-    if (committed >= 0n && command.firstOffset !== undefined && BigInt(command.firstOffset) > committed) {
-      throw offsetGap(command, committed.toString(), command.firstOffset);
-    }
+    const committed = await lockPartitionOffset(client, command);
     const fresh = command.events.filter((m) => BigInt(m.offset) >= committed);
     const alreadyCommitted = command.events.length - fresh.length;
-    if (committed >= BigInt(command.nextOffset)) {
-      return { appended: 0, duplicates: 0, alreadyCommitted, erased: 0 };
-    }
+    if (committed >= BigInt(command.nextOffset)) return { appended: 0, duplicates: 0, alreadyCommitted, erased: 0 };
 
     const newEvents = await withoutRecordedEvents(client, fresh, (m) => m.event);
-    const duplicates = fresh.length - newEvents.length;
     const { positioned, erased } =
       newEvents.length > 0
         ? await allocateStreamPositions(
@@ -75,31 +64,31 @@ export class PostgresRecordingStore implements RecordingStore {
             newEvents.map((m) => m.event),
           )
         : { positioned: [], erased: 0 };
-    if (positioned.length > 0) {
-      // Each event is stored in the schema version it was received in (a v1
-      // event stays v1; readers upcast it), while the read model is built
-      // from the current version. Redaction keeps an event's version (it
-      // touches no field that differs between versions), so the payload
-      // stored is the redacted event as received and the projection gets
-      // that same event upcast.
-      const current = positioned.map((p) => upcastToolEvent(p.event));
-      const state = await loadReadModelState(client, current);
-      // Redaction happens here, before anything of the batch is written.
-      const toolNames = toolNamesByInvocation(current, state.invocations.values());
-      positioned.forEach((p, i) => (p.event = redactToolEvent(p.event, this.redaction, toolNameFor(toolNames, current[i]))));
-      const redacted = positioned.map((p) => upcastToolEvent(p.event));
-      await this.redactEarlyResults(client, state, redacted);
-      await writeReadModelChanges(client, projectEvents(state, redacted));
-    }
-
-    await client.query(
-      `UPDATE consumer_offsets SET next_offset = $4, updated_at = now()
-       WHERE group_id = $1 AND topic = $2 AND partition = $3`,
-      [command.consumerGroup, command.topic, command.partition, command.nextOffset],
-    );
-    // Last, so the append lock is held only for the insert and the commit.
+    if (positioned.length > 0) await this.redactAndProject(client, positioned);
+    await advancePartitionOffset(client, command);
     await insertEvents(client, positioned);
-    return { appended: positioned.length, duplicates, alreadyCommitted, erased };
+    return { appended: positioned.length, duplicates: fresh.length - newEvents.length, alreadyCommitted, erased };
+  }
+
+  /**
+   * Redacts the batch before anything of it is written (each event stays in
+   * the schema version it was received in, which is how it is stored), then
+   * projects it, upcast once to the current version, into the read model.
+   */
+  private async redactAndProject(client: PoolClient, positioned: PositionedEvent[]): Promise<void> {
+    const state = await loadReadModelState(
+      client,
+      positioned.map((p) => p.event),
+    );
+    const redacted = redactBatch(
+      positioned.map((p) => p.event),
+      this.redaction,
+      { rows: state.invocations.values() },
+    );
+    positioned.forEach((p, i) => (p.event = redacted[i]));
+    const current = redacted.map((event) => upcastToolEvent(event));
+    await this.redactEarlyResults(client, state, current);
+    await writeReadModelChanges(client, projectEvents(state, current));
   }
 
   /**
@@ -126,4 +115,33 @@ export class PostgresRecordingStore implements RecordingStore {
       state.invocations.set(key, withRecordedResult(row, redacted));
     }
   }
+}
+
+/**
+ * Locks the partition's offset row and returns the next offset PostgreSQL
+ * holds for it (-1: none yet, the consumer starts the partition at its
+ * beginning). A consumer that still holds the partition after a rebalance
+ * waits here, then sees the new offset and skips what was committed. A
+ * batch that starts beyond that offset would skip messages: refused.
+ */
+async function lockPartitionOffset(client: PoolClient, command: RecordBatchCommand): Promise<bigint> {
+  const stored = await client.query<{ next_offset: string }>(
+    `INSERT INTO consumer_offsets (group_id, topic, partition, next_offset) VALUES ($1, $2, $3, -1)
+     ON CONFLICT (group_id, topic, partition) DO UPDATE SET next_offset = consumer_offsets.next_offset
+     RETURNING next_offset`,
+    [command.consumerGroup, command.topic, command.partition],
+  );
+  const committed = BigInt(stored.rows[0].next_offset);
+  if (committed >= 0n && command.firstOffset !== undefined && BigInt(command.firstOffset) > committed) {
+    throw offsetGap(command, committed.toString(), command.firstOffset);
+  }
+  return committed;
+}
+
+async function advancePartitionOffset(client: PoolClient, command: RecordBatchCommand): Promise<void> {
+  await client.query(
+    `UPDATE consumer_offsets SET next_offset = $4, updated_at = now()
+     WHERE group_id = $1 AND topic = $2 AND partition = $3`,
+    [command.consumerGroup, command.topic, command.partition, command.nextOffset],
+  );
 }

@@ -1,4 +1,4 @@
-import { StoredToolEvent, upcastToolEvent } from '@toolhistory/contract';
+import type { StoredToolEvent } from '@toolhistory/contract';
 import {
   conversationKeyString,
   EventStore,
@@ -6,12 +6,11 @@ import {
   PartitionRef,
   RecordBatchCommand,
   RecordBatchOutcome,
+  hasResultWithoutItsCall,
   RecordingStore,
+  redactBatch,
   RedactionPolicy,
-  redactToolEvent,
   StreamRef,
-  toolNameFor,
-  toolNamesByInvocation,
   offsetGap,
 } from '@toolhistory/domain';
 import { AppError, ErrorCode } from '@toolhistory/errors';
@@ -78,10 +77,7 @@ export class EventStoreRecordingStore implements RecordingStore {
 
   /** Redacted as received (each in its own schema version), a result by its call's tool rule when the call is known. */
   private async redacted(ref: StreamRef, events: readonly StoredToolEvent[]): Promise<StoredToolEvent[]> {
-    const current = events.map((e) => upcastToolEvent(e));
-    let names = toolNamesByInvocation(current);
-    const unknownCall = current.some((e) => e.type === 'ToolResultReceived' && toolNameFor(names, e) === null);
-    if (unknownCall) names = toolNamesByInvocation([...(await this.events.readStream(ref)).map((r) => r.event), ...current]);
-    return events.map((e, i) => redactToolEvent(e, this.redaction, toolNameFor(names, current[i])));
+    const calls = hasResultWithoutItsCall(events) ? (await this.events.readStream(ref)).map((r) => r.event) : [];
+    return redactBatch(events, this.redaction, { calls });
   }
 }

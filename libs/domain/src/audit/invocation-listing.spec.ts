@@ -2,7 +2,14 @@ import { decodePageToken, DEFAULT_PAGE_SIZE, encodePageToken, MAX_PAGE_SIZE, pag
 
 describe('invocation listing rules', () => {
   const filter = { tenantId: 'acme', toolName: 'git_status' };
-  const cursor = { at: '2026-11-20T10:00:00.123456Z', conversationId: 'c-1', runId: 'r-1', roundIndex: 1, sequenceIndex: 2, pairKey: 'id:call_1' };
+  const cursor = {
+    at: '2026-11-20T10:00:00.123456Z',
+    conversationId: 'c-1',
+    runId: 'r-1',
+    roundIndex: 1,
+    sequenceIndex: 2,
+    pairKey: 'id:call_1',
+  };
 
   it('pages 100 by default and at most 1,000', () => {
     expect(pageSizeOf(undefined)).toEqual({ ok: true, value: DEFAULT_PAGE_SIZE });

@@ -1,4 +1,4 @@
-import type { ToolCallRequested, ToolEvent, ToolResultReceived } from '@toolhistory/contract';
+import type { StoredToolEvent, ToolCallRequested, ToolResultReceived } from '@toolhistory/contract';
 
 export interface ConversationKey {
   tenantId: string;
@@ -25,12 +25,12 @@ export const conversationKeyString = (k: ConversationKey): string => `${k.tenant
 export const runKeyString = (k: RunKey): string => `${conversationKeyString(k)}${SEP}${k.runId}`;
 export const invocationKeyString = (k: InvocationKey): string => `${runKeyString(k)}${SEP}${k.pairKey}`;
 
-export function isInvocationEvent(event: ToolEvent): event is ToolCallRequested | ToolResultReceived {
+export function isInvocationEvent(event: StoredToolEvent): event is ToolCallRequested | ToolResultReceived {
   return event.type === 'ToolCallRequested' || event.type === 'ToolResultReceived';
 }
 
 /** The read-model rows a batch of events can touch, so an adapter loads exactly those. */
-export function keysTouchedBy(events: readonly ToolEvent[]): {
+export function keysTouchedBy(events: readonly StoredToolEvent[]): {
   conversations: ConversationKey[];
   runs: RunKey[];
   invocations: InvocationKey[];

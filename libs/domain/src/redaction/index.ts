@@ -6,3 +6,4 @@ export * from './redaction-policy';
 export * from './redact-event';
 export * from './redact-dead-letter';
 export * from './tool-names';
+export * from './redact-batch';
