@@ -8,6 +8,7 @@ export default tseslint.config(
       'dist/**',
       'libs/client/dist/**',
       'libs/client/src/generated/**',
+      'libs/contract/src/generated/**',
       'node_modules/**',
       '.cache/**',
       'coverage/**',

@@ -1,6 +1,8 @@
 import { ErrorCode } from '@toolhistory/errors';
+import fc from 'fast-check';
+import { agentTraffic } from '../../../test/support/traffic';
 import { asJson, INVALID_SAMPLES, MORE_VALID_SAMPLES, RUN_COMPLETED_V1, VALID_SAMPLES } from './contract-samples.fixture';
-import { parseToolEvent } from './parse-tool-event';
+import { parseToolEvent, validateToolEvent, validateToolEventWithClasses } from './parse-tool-event';
 
 describe('parseToolEvent', () => {
   it.each(Object.entries(VALID_SAMPLES))('accepts a %s event and returns it unchanged', (_type, sample) => {
@@ -108,5 +110,55 @@ describe('parseToolEvent', () => {
     expect(parsed.error.code).toBe(ErrorCode.Oversize);
     expect(parsed.error.message).toMatch(/limit of 1024 bytes/);
     expect(parseToolEvent(big).ok).toBe(true);
+  });
+
+  describe('the compiled schema on the hot path and the validation classes', () => {
+    const bothGive = (value: unknown) => {
+      const fast = validateToolEvent(value);
+      const classes = validateToolEventWithClasses(value);
+      // Same verdict, same event, fields in the same order (what is stored is this JSON).
+      expect(JSON.stringify(fast)).toEqual(JSON.stringify(classes));
+    };
+
+    it.each([...Object.entries(VALID_SAMPLES), ['RunCompleted v1', RUN_COMPLETED_V1] as const, ...MORE_VALID_SAMPLES])(
+      'give the same event for %s',
+      (_description, sample) => bothGive(JSON.parse(asJson(sample))),
+    );
+
+    it('give the same event for agent traffic', () => {
+      for (const event of agentTraffic(2_000, { seed: 7, tenants: 2, conversations: 40, duplicateRate: 0 })) {
+        bothGive(JSON.parse(JSON.stringify(event)));
+      }
+    });
+
+    it('drop the same unknown fields, at the top and in nested objects, and keep payloads whole', () => {
+      const extra = fc.dictionary(
+        fc.string({ minLength: 1, maxLength: 6 }).filter((key) => key !== '__proto__'),
+        fc.jsonValue({ maxDepth: 2 }),
+        { maxKeys: 3 },
+      );
+      const sample = fc.constantFrom(...Object.values(VALID_SAMPLES), RUN_COMPLETED_V1);
+      fc.assert(
+        fc.property(sample, extra, extra, (base, top, inner) => {
+          const event = JSON.parse(asJson(base)) as Record<string, unknown>;
+          const withExtra: Record<string, unknown> = { ...top, ...event };
+          if (Array.isArray(event.usage)) withExtra.usage = (event.usage as object[]).map((entry) => ({ ...inner, ...entry }));
+          else if (event.usage) withExtra.usage = { ...inner, ...(event.usage as object) };
+          if (event.error) withExtra.error = { ...inner, ...(event.error as object) };
+          if (event.arguments) withExtra.arguments = { ...inner, ...(event.arguments as object) };
+          bothGive(withExtra);
+        }),
+      );
+    });
+
+    it('refuse the same events with the same reasons', () => {
+      for (const [, sample] of INVALID_SAMPLES) bothGive(JSON.parse(asJson(sample)));
+      let deep: Record<string, unknown> = {};
+      const root = deep;
+      for (let level = 1; level < 65; level++) deep = (deep.child = {}) as Record<string, unknown>;
+      bothGive({ ...JSON.parse(asJson(VALID_SAMPLES.ToolResultReceived)), result: root });
+      bothGive([VALID_SAMPLES.RunFailed]);
+      bothGive(null);
+    });
   });
 });

@@ -1,7 +1,16 @@
-import { validateSync, ValidationError } from 'class-validator';
+import { getMetadataStorage, validateSync, ValidationError } from 'class-validator';
 import { AppError, ErrorCode, rejected } from '@toolhistory/errors';
+import { validate as matchesEventSchema } from './generated/tool-event-schema-validator';
+import { jsonDepth } from './json-depth';
 import { dtoFor, NESTED_DTOS } from './tool-event.classes';
-import { DEFAULT_MAX_EVENT_BYTES, StoredToolEvent, SUPPORTED_SCHEMA_VERSIONS, TOOL_EVENT_TYPES, ToolEventType } from './tool-event.types';
+import {
+  DEFAULT_MAX_EVENT_BYTES,
+  MAX_JSON_DEPTH,
+  StoredToolEvent,
+  SUPPORTED_SCHEMA_VERSIONS,
+  TOOL_EVENT_TYPES,
+  ToolEventType,
+} from './tool-event.types';
 
 /**
  * A valid event is returned in the version it was published in, checked by
@@ -34,8 +43,23 @@ export function parseToolEvent(value: Buffer | string | null, maxEventBytes = DE
   return validateToolEvent(plain);
 }
 
-/** Validates an already-parsed value against the contract. */
+/**
+ * Validates an already-parsed value against the contract. The schema,
+ * compiled ahead of time, answers for the events that pass (nearly all, and
+ * fast); an event it refuses goes through the validation classes, which name
+ * each problem. Both say the same of every event
+ * (tool-event-schema.spec.ts), and both paths give the same event
+ * (parse-tool-event.spec.ts).
+ */
 export function validateToolEvent(plain: unknown): ParseResult {
+  if (matchesEventSchema(plain) && payloadsWithinDepth(plain as Record<string, unknown>)) {
+    return { ok: true, event: contractFields(plain as Record<string, unknown>) };
+  }
+  return validateToolEventWithClasses(plain);
+}
+
+/** The validation classes alone: every problem named. */
+export function validateToolEventWithClasses(plain: unknown): ParseResult {
   if (typeof plain !== 'object' || plain === null || Array.isArray(plain)) {
     return fail(rejected(ErrorCode.InvalidEvent, 'event must be a JSON object'));
   }
@@ -107,4 +131,47 @@ function toPlain(instance: Record<string, unknown>): Record<string, unknown> {
 
 function plainCopy(value: unknown): unknown {
   return isPlainObject(value) && value.constructor !== Object ? { ...value } : value;
+}
+
+/** What JSON Schema cannot state: how deep the payloads nest. */
+function payloadsWithinDepth(record: Record<string, unknown>): boolean {
+  return jsonDepth(record.arguments, MAX_JSON_DEPTH) <= MAX_JSON_DEPTH && jsonDepth(record.result, MAX_JSON_DEPTH) <= MAX_JSON_DEPTH;
+}
+
+/** The fields a class declares rules for: what its whitelist keeps. */
+const declaredFields = new Map<new () => object, ReadonlySet<string>>();
+function fieldsOf(Dto: new () => object): ReadonlySet<string> {
+  let fields = declaredFields.get(Dto);
+  if (fields === undefined) {
+    fields = new Set(
+      getMetadataStorage()
+        .getTargetValidationMetadatas(Dto, '', true, false)
+        .map((rule) => rule.propertyName),
+    );
+    declaredFields.set(Dto, fields);
+  }
+  return fields;
+}
+
+/**
+ * A valid event as the classes' whitelist leaves it: `type` first, then the
+ * declared fields in the order received, nested objects (usage, error)
+ * likewise; payloads untouched.
+ */
+function contractFields(record: Record<string, unknown>): StoredToolEvent {
+  const Dto = dtoFor(record.type as ToolEventType, record.schemaVersion);
+  const nested = NESTED_DTOS.get(Dto) ?? {};
+  const pick = (value: unknown, Nested: new () => object): unknown => {
+    if (!isPlainObject(value)) return value;
+    const fields = fieldsOf(Nested);
+    return Object.fromEntries(Object.entries(value).filter(([key, item]) => fields.has(key) && item !== undefined));
+  };
+  const fields = fieldsOf(Dto);
+  const out: Record<string, unknown> = { type: record.type };
+  for (const [key, value] of Object.entries(record)) {
+    if (!fields.has(key) || value === undefined) continue;
+    const Nested = nested[key];
+    out[key] = Nested === undefined ? value : Array.isArray(value) ? value.map((item) => pick(item, Nested)) : pick(value, Nested);
+  }
+  return out as unknown as StoredToolEvent;
 }
