@@ -127,7 +127,9 @@ class CpuAccount {
   }
 
   async start(): Promise<void> {
-    const { rows } = await this.pool.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE application_name = 'toolhistory'");
+    const { rows } = await this.pool.query<{ pid: number }>(
+      "SELECT pid FROM pg_stat_activity WHERE application_name = 'toolhistory-recorder'",
+    );
     this.backends = rows.map((r) => r.pid);
     this.machine = machineCpuSeconds();
     this.before = this.read();
@@ -135,7 +137,9 @@ class CpuAccount {
 
   async stop(): Promise<Record<string, number>> {
     // Backends the pool opened after start() are counted from zero.
-    const { rows } = await this.pool.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE application_name = 'toolhistory'");
+    const { rows } = await this.pool.query<{ pid: number }>(
+      "SELECT pid FROM pg_stat_activity WHERE application_name = 'toolhistory-recorder'",
+    );
     this.backends = [...new Set([...this.backends, ...rows.map((r) => r.pid)])];
     const after = this.read();
     const machine = machineCpuSeconds();
