@@ -7,6 +7,7 @@ import {
   pageSizeOf,
   SearchHit,
   searchQueryOf,
+  wholeRedactionMarkers,
   SearchRequest,
   UsageBucket,
   UsageReport,
@@ -82,6 +83,7 @@ export class QueryAudit {
   async search(request: SearchRequest, signal?: AbortSignal): Promise<SearchHit[]> {
     const query = searchQueryOf(request);
     if (!query.ok) throw invalid(query.error);
-    return this.reader.searchInvocations(query.value, signal);
+    const hits = await this.reader.searchInvocations(query.value, signal);
+    return hits.map((hit) => ({ ...hit, snippet: wholeRedactionMarkers(hit.snippet, hit.invocation) }));
   }
 }

@@ -57,6 +57,8 @@ describe('SearchToolHistory: full-text search over invocations (real PostgreSQL)
       // Policies that keep no payload: only the tool name (and ids, times) rest in the row.
       ...pair(mail, 1, 21, 'vault_read', { path: 'kv/prod', note: 'zebracodeword' }, 'value: zebrasecret'),
       ...pair(mail, 2, 22, 'audit_probe', { q: 'probeargument' }, 'proberesult'),
+      // An excerpt of 30 words from 'quokka' ends inside the marker the address becomes.
+      ...pair(mail, 3, 23, 'notify', { channel: 'mail' }, `quokka ${filler(24, 5)} ann.lee@example.org ${filler(20, 6)}`),
       runCompleted(code, { occurredAt: at(5) }),
       // Another tenant with exactly the words searched for above.
       ...pair(other, 0, 1, 'git_status', { cwd: '.' }, 'modified: src/app.ts refund invoice welcome'),
@@ -157,6 +159,16 @@ describe('SearchToolHistory: full-text search over invocations (real PostgreSQL)
     expect(vault.snippet).not.toMatch(/zebra|kv/);
   });
 
+  it('never cuts a redaction marker in a snippet', async () => {
+    // PostgreSQL's excerpt of 30 words ends inside the marker ...
+    const [raw] = await new PostgresAuditReader(db.pool).searchInvocations({ tenantId: 'acme', query: 'quokka', limit: 1 });
+    expect(raw.snippet).toMatch(/\[REDACTED:email$/);
+    // ... and the answer shows it whole.
+    const [hit] = await search('quokka');
+    expect(hit.invocation.toolName).toBe('notify');
+    expect(hit.snippet).toBe(`${raw.snippet}]`);
+  });
+
   it('answers odd queries without an error: quotes, operators, punctuation only, very long', async () => {
     const odd = [
       '"',
@@ -197,7 +209,7 @@ describe('SearchToolHistory: full-text search over invocations (real PostgreSQL)
     expect((await search('\u0000refund')).map(keyOf)).toEqual((await search('refund')).map(keyOf));
     // The long query is cut, not refused: its first words still search.
     expect((await search('invoice '.repeat(2_000))).map(keyOf).sort()).toEqual(['c-billing/create_refund', 'c-billing/fetch_page']);
-    expect((await db.pool.query('SELECT count(*)::int AS n FROM invocations')).rows[0].n).toBe(8 + 2 + 120);
+    expect((await db.pool.query('SELECT count(*)::int AS n FROM invocations')).rows[0].n).toBe(8 + 2 + 1 + 120);
     await expect(search('   ')).rejects.toThrow('query is required');
     await expect(audit.search({ tenantId: '', query: 'x' })).rejects.toThrow('tenant_id is required');
     await expect(search('x', { from: 2, to: 1 })).rejects.toThrow('from must be before to');

@@ -1,3 +1,4 @@
 export * from './invocation-listing';
 export * from './usage-report';
 export * from './search-request';
+export * from './search-snippet';
