@@ -1,4 +1,5 @@
 import { modelMessageSchema } from 'ai';
+import { logLevel } from 'kafkajs';
 import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
 import { z } from 'zod';
 import {
@@ -290,7 +291,12 @@ describe('@toolhistory/client through the real broker and the real gRPC server',
   });
 
   it('gives up publishing after a bounded time when the broker cannot take the event, instead of hanging the turn', async () => {
-    const nowhere = new ToolEventPublisher({ brokers: stack.brokers, topic: uniqueName('no-such-topic').replace(/_/g, '-') });
+    const nowhere = new ToolEventPublisher({
+      brokers: stack.brokers,
+      topic: uniqueName('no-such-topic').replace(/_/g, '-'),
+      // kafkajs would log each refused metadata request: expected here.
+      logLevel: logLevel.NOTHING,
+    });
     await nowhere.connect();
     try {
       // Without the bound, kafkajs's idempotent producer retries forever and this test runs out of time.
