@@ -3,6 +3,7 @@
  * measures the service end to end (published -> committed in PostgreSQL).
  *
  *   npm run bench:ingest -- [--events 200000] [--rate 5000] [--lag-events 50000] [--redaction on|off] [--keep]
+ *   npm run bench:ingest -- --catch-up [--events 200000] [--keep]   (catch-up-bench.ts: the service against a bare recorder)
  *
  * Redaction runs with the default policy (every detector on every payload);
  * `--redaction off` gives the service a policy with no detectors, for the
@@ -34,6 +35,7 @@ import {
   teardownBench,
 } from './bench-support';
 import { readFileSync } from 'node:fs';
+import { catchUpBench } from './catch-up-bench';
 
 const BROKERS = (process.env.BENCH_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/toolhistory_bench';
@@ -159,8 +161,28 @@ async function main(): Promise<void> {
       'lag-events': { type: 'string' },
       redaction: { type: 'string' },
       keep: { type: 'boolean' },
+      'catch-up': { type: 'boolean' },
     },
   });
+  if (values['catch-up']) {
+    await ensureDatabase(DATABASE_URL);
+    const kafka = new Kafka({ clientId: 'toolhistory-bench', brokers: BROKERS, logLevel: logLevel.NOTHING });
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      await catchUpBench({
+        kafka,
+        admin,
+        brokers: BROKERS,
+        databaseUrl: DATABASE_URL,
+        events: intOption(values, 'events', 200_000),
+        keep: values.keep === true,
+      });
+    } finally {
+      await admin.disconnect();
+    }
+    return;
+  }
   const totalEvents = intOption(values, 'events', 200_000);
   const rate = intOption(values, 'rate', 5_000);
   const lagEvents = intOption(values, 'lag-events', 50_000);
