@@ -157,7 +157,9 @@ async function serviceRecorder(
 ): Promise<{ eventsPerSecond: number; seconds: number }> {
   await runMigrations(settings.databaseUrl, schema);
   const pool = createPool({ url: settings.databaseUrl, schema, poolSize: 1, applicationName: 'toolhistory-bench' });
-  const service = spawn(process.execPath, [resolve(__dirname, '../apps/toolhistory/src/main.js')], {
+  // BENCH_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=profiles", profiles the service while it catches up.
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const service = spawn(process.execPath, [...nodeArgs, resolve(__dirname, '../apps/toolhistory/src/main.js')], {
     env: {
       PATH: process.env.PATH ?? '',
       KAFKA_BROKERS: settings.brokers.join(','),
