@@ -16,7 +16,8 @@ import {
 } from '../../libs/client/src';
 import { recordedGenerateText, recordedStreamText, toolHistoryCallbacks } from '../../libs/client/src/ai-sdk';
 import { testKafka } from '../support/kafka-fixtures';
-import { RunningStack, startRunningStack } from '../support/running-stack';
+import { HOUR_LONG_FRESHNESS, startClientStack, stopClientStack } from '../support/client-stack';
+import type { RunningStack } from '../support/running-stack';
 import { uniqueName } from '../support/test-environment';
 import { waitFor } from '../support/wait-for';
 
@@ -111,19 +112,14 @@ describe('@toolhistory/client/ai-sdk: AI SDK calls recorded through the real bro
   const tenantId = uniqueName('tenant');
 
   beforeAll(async () => {
-    stack = await startRunningStack('aisdk', { policy: { defaults: { freshnessSeconds: 3600 } } });
-    publisher = new ToolEventPublisher({ brokers: stack.brokers, topic: stack.topic });
-    await publisher.connect();
-    client = new ToolHistoryClient({ address: stack.address });
+    ({ stack, publisher, client } = await startClientStack('aisdk', HOUR_LONG_FRESHNESS));
     admin = testKafka().admin();
     await admin.connect();
   });
 
   afterAll(async () => {
     await admin?.disconnect();
-    client?.close();
-    await publisher?.disconnect();
-    await stack?.stop();
+    await stopClientStack({ stack, publisher, client });
   });
 
   const runOf = (conversationId: string, runId: string) => publisher.run({ tenantId, conversationId, channel: 'web', runId });

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { installPackedClient } from '../support/packed-client';
 import { RunningStack, startRunningStack } from '../support/running-stack';
 import { testCertificates } from '../support/test-certificates';
 import { issueToken, signingKey, TEST_AUDIENCE, TEST_ISSUER, writeKeySet } from '../support/test-tokens';
@@ -71,15 +72,9 @@ describe('the packed @toolhistory/client installed into an empty project', () =>
       },
       healthClient: { tls: { ca: certs.read(certs.caCert) } },
     });
-    const packed = execFileSync('npm', ['run', '--silent', 'client:pack'], {
-      cwd: ROOT,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
-    const tarball = packed.trim().split('\n').at(-1)!;
     project = mkdtempSync(join(tmpdir(), 'toolhistory-client-user-'));
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'a-worker', version: '1.0.0', private: true }));
-    execFileSync('npm', ['install', tarball, '--no-audit', '--no-fund', '--loglevel=error'], { cwd: project, stdio: 'ignore' });
+    installPackedClient(project);
   }, 300_000);
 
   afterAll(async () => {

@@ -1,37 +1,15 @@
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
-import { tool } from '@langchain/core/tools';
 // The repo's moduleResolution ("node") does not read package exports: the types come from the file the export names.
 import type * as Prebuilt from '@langchain/langgraph/dist/prebuilt/index.js';
-import { z } from 'zod';
 import { OmissionReason, RunStatus, type SubscribedEvent, ToolEventPublisher, ToolHistoryClient } from '../../libs/client/src';
 import { spliceToolHistory, toLangChainMessages, ToolHistoryCallbackHandler } from '../../libs/client/src/langchain';
-import { ScriptedChatModel } from '../../libs/client/src/langchain/scripted-chat-model.fixture';
-import { RunningStack, startRunningStack } from '../support/running-stack';
+import { call, ScriptedChatModel, tools, usage } from '../../libs/client/src/langchain/scripted-chat-model.fixture';
+import { HOUR_LONG_FRESHNESS, startClientStack, stopClientStack } from '../support/client-stack';
+import type { RunningStack } from '../support/running-stack';
 import { uniqueName } from '../support/test-environment';
 import { waitFor } from '../support/wait-for';
 
 const { createReactAgent } = jest.requireActual<typeof Prebuilt>('@langchain/langgraph/prebuilt');
-
-const getOrder = tool(async ({ orderId }: { orderId: string }) => `order ${orderId}: shipped`, {
-  name: 'get_order',
-  description: 'Looks an order up.',
-  schema: z.object({ orderId: z.string() }),
-});
-const getCustomer = tool(async ({ id }: { id: number }) => ({ id, name: 'Ada' }), {
-  name: 'get_customer',
-  description: 'Looks a customer up.',
-  schema: z.object({ id: z.number() }),
-});
-const chargeCard = tool(
-  async (): Promise<string> => {
-    throw new Error('card declined');
-  },
-  { name: 'charge_card', description: 'Charges the card.', schema: z.object({ amount: z.number() }) },
-);
-const tools = [getOrder, getCustomer, chargeCard];
-
-const call = (id: string, name: string, args: Record<string, unknown>) => ({ id, name, args, type: 'tool_call' as const });
-const usage = (input: number, output: number) => ({ input_tokens: input, output_tokens: output, total_tokens: input + output });
 
 /** What a message list looks like to a test: type, content, and the tool call ids it carries or answers (and a ToolMessage's status). */
 function shape(messages: readonly BaseMessage[], { status = true } = {}) {
@@ -58,16 +36,11 @@ describe('@toolhistory/client/langchain: a LangGraph ReAct agent recorded throug
   let answer1: BaseMessage;
 
   beforeAll(async () => {
-    stack = await startRunningStack('langchain', { policy: { defaults: { freshnessSeconds: 3600 } } });
-    publisher = new ToolEventPublisher({ brokers: stack.brokers, topic: stack.topic });
-    await publisher.connect();
-    client = new ToolHistoryClient({ address: stack.address });
+    ({ stack, publisher, client } = await startClientStack('langchain', HOUR_LONG_FRESHNESS));
   });
 
   afterAll(async () => {
-    client?.close();
-    await publisher?.disconnect();
-    await stack?.stop();
+    await stopClientStack({ stack, publisher, client });
   });
 
   it('turn 1: records two rounds (two parallel calls, then one) and the final answer; the replay gives them back', async () => {

@@ -18,7 +18,8 @@ import {
   type ToolEventType,
 } from '../../libs/client/src';
 import { type OpenAiToolLoopRecorder, recordOpenAiToolLoop } from '../../libs/client/src/openai';
-import { RunningStack, startRunningStack } from '../support/running-stack';
+import { HOUR_LONG_FRESHNESS, startClientStack, stopClientStack } from '../support/client-stack';
+import type { RunningStack } from '../support/running-stack';
 import { uniqueName } from '../support/test-environment';
 import { waitFor } from '../support/wait-for';
 
@@ -138,16 +139,11 @@ describe('@toolhistory/client/openai: a real OpenAI SDK tool loop through the re
   const tenantId = uniqueName('tenant');
 
   beforeAll(async () => {
-    stack = await startRunningStack('openai', { policy: { defaults: { freshnessSeconds: 3600 } } });
-    publisher = new ToolEventPublisher({ brokers: stack.brokers, topic: stack.topic });
-    await publisher.connect();
-    client = new ToolHistoryClient({ address: stack.address });
+    ({ stack, publisher, client } = await startClientStack('openai', HOUR_LONG_FRESHNESS));
   });
 
   afterAll(async () => {
-    client?.close();
-    await publisher?.disconnect();
-    await stack?.stop();
+    await stopClientStack({ stack, publisher, client });
   });
 
   const recorderFor = (conversationId: string, runId: string) =>

@@ -1,5 +1,6 @@
 import { type SubscribedEvent, ToolEventPublisher, ToolHistoryClient, ToolHistoryError } from '../../libs/client/src';
-import { RunningStack, startRunningStack } from '../support/running-stack';
+import { startClientStack, stopClientStack } from '../support/client-stack';
+import type { RunningStack } from '../support/running-stack';
 import { uniqueName } from '../support/test-environment';
 import { waitFor } from '../support/wait-for';
 
@@ -33,16 +34,11 @@ describe('a client subscription across a restart of the service', () => {
   }
 
   beforeAll(async () => {
-    stack = await startRunningStack('reconnect');
-    publisher = new ToolEventPublisher({ brokers: stack.brokers, topic: stack.topic });
-    await publisher.connect();
-    client = new ToolHistoryClient({ address: stack.address });
+    ({ stack, publisher, client } = await startClientStack('reconnect'));
   });
 
   afterAll(async () => {
-    client?.close();
-    await publisher?.disconnect();
-    await stack?.stop();
+    await stopClientStack({ stack, publisher, client });
   });
 
   it('ends with UNAVAILABLE, after every event already sent, when the service shuts down and reconnect is off', async () => {

@@ -1,7 +1,9 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { HOUR_LONG_FRESHNESS } from '../support/client-stack';
+import { installPackedClient } from '../support/packed-client';
 import { RunningStack, startRunningStack } from '../support/running-stack';
 
 const ROOT = resolve(__dirname, '../..');
@@ -13,24 +15,11 @@ describe('examples/typescript-agent, installed from the packed client, against t
   let project: string;
 
   beforeAll(async () => {
-    stack = await startRunningStack('tsexample', { policy: { defaults: { freshnessSeconds: 3600 } } });
-    const packed = execFileSync('npm', ['run', '--silent', 'client:pack'], {
-      cwd: ROOT,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
-    const tarball = packed.trim().split('\n').at(-1)!;
+    stack = await startRunningStack('tsexample', HOUR_LONG_FRESHNESS);
     project = mkdtempSync(join(tmpdir(), 'toolhistory-ts-example-'));
     cpSync(join(ROOT, 'examples/typescript-agent'), project, { recursive: true });
     // The framework at the version the adapter is tested with here.
-    execFileSync(
-      'npm',
-      ['install', tarball, `ai@${installed('ai')}`, `zod@${installed('zod')}`, '--no-audit', '--no-fund', '--loglevel=error'],
-      {
-        cwd: project,
-        stdio: 'ignore',
-      },
-    );
+    installPackedClient(project, [`ai@${installed('ai')}`, `zod@${installed('zod')}`]);
   }, 300_000);
 
   afterAll(async () => {

@@ -1,6 +1,8 @@
 import { BaseChatModel, type BindToolsInput } from '@langchain/core/language_models/chat_models';
 import { AIMessage, type AIMessageFields, type BaseMessage } from '@langchain/core/messages';
 import type { ChatResult } from '@langchain/core/outputs';
+import { tool } from '@langchain/core/tools';
+import { z } from 'zod';
 
 /** One scripted model call: the AI message to return, an error to throw, or a function of the messages the model got. */
 export type ScriptedReply = AIMessageFields | Error | ((messages: BaseMessage[]) => AIMessageFields | Error);
@@ -43,3 +45,25 @@ export class ScriptedChatModel extends BaseChatModel {
     return { generations: [{ message, text: typeof message.content === 'string' ? message.content : '' }] };
   }
 }
+
+export const getOrder = tool(async ({ orderId }: { orderId: string }) => `order ${orderId}: shipped`, {
+  name: 'get_order',
+  description: 'Looks an order up.',
+  schema: z.object({ orderId: z.string() }),
+});
+export const getCustomer = tool(async ({ id }: { id: number }) => ({ id, name: 'Ada' }), {
+  name: 'get_customer',
+  description: 'Looks a customer up.',
+  schema: z.object({ id: z.number() }),
+});
+export const chargeCard = tool(
+  async (): Promise<string> => {
+    throw new Error('card declined');
+  },
+  { name: 'charge_card', description: 'Charges the card.', schema: z.object({ amount: z.number() }) },
+);
+/** The tools both the unit and the end-to-end tests give the agent: two that answer, one that throws. */
+export const tools = [getOrder, getCustomer, chargeCard];
+
+export const call = (id: string, name: string, args: Record<string, unknown>) => ({ id, name, args, type: 'tool_call' as const });
+export const usage = (input: number, output: number) => ({ input_tokens: input, output_tokens: output, total_tokens: input + output });

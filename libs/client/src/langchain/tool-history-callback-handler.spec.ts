@@ -6,7 +6,7 @@ import type * as Prebuilt from '@langchain/langgraph/dist/prebuilt/index.js';
 import { z } from 'zod';
 import { type PublishedEvent, RunPublisher, type RunScope } from '../tool-event-publisher';
 import { ToolHistoryPublishError } from './ordered-publish-queue';
-import { SCRIPTED_MODEL_NAME, ScriptedChatModel, type ScriptedReply } from './scripted-chat-model.fixture';
+import { call, getOrder, SCRIPTED_MODEL_NAME, ScriptedChatModel, type ScriptedReply, tools, usage } from './scripted-chat-model.fixture';
 import { ToolHistoryCallbackHandler } from './tool-history-callback-handler';
 
 const { createReactAgent } = jest.requireActual<typeof Prebuilt>('@langchain/langgraph/prebuilt');
@@ -31,27 +31,6 @@ function recordingRun(fail: (type: string, fields: Record<string, unknown>) => b
   });
   return { run, events };
 }
-
-const getOrder = tool(async ({ orderId }: { orderId: string }) => `order ${orderId}: shipped`, {
-  name: 'get_order',
-  description: 'Looks an order up.',
-  schema: z.object({ orderId: z.string() }),
-});
-const getCustomer = tool(async ({ id }: { id: number }) => ({ id, name: 'Ada' }), {
-  name: 'get_customer',
-  description: 'Looks a customer up.',
-  schema: z.object({ id: z.number() }),
-});
-const chargeCard = tool(
-  async (): Promise<string> => {
-    throw new Error('card declined');
-  },
-  { name: 'charge_card', description: 'Charges the card.', schema: z.object({ amount: z.number() }) },
-);
-const tools = [getOrder, getCustomer, chargeCard];
-
-const call = (id: string, name: string, args: Record<string, unknown>) => ({ id, name, args, type: 'tool_call' as const });
-const usage = (input: number, output: number) => ({ input_tokens: input, output_tokens: output, total_tokens: input + output });
 
 /** Two rounds (two parallel calls, then one), then the answer. */
 const twoRoundScript: ScriptedReply[] = [
