@@ -1,4 +1,5 @@
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { resolve } from 'node:path';
 import { readFileSync } from 'node:fs';
 import type { Admin, Producer } from 'kafkajs';
 import type { Pool } from 'pg';
@@ -179,4 +180,67 @@ export async function closedLoopLoad(
   );
   latencies.sort((a, b) => a - b);
   return { latencies, errors, elapsedSeconds: (Date.now() - started) / 1000 };
+}
+
+export interface BenchRecorderSettings {
+  brokers: string[];
+  topic: string;
+  groupId: string;
+  databaseUrl: string;
+  schema: string;
+  /** More settings for the service (a policy file, say). */
+  env?: Record<string, string>;
+}
+
+export interface BenchService {
+  child: ChildProcess;
+  /** The last 20 KB the service printed. */
+  output(): string;
+  /** When `text` first appeared in the output (Date.now() at that chunk); fails if the service exits or a minute passes first. */
+  seen(text: string): Promise<number>;
+}
+
+/**
+ * The built service recording `topic` (recorder role) as the benchmark's
+ * child process. BENCH_NODE_ARGS go to node (e.g. "--cpu-prof
+ * --cpu-prof-dir=profiles" profiles it), BENCH_SERVICE_ENV (JSON) overrides
+ * its settings.
+ */
+export function spawnBenchRecorder(settings: BenchRecorderSettings): BenchService {
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, resolve(__dirname, '../apps/toolhistory/src/main.js')], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      KAFKA_BROKERS: settings.brokers.join(','),
+      KAFKA_GROUP_ID: settings.groupId,
+      TOOL_EVENTS_TOPIC: settings.topic,
+      DATABASE_URL: settings.databaseUrl,
+      DATABASE_SCHEMA: settings.schema,
+      SERVICE_ROLES: 'recorder',
+      LOG_LEVEL: 'info',
+      ...settings.env,
+      ...(process.env.BENCH_SERVICE_ENV ? JSON.parse(process.env.BENCH_SERVICE_ENV) : {}),
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  const firstSeen = new Map<string, number>();
+  const watched = new Set<string>();
+  child.stdout.on('data', (chunk) => {
+    output = (output + chunk).slice(-20_000);
+    for (const text of watched) if (!firstSeen.has(text) && output.includes(text)) firstSeen.set(text, Date.now());
+  });
+  return {
+    child,
+    output: () => output,
+    async seen(text) {
+      watched.add(text);
+      if (!firstSeen.has(text) && output.includes(text)) firstSeen.set(text, Date.now());
+      for (let waited = 0; !firstSeen.has(text); waited += 20) {
+        if (waited > 60_000 || child.exitCode !== null) throw new Error(`service did not print "${text}":\n${output}`);
+        await sleep(20);
+      }
+      return firstSeen.get(text)!;
+    },
+  };
 }

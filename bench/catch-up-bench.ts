@@ -13,13 +13,11 @@
  *
  *   npm run bench:ingest -- --catch-up [--events 200000] [--keep]
  */
-import { spawn } from 'node:child_process';
-import { resolve } from 'node:path';
 import { type Admin, type Kafka, Partitioners } from 'kafkajs';
 import type { Pool } from 'pg';
 import { createPool, dropSchema, runMigrations } from '../libs/persistence/src';
 import { agentTraffic } from '../test/support/traffic';
-import { createBenchTopics, sleep } from './bench-support';
+import { createBenchTopics, sleep, spawnBenchRecorder, stopChild } from './bench-support';
 
 const PARTITIONS = 6;
 /** The service's default (RECORDER_PARTITIONS_CONCURRENCY): the floor gets the same. */
@@ -157,41 +155,20 @@ async function serviceRecorder(
 ): Promise<{ eventsPerSecond: number; seconds: number }> {
   await runMigrations(settings.databaseUrl, schema);
   const pool = createPool({ url: settings.databaseUrl, schema, poolSize: 1, applicationName: 'toolhistory-bench' });
-  // BENCH_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=profiles", profiles the service while it catches up.
-  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const service = spawn(process.execPath, [...nodeArgs, resolve(__dirname, '../apps/toolhistory/src/main.js')], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      KAFKA_BROKERS: settings.brokers.join(','),
-      KAFKA_GROUP_ID: `bench-service-${schema}`,
-      TOOL_EVENTS_TOPIC: topic,
-      DATABASE_URL: settings.databaseUrl,
-      DATABASE_SCHEMA: schema,
-      SERVICE_ROLES: 'recorder',
-      LOG_LEVEL: 'info',
-      ...(process.env.BENCH_SERVICE_ENV ? JSON.parse(process.env.BENCH_SERVICE_ENV) : {}),
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let output = '';
-  let joinedAt = 0;
-  service.stdout.on('data', (chunk) => {
-    output = (output + chunk).slice(-20_000);
-    if (!joinedAt && output.includes('partitions assigned')) joinedAt = Date.now();
+  const service = spawnBenchRecorder({
+    brokers: settings.brokers,
+    topic,
+    groupId: `bench-service-${schema}`,
+    databaseUrl: settings.databaseUrl,
+    schema,
   });
   try {
-    for (let waited = 0; !joinedAt; waited += 20) {
-      if (waited > 60_000 || service.exitCode !== null) throw new Error(`service did not start:\n${output}`);
-      await sleep(20);
-    }
+    const joinedAt = await service.seen('partitions assigned');
     while ((await committedTotal(pool, 'consumer_offsets')) < settings.events) await sleep(20);
     const seconds = (Date.now() - joinedAt) / 1000;
     return { eventsPerSecond: Math.round(settings.events / seconds), seconds };
   } finally {
-    if (service.exitCode === null && service.signalCode === null) {
-      service.kill('SIGTERM');
-      await new Promise((done) => service.once('exit', done));
-    }
+    await stopChild(service.child);
     await pool.end();
   }
 }

@@ -15,7 +15,6 @@
  * polling the committed offsets every 10 ms (so figures are +0..10 ms coarse).
  * The last line printed is one JSON object with the figures.
  */
-import { spawn } from 'node:child_process';
 import { createWriteStream, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -32,6 +31,7 @@ import {
   peakRssMiB,
   percentile,
   sleep,
+  spawnBenchRecorder,
   teardownBench,
 } from './bench-support';
 import { readFileSync } from 'node:fs';
@@ -209,36 +209,15 @@ async function main(): Promise<void> {
   await admin.connect();
   await createBenchTopics(admin, topic, PARTITIONS);
 
-  // BENCH_NODE_ARGS, e.g. "--cpu-prof", profiles the service under load.
-  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const service = spawn(process.execPath, [...nodeArgs, resolve(__dirname, '../apps/toolhistory/src/main.js')], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      KAFKA_BROKERS: BROKERS.join(','),
-      KAFKA_GROUP_ID: groupId,
-      TOOL_EVENTS_TOPIC: topic,
-      DATABASE_URL,
-      DATABASE_SCHEMA: schema,
-      SERVICE_ROLES: 'recorder',
-      LOG_LEVEL: 'info',
-      ...policyEnv,
-      ...(process.env.BENCH_SERVICE_ENV ? JSON.parse(process.env.BENCH_SERVICE_ENV) : {}),
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let serviceOutput = '';
-  service.stdout.on('data', (c) => (serviceOutput = (serviceOutput + c).slice(-20_000)));
+  const service = spawnBenchRecorder({ brokers: BROKERS, topic, groupId, databaseUrl: DATABASE_URL, schema, env: policyEnv });
   // BENCH_SERVICE_LOG=file keeps the service's log lines (e.g. with LOG_LEVEL=debug in BENCH_SERVICE_ENV).
-  if (process.env.BENCH_SERVICE_LOG) service.stdout.pipe(createWriteStream(process.env.BENCH_SERVICE_LOG));
+  if (process.env.BENCH_SERVICE_LOG) service.child.stdout?.pipe(createWriteStream(process.env.BENCH_SERVICE_LOG));
   const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
   await producer.connect();
   const publisher = new TrackingPublisher(producer, topic);
 
   try {
-    for (let waited = 0; !serviceOutput.includes('partitions assigned'); waited += 100) {
-      if (waited > 60_000 || service.exitCode !== null) throw new Error(`service did not start:\n${serviceOutput}`);
-      await sleep(100);
-    }
+    await service.seen('partitions assigned');
 
     // Phase 1: throughput.
     console.log(`phase 1: publishing ${totalEvents} events as fast as possible (1% duplicates)`);
@@ -252,7 +231,7 @@ async function main(): Promise<void> {
       }
       return out;
     };
-    const cpu = new CpuAccount(pool, service.pid!);
+    const cpu = new CpuAccount(pool, service.child.pid!);
     await cpu.start();
     const started = Date.now();
     const inFlight: Promise<void>[] = [];
@@ -322,7 +301,7 @@ async function main(): Promise<void> {
       lagP50Ms: percentile(lags, 50),
       lagP99Ms: percentile(lags, 99),
       lagMaxMs: lags[lags.length - 1],
-      servicePeakRssMiB: peakRssMiB(service.pid!),
+      servicePeakRssMiB: peakRssMiB(service.child.pid!),
       phase1CpuSeconds: cpuSplit,
       benchPeakRssMiB: peakRssMiB(process.pid),
     };
@@ -332,7 +311,7 @@ async function main(): Promise<void> {
     console.log(JSON.stringify(figures));
   } finally {
     await teardownBench({
-      children: [service],
+      children: [service.child],
       producer,
       admin,
       topic,

@@ -8,7 +8,6 @@ import {
   RecordBatchCommand,
   RecordBatchOutcome,
   RecordingStore,
-  offsetGap,
   redactBatch,
   redactEarlyResult,
   RedactionPolicy,
@@ -16,7 +15,7 @@ import {
   withRecordedResult,
 } from '@toolhistory/domain';
 import { inTransaction } from './in-transaction';
-import { PostgresConsumerOffsets } from './postgres-consumer-offsets';
+import { advancePartitionOffset, lockPartitionOffset, PostgresConsumerOffsets } from './postgres-consumer-offsets';
 import { loadReadModelState, writeReadModelChanges } from './postgres-read-model-writer';
 import { allocateStreamPositions, insertEvents, PositionedEvent, withoutRecordedEvents } from './postgres-event-append';
 
@@ -115,33 +114,4 @@ export class PostgresRecordingStore implements RecordingStore {
       state.invocations.set(key, withRecordedResult(row, redacted));
     }
   }
-}
-
-/**
- * Locks the partition's offset row and returns the next offset PostgreSQL
- * holds for it (-1: none yet, the consumer starts the partition at its
- * beginning). A consumer that still holds the partition after a rebalance
- * waits here, then sees the new offset and skips what was committed. A
- * batch that starts beyond that offset would skip messages: refused.
- */
-async function lockPartitionOffset(client: PoolClient, command: RecordBatchCommand): Promise<bigint> {
-  const stored = await client.query<{ next_offset: string }>(
-    `INSERT INTO consumer_offsets (group_id, topic, partition, next_offset) VALUES ($1, $2, $3, -1)
-     ON CONFLICT (group_id, topic, partition) DO UPDATE SET next_offset = consumer_offsets.next_offset
-     RETURNING next_offset`,
-    [command.consumerGroup, command.topic, command.partition],
-  );
-  const committed = BigInt(stored.rows[0].next_offset);
-  if (committed >= 0n && command.firstOffset !== undefined && BigInt(command.firstOffset) > committed) {
-    throw offsetGap(command, committed.toString(), command.firstOffset);
-  }
-  return committed;
-}
-
-async function advancePartitionOffset(client: PoolClient, command: RecordBatchCommand): Promise<void> {
-  await client.query(
-    `UPDATE consumer_offsets SET next_offset = $4, updated_at = now()
-     WHERE group_id = $1 AND topic = $2 AND partition = $3`,
-    [command.consumerGroup, command.topic, command.partition, command.nextOffset],
-  );
 }

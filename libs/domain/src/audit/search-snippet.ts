@@ -1,8 +1,10 @@
+import { REDACTION_MARKER, redactionMarker } from '../redaction/redact-text';
 import type { InvocationRecord } from './invocation-listing';
 
 /** Where one excerpt of a snippet ends and the next begins (SearchHit.snippet). */
 export const FRAGMENT_DELIMITER = ' … ';
-const MARKER = /\[REDACTED:[^\]]{1,80}\]/g;
+/** `[REDACTED:`: what every marker starts with. */
+const MARKER_HEAD = redactionMarker('').slice(0, -1);
 /** Matched words are wrapped in ** **; a marker's parts can be among them. */
 const HIGHLIGHT = /\*\*/g;
 
@@ -27,7 +29,7 @@ function markersIn(invocation: Pick<InvocationRecord, 'arguments' | 'result'>): 
   const text = [invocation.arguments, invocation.result]
     .map((payload) => (typeof payload === 'string' ? payload : JSON.stringify(payload ?? null)))
     .join('\n');
-  return [...new Set(text.match(MARKER) ?? [])];
+  return [...new Set(text.match(REDACTION_MARKER) ?? [])];
 }
 
 /** An excerpt that begins after a marker's `[`: the rest of that marker, up to its `]`, is made whole or taken out. */
@@ -50,7 +52,7 @@ function completeEnd(fragment: string, markers: readonly string[]): string {
   if (open < 0 || fragment.indexOf(']', open) >= 0) return fragment;
   const tail = fragment.slice(open);
   const plain = tail.replace(HIGHLIGHT, '');
-  if (!'[REDACTED:'.startsWith(plain.slice(0, 10)) || /\s/.test(plain)) return fragment;
+  if (!MARKER_HEAD.startsWith(plain.slice(0, MARKER_HEAD.length)) || /\s/.test(plain)) return fragment;
   const fits = markers.filter((marker) => marker.startsWith(plain) && marker !== plain);
   if (fits.length === 1) return fragment + fits[0].slice(plain.length);
   return fragment.slice(0, open).trimEnd();

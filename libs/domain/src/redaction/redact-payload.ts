@@ -1,7 +1,7 @@
 import type { DetectorKind } from './detectors';
 import type { PathStep } from './json-path';
 import { replaceAtPath } from './json-path';
-import { redactionMarker, redactText, RedactionCounts, TRUNCATION_TAIL } from './redact-text';
+import { REDACTION_MARKER, redactionMarker, redactText, RedactionCounts, TRUNCATION_TAIL } from './redact-text';
 
 export interface PayloadRedactionRule {
   /** Paths whose values become `[REDACTED:<path>]`, already parsed. */
@@ -85,13 +85,14 @@ function truncate(value: unknown, maxChars: number, detect: (s: string) => strin
   return detect(text.slice(0, cut)) + truncationMarker(text.length - cut);
 }
 
-const REDACTION_MARKER = /\[REDACTED:[^\]]{1,80}\]/g;
+// A copy of its own: walked with exec from a lastIndex.
+const MARKER_WALK = new RegExp(REDACTION_MARKER);
 
 /** `at`, or the start of the redaction marker that `at` falls inside. */
 function cutOutsideMarkers(text: string, at: number): number {
   const from = Math.max(0, at - 100);
-  REDACTION_MARKER.lastIndex = from;
-  for (let m = REDACTION_MARKER.exec(text); m !== null && m.index < at; m = REDACTION_MARKER.exec(text)) {
+  MARKER_WALK.lastIndex = from;
+  for (let m = MARKER_WALK.exec(text); m !== null && m.index < at; m = MARKER_WALK.exec(text)) {
     if (m.index + m[0].length > at) return m.index;
   }
   return at;

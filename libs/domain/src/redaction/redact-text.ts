@@ -4,8 +4,12 @@ export type RedactionCounts = Partial<Record<string, number>>;
 
 export const redactionMarker = (label: string): string => `[REDACTED:${label}]`;
 
-/** Markers already in a text are left alone, so redacting twice equals redacting once. */
-const MARKER = /\[REDACTED:[^\]]{1,80}\]/g;
+/**
+ * A marker in a text (its label at most 80 characters). Markers already in a
+ * text are left alone, so redacting twice equals redacting once. Global: copy
+ * it (`new RegExp(REDACTION_MARKER)`) to walk a text with exec.
+ */
+export const REDACTION_MARKER = /\[REDACTED:[^\]]{1,80}\]/g;
 const MIN_MATCH_LENGTH = 6;
 /** The marker a size limit leaves at the very end of a cut text (see redact-payload.ts). */
 export const TRUNCATION_TAIL = /…\[truncated [\d,]+ chars\]$/;
@@ -22,8 +26,8 @@ export function redactText(text: string, kinds: ReadonlySet<DetectorKind>, count
   if (tail) return redactText(text.slice(0, tail.index), kinds, counts) + tail[0];
   if (!text.includes('[REDACTED:')) return redactPart(text, kinds, counts);
   // Split around existing markers so no detector sees (or breaks) them.
-  const parts = text.split(MARKER);
-  const markers = text.match(MARKER) ?? [];
+  const parts = text.split(REDACTION_MARKER);
+  const markers = text.match(REDACTION_MARKER) ?? [];
   let out = '';
   parts.forEach((part, i) => {
     out += redactPart(part, kinds, counts);
