@@ -276,10 +276,15 @@ describe('redaction end to end: planted secrets through the real broker never re
   });
 
   it('searches the redacted payloads over gRPC: a planted value is never found, its marker and the tool are', async () => {
+    // Search follows the recording after commit: once the tool is found, its payloads are searchable too.
+    const byTool = await waitFor(
+      () => client.searchToolHistory({ tenant_id: tenantId, query: 'send_email', conversation_id: conversationId }),
+      (answer) => answer.hits.length > 0,
+      { what: 'the search projection to reach send_email' },
+    );
+    expect(byTool.hits.map((h) => h.invocation.tool_name)).toEqual(['send_email']);
     const byValue = await client.searchToolHistory({ tenant_id: tenantId, query: PLANTED.email });
     expect(byValue.hits).toEqual([]);
-    const byTool = await client.searchToolHistory({ tenant_id: tenantId, query: 'send_email', conversation_id: conversationId });
-    expect(byTool.hits.map((h) => h.invocation.tool_name)).toEqual(['send_email']);
     expect(byTool.hits[0].snippet).toMatch(/^\*\*send\*\*_\*\*email\*\* /); // each matched word of the identifier is marked
     expect(leaksIn(JSON.stringify(byTool))).toEqual([]);
     const byMarker = await client.searchToolHistory({ tenant_id: tenantId, query: 'REDACTED email' });

@@ -204,7 +204,12 @@ describe('@toolhistory/client through the real broker and the real gRPC server',
     });
     expect(usage.rows.find((r) => r.toolName === 'get_order')?.calls).toBe('2');
     expect(usage.inputTokens).toBe('10');
-    const found = await client.searchToolHistory({ tenantId, query: 'shipped' });
+    // Search follows the recording after commit.
+    const found = await waitFor(
+      () => client.searchToolHistory({ tenantId, query: 'shipped' }),
+      (answer) => answer.hits.length > 0,
+      { what: 'the search projection to reach the shipped result' },
+    );
     expect(found.hits.map((h) => h.invocation?.toolCallId)).toEqual(['call_a']);
   });
 

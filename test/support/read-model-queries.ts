@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import { PostgresEventStore, PostgresSearchProjection } from '../../libs/persistence/src';
 
 export async function countRows(pool: Pool, table: 'events' | 'runs' | 'invocations' | 'conversations'): Promise<number> {
   const { rows } = await pool.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`);
@@ -42,4 +43,26 @@ export async function readModelChecksum(pool: Pool): Promise<string> {
       coalesce((SELECT string_agg(t::text, '|' ORDER BY t::text) FROM invocations t), '')
     ) AS checksum`);
   return rows[0].checksum;
+}
+
+/** Every search document with its key and time: equal when two schemas can answer the same searches. */
+export async function searchChecksum(pool: Pool): Promise<string> {
+  const { rows } = await pool.query<{ checksum: string; n: number }>(`
+    SELECT md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) AS checksum, count(*)::int AS n FROM invocation_search t`);
+  return `${rows[0].n}:${rows[0].checksum}`;
+}
+
+/**
+ * Runs the search projection over everything recorded so far, as the
+ * service's projector does after each commit: what a test that records
+ * through the store directly does before it searches.
+ */
+export async function catchUpSearch(pool: Pool, batchSize = 1_000): Promise<void> {
+  const events = new PostgresEventStore(pool);
+  const projection = new PostgresSearchProjection(pool);
+  for (;;) {
+    const page = await events.readAll(await projection.checkpoint(), { limit: batchSize });
+    if (page.length === 0) return;
+    await projection.apply(page);
+  }
 }

@@ -13,3 +13,5 @@ export * from './postgres-read-model-rebuild';
 export * from './postgres-read-model-projection';
 export * from './postgres-consumer-offsets';
 export * from './postgres-query-canceller';
+export * from './postgres-search-projection';
+export * from './postgres-projection-checkpoints';

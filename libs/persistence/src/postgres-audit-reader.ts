@@ -29,19 +29,26 @@ const RECORD_COLUMNS = `tenant_id AS "tenantId", conversation_id AS "conversatio
 const SELECT_RECORD = `SELECT ${RECORD_COLUMNS} FROM invocations`;
 
 /*
- * Full-text search (docs/adr/006-full-text-search.md). The document is the
- * generated column search_document of migration 005; these expressions must
- * cut text into words the same way it does.
+ * Full-text search (docs/adr/006-full-text-search.md, docs/adr/011-search-projection.md).
+ * The documents are the rows of invocation_search that the search projection
+ * writes with invocation_search_document (migration 009); these expressions
+ * must cut text into words the same way it does.
  */
 // The query gets the space after each '/' that invocation_search_text gives documents.
 const SEARCH_QUERY = `websearch_to_tsquery('simple', replace($2, '/', '/ '))`;
 // ts_rank: where words matched (tool name > arguments > result, the weights of the document),
 // how often, and for 'a b' how close together; divided by 1 + log(length) so a long output
 // mentioning a word does not outrank a short exact match (1); mapped into [0, 1) (32).
-const SEARCH_SCORE = `ts_rank(search_document, ${SEARCH_QUERY}, 1 | 32)::float8`;
+const SEARCH_SCORE = `ts_rank(document, ${SEARCH_QUERY}, 1 | 32)::float8`;
 // Best first; equal scores newest first, then by key: the same rows always come in the same order.
-// (Qualified: in the outer query a bare `at` would be the ISO text column of the answer.)
-const SEARCH_ORDER = 'score DESC, invocations.at DESC, conversation_id, run_id, pair_key';
+const SEARCH_ORDER = 'score DESC, matched_at DESC, conversation_id, run_id, pair_key';
+/**
+ * Ranking reads each match's whole document. A word in most of a tenant's
+ * invocations ("error", "id") would have every one of them read; so only
+ * the newest this many matches are ranked, which finding them costs a sort
+ * on time rather than a read of each document.
+ */
+export const SEARCH_RANKING_BOUND = 10_000;
 // The text the document was made of, highlighted; then the '/ ' spacing undone and made one line.
 const SEARCH_SNIPPET = `btrim(regexp_replace(replace(ts_headline('simple',
     coalesce(tool_name, '') || E'\\n' || invocation_search_text(arguments) || E'\\n' || invocation_search_text(result),
@@ -127,16 +134,22 @@ export class PostgresAuditReader implements AuditReader {
   }
 
   async searchInvocations(query: SearchQuery, signal?: AbortSignal): Promise<SearchHit[]> {
-    const conditions = ['tenant_id = $1', `search_document @@ ${SEARCH_QUERY}`];
+    const conditions = ['tenant_id = $1', `document @@ ${SEARCH_QUERY}`];
     const values: unknown[] = [query.tenantId, query.query];
     const bind = (value: unknown) => `$${values.push(value)}`;
     if (query.conversationId) conditions.push(`conversation_id = ${bind(query.conversationId)}`);
     if (query.from) conditions.push(`at >= ${bind(query.from)}::timestamptz`);
     if (query.to) conditions.push(`at < ${bind(query.to)}::timestamptz`);
-    // Every match is scored, but only the rows returned get a snippet (ts_headline re-reads the whole text).
-    const text = `SELECT ${RECORD_COLUMNS}, score, ${SEARCH_SNIPPET} AS snippet
-      FROM (SELECT *, ${SEARCH_SCORE} AS score FROM invocations WHERE ${conditions.join(' AND ')}
-            ORDER BY ${SEARCH_ORDER} LIMIT ${bind(query.limit)}) AS invocations
+    // Matches and ranks from the search table alone; only the rows returned are read from
+    // invocations and get a snippet (ts_headline re-reads the whole text).
+    const text = `WITH matches AS (
+        SELECT tenant_id, conversation_id, run_id, pair_key, at AS matched_at, document FROM invocation_search
+        WHERE ${conditions.join(' AND ')} ORDER BY at DESC NULLS LAST LIMIT ${SEARCH_RANKING_BOUND}),
+      ranked AS (
+        SELECT tenant_id, conversation_id, run_id, pair_key, matched_at, ${SEARCH_SCORE} AS score FROM matches
+        ORDER BY ${SEARCH_ORDER} LIMIT ${bind(query.limit)})
+      SELECT ${RECORD_COLUMNS}, score, ${SEARCH_SNIPPET} AS snippet
+      FROM ranked JOIN invocations USING (tenant_id, conversation_id, run_id, pair_key)
       ORDER BY ${SEARCH_ORDER}`;
     try {
       const { rows } = await this.canceller.query<InvocationRecord & { score: number; snippet: string }>(

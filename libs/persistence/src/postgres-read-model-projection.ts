@@ -5,11 +5,12 @@ import {
   conversationKeyString,
   EventStore,
   GlobalPosition,
+  keysTouchedBy,
   RecordedToolEvent,
-  START_POSITION,
 } from '@toolhistory/domain';
 import { inTransaction } from './in-transaction';
-import { classifyPostgresError } from './postgres-errors';
+import { advanceCheckpoint, lockCheckpoint, readCheckpoint, skipFailedEvent } from './postgres-projection-checkpoints';
+import { refreshSearchDocuments } from './postgres-search-documents';
 import { READ_MODEL_PROJECTION } from './postgres-read-model-rebuild';
 import { applyRecordedEvents, LIVE_READ_MODEL } from './postgres-read-model-writer';
 
@@ -25,28 +26,14 @@ export class PostgresReadModelProjection implements CheckpointedProjection {
     private readonly events: EventStore,
   ) {}
 
-  async checkpoint(): Promise<GlobalPosition> {
-    try {
-      const { rows } = await this.pool.query<{ position: string }>(
-        'SELECT position::text FROM projection_checkpoints WHERE projection = $1',
-        [READ_MODEL_PROJECTION],
-      );
-      return rows[0]?.position ?? START_POSITION;
-    } catch (error) {
-      throw classifyPostgresError(error);
-    }
+  checkpoint(): Promise<GlobalPosition> {
+    return readCheckpoint(this.pool, READ_MODEL_PROJECTION);
   }
 
   apply(recorded: readonly RecordedToolEvent[]): Promise<void> {
     if (recorded.length === 0) return Promise.resolve();
     return inTransaction(this.pool, async (client) => {
-      const { rows } = await client.query<{ position: string }>(
-        `INSERT INTO projection_checkpoints (projection, position) VALUES ($1, 0)
-         ON CONFLICT (projection) DO UPDATE SET position = projection_checkpoints.position
-         RETURNING position::text`,
-        [READ_MODEL_PROJECTION],
-      );
-      const checkpoint = rows[0].position;
+      const checkpoint = await lockCheckpoint(client, READ_MODEL_PROJECTION);
       const fresh = recorded.filter((r) => comparePositions(r.globalPosition, checkpoint) > 0);
       if (fresh.length === 0) return;
 
@@ -64,31 +51,15 @@ export class PostgresReadModelProjection implements CheckpointedProjection {
       const gone = new Set(
         locked.rows.filter((r) => r.erased).map((r) => conversationKeyString({ tenantId: r.tenant_id, conversationId: r.conversation_id })),
       );
-      await applyRecordedEvents(
-        client,
-        fresh.filter((r) => !gone.has(conversationKeyString(r.event))),
-        LIVE_READ_MODEL,
-        this.events,
-      );
-      await client.query('UPDATE projection_checkpoints SET position = $2::numeric, updated_at = now() WHERE projection = $1', [
-        READ_MODEL_PROJECTION,
-        fresh[fresh.length - 1].globalPosition,
-      ]);
+      const applied = fresh.filter((r) => !gone.has(conversationKeyString(r.event)));
+      await applyRecordedEvents(client, applied, LIVE_READ_MODEL, this.events);
+      // Off the recorder's path already: the documents follow in the same transaction (see PostgresSearchProjection).
+      await refreshSearchDocuments(client, keysTouchedBy(applied.map((r) => r.event)).invocations);
+      await advanceCheckpoint(client, READ_MODEL_PROJECTION, fresh[fresh.length - 1].globalPosition);
     });
   }
 
   skip(event: RecordedToolEvent, failure: { code: string; reason: string }): Promise<void> {
-    return inTransaction(this.pool, async (client) => {
-      await client.query(
-        `INSERT INTO projection_failures (projection, position, event_id, error_code, reason) VALUES ($1, $2::numeric, $3, $4, $5)
-         ON CONFLICT (projection, position) DO NOTHING`,
-        [READ_MODEL_PROJECTION, event.globalPosition, event.event.eventId, failure.code, failure.reason],
-      );
-      await client.query(
-        `INSERT INTO projection_checkpoints (projection, position) VALUES ($1, $2::numeric)
-         ON CONFLICT (projection) DO UPDATE SET position = greatest(projection_checkpoints.position, EXCLUDED.position), updated_at = now()`,
-        [READ_MODEL_PROJECTION, event.globalPosition],
-      );
-    });
+    return skipFailedEvent(this.pool, READ_MODEL_PROJECTION, event, failure);
   }
 }

@@ -1,19 +1,33 @@
 import type { Pool, PoolClient } from 'pg';
-import { ApplyEvents, EventStore, GlobalPosition, ReadModelRebuild, ReadModelRebuilder, RecordedToolEvent } from '@toolhistory/domain';
+import {
+  ApplyEvents,
+  EventStore,
+  GlobalPosition,
+  keysTouchedBy,
+  ReadModelRebuild,
+  ReadModelRebuilder,
+  RecordedToolEvent,
+} from '@toolhistory/domain';
 import { AppError, ErrorCode } from '@toolhistory/errors';
 import { inTransaction } from './in-transaction';
 import { classifyPostgresError } from './postgres-errors';
+import { advanceCheckpoint, lockCheckpoint } from './postgres-projection-checkpoints';
 import { applyRecordedEvents, LIVE_READ_MODEL, ReadModelTableNames } from './postgres-read-model-writer';
+import { fillSearchDocuments, LIVE_SEARCH, refreshSearchDocuments, SearchTableNames } from './postgres-search-documents';
+import { SEARCH_PROJECTION } from './postgres-search-projection';
 
 const REBUILD_SUFFIX = '_rebuild';
 const RETIRED_SUFFIX = '_retired';
-const TABLES = Object.values(LIVE_READ_MODEL);
+/** Every table a rebuild makes anew: the read model and the search documents made from it. */
+const TABLES = [...Object.values(LIVE_READ_MODEL), LIVE_SEARCH.search];
 const suffixed = (suffix: string): ReadModelTableNames => ({
   conversations: `conversations${suffix}`,
   runs: `runs${suffix}`,
   invocations: `invocations${suffix}`,
 });
 export const REBUILD_TABLES = suffixed(REBUILD_SUFFIX);
+const REBUILD_SEARCH: SearchTableNames = { invocations: REBUILD_TABLES.invocations, search: `${LIVE_SEARCH.search}${REBUILD_SUFFIX}` };
+const REBUILT = TABLES.map((table) => `${table}${REBUILD_SUFFIX}`);
 
 /** The checkpoint of the read model's projection: the last global position applied to it. */
 export const READ_MODEL_PROJECTION = 'read-model';
@@ -40,10 +54,10 @@ export class PostgresReadModelRebuilder implements ReadModelRebuilder {
       );
       if (!rows[0].locked) throw new AppError(ErrorCode.ConcurrencyConflict, 'another rebuild of this read model is running');
       // Leftovers of a rebuild that died are dropped: nothing reads them.
-      for (const table of Object.values(REBUILD_TABLES)) await session.query(`DROP TABLE IF EXISTS ${table}`);
+      for (const table of REBUILT) await session.query(`DROP TABLE IF EXISTS ${table}`);
       for (const table of TABLES) await session.query(`CREATE TABLE ${table}${REBUILD_SUFFIX} (LIKE ${table} INCLUDING ALL)`);
       // Only the keys the upserts need stay during the bulk load; the rest is built once at the end.
-      const deferred = await secondaryIndexesOf(session, Object.values(REBUILD_TABLES));
+      const deferred = await secondaryIndexesOf(session, REBUILT);
       for (const index of deferred) await session.query(`DROP INDEX ${quote(index.name)}`);
       return new PostgresRebuild(
         this.pool,
@@ -60,6 +74,8 @@ export class PostgresReadModelRebuilder implements ReadModelRebuilder {
 
 class PostgresRebuild implements ReadModelRebuild {
   private finished = false;
+  /** Search documents are made in one pass once the bulk of events is in; from then on, with each batch. */
+  private searchFilled = false;
 
   constructor(
     private readonly pool: Pool,
@@ -70,6 +86,10 @@ class PostgresRebuild implements ReadModelRebuild {
 
   async buildIndexes(): Promise<void> {
     try {
+      if (!this.searchFilled) {
+        await fillSearchDocuments(this.session, REBUILD_SEARCH);
+        this.searchFilled = true;
+      }
       while (this.deferredIndexes.length > 0) {
         await this.session.query(this.deferredIndexes[0]);
         this.deferredIndexes.shift();
@@ -89,18 +109,14 @@ class PostgresRebuild implements ReadModelRebuild {
     try {
       await this.buildIndexes();
       await client.query('BEGIN');
-      // The checkpoint first: a projector takes it before the tables, so taking them in the same order cannot deadlock.
-      await client.query(
-        `INSERT INTO projection_checkpoints (projection, position) VALUES ($1, 0)
-         ON CONFLICT (projection) DO UPDATE SET position = projection_checkpoints.position`,
-        [READ_MODEL_PROJECTION],
-      );
+      // The checkpoints first: a projector takes its own before the tables, so taking them in the same order cannot deadlock.
+      for (const projection of [READ_MODEL_PROJECTION, SEARCH_PROJECTION]) await lockCheckpoint(client, projection);
       // Every writer of the live tables (recorder batches, erasures) finishes or waits; one
       // that already read rows jumps the queue to finish, so this cannot deadlock with it.
       await client.query(`LOCK TABLE ${TABLES.join(', ')} IN ACCESS EXCLUSIVE MODE`);
       const position = await finish((events) => this.applyWith(client, events));
       // Conversations erased after the rebuild read their events must not come back.
-      for (const table of Object.values(REBUILD_TABLES)) {
+      for (const table of REBUILT) {
         await client.query(
           `DELETE FROM ${table} t USING streams s
            WHERE s.erased_at IS NOT NULL AND s.tenant_id = t.tenant_id AND s.conversation_id = t.conversation_id`,
@@ -111,11 +127,7 @@ class PostgresRebuild implements ReadModelRebuild {
       for (const table of TABLES) await client.query(`ALTER TABLE ${table}${REBUILD_SUFFIX} RENAME TO ${table}`);
       for (const table of TABLES) await client.query(`DROP TABLE ${table}${RETIRED_SUFFIX}`);
       await renameIndexesLike(client, liveIndexes);
-      await client.query(
-        `INSERT INTO projection_checkpoints (projection, position) VALUES ($1, $2::numeric)
-         ON CONFLICT (projection) DO UPDATE SET position = EXCLUDED.position, updated_at = now()`,
-        [READ_MODEL_PROJECTION, position],
-      );
+      for (const projection of [READ_MODEL_PROJECTION, SEARCH_PROJECTION]) await advanceCheckpoint(client, projection, position);
       await client.query('COMMIT');
       this.finished = true;
     } catch (error) {
@@ -130,14 +142,15 @@ class PostgresRebuild implements ReadModelRebuild {
     if (this.finished) return;
     this.finished = true;
     try {
-      for (const table of Object.values(REBUILD_TABLES)) await this.session.query(`DROP TABLE IF EXISTS ${table}`);
+      for (const table of REBUILT) await this.session.query(`DROP TABLE IF EXISTS ${table}`);
     } finally {
       await releaseSession(this.session);
     }
   }
 
-  private applyWith(client: PoolClient, recorded: readonly RecordedToolEvent[]): Promise<void> {
-    return applyRecordedEvents(client, recorded, REBUILD_TABLES, this.events);
+  private async applyWith(client: PoolClient, recorded: readonly RecordedToolEvent[]): Promise<void> {
+    await applyRecordedEvents(client, recorded, REBUILD_TABLES, this.events);
+    if (this.searchFilled) await refreshSearchDocuments(client, keysTouchedBy(recorded.map((r) => r.event)).invocations, REBUILD_SEARCH);
   }
 }
 

@@ -1,7 +1,7 @@
 import type { ToolEvent } from '../../contract/src';
 import { parsePolicyDocument } from '../../domain/src';
 import { freshSchema, FreshSchema } from '../../../test/support/fresh-schema';
-import { countRows, invocationsOf, streamOf } from '../../../test/support/read-model-queries';
+import { catchUpSearch, countRows, invocationsOf, streamOf } from '../../../test/support/read-model-queries';
 import { runCompleted, toolCall, toolResult } from '../../../test/support/tool-event-factory';
 import { PostgresConversationEraser } from './postgres-conversation-eraser';
 import { PostgresRecordingStore } from './postgres-recording-store';
@@ -85,6 +85,12 @@ describe('redaction and erasure in the PostgreSQL store (real PostgreSQL)', () =
     ];
     const neighbour = toolCall({ ...scope, conversationId: 'stays' }, { roundIndex: 0, sequenceIndex: 0 });
     await record([...events, neighbour]);
+    await catchUpSearch(db.pool);
+    const documents = () =>
+      db.pool
+        .query(`SELECT conversation_id FROM invocation_search WHERE tenant_id = 't2' ORDER BY 1`)
+        .then((r) => r.rows.map((x) => x.conversation_id));
+    expect(await documents()).toEqual(['gone', 'gone', 'stays']);
     const before = { events: await countRows(db.pool, 'events'), invocations: await countRows(db.pool, 'invocations') };
 
     const eraser = new PostgresConversationEraser(db.pool);
@@ -94,6 +100,7 @@ describe('redaction and erasure in the PostgreSQL store (real PostgreSQL)', () =
     expect(await new PostgresReplayReader(db.pool).readConversation('t2', 'gone')).toBeNull();
     expect(await countRows(db.pool, 'events')).toBe(before.events - 5);
     expect(await countRows(db.pool, 'invocations')).toBe(before.invocations - 2);
+    expect(await documents()).toEqual(['stays']);
 
     // Kafka redelivers the old events (a reset offset, a replayed topic): nothing comes back.
     expect(await record(events)).toMatchObject({ appended: 0, erased: 5 });

@@ -23,6 +23,7 @@ const ALL_MIGRATIONS = [
   '006_projection-checkpoints',
   '007_projection-failures',
   '008_listing-by-round-and-sequence',
+  '009_search-projection',
 ];
 
 describe('runMigrations (real PostgreSQL)', () => {

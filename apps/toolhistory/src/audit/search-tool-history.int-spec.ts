@@ -2,6 +2,7 @@ import type { ToolEvent } from '@toolhistory/contract';
 import { parsePolicyDocument, SearchHit } from '@toolhistory/domain';
 import { PostgresAuditReader, PostgresRecordingStore } from '@toolhistory/persistence';
 import { freshSchema, FreshSchema } from '../../../../test/support/fresh-schema';
+import { catchUpSearch } from '../../../../test/support/read-model-queries';
 import { runCompleted, toolCall, toolResult } from '../../../../test/support/tool-event-factory';
 import { QueryAudit } from './query-audit';
 
@@ -74,6 +75,9 @@ describe('SearchToolHistory: full-text search over invocations (real PostgreSQL)
       events: events.map((event, i) => ({ offset: String(i), event })),
       nextOffset: String(events.length),
     });
+    // Nothing is searchable before the search projection has followed the recording.
+    expect(await search('git_status')).toEqual([]);
+    await catchUpSearch(db.pool);
   });
   afterAll(() => db.drop());
 
@@ -215,21 +219,53 @@ describe('SearchToolHistory: full-text search over invocations (real PostgreSQL)
     await expect(search('x', { from: 2, to: 1 })).rejects.toThrow('from must be before to');
   });
 
-  it('keeps its document and index in a copy of the table, as a read-model rebuild makes one', async () => {
-    await db.pool.query('CREATE TABLE invocations_copy (LIKE invocations INCLUDING ALL)');
-    await db.pool
-      .query(`INSERT INTO invocations_copy (tenant_id, conversation_id, run_id, pair_key, round_index, sequence_index, tool_call_id, tool_name, arguments, result)
-      VALUES ('acme', 'c', 'r', 'k', 0, 0, 'call', 'read_file', '{"path": "lib/util.ts", "script": "cd lib\\nmake"}', '"line one\\nline two"')`);
-    const { rows } = await db.pool.query('SELECT search_document::text AS document FROM invocations_copy');
+  it('makes a document of words weighted by where they came from, and keeps its index in a copy of the table', async () => {
+    const { rows } = await db.pool.query(
+      `SELECT invocation_search_document('read_file', '{"path": "lib/util.ts", "script": "cd lib\\nmake"}', '"line one\\nline two"')::text AS document`,
+    );
     // Weights by where a word came from; the path in parts; a newline a blank (not "nmake" or "nline"), in JSON text or not.
     expect(rows[0].document).toBe(
       "'cd':7B 'file':2A 'lib':4B,8B 'line':10C,12C 'make':9B 'one':11C 'path':3B 'read':1A 'script':6B 'two':13C 'util.ts':5B",
     );
+    // A rebuild makes its tables this way: the tenant-led index comes along.
+    await db.pool.query('CREATE TABLE invocation_search_copy (LIKE invocation_search INCLUDING ALL)');
     const copied = await db.pool.query(
-      `SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'invocations_copy' AND indexdef LIKE '%USING gin (search_document)%'`,
+      `SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'invocation_search_copy' AND indexdef LIKE '%USING gin (tenant_id, document)%'`,
     );
     expect(copied.rows).toHaveLength(1);
-    await db.pool.query('DROP TABLE invocations_copy');
+    await db.pool.query('DROP TABLE invocation_search_copy');
+  });
+
+  it('follows the recording: a later invocation is found once the projection has applied it, its document rewritten when its result arrives', async () => {
+    const late = { tenantId: 'acme', conversationId: 'c-late', runId: 'r1' };
+    const store = new PostgresRecordingStore(db.pool, parsed.policy.redaction);
+    const record = (event: ToolEvent, offset: number) =>
+      store.recordBatch({
+        consumerGroup: 'g',
+        topic: 't',
+        partition: 1,
+        events: [{ offset: String(offset), event }],
+        nextOffset: String(offset + 1),
+      });
+    await record(
+      toolCall(late, {
+        roundIndex: 0,
+        sequenceIndex: 0,
+        toolName: 'lookup_parcel',
+        arguments: { parcel: 'wombatparcel' } as never,
+        occurredAt: at(50),
+      }),
+      0,
+    );
+    expect(await search('wombatparcel')).toEqual([]);
+    await catchUpSearch(db.pool);
+    expect((await search('wombatparcel')).map(keyOf)).toEqual(['c-late/lookup_parcel']);
+    await record(
+      toolResult(late, { roundIndex: 0, sequenceIndex: 0, result: 'delivered to the numbatdepot' as never, occurredAt: at(51) }),
+      1,
+    );
+    await catchUpSearch(db.pool);
+    expect((await search('numbatdepot')).map(keyOf)).toEqual(['c-late/lookup_parcel']);
   });
 
   it('answers 20 hits by default and at most 100, in the same stable order every time', async () => {

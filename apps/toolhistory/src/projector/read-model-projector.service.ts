@@ -3,14 +3,18 @@ import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { AppConfig } from '@toolhistory/config';
 import type { EventStore } from '@toolhistory/domain';
-import { PostgresReadModelProjection } from '@toolhistory/persistence';
+import { PostgresReadModelProjection, PostgresSearchProjection } from '@toolhistory/persistence';
 import { APP_CONFIG, EVENT_STORE, PG_POOL, ROOT_LOGGER } from '../tokens';
 import { ReadModelProjector } from './read-model-projector';
 
+/** How often a projector logs how fresh it is while it applies events. */
+const FRESHNESS_REPORT_MS = 10_000;
+
 /**
- * With events in EventStoreDB, the recorder role also feeds the read model
- * from a subscription (checkpoint and rows in one PostgreSQL transaction).
- * With PostgreSQL the recorder's own transaction does that, so this idles.
+ * What the recorder role projects after commit, following the event store.
+ * With events in PostgreSQL the recorder's own transaction writes the read
+ * model, and the search documents follow it here. With EventStoreDB the
+ * read model follows it here, its search documents in the same transaction.
  */
 @Injectable()
 export class ReadModelProjectorService implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -24,9 +28,20 @@ export class ReadModelProjectorService implements OnApplicationBootstrap, Before
   ) {}
 
   onApplicationBootstrap(): void {
-    if (this.config.eventStore.kind !== 'eventstoredb') return;
     const log = this.logger.child({ component: 'projector' });
-    this.projector = new ReadModelProjector(this.events, new PostgresReadModelProjection(this.pool, this.events), { log });
+    this.projector =
+      this.config.eventStore.kind === 'eventstoredb'
+        ? new ReadModelProjector(this.events, new PostgresReadModelProjection(this.pool, this.events), {
+            log,
+            lagReportIntervalMs: FRESHNESS_REPORT_MS,
+          })
+        : new ReadModelProjector(this.events, new PostgresSearchProjection(this.pool), {
+            name: 'search',
+            types: ['ToolCallRequested', 'ToolResultReceived'],
+            batchSize: 2_000,
+            log,
+            lagReportIntervalMs: FRESHNESS_REPORT_MS,
+          });
     this.projector.start();
   }
 

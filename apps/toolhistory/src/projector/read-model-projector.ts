@@ -1,3 +1,4 @@
+import type { ToolEventType } from '@toolhistory/contract';
 import type { CheckpointedProjection, EventStore, RecordedToolEvent } from '@toolhistory/domain';
 import { toAppError } from '@toolhistory/errors';
 import { attemptAlone } from '../recorder/attempt-alone';
@@ -11,9 +12,23 @@ export interface ProjectorLog {
 }
 
 export interface ProjectorOptions {
+  /** The projection's name in log lines. */
+  name?: string;
+  /** Only these event types reach the projection (all when absent). */
+  types?: readonly ToolEventType[];
   batchSize?: number;
   lingerMs?: number;
   log?: ProjectorLog;
+  /** How often the freshness lag is logged while events are applied (0: never). */
+  lagReportIntervalMs?: number;
+}
+
+/** How far behind the event store the projection was over the last report interval. */
+export interface ProjectionFreshness {
+  /** Since the event applied last was recorded, when it was applied. */
+  lastLagMs: number;
+  maxLagMs: number;
+  events: number;
 }
 
 /**
@@ -25,20 +40,53 @@ export interface ProjectorOptions {
 export class ReadModelProjector {
   private readonly abort = new AbortController();
   private running: Promise<void> | null = null;
+  private readonly name: string;
+  private interval: ProjectionFreshness = { lastLagMs: 0, maxLagMs: 0, events: 0 };
+  private lagTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly events: EventStore,
     private readonly projection: CheckpointedProjection,
     private readonly options: ProjectorOptions = {},
-  ) {}
+  ) {
+    this.name = options.name ?? 'read-model';
+  }
 
   start(): void {
     this.running ??= this.run();
+    const every = this.options.lagReportIntervalMs ?? 0;
+    if (every > 0 && !this.lagTimer) {
+      this.lagTimer = setInterval(() => this.reportLag(), every);
+      this.lagTimer.unref();
+    }
   }
 
   async stop(): Promise<void> {
     this.abort.abort();
+    if (this.lagTimer) clearInterval(this.lagTimer);
+    this.lagTimer = null;
     await this.running;
+  }
+
+  /** The lag of the last applied batch, the worst since the last report, and how many events that covers. */
+  freshness(): ProjectionFreshness {
+    return { ...this.interval };
+  }
+
+  private noteApplied(batch: readonly RecordedToolEvent[]): void {
+    const lagMs = Math.max(0, Date.now() - Date.parse(batch[batch.length - 1].recordedAt));
+    this.interval = {
+      lastLagMs: lagMs,
+      maxLagMs: Math.max(this.interval.maxLagMs, lagMs),
+      events: this.interval.events + batch.length,
+    };
+  }
+
+  private reportLag(): void {
+    const { maxLagMs, lastLagMs, events } = this.interval;
+    if (events === 0) return;
+    this.options.log?.info({ projection: this.name, lagMs: lastLagMs, maxLagMs, events }, 'projection freshness');
+    this.interval = { lastLagMs, maxLagMs: 0, events: 0 };
   }
 
   private async run(): Promise<void> {
@@ -52,13 +100,13 @@ export class ReadModelProjector {
           onRetry: (error, attempt, delayMs) =>
             this.options.log?.warn(
               { err: { code: error.code, message: error.message }, attempt, delayMs },
-              'projection interrupted; resuming from its checkpoint',
+              `${this.name} projection interrupted; resuming from its checkpoint`,
             ),
         });
       } catch (error) {
         if (signal.aborted) return;
         // Not retriable (a bug or bad data): keep trying slowly rather than stop feeding the read model.
-        this.options.log?.warn({ err: { message: toAppError(error).message } }, 'projection failed; retrying in 10 s');
+        this.options.log?.warn({ err: { message: toAppError(error).message } }, `${this.name} projection failed; retrying in 10 s`);
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, 10_000);
           signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
@@ -70,8 +118,12 @@ export class ReadModelProjector {
   private async follow(): Promise<void> {
     const { signal } = this.abort;
     const from = await this.projection.checkpoint();
-    this.options.log?.info({ from }, 'projection following the event store');
-    const batches = inBatches(this.events.subscribe(from, { signal }), this.options.batchSize ?? 1_000, this.options.lingerMs ?? 20);
+    this.options.log?.info({ projection: this.name, from }, `${this.name} projection following the event store`);
+    const batches = inBatches(
+      this.events.subscribe(from, { signal, types: this.options.types }),
+      this.options.batchSize ?? 1_000,
+      this.options.lingerMs ?? 20,
+    );
     for await (const batch of batches) await this.applyBatch(batch);
   }
 
@@ -84,6 +136,7 @@ export class ReadModelProjector {
   private async applyBatch(batch: readonly RecordedToolEvent[]): Promise<void> {
     try {
       await this.projection.apply(batch);
+      this.noteApplied(batch);
       return;
     } catch (thrown) {
       if (toAppError(thrown).retriable) throw thrown;
@@ -100,8 +153,9 @@ export class ReadModelProjector {
           code: failure.code,
           reason: failure.message,
         },
-        'event skipped by the read-model projection: it fails to apply while the others apply',
+        `event skipped by the ${this.name} projection: it fails to apply while the others apply`,
       );
     }
+    this.noteApplied(batch);
   }
 }

@@ -8,7 +8,7 @@ import {
   PostgresReplayReader,
 } from '@toolhistory/persistence';
 import { freshSchema, FreshSchema } from '../../../../test/support/fresh-schema';
-import { countRows, readModelChecksum } from '../../../../test/support/read-model-queries';
+import { catchUpSearch, countRows, readModelChecksum, searchChecksum } from '../../../../test/support/read-model-queries';
 import { runFailed, toolCall, toolResult } from '../../../../test/support/tool-event-factory';
 import { agentTraffic } from '../../../../test/support/traffic';
 import { RebuildReadModel } from './rebuild-read-model';
@@ -63,19 +63,27 @@ describe('rebuilding the read model from the event store (real PostgreSQL)', () 
     const db = await freshSchema('rebuild_once');
     try {
       await recordAll(new PostgresRecordingStore(db.pool, redaction), trickyTraffic(21));
+      await catchUpSearch(db.pool);
       const expected = await readModelChecksum(db.pool);
+      const expectedSearch = await searchChecksum(db.pool);
+      expect(expectedSearch).not.toMatch(/^0:/);
       const indexesBefore = await indexNames(db);
 
       const outcome = await rebuildOf(db).execute({ pageSize: 700 });
       expect(outcome.events).toBe(await countRows(db.pool, 'events'));
       expect(await readModelChecksum(db.pool)).toBe(expected);
+      // The search documents are made anew with the read model, equal to what the search projection wrote.
+      expect(await searchChecksum(db.pool)).toBe(expectedSearch);
       expect(await indexNames(db)).toEqual(indexesBefore);
       const leftovers = await db.pool.query(`SELECT tablename FROM pg_tables WHERE schemaname = $1 AND tablename ~ '_(rebuild|retired)$'`, [
         db.schema,
       ]);
       expect(leftovers.rows).toEqual([]);
-      const checkpoint = await db.pool.query(`SELECT position::text FROM projection_checkpoints WHERE projection = 'read-model'`);
-      expect(checkpoint.rows[0].position).toBe(outcome.position);
+      const checkpoints = await db.pool.query(`SELECT projection, position::text FROM projection_checkpoints ORDER BY projection`);
+      expect(checkpoints.rows).toEqual([
+        { projection: 'read-model', position: outcome.position },
+        { projection: 'search', position: outcome.position },
+      ]);
     } finally {
       await db.drop();
     }
@@ -113,6 +121,10 @@ describe('rebuilding the read model from the event store (real PostgreSQL)', () 
     expect(outcome.events).toBeGreaterThan(0);
     expect(await countRows(live.pool, 'events')).toBe(await countRows(reference.pool, 'events'));
     expect(await readModelChecksum(live.pool)).toBe(await readModelChecksum(reference.pool));
+    // What the live projection wrote before, during and after the swap, and what the rebuild made, search like the reference.
+    await catchUpSearch(live.pool);
+    await catchUpSearch(reference.pool);
+    expect(await searchChecksum(live.pool)).toBe(await searchChecksum(reference.pool));
   });
 
   it('takes the stored version of a result that was re-redacted after the rebuild read it', async () => {
@@ -130,7 +142,9 @@ describe('rebuilding the read model from the event store (real PostgreSQL)', () 
       await rebuild.apply([asReadFirst]);
       // The call arrives now: the recorder re-redacts the stored result by the tool's rule.
       await recordAll(store, [[toolCall(scope, { roundIndex: 0, sequenceIndex: 0, toolName: 'lookup_patient' })]], { next: 1 });
+      await catchUpSearch(db.pool);
       const expected = await readModelChecksum(db.pool);
+      const expectedSearch = await searchChecksum(db.pool);
       await rebuild.swap(async (apply) => {
         const rest = await events.readAll(asReadFirst.globalPosition, { limit: 10 });
         await apply(rest);
@@ -139,6 +153,7 @@ describe('rebuilding the read model from the event store (real PostgreSQL)', () 
       const { rows } = await db.pool.query(`SELECT result FROM invocations`);
       expect(rows).toEqual([{ result: { diagnosis: '[REDACTED:$.diagnosis]' } }]);
       expect(await readModelChecksum(db.pool)).toBe(expected);
+      expect(await searchChecksum(db.pool)).toBe(expectedSearch);
     } finally {
       await db.drop();
     }
@@ -149,6 +164,7 @@ describe('rebuilding the read model from the event store (real PostgreSQL)', () 
     try {
       const store = new PostgresRecordingStore(db.pool, redaction);
       await recordAll(store, trickyTraffic(23));
+      await catchUpSearch(db.pool);
       const events = new PostgresEventStore(db.pool);
       const rebuild = await new PostgresReadModelRebuilder(db.pool, events).begin();
       let position = START_POSITION;
@@ -159,10 +175,14 @@ describe('rebuilding the read model from the event store (real PostgreSQL)', () 
       const erased = await new PostgresConversationEraser(db.pool).erase('tenant-0', 'patient-chat');
       expect(erased.erasedEvents).toBeGreaterThan(0);
       const expected = await readModelChecksum(db.pool);
+      const expectedSearch = await searchChecksum(db.pool);
       await rebuild.swap(async () => position);
-      const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM invocations WHERE conversation_id = 'patient-chat'`);
-      expect(rows[0].n).toBe(0);
+      for (const table of ['invocations', 'invocation_search']) {
+        const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM ${table} WHERE conversation_id = 'patient-chat'`);
+        expect(rows[0].n).toBe(0);
+      }
       expect(await readModelChecksum(db.pool)).toBe(expected);
+      expect(await searchChecksum(db.pool)).toBe(expectedSearch);
     } finally {
       await db.drop();
     }

@@ -1,0 +1,60 @@
+import type { Pool, PoolClient } from 'pg';
+import { GlobalPosition, RecordedToolEvent, START_POSITION } from '@toolhistory/domain';
+import { inTransaction } from './in-transaction';
+import { classifyPostgresError } from './postgres-errors';
+
+/** The last global position applied to a projection ("0": none). */
+export async function readCheckpoint(pool: Pool, projection: string): Promise<GlobalPosition> {
+  try {
+    const { rows } = await pool.query<{ position: string }>('SELECT position::text FROM projection_checkpoints WHERE projection = $1', [
+      projection,
+    ]);
+    return rows[0]?.position ?? START_POSITION;
+  } catch (error) {
+    throw classifyPostgresError(error);
+  }
+}
+
+/**
+ * Locks the projection's checkpoint row until the transaction ends and
+ * answers it: whoever applies events to a projection takes this first, so
+ * two appliers (or an applier and a rebuild's swap) take turns.
+ */
+export async function lockCheckpoint(client: PoolClient, projection: string): Promise<GlobalPosition> {
+  const { rows } = await client.query<{ position: string }>(
+    `INSERT INTO projection_checkpoints (projection, position) VALUES ($1, 0)
+     ON CONFLICT (projection) DO UPDATE SET position = projection_checkpoints.position
+     RETURNING position::text`,
+    [projection],
+  );
+  return rows[0].position;
+}
+
+export async function advanceCheckpoint(client: PoolClient, projection: string, position: GlobalPosition): Promise<void> {
+  await client.query(
+    `INSERT INTO projection_checkpoints (projection, position) VALUES ($1, $2::numeric)
+     ON CONFLICT (projection) DO UPDATE SET position = EXCLUDED.position, updated_at = now()`,
+    [projection, position],
+  );
+}
+
+/** Moves the checkpoint past an event that cannot be applied, keeping what was skipped and why. */
+export function skipFailedEvent(
+  pool: Pool,
+  projection: string,
+  event: RecordedToolEvent,
+  failure: { code: string; reason: string },
+): Promise<void> {
+  return inTransaction(pool, async (client) => {
+    await client.query(
+      `INSERT INTO projection_failures (projection, position, event_id, error_code, reason) VALUES ($1, $2::numeric, $3, $4, $5)
+       ON CONFLICT (projection, position) DO NOTHING`,
+      [projection, event.globalPosition, event.event.eventId, failure.code, failure.reason],
+    );
+    await client.query(
+      `INSERT INTO projection_checkpoints (projection, position) VALUES ($1, $2::numeric)
+       ON CONFLICT (projection) DO UPDATE SET position = greatest(projection_checkpoints.position, EXCLUDED.position), updated_at = now()`,
+      [projection, event.globalPosition],
+    );
+  });
+}

@@ -1,0 +1,71 @@
+import type { PoolClient } from 'pg';
+import { ConversationKey, conversationKeyString, InvocationKey } from '@toolhistory/domain';
+
+/** Where search documents live and the invocations they are made from: the live tables, or a rebuild's. */
+export interface SearchTableNames {
+  invocations: string;
+  search: string;
+}
+
+export const LIVE_SEARCH: SearchTableNames = { invocations: 'invocations', search: 'invocation_search' };
+
+/**
+ * Writes the search document of each given invocation from its row as it
+ * is now (what search reports on is the read model, after redaction and
+ * the persist policy). A key without a row, erased meanwhile, writes
+ * nothing.
+ */
+export async function refreshSearchDocuments(
+  client: PoolClient,
+  keys: readonly InvocationKey[],
+  tables: SearchTableNames = LIVE_SEARCH,
+): Promise<void> {
+  if (keys.length === 0) return;
+  const sorted = [...keys].sort((a, b) => compareText(keyText(a), keyText(b)));
+  await client.query(
+    `INSERT INTO ${tables.search} (tenant_id, conversation_id, run_id, pair_key, at, document)
+     SELECT i.tenant_id, i.conversation_id, i.run_id, i.pair_key, i.at, invocation_search_document(i.tool_name, i.arguments, i.result)
+     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS k(tenant_id, conversation_id, run_id, pair_key, n)
+     JOIN ${tables.invocations} i USING (tenant_id, conversation_id, run_id, pair_key)
+     ORDER BY k.n
+     ON CONFLICT (tenant_id, conversation_id, run_id, pair_key) DO UPDATE SET at = EXCLUDED.at, document = EXCLUDED.document`,
+    [sorted.map((k) => k.tenantId), sorted.map((k) => k.conversationId), sorted.map((k) => k.runId), sorted.map((k) => k.pairKey)],
+  );
+}
+
+/** Fills a rebuild's search table from its invocations in one pass (before its index is built). */
+export async function fillSearchDocuments(client: PoolClient, tables: SearchTableNames): Promise<void> {
+  await client.query(
+    `INSERT INTO ${tables.search} (tenant_id, conversation_id, run_id, pair_key, at, document)
+     SELECT tenant_id, conversation_id, run_id, pair_key, at, invocation_search_document(tool_name, arguments, result)
+     FROM ${tables.invocations}`,
+  );
+}
+
+/**
+ * Documents are written after the rows they are made from were committed,
+ * so an erasure could delete a conversation's rows between the read and the
+ * write and leave a document of erased text behind. Both take this lock per
+ * conversation first: the writer shared (several may write at once), the
+ * erasure exclusive. Keys are taken in one order, so writers never deadlock
+ * each other. The recorder takes no part in it.
+ */
+export async function lockConversationsForSearch(
+  client: PoolClient,
+  conversations: readonly ConversationKey[],
+  mode: 'shared' | 'exclusive',
+): Promise<void> {
+  if (conversations.length === 0) return;
+  const sorted = [...new Map(conversations.map((c) => [conversationKeyString(c), c])).values()].sort((a, b) =>
+    compareText(conversationKeyString(a), conversationKeyString(b)),
+  );
+  const lock = mode === 'shared' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';
+  await client.query(
+    `SELECT ${lock}(hashtext(current_schema() || '.search'), hashtext(k.tenant_id || '/' || k.conversation_id))
+     FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS k(tenant_id, conversation_id, n) ORDER BY k.n`,
+    [sorted.map((c) => c.tenantId), sorted.map((c) => c.conversationId)],
+  );
+}
+
+const keyText = (k: InvocationKey): string => `${conversationKeyString(k)}\u0000${k.runId}\u0000${k.pairKey}`;
+const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
