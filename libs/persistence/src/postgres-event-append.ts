@@ -28,7 +28,7 @@ const EVENT_COLUMNS: ColumnSpec<PositionedEvent>[] = [
   { name: 'type', sqlType: 'text', value: (r) => r.event.type },
   { name: 'schema_version', sqlType: 'int4', value: (r) => r.event.schemaVersion },
   { name: 'occurred_at', sqlType: 'timestamptz', value: (r) => r.event.occurredAt },
-  { name: 'payload', sqlType: 'jsonb', value: (r) => r.event },
+  { name: 'payload', sqlType: 'json', value: (r) => r.event },
 ];
 
 /** Drops events already in the store, and repeats of one eventId within the list. */

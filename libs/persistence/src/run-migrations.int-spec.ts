@@ -24,6 +24,7 @@ const ALL_MIGRATIONS = [
   '007_projection-failures',
   '008_listing-by-round-and-sequence',
   '009_search-projection',
+  '010_payload-text-as-received',
 ];
 
 describe('runMigrations (real PostgreSQL)', () => {

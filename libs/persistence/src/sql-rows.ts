@@ -5,9 +5,9 @@
  */
 export interface ColumnSpec<Row> {
   name: string;
-  /** The column's PostgreSQL type, e.g. 'text', 'int4', 'uuid', 'jsonb'. */
+  /** The column's PostgreSQL type, e.g. 'text', 'int4', 'uuid', 'json'. */
   sqlType: string;
-  /** The value as JSON carries it (a jsonb column takes any JSON value; undefined = NULL). */
+  /** The value as JSON carries it (a json column takes any JSON value; undefined = NULL). */
   value: (row: Row) => unknown;
 }
 
@@ -30,9 +30,10 @@ export function unnestRows<Row>(columns: readonly ColumnSpec<Row>[], rows: reado
 }
 
 /**
- * Wide rows travel as one JSON document read with `jsonb_to_recordset`:
- * JSON columns are parsed once, server side, and no array literal is built
- * or escaped. Measured about 30% faster than `unnest` for 1 KB payloads.
+ * Wide rows travel as one JSON document read with `json_to_recordset`: no
+ * array literal is built or escaped (measured about 30% faster than
+ * `unnest` for 1 KB payloads), and a `json` column gets its value's text
+ * exactly as serialized here, key order included.
  */
 export function recordsetSelect<Row>(
   columns: readonly ColumnSpec<Row>[],
@@ -47,7 +48,7 @@ export function recordsetSelect<Row>(
     return record;
   });
   return {
-    select: `SELECT ${columnList} FROM jsonb_to_recordset($${param}::jsonb) AS r(${definitions})`,
+    select: `SELECT ${columnList} FROM json_to_recordset($${param}::json) AS r(${definitions})`,
     columnList,
     value: JSON.stringify(records),
   };

@@ -1,3 +1,4 @@
+import { setJsonMember } from './json-member';
 /**
  * The subset of JSONPath the policy file uses to name values to mask:
  * `$`, `.name`, `['name']`, `[n]`, `[*]` and `.*`. Parsed once at start-up;
@@ -64,7 +65,7 @@ export function replaceAtPath(value: unknown, steps: readonly PathStep[], replac
     const copy: Record<string, unknown> = { ...record };
     for (const k of keys) {
       const r = replaceAtPath(copy[k], rest, replacement);
-      copy[k] = r.value;
+      setJsonMember(copy, k, r.value);
       replaced += r.replaced;
     }
     return { value: copy, replaced };

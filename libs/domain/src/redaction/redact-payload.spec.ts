@@ -48,6 +48,15 @@ describe('redactPayload', () => {
     expect(input.card.number).toBe('4111111111111111');
   });
 
+  it('keeps a member named __proto__ as a member, where it stands, whether masked or walked', () => {
+    const input = JSON.parse('{"a":1,"__proto__":{"token":"x","note":"ann@example.com"},"z":2}') as Record<string, unknown>;
+    const walked = redactPayload(input, { maskPaths: [], detectors: ALL });
+    expect(JSON.stringify(walked)).toBe('{"a":1,"__proto__":{"token":"x","note":"[REDACTED:email]"},"z":2}');
+    expect(Object.getPrototypeOf(walked)).toBe(Object.prototype);
+    const masked = redactPayload(input, { maskPaths: [path("$['__proto__'].token")], detectors: new Set() });
+    expect(JSON.stringify(masked)).toBe(`{"a":1,"__proto__":{"token":"[REDACTED:$['__proto__'].token]","note":"ann@example.com"},"z":2}`);
+  });
+
   it('finds values in any string, also inside JSON held in a string', () => {
     const counts = {};
     const out = redactPayload(

@@ -1,3 +1,4 @@
+import { setJsonMember } from './json-member';
 import type { DetectorKind } from './detectors';
 import type { PathStep } from './json-path';
 import { replaceAtPath } from './json-path';
@@ -64,7 +65,7 @@ function mapStrings(value: unknown, f: (s: string) => string, counts: RedactionC
   for (const [k, v] of Object.entries(value)) {
     let key = f(k);
     for (let n = 2; key !== k && Object.hasOwn(out, key); n += 1) key = `${f(k)} (${n})`;
-    out[key] = mapStrings(v, f, counts, depth + 1);
+    setJsonMember(out, key, mapStrings(v, f, counts, depth + 1));
   }
   return out;
 }
