@@ -69,7 +69,8 @@ class SearchFreshness {
   sent(events: readonly { eventId: string; type: string }[]): void {
     const now = Date.now();
     for (const e of events)
-      if ((e.type === 'ToolCallRequested' || e.type === 'ToolResultReceived') && !this.sentAt.has(e.eventId)) this.sentAt.set(e.eventId, now);
+      if ((e.type === 'ToolCallRequested' || e.type === 'ToolResultReceived') && !this.sentAt.has(e.eventId))
+        this.sentAt.set(e.eventId, now);
   }
 
   async follow(): Promise<void> {

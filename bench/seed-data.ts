@@ -144,11 +144,29 @@ export async function seedEvents(pool: Pool, options: SeedEventsOptions, onProgr
  * ~25 words and results of ~`resultWords` words, so full-text search has
  * realistic documents.
  */
-export async function seedInvocations(
-  pool: Pool,
-  options: { invocations: number; tenants: number; resultWords?: number },
-  onProgress?: (done: number) => void,
-): Promise<void> {
+/**
+ * Draws word `k` of row `row` from `vocabulary` (a $-parameter holding a
+ * text[]) by Zipf's law with exponent 1: rank r comes with probability
+ * about 1 / (r ln V), as word frequencies in text do (a log-uniform draw).
+ */
+const zipfWordsOf = (row: string, salt: number, words: number, vocabularyParam: string) =>
+  `(SELECT string_agg((${vocabularyParam})[least(cardinality(${vocabularyParam}),
+      floor(power(cardinality(${vocabularyParam}) + 1, (abs(hashint8(${row} * 1009 + k * 31 + ${salt})) % 1000003) / 1000003.0))::int)], ' ')
+    FROM generate_series(1, ${words}) k)`;
+
+export interface SeedInvocationsOptions {
+  invocations: number;
+  tenants: number;
+  resultWords?: number;
+  /**
+   * Words drawn from this vocabulary by Zipf's law (most common first);
+   * without it, uniformly from a 70-word one, so every word is in nearly
+   * every document: the worst case for search.
+   */
+  vocabulary?: readonly string[];
+}
+
+export async function seedInvocations(pool: Pool, options: SeedInvocationsOptions, onProgress?: (done: number) => void): Promise<void> {
   const resultWords = options.resultWords ?? 140;
   const perConversation = 40;
   const conversations = Math.ceil(options.invocations / perConversation);
@@ -164,6 +182,8 @@ export async function seedInvocations(
      FROM generate_series(0, $1::int - 1) c, generate_series(0, 3) r, LATERAL (SELECT timestamptz '2026-10-01' + (c * 4 + r) * interval '1 second' * 2592000 / ($1::int * 4)) AS x(t)`,
     [conversations, options.tenants],
   );
+  const vocabulary = options.vocabulary;
+  const text = (salt: number, words: number) => (vocabulary ? zipfWordsOf('i', salt, words, '$5::text[]') : wordsOf('i', salt, words));
   const chunk = 50_000;
   for (let from = 0; from < options.invocations; from += chunk) {
     const to = Math.min(options.invocations, from + chunk);
@@ -172,14 +192,74 @@ export async function seedInvocations(
                                arguments, result, is_error, requested_at, completed_at, call_event_id, result_event_id)
        SELECT 'seed-tenant-' || (i / ${perConversation} % $3::int), 'seed-conv-' || (i / ${perConversation}), 'run-' || (i % ${perConversation} / 10),
               'id:call_' || i, i % 10 / 3, i % 3, 'call_' || i, ${toolOf('i')},
-              jsonb_build_object('query', ${wordsOf('i', 1, 25)}),
-              jsonb_build_object('summary', ${wordsOf('i', 2, resultWords)}),
+              json_build_object('query', ${text(1, 25)}),
+              json_build_object('summary', ${text(2, resultWords)}),
               hashint8(i) % 29 = 0, t, t + (abs(hashint8(i)) % 3000) * interval '1 millisecond', gen_random_uuid(), gen_random_uuid()
        FROM generate_series($1::int, $2::int - 1) i,
             LATERAL (SELECT timestamptz '2026-10-01' + i * interval '1 second' * 2592000 / $4::int) AS x(t)`,
-      [from, to, options.tenants, options.invocations],
+      vocabulary ? [from, to, options.tenants, options.invocations, vocabulary] : [from, to, options.tenants, options.invocations],
     );
     onProgress?.(to);
   }
+  await fillSearchTable(pool);
   await pool.query('ANALYZE');
+}
+
+/** The search projection's documents for every seeded invocation, written in one pass and indexed once, as a rebuild does. */
+async function fillSearchTable(pool: Pool): Promise<void> {
+  const { rows } = await pool.query<{ name: string; definition: string }>(
+    `SELECT indexname AS name, indexdef AS definition FROM pg_indexes
+     WHERE schemaname = current_schema() AND tablename = 'invocation_search' AND indexname <> 'invocation_search_pkey'`,
+  );
+  for (const index of rows) await pool.query(`DROP INDEX "${index.name}"`);
+  await pool.query(
+    `INSERT INTO invocation_search (tenant_id, conversation_id, run_id, pair_key, at, document)
+     SELECT tenant_id, conversation_id, run_id, pair_key, at, invocation_search_document(tool_name, arguments, result) FROM invocations`,
+  );
+  for (const index of rows) await pool.query(index.definition);
+}
+
+/**
+ * A vocabulary of `size` distinct words and identifiers as tool output has
+ * them (plain words, snake_case and camelCase names, paths, ids, numbers),
+ * in a fixed shuffled order: its rank is the Zipf rank.
+ */
+export function toolVocabulary(size: number, random: () => number): string[] {
+  const syllables = [
+    'ka',
+    'lo',
+    'mi',
+    'ne',
+    'ru',
+    'sa',
+    'ti',
+    'vo',
+    'ber',
+    'dan',
+    'gel',
+    'hor',
+    'jun',
+    'pex',
+    'qua',
+    'wis',
+    'zor',
+    'fen',
+    'cal',
+    'dro',
+  ];
+  const word = () =>
+    Array.from({ length: 2 + Math.floor(random() * 3) }, () => syllables[Math.floor(random() * syllables.length)]).join('');
+  const shapes: Array<() => string> = [
+    word,
+    word,
+    word,
+    () => `${word()}_${word()}`,
+    () => `${word()}${word().replace(/^./, (c) => c.toUpperCase())}`,
+    () => `src/${word()}/${word()}.ts`,
+    () => `${word().slice(0, 3)}_${Math.floor(random() * 0xffffff).toString(16)}`,
+    () => String(Math.floor(random() * 1_000_000)),
+  ];
+  const words = new Set<string>();
+  while (words.size < size) words.add(shapes[Math.floor(random() * shapes.length)]());
+  return [...words];
 }
