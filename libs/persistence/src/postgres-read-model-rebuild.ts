@@ -56,6 +56,7 @@ export class PostgresReadModelRebuilder implements ReadModelRebuilder {
       // Leftovers of a rebuild that died are dropped: nothing reads them.
       for (const table of REBUILT) await session.query(`DROP TABLE IF EXISTS ${table}`);
       for (const table of TABLES) await session.query(`CREATE TABLE ${table}${REBUILD_SUFFIX} (LIKE ${table} INCLUDING ALL)`);
+      await copyStorageParameters(session, TABLES);
       // Only the keys the upserts need stay during the bulk load; the rest is built once at the end.
       const deferred = await secondaryIndexesOf(session, REBUILT);
       for (const index of deferred) await session.query(`DROP INDEX ${quote(index.name)}`);
@@ -152,6 +153,20 @@ class PostgresRebuild implements ReadModelRebuild {
     await applyRecordedEvents(client, recorded, REBUILD_TABLES, this.events);
     if (this.searchFilled) await refreshSearchDocuments(client, keysTouchedBy(recorded.map((r) => r.event)).invocations, REBUILD_SEARCH);
   }
+}
+
+/**
+ * LIKE ... INCLUDING ALL copies columns' storage and compression, not the
+ * table's storage parameters (toast_tuple_target, fillfactor): set here, so
+ * a rebuilt table stores its rows as the live one did.
+ */
+async function copyStorageParameters(client: PoolClient, tables: string[]): Promise<void> {
+  const { rows } = await client.query<{ table: string; options: string[] }>(
+    `SELECT relname AS table, reloptions AS options FROM pg_class
+     WHERE relnamespace = current_schema()::regnamespace AND relname = ANY($1) AND reloptions IS NOT NULL`,
+    [tables],
+  );
+  for (const { table, options } of rows) await client.query(`ALTER TABLE ${table}${REBUILD_SUFFIX} SET (${options.join(', ')})`);
 }
 
 /** Indexes that back no constraint: dropped for the bulk load, their definitions kept to build them again. */
