@@ -1,6 +1,8 @@
+import { availableParallelism } from 'node:os';
 import type { Pool, PoolClient } from 'pg';
 import {
   ApplyEvents,
+  conversationKeyString,
   EventStore,
   GlobalPosition,
   keysTouchedBy,
@@ -28,6 +30,12 @@ const suffixed = (suffix: string): ReadModelTableNames => ({
 export const REBUILD_TABLES = suffixed(REBUILD_SUFFIX);
 const REBUILD_SEARCH: SearchTableNames = { invocations: REBUILD_TABLES.invocations, search: `${LIVE_SEARCH.search}${REBUILD_SUFFIX}` };
 const REBUILT = TABLES.map((table) => `${table}${REBUILD_SUFFIX}`);
+
+/**
+ * Connections that write the rebuilt tables at once: the machine's cores
+ * (the work is PostgreSQL's CPU), at most 4, whatever the pool's size.
+ */
+const WRITERS = Math.max(1, Math.min(4, availableParallelism()));
 
 /** The checkpoint of the read model's projection: the last global position applied to it. */
 export const READ_MODEL_PROJECTION = 'read-model';
@@ -88,7 +96,7 @@ class PostgresRebuild implements ReadModelRebuild {
   async buildIndexes(): Promise<void> {
     try {
       if (!this.searchFilled) {
-        await fillSearchDocuments(this.session, REBUILD_SEARCH);
+        await fillSearchDocuments(this.pool, REBUILD_SEARCH, WRITERS);
         this.searchFilled = true;
       }
       while (this.deferredIndexes.length > 0) {
@@ -100,9 +108,16 @@ class PostgresRebuild implements ReadModelRebuild {
     }
   }
 
+  /**
+   * Conversations share no rows, so a page is split by conversation and the
+   * parts are applied at once, each in its own transaction and in global
+   * order within itself. A part that fails fails the rebuild, which is then
+   * abandoned: no part is ever applied twice.
+   */
   apply: ApplyEvents = async (events) => {
     if (events.length === 0) return;
-    await inTransaction(this.pool, (client) => this.applyWith(client, events));
+    const parts = byConversation(events, WRITERS);
+    await Promise.all(parts.map((part) => inTransaction(this.pool, (client) => this.applyWith(client, part))));
   };
 
   async swap(finish: (apply: ApplyEvents) => Promise<GlobalPosition>): Promise<void> {
@@ -153,6 +168,20 @@ class PostgresRebuild implements ReadModelRebuild {
     await applyRecordedEvents(client, recorded, REBUILD_TABLES, this.events);
     if (this.searchFilled) await refreshSearchDocuments(client, keysTouchedBy(recorded.map((r) => r.event)).invocations, REBUILD_SEARCH);
   }
+}
+
+/** The events split into at most `parts` lists by conversation, each in the order given. */
+function byConversation(events: readonly RecordedToolEvent[], parts: number): RecordedToolEvent[][] {
+  if (parts === 1) return [[...events]];
+  const lists: RecordedToolEvent[][] = Array.from({ length: parts }, () => []);
+  const partOf = new Map<string, number>();
+  for (const recorded of events) {
+    const key = conversationKeyString(recorded.event);
+    let part = partOf.get(key);
+    if (part === undefined) partOf.set(key, (part = partOf.size % parts));
+    lists[part].push(recorded);
+  }
+  return lists.filter((list) => list.length > 0);
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { PoolClient } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import { ConversationKey, conversationKeyString, InvocationKey } from '@toolhistory/domain';
 
 /** Where search documents live and the invocations they are made from: the live tables, or a rebuild's. */
@@ -33,12 +33,22 @@ export async function refreshSearchDocuments(
   );
 }
 
-/** Fills a rebuild's search table from its invocations in one pass (before its index is built). */
-export async function fillSearchDocuments(client: PoolClient, tables: SearchTableNames): Promise<void> {
-  await client.query(
-    `INSERT INTO ${tables.search} (tenant_id, conversation_id, run_id, pair_key, at, document)
-     SELECT tenant_id, conversation_id, run_id, pair_key, at, invocation_search_document(tool_name, arguments, result)
-     FROM ${tables.invocations}`,
+/**
+ * Fills a rebuild's search table from its invocations (before its index is
+ * built). Making documents is CPU work in PostgreSQL, and one INSERT ...
+ * SELECT runs on one core; the rows are split by conversation into
+ * `parts` statements on their own connections, run at once.
+ */
+export async function fillSearchDocuments(pool: Pool, tables: SearchTableNames, parts: number): Promise<void> {
+  await Promise.all(
+    Array.from({ length: parts }, (_, part) =>
+      pool.query(
+        `INSERT INTO ${tables.search} (tenant_id, conversation_id, run_id, pair_key, at, document)
+         SELECT tenant_id, conversation_id, run_id, pair_key, at, invocation_search_document(tool_name, arguments, result)
+         FROM ${tables.invocations} WHERE abs(hashtext(conversation_id)) % $1::int = $2::int`,
+        [parts, part],
+      ),
+    ),
   );
 }
 
