@@ -63,7 +63,7 @@ function conversation(turns: number): ToolEvent[] {
           roundIndex: round,
           sequenceIndex: seq,
           toolCallId: `call_${turn}_${round}_${seq}`,
-          result: { status: 'ok', rows: Array.from({ length: 8 }, (_, i) => ({ id: `${turn}-${round}-${seq}-${i}`, text: words(11) })) },
+          result: { status: 'ok', rows: Array.from({ length: 8 }, (_, i) => ({ id: `${turn}-${round}-${seq}-${i}`, text: words(7) })) },
           isError: false,
         });
       }
