@@ -25,6 +25,7 @@ const ALL_MIGRATIONS = [
   '008_listing-by-round-and-sequence',
   '009_search-projection',
   '010_payload-text-as-received',
+  '011_room-for-updates-in-place',
 ];
 
 describe('runMigrations (real PostgreSQL)', () => {

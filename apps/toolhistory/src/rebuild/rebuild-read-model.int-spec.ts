@@ -68,6 +68,8 @@ describe('rebuilding the read model from the event store (real PostgreSQL)', () 
       const expectedSearch = await searchChecksum(db.pool);
       expect(expectedSearch).not.toMatch(/^0:/);
       const indexesBefore = await indexNames(db);
+      const parametersBefore = await storageParameters(db);
+      expect(parametersBefore.find((t) => t.relname === 'invocations')?.reloptions).toEqual(['fillfactor=75']);
 
       const outcome = await rebuildOf(db).execute({ pageSize: 700 });
       expect(outcome.events).toBe(await countRows(db.pool, 'events'));
@@ -75,6 +77,7 @@ describe('rebuilding the read model from the event store (real PostgreSQL)', () 
       // The search documents are made anew with the read model, equal to what the search projection wrote.
       expect(await searchChecksum(db.pool)).toBe(expectedSearch);
       expect(await indexNames(db)).toEqual(indexesBefore);
+      expect(await storageParameters(db)).toEqual(parametersBefore);
       const leftovers = await db.pool.query(`SELECT tablename FROM pg_tables WHERE schemaname = $1 AND tablename ~ '_(rebuild|retired)$'`, [
         db.schema,
       ]);
@@ -208,9 +211,20 @@ describe('rebuilding the read model from the event store (real PostgreSQL)', () 
   });
 });
 
+/** The tables' storage parameters (fillfactor): what LIKE ... INCLUDING ALL leaves behind. */
+async function storageParameters(db: FreshSchema): Promise<Array<{ relname: string; reloptions: string[] | null }>> {
+  const { rows } = await db.pool.query<{ relname: string; reloptions: string[] | null }>(
+    `SELECT relname, reloptions FROM pg_class WHERE relnamespace = $1::regnamespace
+     AND relname IN ('conversations', 'runs', 'invocations', 'invocation_search') ORDER BY relname`,
+    [db.schema],
+  );
+  return rows;
+}
+
 async function indexNames(db: FreshSchema): Promise<string[]> {
   const { rows } = await db.pool.query<{ indexname: string }>(
-    `SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename IN ('conversations', 'runs', 'invocations') ORDER BY indexname`,
+    `SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename IN ('conversations', 'runs', 'invocations', 'invocation_search')
+     ORDER BY indexname`,
     [db.schema],
   );
   return rows.map((r) => r.indexname);
