@@ -48,7 +48,7 @@ const SEARCH_ORDER = 'score DESC, matched_at DESC, conversation_id, run_id, pair
  * the newest this many matches are ranked, which finding them costs a sort
  * on time rather than a read of each document.
  */
-export const SEARCH_RANKING_BOUND = 10_000;
+export const SEARCH_RANKING_BOUND = 1_000;
 // The text the document was made of, highlighted; then the '/ ' spacing undone and made one line.
 const SEARCH_SNIPPET = `btrim(regexp_replace(replace(ts_headline('simple',
     coalesce(tool_name, '') || E'\\n' || invocation_search_text(arguments) || E'\\n' || invocation_search_text(result),

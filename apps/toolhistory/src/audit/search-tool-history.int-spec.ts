@@ -1,6 +1,6 @@
 import type { ToolEvent } from '@toolhistory/contract';
 import { parsePolicyDocument, SearchHit } from '@toolhistory/domain';
-import { PostgresAuditReader, PostgresRecordingStore } from '@toolhistory/persistence';
+import { PostgresAuditReader, PostgresRecordingStore, SEARCH_RANKING_BOUND } from '@toolhistory/persistence';
 import { freshSchema, FreshSchema } from '../../../../test/support/fresh-schema';
 import { catchUpSearch } from '../../../../test/support/read-model-queries';
 import { runCompleted, toolCall, toolResult } from '../../../../test/support/tool-event-factory';
@@ -281,5 +281,32 @@ describe('SearchToolHistory: full-text search over invocations (real PostgreSQL)
     const times = most.map((h) => Date.parse(h.invocation.at));
     expect(times).toEqual([...times].sort((a, b) => b - a));
     await expect(search('bulk_probe', { limit: -1 })).rejects.toThrow('limit must be a whole number, 0 or more');
+  });
+
+  it('ranks only the newest matches of a very common word: an older, better match is left out', async () => {
+    const scope = { tenantId: 'bound', conversationId: 'c-common', runId: 'r1' };
+    // The oldest invocation names the word in its tool name, the best place; then more newer ones mention it in a result.
+    const events: ToolEvent[] = [
+      toolCall(scope, { roundIndex: 0, sequenceIndex: 0, toolName: 'kiwiword_lookup', arguments: {}, occurredAt: at(0) }),
+    ];
+    for (let i = 1; i <= SEARCH_RANKING_BOUND; i += 1) {
+      const occurredAt = new Date(Date.parse(at(1)) + i * 1_000).toISOString();
+      events.push(toolCall(scope, { roundIndex: i, sequenceIndex: 0, toolName: 'fetch_page', arguments: { n: i }, occurredAt }));
+      events.push(toolResult(scope, { roundIndex: i, sequenceIndex: 0, result: `${filler(60, i)} kiwiword` as never, occurredAt }));
+    }
+    await new PostgresRecordingStore(db.pool).recordBatch({
+      consumerGroup: 'g',
+      topic: 't',
+      partition: 2,
+      events: events.map((event, i) => ({ offset: String(i), event })),
+      nextOffset: String(events.length),
+    });
+    await catchUpSearch(db.pool);
+    const hits = await audit.search({ tenantId: 'bound', query: 'kiwiword', limit: 100 });
+    expect(hits).toHaveLength(100);
+    expect(hits.map((h) => h.invocation.toolName)).not.toContain('kiwiword_lookup');
+    // Narrowed by time to where it lies, the better match is found and ranked first.
+    const older = await audit.search({ tenantId: 'bound', query: 'kiwiword', to: Date.parse(at(1)) });
+    expect(older[0].invocation.toolName).toBe('kiwiword_lookup');
   });
 });

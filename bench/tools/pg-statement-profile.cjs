@@ -1,0 +1,45 @@
+/**
+ * Where a process's PostgreSQL time goes, statement by statement, without
+ * pg_stat_statements (which needs a server restart): preload it into the
+ * service a benchmark starts,
+ *
+ *   BENCH_NODE_ARGS="--require ./bench/tools/pg-statement-profile.cjs" \
+ *   PG_STATEMENT_PROFILE=profiles/statements.json npm run bench:ingest -- --catch-up
+ *
+ * and it writes, every 2 s and at exit, the statements (first 80
+ * characters, whitespace folded) with their count and total and mean time
+ * from send to answer, biggest total first. Time waiting for a lock
+ * counts: it is time the statement held its connection.
+ */
+const { writeFileSync } = require('node:fs');
+const { Client } = require('pg');
+
+const out = process.env.PG_STATEMENT_PROFILE ?? `pg-statement-profile-${process.pid}.json`;
+const totals = new Map();
+
+const original = Client.prototype.query;
+Client.prototype.query = function profiledQuery(config, values, callback) {
+  const text = typeof config === 'string' ? config : config && config.text;
+  const result = original.call(this, config, values, callback);
+  if (typeof text === 'string' && result && typeof result.then === 'function') {
+    const started = process.hrtime.bigint();
+    const key = text.replace(/\s+/g, ' ').trim().slice(0, 80);
+    const done = () => {
+      const entry = totals.get(key) ?? { statement: key, count: 0, totalMs: 0 };
+      entry.count += 1;
+      entry.totalMs += Number(process.hrtime.bigint() - started) / 1e6;
+      totals.set(key, entry);
+    };
+    result.then(done, done);
+  }
+  return result;
+};
+
+function write() {
+  const rows = [...totals.values()]
+    .sort((a, b) => b.totalMs - a.totalMs)
+    .map((e) => ({ ...e, totalMs: Math.round(e.totalMs), meanMs: Math.round((e.totalMs / e.count) * 100) / 100 }));
+  if (rows.length > 0) writeFileSync(out, JSON.stringify(rows, null, 1));
+}
+setInterval(write, 2_000).unref();
+process.on('exit', write);
