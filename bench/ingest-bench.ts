@@ -13,6 +13,10 @@
  * sustained throughput. Phase 2 offers --rate events/s and reports per-event
  * lag from the send to the commit of the batch that holds it, observed by
  * polling the committed offsets every 10 ms (so figures are +0..10 ms coarse).
+ * Between the two, it waits for the search projection to catch up with the
+ * burst (and reports how long that took), so phase 2 measures a steady
+ * state; phase 2 also reports search freshness, from the send of a call or
+ * result until the search projection's checkpoint passes it.
  * The last line printed is one JSON object with the figures.
  */
 import { createWriteStream, mkdtempSync, writeFileSync } from 'node:fs';
@@ -53,6 +57,20 @@ interface Pending {
 }
 
 /** Sends events with explicit partitions, remembering each message's offset and send time. */
+/** Waits until the search checkpoint reaches the last call or result recorded; seconds since `since`. */
+async function searchCatchUp(pool: Pool, since: number): Promise<number> {
+  const { rows } = await pool.query<{ last: string }>(
+    `SELECT coalesce(max(global_position), 0)::text AS last FROM events WHERE type IN ('ToolCallRequested', 'ToolResultReceived')`,
+  );
+  for (;;) {
+    const checkpoint = await pool.query<{ position: string }>(
+      `SELECT position::text FROM projection_checkpoints WHERE projection = 'search'`,
+    );
+    if (BigInt(checkpoint.rows[0]?.position ?? '0') >= BigInt(rows[0].last)) return (Date.now() - since) / 1000;
+    await sleep(50);
+  }
+}
+
 /**
  * Search freshness: from an invocation event's send until the search
  * projection's checkpoint passes its global position (its document is
@@ -310,6 +328,10 @@ async function main(): Promise<void> {
 
     console.log(`  CPU seconds during phase 1: ${JSON.stringify(cpuSplit)}`);
 
+    // The burst left the search projection behind: how long it takes to catch up, then phase 2 starts from a steady state.
+    const searchCaughtUpSeconds = await searchCatchUp(pool, finished);
+    console.log(`  search projection caught up ${searchCaughtUpSeconds.toFixed(1)} s after recording finished`);
+
     // Phase 2: lag at a fixed offered rate.
     console.log(`phase 2: offering ${rate} events/s for ${lagEvents} events`);
     const lags: number[] = [];
@@ -367,6 +389,7 @@ async function main(): Promise<void> {
       searchFreshnessMaxMs: searchLags[searchLags.length - 1],
       servicePeakRssMiB: peakRssMiB(service.child.pid!),
       phase1CpuSeconds: cpuSplit,
+      searchCaughtUpSeconds: Number(searchCaughtUpSeconds.toFixed(1)),
       benchPeakRssMiB: peakRssMiB(process.pid),
     };
     console.log(

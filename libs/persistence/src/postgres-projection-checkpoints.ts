@@ -1,5 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
-import { GlobalPosition, RecordedToolEvent, START_POSITION } from '@toolhistory/domain';
+import { comparePositions, GlobalPosition, RecordedToolEvent, START_POSITION } from '@toolhistory/domain';
 import { inTransaction } from './in-transaction';
 import { classifyPostgresError } from './postgres-errors';
 
@@ -28,6 +28,28 @@ export async function lockCheckpoint(client: PoolClient, projection: string): Pr
     [projection],
   );
   return rows[0].position;
+}
+
+/**
+ * The shape of every checkpointed apply: in one transaction, lock the
+ * checkpoint, drop the events it already covers (a redelivered or
+ * concurrently applied batch), let `work` write what the rest change, and
+ * move the checkpoint to the last of them.
+ */
+export function applyPastCheckpoint(
+  pool: Pool,
+  projection: string,
+  recorded: readonly RecordedToolEvent[],
+  work: (client: PoolClient, fresh: readonly RecordedToolEvent[]) => Promise<void>,
+): Promise<void> {
+  if (recorded.length === 0) return Promise.resolve();
+  return inTransaction(pool, async (client) => {
+    const checkpoint = await lockCheckpoint(client, projection);
+    const fresh = recorded.filter((r) => comparePositions(r.globalPosition, checkpoint) > 0);
+    if (fresh.length === 0) return;
+    await work(client, fresh);
+    await advanceCheckpoint(client, projection, fresh[fresh.length - 1].globalPosition);
+  });
 }
 
 export async function advanceCheckpoint(client: PoolClient, projection: string, position: GlobalPosition): Promise<void> {

@@ -1,15 +1,13 @@
 import type { Pool } from 'pg';
 import {
   CheckpointedProjection,
-  comparePositions,
   conversationKeyString,
   EventStore,
   GlobalPosition,
   keysTouchedBy,
   RecordedToolEvent,
 } from '@toolhistory/domain';
-import { inTransaction } from './in-transaction';
-import { advanceCheckpoint, lockCheckpoint, readCheckpoint, skipFailedEvent } from './postgres-projection-checkpoints';
+import { applyPastCheckpoint, readCheckpoint, skipFailedEvent } from './postgres-projection-checkpoints';
 import { refreshSearchDocuments } from './postgres-search-documents';
 import { READ_MODEL_PROJECTION } from './postgres-read-model-rebuild';
 import { applyRecordedEvents, LIVE_READ_MODEL } from './postgres-read-model-writer';
@@ -31,12 +29,7 @@ export class PostgresReadModelProjection implements CheckpointedProjection {
   }
 
   apply(recorded: readonly RecordedToolEvent[]): Promise<void> {
-    if (recorded.length === 0) return Promise.resolve();
-    return inTransaction(this.pool, async (client) => {
-      const checkpoint = await lockCheckpoint(client, READ_MODEL_PROJECTION);
-      const fresh = recorded.filter((r) => comparePositions(r.globalPosition, checkpoint) > 0);
-      if (fresh.length === 0) return;
-
+    return applyPastCheckpoint(this.pool, READ_MODEL_PROJECTION, recorded, async (client, fresh) => {
       const streams = new Map<string, { tenantId: string; conversationId: string }>();
       for (const { event } of fresh)
         streams.set(conversationKeyString(event), { tenantId: event.tenantId, conversationId: event.conversationId });
@@ -55,7 +48,6 @@ export class PostgresReadModelProjection implements CheckpointedProjection {
       await applyRecordedEvents(client, applied, LIVE_READ_MODEL, this.events);
       // Off the recorder's path already: the documents follow in the same transaction (see PostgresSearchProjection).
       await refreshSearchDocuments(client, keysTouchedBy(applied.map((r) => r.event)).invocations);
-      await advanceCheckpoint(client, READ_MODEL_PROJECTION, fresh[fresh.length - 1].globalPosition);
     });
   }
 

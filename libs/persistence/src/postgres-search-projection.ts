@@ -1,7 +1,6 @@
 import type { Pool } from 'pg';
-import { CheckpointedProjection, comparePositions, GlobalPosition, keysTouchedBy, RecordedToolEvent } from '@toolhistory/domain';
-import { inTransaction } from './in-transaction';
-import { advanceCheckpoint, lockCheckpoint, readCheckpoint, skipFailedEvent } from './postgres-projection-checkpoints';
+import { CheckpointedProjection, GlobalPosition, keysTouchedBy, RecordedToolEvent } from '@toolhistory/domain';
+import { applyPastCheckpoint, readCheckpoint, skipFailedEvent } from './postgres-projection-checkpoints';
 import { lockConversationsForSearch, refreshSearchDocuments } from './postgres-search-documents';
 
 /** The checkpoint of the search projection: the last global position whose invocations have their documents. */
@@ -22,15 +21,10 @@ export class PostgresSearchProjection implements CheckpointedProjection {
   }
 
   apply(recorded: readonly RecordedToolEvent[]): Promise<void> {
-    if (recorded.length === 0) return Promise.resolve();
-    return inTransaction(this.pool, async (client) => {
-      const checkpoint = await lockCheckpoint(client, SEARCH_PROJECTION);
-      const fresh = recorded.filter((r) => comparePositions(r.globalPosition, checkpoint) > 0);
-      if (fresh.length === 0) return;
+    return applyPastCheckpoint(this.pool, SEARCH_PROJECTION, recorded, async (client, fresh) => {
       const keys = keysTouchedBy(fresh.map((r) => r.event));
       await lockConversationsForSearch(client, keys.conversations, 'shared');
       await refreshSearchDocuments(client, keys.invocations);
-      await advanceCheckpoint(client, SEARCH_PROJECTION, fresh[fresh.length - 1].globalPosition);
     });
   }
 

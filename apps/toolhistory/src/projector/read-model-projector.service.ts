@@ -5,6 +5,7 @@ import type { AppConfig } from '@toolhistory/config';
 import type { EventStore } from '@toolhistory/domain';
 import { PostgresReadModelProjection, PostgresSearchProjection } from '@toolhistory/persistence';
 import { APP_CONFIG, EVENT_STORE, PG_POOL, ROOT_LOGGER } from '../tokens';
+import { RecordingActivity } from '../recorder/recording-activity';
 import { ReadModelProjector } from './read-model-projector';
 
 /** How often a projector logs how fresh it is while it applies events. */
@@ -25,6 +26,7 @@ export class ReadModelProjectorService implements OnApplicationBootstrap, Before
     @Inject(EVENT_STORE) private readonly events: EventStore,
     @Inject(PG_POOL) private readonly pool: Pool,
     @Inject(ROOT_LOGGER) private readonly logger: Logger,
+    private readonly recording: RecordingActivity,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -39,6 +41,8 @@ export class ReadModelProjectorService implements OnApplicationBootstrap, Before
             name: 'search',
             types: ['ToolCallRequested', 'ToolResultReceived'],
             batchSize: 2_000,
+            // Search may lag, recording may not: on a busy machine the recorder comes first.
+            giveWayWhile: () => this.recording.busy(),
             log,
             lagReportIntervalMs: FRESHNESS_REPORT_MS,
           });

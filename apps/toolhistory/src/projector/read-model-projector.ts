@@ -21,6 +21,12 @@ export interface ProjectorOptions {
   log?: ProjectorLog;
   /** How often the freshness lag is logged while events are applied (0: never). */
   lagReportIntervalMs?: number;
+  /**
+   * While this answers true (recording is under way), the projector waits
+   * as long as its last batch took before the next one: it takes at most
+   * half of the time, and what is left goes to what it gives way to.
+   */
+  giveWayWhile?: () => boolean;
 }
 
 /** How far behind the event store the projection was over the last report interval. */
@@ -43,6 +49,7 @@ export class ReadModelProjector {
   private readonly name: string;
   private interval: ProjectionFreshness = { lastLagMs: 0, maxLagMs: 0, events: 0 };
   private lagTimer: NodeJS.Timeout | null = null;
+  private lastApplyMs = 0;
 
   constructor(
     private readonly events: EventStore,
@@ -107,10 +114,7 @@ export class ReadModelProjector {
         if (signal.aborted) return;
         // Not retriable (a bug or bad data): keep trying slowly rather than stop feeding the read model.
         this.options.log?.warn({ err: { message: toAppError(error).message } }, `${this.name} projection failed; retrying in 10 s`);
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, 10_000);
-          signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
-        });
+        await pause(10_000, signal);
       }
     }
   }
@@ -124,7 +128,12 @@ export class ReadModelProjector {
       this.options.batchSize ?? 1_000,
       this.options.lingerMs ?? 20,
     );
-    for await (const batch of batches) await this.applyBatch(batch);
+    for await (const batch of batches) {
+      if (this.options.giveWayWhile?.()) await pause(Math.min(this.lastApplyMs, 1_000), signal);
+      const started = Date.now();
+      await this.applyBatch(batch);
+      this.lastApplyMs = Date.now() - started;
+    }
   }
 
   /**
@@ -158,4 +167,12 @@ export class ReadModelProjector {
     }
     this.noteApplied(batch);
   }
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  if (ms <= 0 || signal.aborted) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+  });
 }

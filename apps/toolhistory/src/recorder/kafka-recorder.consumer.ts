@@ -8,6 +8,7 @@ import { APP_CONFIG, KAFKA, RECORDING_STORE, REDACTION_POLICY, ROOT_LOGGER } fro
 import { AppError, ErrorCode } from '@toolhistory/errors';
 import { ATTEMPTS_PER_EVENT } from './attempt-alone';
 import { type BatchOutcome, RecordPartitionBatch } from './record-partition-batch';
+import { RecordingActivity } from './recording-activity';
 import { retryWithBackoff } from './retry-with-backoff';
 
 /**
@@ -30,6 +31,7 @@ export class KafkaRecorderConsumer implements OnApplicationBootstrap, BeforeAppl
     @Inject(RECORDING_STORE) private readonly store: RecordingStore,
     @Inject(REDACTION_POLICY) private readonly redaction: RedactionPolicy,
     @Inject(ROOT_LOGGER) rootLogger: Logger,
+    private readonly activity: RecordingActivity,
   ) {
     this.log = rootLogger.child({ component: 'recorder' });
   }
@@ -97,7 +99,8 @@ export class KafkaRecorderConsumer implements OnApplicationBootstrap, BeforeAppl
     const started = Date.now();
     let outcome;
     try {
-      outcome = await this.recordWithRetries(recordBatch, payload);
+      this.activity.begin();
+      outcome = await this.recordWithRetries(recordBatch, payload).finally(() => this.activity.end());
     } catch (error) {
       const resumeAt = (error as AppError).code === ErrorCode.OffsetGap ? (error as AppError).details.resumeAt : undefined;
       if (typeof resumeAt !== 'string') throw error;

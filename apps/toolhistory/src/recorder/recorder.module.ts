@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ReadModelProjectorService } from '../projector/read-model-projector.service';
 import { KafkaRecorderConsumer } from './kafka-recorder.consumer';
+import { RecordingActivity } from './recording-activity';
 
-@Module({ providers: [KafkaRecorderConsumer, ReadModelProjectorService] })
+@Module({ providers: [RecordingActivity, KafkaRecorderConsumer, ReadModelProjectorService] })
 export class RecorderModule {}
