@@ -3,18 +3,20 @@
  * pg_stat_statements (which needs a server restart): preload it into the
  * service a benchmark starts,
  *
- *   BENCH_NODE_ARGS="--require ./bench/tools/pg-statement-profile.cjs" \
- *   PG_STATEMENT_PROFILE=profiles/statements.json npm run bench:ingest -- --catch-up
+ *   BENCH_NODE_ARGS="--require ./bench/tools/pg-statement-profile.cjs" npm run bench:ingest -- --catch-up
  *
- * and it writes, every 2 s and at exit, the statements (first 80
+ * and it writes to profiles/pg-statement-profile-<pid>.json (or where the
+ * service's PG_STATEMENT_PROFILE says, e.g. through BENCH_SERVICE_ENV),
+ * every 2 s and at exit, the statements (first 80
  * characters, whitespace folded) with their count and total and mean time
  * from send to answer, biggest total first. Time waiting for a lock
  * counts: it is time the statement held its connection.
  */
-const { writeFileSync } = require('node:fs');
+const { mkdirSync, writeFileSync } = require('node:fs');
+const { dirname } = require('node:path');
 const { Client } = require('pg');
 
-const out = process.env.PG_STATEMENT_PROFILE ?? `pg-statement-profile-${process.pid}.json`;
+const out = process.env.PG_STATEMENT_PROFILE ?? `profiles/pg-statement-profile-${process.pid}.json`;
 const totals = new Map();
 
 const original = Client.prototype.query;
@@ -39,7 +41,9 @@ function write() {
   const rows = [...totals.values()]
     .sort((a, b) => b.totalMs - a.totalMs)
     .map((e) => ({ ...e, totalMs: Math.round(e.totalMs), meanMs: Math.round((e.totalMs / e.count) * 100) / 100 }));
-  if (rows.length > 0) writeFileSync(out, JSON.stringify(rows, null, 1));
+  if (rows.length === 0) return;
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, JSON.stringify(rows, null, 1));
 }
 setInterval(write, 2_000).unref();
 process.on('exit', write);
