@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import { fillSearchDocuments, LIVE_SEARCH } from '../libs/persistence/src';
 import { seededRandom } from '../test/support/traffic';
 
 /**
@@ -226,10 +227,7 @@ async function fillSearchTable(pool: Pool): Promise<void> {
      WHERE schemaname = current_schema() AND tablename = 'invocation_search' AND indexname <> 'invocation_search_pkey'`,
   );
   for (const index of rows) await pool.query(`DROP INDEX "${index.name}"`);
-  await pool.query(
-    `INSERT INTO invocation_search (tenant_id, conversation_id, run_id, pair_key, at, document)
-     SELECT tenant_id, conversation_id, run_id, pair_key, at, invocation_search_document(tool_name, arguments, result) FROM invocations`,
-  );
+  await fillSearchDocuments(pool, LIVE_SEARCH, 2);
   for (const index of rows) await pool.query(index.definition);
 }
 

@@ -12,7 +12,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import type { ToolEvent } from '../libs/contract/src';
-import { PostgresEventStore, PostgresRecordingStore, PostgresSearchProjection } from '../libs/persistence/src';
+import { PostgresRecordingStore } from '../libs/persistence/src';
+import { catchUpSearch } from '../test/support/read-model-queries';
 import { seededRandom } from '../test/support/traffic';
 import { intOption, parseArgs, runInBenchSchema } from './bench-support';
 import { toolVocabulary } from './seed-data';
@@ -105,9 +106,7 @@ function main(): void {
         nextOffset: String(from + batch.length),
       });
     }
-    const source = new PostgresEventStore(pool);
-    const search = new PostgresSearchProjection(pool);
-    for (let page; (page = await source.readAll(await search.checkpoint(), { limit: 1_000 })).length > 0;) await search.apply(page);
+    await catchUpSearch(pool);
     await pool.query('VACUUM ANALYZE');
     const after = await tableBytes(pool);
     const grown = Object.fromEntries(TABLES.map((t) => [t, after[t] - empty[t]]));

@@ -15,3 +15,4 @@ export * from './postgres-consumer-offsets';
 export * from './postgres-query-canceller';
 export * from './postgres-search-projection';
 export * from './postgres-projection-checkpoints';
+export * from './postgres-search-documents';

@@ -1,5 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
-import { ConversationKey, conversationKeyString, InvocationKey } from '@toolhistory/domain';
+import { ConversationKey, conversationKeyString, InvocationKey, invocationKeyString } from '@toolhistory/domain';
 
 /** Where search documents live and the invocations they are made from: the live tables, or a rebuild's. */
 export interface SearchTableNames {
@@ -21,7 +21,7 @@ export async function refreshSearchDocuments(
   tables: SearchTableNames = LIVE_SEARCH,
 ): Promise<void> {
   if (keys.length === 0) return;
-  const sorted = [...keys].sort((a, b) => compareText(keyText(a), keyText(b)));
+  const sorted = [...keys].sort((a, b) => compareText(invocationKeyString(a), invocationKeyString(b)));
   await client.query(
     `INSERT INTO ${tables.search} (tenant_id, conversation_id, run_id, pair_key, at, document)
      SELECT i.tenant_id, i.conversation_id, i.run_id, i.pair_key, i.at, invocation_search_document(i.tool_name, i.arguments, i.result)
@@ -77,5 +77,4 @@ export async function lockConversationsForSearch(
   );
 }
 
-const keyText = (k: InvocationKey): string => `${conversationKeyString(k)}\u0000${k.runId}\u0000${k.pairKey}`;
 const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
