@@ -24,7 +24,7 @@ function main(): void {
 
     const store = new PostgresEventStore(pool);
     const cpuBefore = process.cpuUsage();
-    const outcome = await new RebuildReadModel(store, new PostgresReadModelRebuilder(pool, store)).execute({
+    const outcome = await new RebuildReadModel(store, new PostgresReadModelRebuilder(pool, store, 'events')).execute({
       pageSize,
       onProgress: (applied) => {
         if (applied % 100_000 < pageSize) process.stdout.write(`  rebuilt ${applied}\r`);

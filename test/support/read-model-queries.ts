@@ -1,5 +1,10 @@
 import type { Pool } from 'pg';
 import { PostgresEventStore, PostgresSearchProjection } from '../../libs/persistence/src';
+import { invocationArgumentsSql, invocationResultSql } from '../../libs/persistence/src/read-model-tables';
+
+/** An invocation's payloads as readers see them, wherever they are kept (the row or its events). */
+export const INVOCATION_ARGUMENTS = invocationArgumentsSql('invocations');
+export const INVOCATION_RESULT = invocationResultSql('invocations');
 
 export async function countRows(pool: Pool, table: 'events' | 'runs' | 'invocations' | 'conversations'): Promise<number> {
   const { rows } = await pool.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`);
@@ -17,7 +22,8 @@ export async function streamOf(pool: Pool, tenantId: string, conversationId: str
 
 export async function invocationsOf(pool: Pool, tenantId: string, conversationId: string) {
   const { rows } = await pool.query(
-    `SELECT run_id, pair_key, round_index, sequence_index, tool_call_id, tool_name, arguments, result, is_error,
+    `SELECT run_id, pair_key, round_index, sequence_index, tool_call_id, tool_name,
+            ${INVOCATION_ARGUMENTS} AS arguments, ${INVOCATION_RESULT} AS result, is_error,
             call_event_id, result_event_id, call_after_run_end
      FROM invocations WHERE tenant_id = $1 AND conversation_id = $2 ORDER BY run_id, round_index, sequence_index`,
     [tenantId, conversationId],
@@ -34,13 +40,19 @@ export async function runsOf(pool: Pool, tenantId: string, conversationId: strin
   return rows;
 }
 
-/** One checksum over every read-model row: equal read models, equal checksums. */
+/**
+ * One checksum over every read-model row, each invocation with its payload
+ * text as readers get it: equal read models, equal checksums, whether the
+ * payloads are kept in the rows or read from the events.
+ */
 export async function readModelChecksum(pool: Pool): Promise<string> {
   const { rows } = await pool.query<{ checksum: string }>(`
     SELECT md5(
       coalesce((SELECT string_agg(t::text, '|' ORDER BY t::text) FROM conversations t), '') ||
       coalesce((SELECT string_agg(t::text, '|' ORDER BY t::text) FROM runs t), '') ||
-      coalesce((SELECT string_agg(t::text, '|' ORDER BY t::text) FROM invocations t), '')
+      coalesce((SELECT string_agg(t, '|' ORDER BY t) FROM (
+        SELECT (to_jsonb(invocations) - 'arguments' - 'result')::text || ${INVOCATION_ARGUMENTS}::text || ${INVOCATION_RESULT}::text AS t
+        FROM invocations) i), '')
     ) AS checksum`);
   return rows[0].checksum;
 }

@@ -24,7 +24,7 @@ async function rebuild(): Promise<void> {
   try {
     const events = esdb ?? new PostgresEventStore(pool);
     let reported = 0;
-    const outcome = await new RebuildReadModel(events, new PostgresReadModelRebuilder(pool, events)).execute({
+    const outcome = await new RebuildReadModel(events, new PostgresReadModelRebuilder(pool, events, esdb ? 'row' : 'events')).execute({
       onProgress: (applied, position) => {
         if (applied - reported < 100_000) return;
         reported = applied;

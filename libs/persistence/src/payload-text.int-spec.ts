@@ -71,4 +71,14 @@ describe('payload text as received (real PostgreSQL)', () => {
       { numRuns: 60 },
     );
   });
+
+  it('keeps one copy of each payload: the read model reads it from the events', async () => {
+    const { row } = await roundTrip({ sku: 'B-7' }, { inStock: 4 });
+    expect([row.arguments, row.result]).toEqual([{ sku: 'B-7' }, { inStock: 4 }]);
+    const { rows } = await db.pool.query<{ copies: number; rows: number }>(
+      'SELECT count(*) FILTER (WHERE arguments IS NOT NULL OR result IS NOT NULL)::int AS copies, count(*)::int AS rows FROM invocations',
+    );
+    expect(rows[0].rows).toBeGreaterThan(0);
+    expect(rows[0].copies).toBe(0);
+  });
 });

@@ -12,7 +12,11 @@ import type {
 } from '@toolhistory/domain';
 import { classifyPostgresError } from './postgres-errors';
 import { type PostgresQueryCanceller, UNCANCELLABLE } from './postgres-query-canceller';
+import { invocationArgumentsSql, invocationResultSql } from './read-model-tables';
 import { isoText } from './sql-rows';
+
+const ARGUMENTS = invocationArgumentsSql('invocations');
+const RESULT = invocationResultSql('invocations');
 
 const STATUS_CONDITION = {
   pending: 'result_event_id IS NULL',
@@ -22,7 +26,7 @@ const STATUS_CONDITION = {
 
 const RECORD_COLUMNS = `tenant_id AS "tenantId", conversation_id AS "conversationId", run_id AS "runId", pair_key AS "pairKey",
   round_index AS "roundIndex", sequence_index AS "sequenceIndex", tool_call_id AS "toolCallId", tool_name AS "toolName",
-  arguments, result, is_error AS "isError", ${isoText('requested_at')} AS "requestedAt", ${isoText('completed_at')} AS "completedAt",
+  ${ARGUMENTS} AS arguments, ${RESULT} AS result, is_error AS "isError", ${isoText('requested_at')} AS "requestedAt", ${isoText('completed_at')} AS "completedAt",
   ${isoText('at')} AS at, (extract(epoch FROM completed_at - requested_at) * 1000)::float8 AS "durationMs",
   persist, argument_redactions AS "argumentRedactions", result_redactions AS "resultRedactions"`;
 
@@ -51,7 +55,7 @@ const SEARCH_ORDER = 'score DESC, matched_at DESC, conversation_id, run_id, pair
 export const SEARCH_RANKING_BOUND = 1_000;
 // The text the document was made of, highlighted; then the '/ ' spacing undone and made one line.
 const SEARCH_SNIPPET = `btrim(regexp_replace(replace(ts_headline('simple',
-    coalesce(tool_name, '') || E'\\n' || invocation_search_text(arguments) || E'\\n' || invocation_search_text(result),
+    coalesce(tool_name, '') || E'\\n' || invocation_search_text(${ARGUMENTS}) || E'\\n' || invocation_search_text(${RESULT}),
     ${SEARCH_QUERY}, 'StartSel=**, StopSel=**, MaxWords=30, MinWords=10, ShortWord=0, MaxFragments=2, FragmentDelimiter=" … "'),
   '/ ', '/'), '\\s+', ' ', 'g'))`;
 

@@ -45,7 +45,7 @@ export class PostgresReadModelProjection implements CheckpointedProjection {
         locked.rows.filter((r) => r.erased).map((r) => conversationKeyString({ tenantId: r.tenant_id, conversationId: r.conversation_id })),
       );
       const applied = fresh.filter((r) => !gone.has(conversationKeyString(r.event)));
-      await applyRecordedEvents(client, applied, LIVE_READ_MODEL, this.events);
+      await applyRecordedEvents(client, applied, LIVE_READ_MODEL, this.events, 'row');
       // Off the recorder's path already: the documents follow in the same transaction (see PostgresSearchProjection).
       await refreshSearchDocuments(client, keysTouchedBy(applied.map((r) => r.event)).invocations);
     });

@@ -17,6 +17,7 @@ import { advanceCheckpoint, lockCheckpoint } from './postgres-projection-checkpo
 import { applyRecordedEvents, LIVE_READ_MODEL, ReadModelTableNames } from './postgres-read-model-writer';
 import { fillSearchDocuments, LIVE_SEARCH, refreshSearchDocuments, SearchTableNames } from './postgres-search-documents';
 import { SEARCH_PROJECTION } from './postgres-search-projection';
+import type { InvocationPayloads } from './read-model-tables';
 
 const REBUILD_SUFFIX = '_rebuild';
 const RETIRED_SUFFIX = '_retired';
@@ -47,9 +48,11 @@ export const READ_MODEL_PROJECTION = 'read-model';
  * swap and from the rebuilt ones after it.
  */
 export class PostgresReadModelRebuilder implements ReadModelRebuilder {
+  /** `payloads`: 'events' when `events` is this schema's PostgreSQL event store, else 'row'. */
   constructor(
     private readonly pool: Pool,
     private readonly events: EventStore,
+    private readonly payloads: InvocationPayloads,
   ) {}
 
   async begin(): Promise<ReadModelRebuild> {
@@ -72,6 +75,7 @@ export class PostgresReadModelRebuilder implements ReadModelRebuilder {
         this.pool,
         session,
         this.events,
+        this.payloads,
         deferred.map((i) => i.definition),
       );
     } catch (error) {
@@ -90,6 +94,7 @@ class PostgresRebuild implements ReadModelRebuild {
     private readonly pool: Pool,
     private readonly session: PoolClient,
     private readonly events: EventStore,
+    private readonly payloads: InvocationPayloads,
     private readonly deferredIndexes: string[],
   ) {}
 
@@ -165,7 +170,7 @@ class PostgresRebuild implements ReadModelRebuild {
   }
 
   private async applyWith(client: PoolClient, recorded: readonly RecordedToolEvent[]): Promise<void> {
-    await applyRecordedEvents(client, recorded, REBUILD_TABLES, this.events);
+    await applyRecordedEvents(client, recorded, REBUILD_TABLES, this.events, this.payloads);
     if (this.searchFilled) await refreshSearchDocuments(client, keysTouchedBy(recorded.map((r) => r.event)).invocations, REBUILD_SEARCH);
   }
 }

@@ -18,7 +18,8 @@ import {
 } from '@toolhistory/domain';
 import {
   CONVERSATION_COLUMNS,
-  INVOCATION_COLUMNS,
+  invocationColumns,
+  InvocationPayloads,
   RUN_COLUMNS,
   SELECT_CONVERSATION,
   SELECT_INVOCATION,
@@ -75,6 +76,7 @@ export async function loadReadModelState(
 export async function writeReadModelChanges(
   client: PoolClient,
   changes: ReadModelChanges,
+  payloads: InvocationPayloads,
   tables: ReadModelTableNames = LIVE_READ_MODEL,
 ): Promise<void> {
   const statements: Array<[number, { text: string; values: unknown[] }]> = [
@@ -85,7 +87,12 @@ export async function writeReadModelChanges(
     [changes.runs.length, upsertSql(tables.runs, RUN_COLUMNS, ['tenant_id', 'conversation_id', 'run_id'], changes.runs)],
     [
       changes.invocations.length,
-      upsertSql(tables.invocations, INVOCATION_COLUMNS, ['tenant_id', 'conversation_id', 'run_id', 'pair_key'], changes.invocations),
+      upsertSql(
+        tables.invocations,
+        invocationColumns(payloads),
+        ['tenant_id', 'conversation_id', 'run_id', 'pair_key'],
+        changes.invocations,
+      ),
     ],
   ];
   for (const [rowCount, s] of statements) if (rowCount > 0) await client.query(s.text, s.values);
@@ -100,12 +107,13 @@ export async function applyRecordedEvents(
   recorded: readonly RecordedToolEvent[],
   tables: ReadModelTableNames,
   store: EventStore,
+  payloads: InvocationPayloads,
 ): Promise<void> {
   if (recorded.length === 0) return;
   const events = recorded.map((r) => r.event);
   const state = await loadReadModelState(client, events, tables);
   await takeRecordedResults(state, events, store);
-  await writeReadModelChanges(client, projectEvents(state, events), tables);
+  await writeReadModelChanges(client, projectEvents(state, events), payloads, tables);
 }
 
 /** A result rewritten (re-redacted) after the row was built from it: the stored version wins. */

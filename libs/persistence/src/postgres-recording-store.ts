@@ -87,7 +87,7 @@ export class PostgresRecordingStore implements RecordingStore {
     positioned.forEach((p, i) => (p.event = redacted[i]));
     const current = redacted.map((event) => upcastToolEvent(event));
     await this.redactEarlyResults(client, state, current);
-    await writeReadModelChanges(client, projectEvents(state, current));
+    await writeReadModelChanges(client, projectEvents(state, current), 'events');
   }
 
   /**

@@ -2,7 +2,7 @@ import type { Pool } from 'pg';
 import type { ConversationRows, InvocationRow, ReplayReader, RunRow } from '@toolhistory/domain';
 import { classifyPostgresError } from './postgres-errors';
 import { type PostgresQueryCanceller, UNCANCELLABLE } from './postgres-query-canceller';
-import { SELECT_INVOCATION, SELECT_RUN } from './read-model-tables';
+import { SELECT_INVOCATION_WITH_PAYLOADS, SELECT_RUN } from './read-model-tables';
 
 /**
  * One round trip per request: the conversation's channel, runs and
@@ -11,7 +11,7 @@ import { SELECT_INVOCATION, SELECT_RUN } from './read-model-tables';
 const READ_CONVERSATION = `
   SELECT c.channel, c.event_count AS version,
          (SELECT coalesce(json_agg(r), '[]'::json) FROM (${SELECT_RUN} WHERE tenant_id = $1 AND conversation_id = $2) r)::text AS runs,
-         (SELECT coalesce(json_agg(i), '[]'::json) FROM (${SELECT_INVOCATION} WHERE tenant_id = $1 AND conversation_id = $2) i)::text AS invocations
+         (SELECT coalesce(json_agg(i), '[]'::json) FROM (${SELECT_INVOCATION_WITH_PAYLOADS} WHERE tenant_id = $1 AND conversation_id = $2) i)::text AS invocations
   FROM conversations c
   WHERE c.tenant_id = $1 AND c.conversation_id = $2`;
 

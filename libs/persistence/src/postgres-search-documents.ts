@@ -1,5 +1,10 @@
 import type { Pool, PoolClient } from 'pg';
 import { ConversationKey, conversationKeyString, InvocationKey, invocationKeyString } from '@toolhistory/domain';
+import { invocationArgumentsSql, invocationResultSql } from './read-model-tables';
+
+/** The one document of an invocation row aliased `row` (invocation_search_document, migration 010). */
+const documentSql = (row: string): string =>
+  `invocation_search_document(${row}.tool_name, ${invocationArgumentsSql(row)}, ${invocationResultSql(row)})`;
 
 /** Where search documents live and the invocations they are made from: the live tables, or a rebuild's. */
 export interface SearchTableNames {
@@ -24,7 +29,7 @@ export async function refreshSearchDocuments(
   const sorted = [...keys].sort((a, b) => compareText(invocationKeyString(a), invocationKeyString(b)));
   await client.query(
     `INSERT INTO ${tables.search} (tenant_id, conversation_id, run_id, pair_key, at, document)
-     SELECT i.tenant_id, i.conversation_id, i.run_id, i.pair_key, i.at, invocation_search_document(i.tool_name, i.arguments, i.result)
+     SELECT i.tenant_id, i.conversation_id, i.run_id, i.pair_key, i.at, ${documentSql('i')}
      FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS k(tenant_id, conversation_id, run_id, pair_key, n)
      JOIN ${tables.invocations} i USING (tenant_id, conversation_id, run_id, pair_key)
      ORDER BY k.n
@@ -44,8 +49,8 @@ export async function fillSearchDocuments(pool: Pool, tables: SearchTableNames, 
     Array.from({ length: parts }, (_, part) =>
       pool.query(
         `INSERT INTO ${tables.search} (tenant_id, conversation_id, run_id, pair_key, at, document)
-         SELECT tenant_id, conversation_id, run_id, pair_key, at, invocation_search_document(tool_name, arguments, result)
-         FROM ${tables.invocations} WHERE abs(hashtext(conversation_id)) % $1::int = $2::int`,
+         SELECT i.tenant_id, i.conversation_id, i.run_id, i.pair_key, i.at, ${documentSql('i')}
+         FROM ${tables.invocations} i WHERE abs(hashtext(i.conversation_id)) % $1::int = $2::int`,
         [parts, part],
       ),
     ),

@@ -27,7 +27,7 @@ export const RUN_COLUMNS: ColumnSpec<RunRow>[] = [
   { name: 'error_message', sqlType: 'text', value: (r) => r.errorMessage },
 ];
 
-export const INVOCATION_COLUMNS: ColumnSpec<InvocationRow>[] = [
+const ALL_INVOCATION_COLUMNS: ColumnSpec<InvocationRow>[] = [
   { name: 'tenant_id', sqlType: 'text', value: (r) => r.tenantId },
   { name: 'conversation_id', sqlType: 'text', value: (r) => r.conversationId },
   { name: 'run_id', sqlType: 'text', value: (r) => r.runId },
@@ -51,6 +51,30 @@ export const INVOCATION_COLUMNS: ColumnSpec<InvocationRow>[] = [
   { name: 'result_bytes', sqlType: 'int4', value: (r) => r.resultBytes },
 ];
 
+/**
+ * Where an invocation's payload text is kept (docs/adr/013-payloads-read-from-events.md).
+ * With the PostgreSQL event store, the call's and the result's events in
+ * the same schema hold it as received (after redaction), so the row keeps
+ * none ('events'); a read model fed from another store keeps its own copy
+ * ('row').
+ */
+export type InvocationPayloads = 'events' | 'row';
+
+const PAYLOAD_COLUMNS = new Set(['arguments', 'result']);
+
+/** The columns a writer sets: without the payloads when they are read from events. */
+export const invocationColumns = (payloads: InvocationPayloads): ColumnSpec<InvocationRow>[] =>
+  payloads === 'row' ? ALL_INVOCATION_COLUMNS : ALL_INVOCATION_COLUMNS.filter((c) => !PAYLOAD_COLUMNS.has(c.name));
+
+/**
+ * An invocation's payload as replay and audit read it: the row's own copy,
+ * else its event's (coalesce evaluates the lookup only when the row has none).
+ */
+const payloadSql = (row: string, payload: 'arguments' | 'result', eventId: 'call_event_id' | 'result_event_id'): string =>
+  `coalesce(${row}.${payload}, (SELECT e.payload -> '${payload}' FROM events e WHERE e.event_id = ${row}.${eventId}))`;
+export const invocationArgumentsSql = (row: string): string => payloadSql(row, 'arguments', 'call_event_id');
+export const invocationResultSql = (row: string): string => payloadSql(row, 'result', 'result_event_id');
+
 export const SELECT_CONVERSATION = `SELECT tenant_id AS "tenantId", conversation_id AS "conversationId", channel,
   ${isoText('first_event_at')} AS "firstEventAt", ${isoText('last_event_at')} AS "lastEventAt", event_count AS "eventCount"
   FROM conversations`;
@@ -60,9 +84,16 @@ export const SELECT_RUN = `SELECT tenant_id AS "tenantId", conversation_id AS "c
   assistant_message_id AS "assistantMessageId", finish_reason AS "finishReason", input_tokens AS "inputTokens",
   output_tokens AS "outputTokens", error_code AS "errorCode", error_message AS "errorMessage" FROM runs`;
 
-export const SELECT_INVOCATION = `SELECT tenant_id AS "tenantId", conversation_id AS "conversationId", run_id AS "runId",
-  pair_key AS "pairKey", round_index AS "roundIndex", sequence_index AS "sequenceIndex", tool_call_id AS "toolCallId",
-  tool_name AS "toolName", arguments, result, is_error AS "isError", ${isoText('requested_at')} AS "requestedAt",
+const selectInvocation = (argumentsSql: string, resultSql: string): string => `SELECT tenant_id AS "tenantId",
+  conversation_id AS "conversationId", run_id AS "runId", pair_key AS "pairKey", round_index AS "roundIndex",
+  sequence_index AS "sequenceIndex", tool_call_id AS "toolCallId", tool_name AS "toolName", ${argumentsSql} AS arguments,
+  ${resultSql} AS result, is_error AS "isError", ${isoText('requested_at')} AS "requestedAt",
   ${isoText('completed_at')} AS "completedAt", call_event_id AS "callEventId", result_event_id AS "resultEventId",
   call_after_run_end AS "callAfterRunEnd", persist, argument_redactions AS "argumentRedactions",
   result_redactions AS "resultRedactions", arguments_bytes AS "argumentsBytes", result_bytes AS "resultBytes" FROM invocations`;
+
+/** The rows as stored, for projecting (which never reads a payload back). */
+export const SELECT_INVOCATION = selectInvocation('arguments', 'result');
+
+/** The rows with their payloads, wherever they are kept, for replay. */
+export const SELECT_INVOCATION_WITH_PAYLOADS = selectInvocation(invocationArgumentsSql('invocations'), invocationResultSql('invocations'));

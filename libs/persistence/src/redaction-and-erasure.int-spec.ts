@@ -1,7 +1,14 @@
 import type { ToolEvent } from '../../contract/src';
 import { parsePolicyDocument } from '../../domain/src';
 import { freshSchema, FreshSchema } from '../../../test/support/fresh-schema';
-import { catchUpSearch, countRows, invocationsOf, streamOf } from '../../../test/support/read-model-queries';
+import {
+  catchUpSearch,
+  countRows,
+  INVOCATION_ARGUMENTS,
+  INVOCATION_RESULT,
+  invocationsOf,
+  streamOf,
+} from '../../../test/support/read-model-queries';
 import { runCompleted, toolCall, toolResult } from '../../../test/support/tool-event-factory';
 import { PostgresConversationEraser } from './postgres-conversation-eraser';
 import { PostgresRecordingStore } from './postgres-recording-store';
@@ -68,7 +75,8 @@ describe('redaction and erasure in the PostgreSQL store (real PostgreSQL)', () =
       ['ToolCallRequested', {}],
     ]);
     const { rows } = await db.pool.query(
-      'SELECT persist, arguments, result, arguments_bytes, result_bytes FROM invocations WHERE conversation_id = $1',
+      `SELECT persist, ${INVOCATION_ARGUMENTS} AS arguments, ${INVOCATION_RESULT} AS result, arguments_bytes, result_bytes
+       FROM invocations WHERE conversation_id = $1`,
       ['meta'],
     );
     expect(rows[0]).toEqual({ persist: 'metadata', arguments: {}, result: null, arguments_bytes: 20, result_bytes: 32 });

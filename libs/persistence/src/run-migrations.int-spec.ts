@@ -26,6 +26,7 @@ const ALL_MIGRATIONS = [
   '009_search-projection',
   '010_payload-text-as-received',
   '011_room-for-updates-in-place',
+  '012_payloads-read-from-events',
 ];
 
 describe('runMigrations (real PostgreSQL)', () => {

@@ -79,6 +79,12 @@ describe('recording through the EventStore port, read model fed by the checkpoin
         { what: 'projector caught up' },
       );
       expect(await readModelChecksum(viaPort.pool)).toBe(await readModelChecksum(reference.pool));
+      // Same rows as read, kept differently: the projection keeps its own payload copies (its events
+      // may live elsewhere), the PostgreSQL recorder none.
+      const copies = (pool: typeof reference.pool) =>
+        pool.query<{ n: number }>('SELECT count(*)::int AS n FROM invocations WHERE arguments IS NOT NULL').then((r) => r.rows[0].n);
+      expect(await copies(viaPort.pool)).toBeGreaterThan(0);
+      expect(await copies(reference.pool)).toBe(0);
 
       // Erasure while the projector follows: gone from the store and the read model, and stays gone.
       const eraser = new EventStoreConversationEraser(store, new PostgresConversationEraser(viaPort.pool));

@@ -8,7 +8,13 @@ import {
   PostgresReplayReader,
 } from '@toolhistory/persistence';
 import { freshSchema, FreshSchema } from '../../../../test/support/fresh-schema';
-import { catchUpSearch, countRows, readModelChecksum, searchChecksum } from '../../../../test/support/read-model-queries';
+import {
+  catchUpSearch,
+  countRows,
+  INVOCATION_RESULT,
+  readModelChecksum,
+  searchChecksum,
+} from '../../../../test/support/read-model-queries';
 import { runFailed, toolCall, toolResult } from '../../../../test/support/tool-event-factory';
 import { agentTraffic } from '../../../../test/support/traffic';
 import { RebuildReadModel } from './rebuild-read-model';
@@ -56,7 +62,7 @@ describe('rebuilding the read model from the event store (real PostgreSQL)', () 
 
   const rebuildOf = (db: FreshSchema) => {
     const events = new PostgresEventStore(db.pool);
-    return new RebuildReadModel(events, new PostgresReadModelRebuilder(db.pool, events));
+    return new RebuildReadModel(events, new PostgresReadModelRebuilder(db.pool, events, 'events'));
   };
 
   it('produces exactly the incrementally built read model (checksum over every row), keeping index names', async () => {
@@ -141,7 +147,7 @@ describe('rebuilding the read model from the event store (real PostgreSQL)', () 
       const [asReadFirst] = await events.readAll(START_POSITION, { limit: 10 });
       expect(asReadFirst.event).toMatchObject({ result: { diagnosis: 'asthma' } });
 
-      const rebuild = await new PostgresReadModelRebuilder(db.pool, events).begin();
+      const rebuild = await new PostgresReadModelRebuilder(db.pool, events, 'events').begin();
       await rebuild.apply([asReadFirst]);
       // The call arrives now: the recorder re-redacts the stored result by the tool's rule.
       await recordAll(store, [[toolCall(scope, { roundIndex: 0, sequenceIndex: 0, toolName: 'lookup_patient' })]], { next: 1 });
@@ -153,7 +159,7 @@ describe('rebuilding the read model from the event store (real PostgreSQL)', () 
         await apply(rest);
         return rest[rest.length - 1].globalPosition;
       });
-      const { rows } = await db.pool.query(`SELECT result FROM invocations`);
+      const { rows } = await db.pool.query(`SELECT ${INVOCATION_RESULT} AS result FROM invocations`);
       expect(rows).toEqual([{ result: { diagnosis: '[REDACTED:$.diagnosis]' } }]);
       expect(await readModelChecksum(db.pool)).toBe(expected);
       expect(await searchChecksum(db.pool)).toBe(expectedSearch);
@@ -169,7 +175,7 @@ describe('rebuilding the read model from the event store (real PostgreSQL)', () 
       await recordAll(store, trickyTraffic(23));
       await catchUpSearch(db.pool);
       const events = new PostgresEventStore(db.pool);
-      const rebuild = await new PostgresReadModelRebuilder(db.pool, events).begin();
+      const rebuild = await new PostgresReadModelRebuilder(db.pool, events, 'events').begin();
       let position = START_POSITION;
       for (let page: RecordedToolEvent[]; (page = await events.readAll(position, { limit: 1_000 })).length > 0;) {
         await rebuild.apply(page);
@@ -195,7 +201,7 @@ describe('rebuilding the read model from the event store (real PostgreSQL)', () 
     const db = await freshSchema('rebuild_twice');
     try {
       const events = new PostgresEventStore(db.pool);
-      const rebuilder = new PostgresReadModelRebuilder(db.pool, events);
+      const rebuilder = new PostgresReadModelRebuilder(db.pool, events, 'events');
       const first = await rebuilder.begin();
       await expect(rebuilder.begin()).rejects.toMatchObject({ code: 'CONCURRENCY_CONFLICT' });
       await first.abandon();
