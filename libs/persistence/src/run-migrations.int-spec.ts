@@ -27,6 +27,7 @@ const ALL_MIGRATIONS = [
   '010_payload-text-as-received',
   '011_room-for-updates-in-place',
   '012_payloads-read-from-events',
+  '013_search-index-without-pending-list',
 ];
 
 describe('runMigrations (real PostgreSQL)', () => {
