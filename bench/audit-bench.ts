@@ -91,7 +91,7 @@ function main(): void {
   runInBenchSchema('bench_audit', values.keep === true, async ({ pool, schema, databaseUrl }) => {
     const results: Record<string, unknown>[] = [];
     for (const corpus of corpora) {
-      if (results.length > 0) await pool.query('TRUNCATE conversations, runs, invocations, invocation_search');
+      if (results.length > 0) await pool.query('TRUNCATE events, conversations, runs, invocations, invocation_search');
       console.log(`seeding ${invocations} invocations (${corpus} corpus) into ${schema}`);
       const seedStarted = Date.now();
       await seedInvocations(pool, { invocations, tenants: TENANTS, vocabulary: corpus === 'zipf' ? vocabulary : undefined }, (done) =>

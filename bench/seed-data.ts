@@ -140,13 +140,6 @@ export async function seedEvents(pool: Pool, options: SeedEventsOptions, onProgr
 }
 
 /**
- * Writes `invocations` completed invocations straight into the read model
- * (with their conversations and runs): 10 per run, 4 runs per conversation,
- * over `tenants` tenants and the 30 days before 2026-11-01. Arguments of
- * ~25 words and results of ~`resultWords` words, so full-text search has
- * realistic documents.
- */
-/**
  * Texts of `words` words drawn from `vocabulary` by Zipf's law with
  * exponent 1: rank r comes with probability about 1 / (r ln V), as word
  * frequencies in text do (a log-uniform draw). Made here rather than in
@@ -175,6 +168,19 @@ export interface SeedInvocationsOptions {
   vocabulary?: readonly string[];
 }
 
+/** The opening of a tool event's JSON built in SQL from the seed's columns; the caller adds its own members and the closing parenthesis. */
+const envelope = (id: string, type: string, at: string) =>
+  `json_build_object('eventId', ${id}, 'schemaVersion', 2, 'type', '${type}', 'tenantId', tenant, 'conversationId', conv, 'channel', 'web',
+     'runId', run, 'occurredAt', ${at}, 'roundIndex', round, 'sequenceIndex', seq, 'toolCallId', call`;
+
+/**
+ * Writes `invocations` completed invocations straight into the read model
+ * (with their conversations and runs) and their call and result events
+ * into the event store, which holds their payloads: 10 per run, 4 runs
+ * per conversation, over `tenants` tenants and the 30 days before
+ * 2026-11-01. Arguments of ~25 words and results of ~`resultWords` words,
+ * so full-text search has realistic documents.
+ */
 export async function seedInvocations(pool: Pool, options: SeedInvocationsOptions, onProgress?: (done: number) => void): Promise<void> {
   const resultWords = options.resultWords ?? 140;
   const perConversation = 40;
@@ -200,16 +206,29 @@ export async function seedInvocations(pool: Pool, options: SeedInvocationsOption
   for (let from = 0; from < options.invocations; from += chunk) {
     const to = Math.min(options.invocations, from + chunk);
     const texts = vocabulary ? [zipfTexts(vocabulary, random, to - from, 25), zipfTexts(vocabulary, random, to - from, resultWords)] : [];
+    // The call and result events hold the payloads; the rows point at them and keep no copy, as the recorder writes them.
     await pool.query(
-      `INSERT INTO invocations (tenant_id, conversation_id, run_id, pair_key, round_index, sequence_index, tool_call_id, tool_name,
-                               arguments, result, is_error, requested_at, completed_at, call_event_id, result_event_id)
-       SELECT 'seed-tenant-' || (i / ${perConversation} % $3::int), 'seed-conv-' || (i / ${perConversation}), 'run-' || (i % ${perConversation} / 10),
-              'id:call_' || i, i % 10 / 3, i % 3, 'call_' || i, ${toolOf('i')},
-              json_build_object('query', ${text(1, 25, 5)}),
-              json_build_object('summary', ${text(2, resultWords, 6)}),
-              hashint8(i) % 29 = 0, t, t + (abs(hashint8(i)) % 3000) * interval '1 millisecond', gen_random_uuid(), gen_random_uuid()
-       FROM generate_series($1::int, $2::int - 1) i,
-            LATERAL (SELECT timestamptz '2026-10-01' + i * interval '1 second' * 2592000 / $4::int) AS x(t)`,
+      `WITH src AS (
+         SELECT i, 'seed-tenant-' || (i / ${perConversation} % $3::int) AS tenant, 'seed-conv-' || (i / ${perConversation}) AS conv,
+                'run-' || (i % ${perConversation} / 10) AS run, i % 10 / 3 AS round, i % 3 AS seq, 'call_' || i AS call, ${toolOf('i')} AS tool,
+                json_build_object('query', ${text(1, 25, 5)}) AS args, json_build_object('summary', ${text(2, resultWords, 6)}) AS res,
+                hashint8(i) % 29 = 0 AS failed, t AS requested, t + (abs(hashint8(i)) % 3000) * interval '1 millisecond' AS completed,
+                gen_random_uuid() AS call_event, gen_random_uuid() AS result_event
+         FROM generate_series($1::int, $2::int - 1) i,
+              LATERAL (SELECT timestamptz '2026-10-01' + i * interval '1 second' * 2592000 / $4::int) AS x(t)
+       ), appended AS (
+         INSERT INTO events (global_position, event_id, tenant_id, conversation_id, stream_position, run_id, type, schema_version, occurred_at, payload)
+         SELECT 2 * i + k + 1, e.id, tenant, conv, 2 * (i % ${perConversation}) + k + 1, run, e.type, 2, e.at, e.payload
+         FROM src, LATERAL (VALUES
+           (0, call_event, 'ToolCallRequested', requested,
+            ${envelope('call_event', 'ToolCallRequested', 'requested')}, 'toolName', tool, 'arguments', args)),
+           (1, result_event, 'ToolResultReceived', completed,
+            ${envelope('result_event', 'ToolResultReceived', 'completed')}, 'result', res, 'isError', failed))
+         ) AS e(k, id, type, at, payload)
+       )
+       INSERT INTO invocations (tenant_id, conversation_id, run_id, pair_key, round_index, sequence_index, tool_call_id, tool_name,
+                                is_error, requested_at, completed_at, call_event_id, result_event_id)
+       SELECT tenant, conv, run, 'id:' || call, round, seq, call, tool, failed, requested, completed, call_event, result_event FROM src`,
       [from, to, options.tenants, options.invocations, ...texts],
     );
     onProgress?.(to);
