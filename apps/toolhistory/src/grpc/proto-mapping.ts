@@ -83,6 +83,7 @@ const OMISSION_REASON: Record<OmissionReason, string> = {
   run_incomplete: 'OMISSION_REASON_RUN_INCOMPLETE',
   trailing_unsent: 'OMISSION_REASON_TRAILING_UNSENT',
   policy_skipped: 'OMISSION_REASON_POLICY_SKIPPED',
+  invalidated: 'OMISSION_REASON_INVALIDATED',
 };
 
 export function toResponse(history: ReplayHistory) {
@@ -103,6 +104,7 @@ export function toResponse(history: ReplayHistory) {
           requested_at: isoToTimestamp(call.requestedAt),
           completed_at: isoToTimestamp(call.completedAt),
           expired: call.expired,
+          invalidated_by: call.invalidatedBy ?? '',
         })),
       })),
       messages_json: JSON.stringify(turn.messages),
@@ -114,6 +116,7 @@ export function toResponse(history: ReplayHistory) {
       tool_call_id: o.toolCallId,
       tool_name: o.toolName,
       reason: OMISSION_REASON[o.reason],
+      invalidated_by: o.invalidatedBy ?? '',
     })),
   };
 }

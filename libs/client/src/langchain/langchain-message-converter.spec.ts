@@ -11,6 +11,7 @@ const toolCall = (toolCallId: string, toolName: string, args: object, result: st
   isError,
   sequenceIndex: 0,
   expired: false,
+  invalidatedBy: '',
 });
 
 const rounds: Round[] = [

@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import type { ToolEvent } from '@toolhistory/contract';
+import type { InvocationRow } from '../projection/read-model.types';
 import { replayHistory, ReplayRequest } from './replay-history';
+import { replayedToolCallId } from './replayed-tool-call-id';
 import { replayValidity } from './replay-validity';
 import { parseReplayPolicy, ReplayPolicy } from './replay-policy';
 import { anthropicProblems, openAiProblems, readModelOf } from './replay-test-support.fixture';
@@ -14,10 +16,12 @@ const runShape = fc.record({
   rounds: fc.array(fc.integer({ min: 1, max: 3 }), { minLength: 1, maxLength: 4 }),
   ending: fc.constantFrom('stop', 'tool_limit', 'failed', 'none'),
   emptyIds: fc.boolean(),
+  /** The second call of each round (tool_1) answers with an error. */
+  errors: fc.boolean(),
 });
 
 /** A conversation of well-formed runs, in the order a producer would publish them. */
-function traceOf(runs: fc.Arbitrary<Array<{ rounds: number[]; ending: string; emptyIds: boolean }>>) {
+function traceOf(runs: fc.Arbitrary<Array<{ rounds: number[]; ending: string; emptyIds: boolean; errors: boolean }>>) {
   return runs.map((shapes) => {
     const events: ToolEvent[] = [];
     let t = T0;
@@ -49,7 +53,7 @@ function traceOf(runs: fc.Arbitrary<Array<{ rounds: number[]; ending: string; em
             sequenceIndex,
             toolCallId,
             result: { n: sequenceIndex },
-            isError: false,
+            isError: shape.errors && sequenceIndex === 1,
           }),
         );
       });
@@ -87,14 +91,25 @@ const delivered = traceOf(fc.array(runShape, { minLength: 1, maxLength: 4 })).ch
     }),
 );
 
+/** Causal invalidation on the traces' arguments ({q: round}): none, tool_1 invalidates tool_0, or tool_0 its own earlier results. */
+const INVALIDATION_RULES = {
+  none: {},
+  other: { tool_1: { invalidates: [{ tool: 'tool_0', match: { '$.q': '$.q' } }] } },
+  self: { tool_0: { invalidates: [{ tool: 'tool_0', match: { '$.q': '$.q' } }] } },
+};
+
 const policies = fc
   .record({
     visibility: fc.constantFrom('per_run', 'per_service_call'),
     freshnessSeconds: fc.constantFrom(5, 60, 300, 100_000),
     staleResults: fc.constantFrom('drop', 'placeholder'),
+    invalidation: fc.constantFrom('none', 'other', 'self'),
   })
-  .map((channel) => {
-    const parsed = parseReplayPolicy({ channels: { web: channel } });
+  .map(({ invalidation, ...channel }) => {
+    const parsed = parseReplayPolicy({
+      channels: { web: channel },
+      tools: INVALIDATION_RULES[invalidation as keyof typeof INVALIDATION_RULES],
+    });
     if (!parsed.ok) throw new Error(parsed.problems.join());
     return parsed.policy;
   });
@@ -155,6 +170,73 @@ describe('replayHistory properties (any delivery of any trace)', () => {
       }),
       { numRuns: 200 },
     );
+  });
+
+  it('invalidates exactly the results a later successful mutation with equal arguments made stale, naming the first', () => {
+    let invalidatedSeen = 0;
+    fc.assert(
+      fc.property(delivered, policies, request, ({ events, batchCuts }, policy, req) => {
+        const { openai, invocations } = replayAll(events, batchCuts, policy, req);
+        const recorded = (row: InvocationRow) =>
+          row.callEventId !== null &&
+          row.resultEventId !== null &&
+          Date.parse(row.requestedAt!) <= req.asOf &&
+          Date.parse(row.completedAt!) <= req.asOf;
+        // The rule restated plainly: who could have invalidated this row, earliest first.
+        const witnesses = (row: InvocationRow) =>
+          invocations
+            .filter(
+              (m) =>
+                m !== row &&
+                recorded(m) &&
+                m.isError !== true &&
+                (policy.tools[m.toolName ?? '']?.invalidates ?? []).some((rule) => rule.tool === row.toolName) &&
+                Date.parse(m.completedAt!) >= Date.parse(row.completedAt!) &&
+                (m.arguments as { q: number }).q === (row.arguments as { q: number }).q,
+            )
+            .sort((a, b) => Date.parse(a.completedAt!) - Date.parse(b.completedAt!));
+        const rowAt = (runId: string, roundIndex: number, sequenceIndex: number) =>
+          invocations.find((r) => r.runId === runId && r.roundIndex === roundIndex && r.sequenceIndex === sequenceIndex)!;
+        const idOf = (row: InvocationRow) => replayedToolCallId(row.toolCallId, row);
+
+        // Left out or kept as a placeholder for invalidation: the first witness is named.
+        const invalidated = [
+          ...openai.omitted
+            .filter((o) => o.reason === 'invalidated')
+            .map((o) => ({ row: rowAt(o.runId, o.roundIndex, o.sequenceIndex), by: o.invalidatedBy })),
+          ...openai.turns.flatMap((t) =>
+            t.rounds.flatMap((r) =>
+              r.calls
+                .filter((c) => c.invalidatedBy !== undefined)
+                .map((c) => ({ row: rowAt(t.runId, r.roundIndex, c.sequenceIndex), by: c.invalidatedBy })),
+            ),
+          ),
+        ];
+        invalidatedSeen += invalidated.length;
+        for (const { row, by } of invalidated) {
+          const first = witnesses(row)[0];
+          expect(first).toBeDefined();
+          expect(
+            witnesses(row)
+              .filter((w) => w.completedAt === first.completedAt)
+              .map(idOf),
+          ).toContain(by);
+        }
+        // Replayed as recorded, or left out as merely stale: no witness.
+        const notInvalidated = [
+          ...openai.omitted.filter((o) => o.reason === 'stale').map((o) => rowAt(o.runId, o.roundIndex, o.sequenceIndex)),
+          ...openai.turns.flatMap((t) =>
+            t.rounds.flatMap((r) =>
+              r.calls.filter((c) => c.invalidatedBy === undefined).map((c) => rowAt(t.runId, r.roundIndex, c.sequenceIndex)),
+            ),
+          ),
+        ];
+        for (const row of notInvalidated) expect(witnesses(row)).toEqual([]);
+      }),
+      { numRuns: 400 },
+    );
+    // The traces reach the rule, or the property above would hold vacuously.
+    expect(invalidatedSeen).toBeGreaterThan(0);
   });
 
   it('orders each turn by round and sequence, and never replays a run that per_run visibility hides', () => {

@@ -1,13 +1,22 @@
 import type { JsonObject } from '@toolhistory/contract';
 import type { InvocationRow, RunRow, RunStatus } from '../projection/read-model.types';
 import { toAnthropicMessages, toOpenAiChatMessages, ProviderMessage } from './provider-messages';
-import { freshnessWindowSeconds, persistMode, ReplayPolicy, StaleResultMode, staleResultMode, visibilityOf } from './replay-policy';
+import { findInvalidations } from './causal-invalidation';
+import {
+  freshnessWindowSeconds,
+  invalidationRules,
+  persistMode,
+  ReplayPolicy,
+  StaleResultMode,
+  staleResultMode,
+  visibilityOf,
+} from './replay-policy';
 import { anthropicToolUseId, replayedToolCallId } from './replayed-tool-call-id';
 
 export type HistoryFormat = 'openai_chat' | 'anthropic_messages';
 
 export type OmissionReason =
-  'stale' | 'orphan_call' | 'orphan_result' | 'run_failed' | 'run_incomplete' | 'trailing_unsent' | 'policy_skipped';
+  'stale' | 'orphan_call' | 'orphan_result' | 'run_failed' | 'run_incomplete' | 'trailing_unsent' | 'policy_skipped' | 'invalidated';
 
 export interface ReplayRequest {
   tenantId: string;
@@ -34,6 +43,8 @@ export interface ReplayedCall {
   requestedAt: string;
   completedAt: string;
   expired: boolean;
+  /** Set when a later mutating call made the result stale and the policy keeps a placeholder: that call's replayed id. */
+  invalidatedBy?: string;
 }
 
 export interface ReplayedRound {
@@ -56,6 +67,8 @@ export interface Omission {
   toolCallId: string;
   toolName: string;
   reason: OmissionReason;
+  /** For 'invalidated': the replayed tool call id of the mutating call. */
+  invalidatedBy?: string;
 }
 
 export interface ReplayHistory {
@@ -65,6 +78,10 @@ export interface ReplayHistory {
 
 export function expiredResultNotice(toolName: string, windowSeconds: number): string {
   return `[expired] This ${toolName} result is older than ${windowSeconds} seconds and may be out of date; call the tool again for current data.`;
+}
+
+export function invalidatedResultNotice(toolName: string, mutatingToolName: string, mutatingCallId: string): string {
+  return `[invalidated] This ${toolName} result was made stale by a later ${mutatingToolName} call (${mutatingCallId}); call the tool again for current data.`;
 }
 
 const at = (iso: string | null): number => (iso === null ? Number.NaN : Date.parse(iso));
@@ -101,6 +118,12 @@ export function replayHistory(
 
   const turns: ReplayedTurn[] = [];
   const omitted: Omission[] = [];
+  const invalidated = findInvalidations(invocations, (toolName) => invalidationRules(policy, toolName), asOf);
+  // Ids are reported as the requested format carries them.
+  const replayedId = (row: InvocationRow) => {
+    const recordedOrDerived = replayedToolCallId(row.toolCallId, row);
+    return request.format === 'anthropic_messages' ? anthropicToolUseId(recordedOrDerived) : recordedOrDerived;
+  };
 
   for (const run of orderedRuns) {
     // The run as it stood at asOf: later events had not happened yet.
@@ -125,11 +148,17 @@ export function replayHistory(
     const kept = new Map<number, ReplayedCall[]>();
     for (const { row, hasCall, hasResult } of rows) {
       const toolName = row.toolName ?? '';
-      const recordedOrDerived = replayedToolCallId(row.toolCallId, row);
-      // Ids are reported as the requested format carries them.
-      const toolCallId = request.format === 'anthropic_messages' ? anthropicToolUseId(recordedOrDerived) : recordedOrDerived;
-      const omit = (reason: OmissionReason) =>
-        omitted.push({ runId: run.runId, roundIndex: row.roundIndex, sequenceIndex: row.sequenceIndex, toolCallId, toolName, reason });
+      const toolCallId = replayedId(row);
+      const omit = (reason: OmissionReason, invalidatedBy?: string) =>
+        omitted.push({
+          runId: run.runId,
+          roundIndex: row.roundIndex,
+          sequenceIndex: row.sequenceIndex,
+          toolCallId,
+          toolName,
+          reason,
+          ...(invalidatedBy === undefined ? {} : { invalidatedBy }),
+        });
 
       if (visibility === 'per_run' && status === 'failed') omit('run_failed');
       else if (visibility === 'per_run' && status === 'running') omit('run_incomplete');
@@ -141,8 +170,12 @@ export function replayHistory(
       else {
         const windowSeconds = freshnessWindowSeconds(policy, request.channel, toolName, request.freshnessWindowSeconds);
         const expired = asOf - at(row.completedAt) > windowSeconds * 1000;
-        if (expired && staleResultMode(policy, request.channel, toolName, request.staleResults) === 'drop') {
-          omit('stale');
+        // A later mutation outranks the clock: it is why the result is out of date, whatever its age.
+        const mutation = invalidated.get(row);
+        const invalidatedBy = mutation === undefined ? undefined : replayedId(mutation);
+        if ((expired || mutation) && staleResultMode(policy, request.channel, toolName, request.staleResults) === 'drop') {
+          if (mutation) omit('invalidated', invalidatedBy);
+          else omit('stale');
           continue;
         }
         const calls = kept.get(row.roundIndex) ?? [];
@@ -150,12 +183,17 @@ export function replayHistory(
           toolCallId,
           toolName,
           arguments: row.arguments ?? {},
-          result: expired ? expiredResultNotice(toolName, windowSeconds) : resultText(row.result),
-          isError: expired ? false : row.isError === true,
+          result: mutation
+            ? invalidatedResultNotice(toolName, mutation.toolName ?? '', invalidatedBy!)
+            : expired
+              ? expiredResultNotice(toolName, windowSeconds)
+              : resultText(row.result),
+          isError: expired || mutation ? false : row.isError === true,
           sequenceIndex: row.sequenceIndex,
           requestedAt: row.requestedAt!,
           completedAt: row.completedAt!,
           expired,
+          ...(invalidatedBy === undefined ? {} : { invalidatedBy }),
         });
         kept.set(row.roundIndex, calls);
       }

@@ -4,6 +4,7 @@
  * by its key.
  */
 import { PERSIST_MODES, PersistMode, REDACTION_KEYS } from '../policy/policy-vocabulary';
+import { InvalidationRule, parseInvalidationRules } from './causal-invalidation';
 
 export type Visibility = 'per_run' | 'per_service_call';
 export type StaleResultMode = 'drop' | 'placeholder';
@@ -12,6 +13,8 @@ export interface ToolReplayRule {
   freshnessSeconds?: number;
   staleResults?: StaleResultMode;
   persist?: PersistMode;
+  /** Earlier results a successful call of this tool makes stale (causal-invalidation.ts). */
+  invalidates?: InvalidationRule[];
 }
 
 export interface ChannelReplayRule {
@@ -72,7 +75,7 @@ export function parseReplayPolicy(document: unknown): PolicyParseResult {
     document,
     'tools',
     'tool name',
-    ['freshnessSeconds', 'staleResults', 'persist', ...REDACTION_KEYS],
+    ['freshnessSeconds', 'staleResults', 'persist', 'invalidates', ...REDACTION_KEYS],
     problems,
   );
 
@@ -120,6 +123,8 @@ function readRule(path: string, value: unknown, allowed: readonly string[], prob
     } else if (key === 'persist') {
       if (!PERSIST_MODES.includes(v as PersistMode)) problems.push(`${at}: must be one of ${PERSIST_MODES.join(', ')}`);
       else rule[key] = v;
+    } else if (key === 'invalidates') {
+      rule[key] = parseInvalidationRules(at, v, problems);
     }
     // Redaction keys fall through: parseRedactionPolicy checks their values.
   }
@@ -146,6 +151,11 @@ export function staleResultMode(policy: ReplayPolicy, channel: string, toolName:
 
 export function persistMode(policy: ReplayPolicy, toolName: string): PersistMode {
   return own(policy.tools, toolName)?.persist ?? policy.defaults.persist;
+}
+
+/** What a successful call of `toolName` invalidates, if it has a rule. */
+export function invalidationRules(policy: ReplayPolicy, toolName: string): readonly InvalidationRule[] | undefined {
+  return own(policy.tools, toolName)?.invalidates;
 }
 
 /** Tool and channel names come from producers: "constructor" must not find Object.prototype's. */

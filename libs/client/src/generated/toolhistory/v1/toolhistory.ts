@@ -299,6 +299,11 @@ export enum OmissionReason {
   OMISSION_REASON_TRAILING_UNSENT = "OMISSION_REASON_TRAILING_UNSENT",
   /** OMISSION_REASON_POLICY_SKIPPED - the tool's policy does not persist its payload */
   OMISSION_REASON_POLICY_SKIPPED = "OMISSION_REASON_POLICY_SKIPPED",
+  /**
+   * OMISSION_REASON_INVALIDATED - a later successful call of a tool whose policy rule `invalidates` this
+   * tool's results with equal arguments (see Omission.invalidated_by)
+   */
+  OMISSION_REASON_INVALIDATED = "OMISSION_REASON_INVALIDATED",
   UNRECOGNIZED = "UNRECOGNIZED",
 }
 
@@ -328,6 +333,9 @@ export function omissionReasonFromJSON(object: any): OmissionReason {
     case 7:
     case "OMISSION_REASON_POLICY_SKIPPED":
       return OmissionReason.OMISSION_REASON_POLICY_SKIPPED;
+    case 8:
+    case "OMISSION_REASON_INVALIDATED":
+      return OmissionReason.OMISSION_REASON_INVALIDATED;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -353,6 +361,8 @@ export function omissionReasonToNumber(object: OmissionReason): number {
       return 6;
     case OmissionReason.OMISSION_REASON_POLICY_SKIPPED:
       return 7;
+    case OmissionReason.OMISSION_REASON_INVALIDATED:
+      return 8;
     case OmissionReason.UNRECOGNIZED:
     default:
       return -1;
@@ -589,6 +599,12 @@ export interface ToolCall {
     | undefined;
   /** result replaced by an expiry notice (STALE_RESULT_MODE_PLACEHOLDER) */
   expired: boolean;
+  /**
+   * Set when the result was replaced by an invalidation notice
+   * (STALE_RESULT_MODE_PLACEHOLDER): the replayed tool_call_id of the later
+   * mutating call that made it stale.
+   */
+  invalidatedBy: string;
 }
 
 export interface Omission {
@@ -598,6 +614,11 @@ export interface Omission {
   toolCallId: string;
   toolName: string;
   reason: OmissionReason;
+  /**
+   * OMISSION_REASON_INVALIDATED: the replayed tool_call_id (in the requested
+   * format) of the mutating call that made this result stale.
+   */
+  invalidatedBy: string;
 }
 
 function createBaseSubscribeToolEventsRequest(): SubscribeToolEventsRequest {
@@ -2568,6 +2589,7 @@ function createBaseToolCall(): ToolCall {
     requestedAt: undefined,
     completedAt: undefined,
     expired: false,
+    invalidatedBy: "",
   };
 }
 
@@ -2599,6 +2621,9 @@ export const ToolCall: MessageFns<ToolCall> = {
     }
     if (message.expired !== false) {
       writer.uint32(72).bool(message.expired);
+    }
+    if (message.invalidatedBy !== "") {
+      writer.uint32(82).string(message.invalidatedBy);
     }
     return writer;
   },
@@ -2688,6 +2713,14 @@ export const ToolCall: MessageFns<ToolCall> = {
             message.expired = reader.bool();
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.invalidatedBy = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2714,6 +2747,7 @@ export const ToolCall: MessageFns<ToolCall> = {
     message.requestedAt = object.requestedAt ?? undefined;
     message.completedAt = object.completedAt ?? undefined;
     message.expired = object.expired ?? false;
+    message.invalidatedBy = object.invalidatedBy ?? "";
     return message;
   },
 };
@@ -2726,6 +2760,7 @@ function createBaseOmission(): Omission {
     toolCallId: "",
     toolName: "",
     reason: OmissionReason.OMISSION_REASON_UNSPECIFIED,
+    invalidatedBy: "",
   };
 }
 
@@ -2748,6 +2783,9 @@ export const Omission: MessageFns<Omission> = {
     }
     if (message.reason !== OmissionReason.OMISSION_REASON_UNSPECIFIED) {
       writer.uint32(48).int32(omissionReasonToNumber(message.reason));
+    }
+    if (message.invalidatedBy !== "") {
+      writer.uint32(58).string(message.invalidatedBy);
     }
     return writer;
   },
@@ -2813,6 +2851,14 @@ export const Omission: MessageFns<Omission> = {
             message.reason = omissionReasonFromJSON(reader.int32());
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.invalidatedBy = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2836,6 +2882,7 @@ export const Omission: MessageFns<Omission> = {
     message.toolCallId = object.toolCallId ?? "";
     message.toolName = object.toolName ?? "";
     message.reason = object.reason ?? OmissionReason.OMISSION_REASON_UNSPECIFIED;
+    message.invalidatedBy = object.invalidatedBy ?? "";
     return message;
   },
 };

@@ -77,6 +77,11 @@ export enum OmissionReason {
   OMISSION_REASON_TRAILING_UNSENT = "OMISSION_REASON_TRAILING_UNSENT",
   /** OMISSION_REASON_POLICY_SKIPPED - the tool's policy does not persist its payload */
   OMISSION_REASON_POLICY_SKIPPED = "OMISSION_REASON_POLICY_SKIPPED",
+  /**
+   * OMISSION_REASON_INVALIDATED - a later successful call of a tool whose policy rule `invalidates` this
+   * tool's results with equal arguments (see Omission.invalidated_by)
+   */
+  OMISSION_REASON_INVALIDATED = "OMISSION_REASON_INVALIDATED",
   UNRECOGNIZED = "UNRECOGNIZED",
 }
 
@@ -355,7 +360,15 @@ export interface ToolCall {
     | Timestamp
     | undefined;
   /** result replaced by an expiry notice (STALE_RESULT_MODE_PLACEHOLDER) */
-  expired?: boolean | undefined;
+  expired?:
+    | boolean
+    | undefined;
+  /**
+   * Set when the result was replaced by an invalidation notice
+   * (STALE_RESULT_MODE_PLACEHOLDER): the replayed tool_call_id of the later
+   * mutating call that made it stale.
+   */
+  invalidated_by?: string | undefined;
 }
 
 export interface Omission {
@@ -364,5 +377,12 @@ export interface Omission {
   sequence_index?: number | undefined;
   tool_call_id?: string | undefined;
   tool_name?: string | undefined;
-  reason?: OmissionReason | undefined;
+  reason?:
+    | OmissionReason
+    | undefined;
+  /**
+   * OMISSION_REASON_INVALIDATED: the replayed tool_call_id (in the requested
+   * format) of the mutating call that made this result stale.
+   */
+  invalidated_by?: string | undefined;
 }
