@@ -22,6 +22,7 @@ describe('GetReplayHistory through the real broker and the real gRPC server', ()
   let db: FreshSchema;
   let service: ServiceProcess;
   let client: ToolHistoryTestClient;
+  let topic: string;
   const tenantId = uniqueName('tenant');
   const conversationId = uniqueName('conv');
   const scope = (runId: string) => ({ tenantId, conversationId, runId, channel: 'support' });
@@ -104,7 +105,7 @@ describe('GetReplayHistory through the real broker and the real gRPC server', ()
     assertServiceBuilt();
     kafka = testKafka();
     db = await freshSchema('replay');
-    const { topic } = await freshTopic(kafka, 3);
+    ({ topic } = await freshTopic(kafka, 3));
     producer = await connectedProducer(kafka);
     const policyDir = mkdtempSync(join(tmpdir(), 'toolhistory-policy-'));
     const policyFile = join(policyDir, 'policy.json');
@@ -113,7 +114,10 @@ describe('GetReplayHistory through the real broker and the real gRPC server', ()
       JSON.stringify({
         defaults: { freshnessSeconds: 600 },
         channels: { 'long-runs': { visibility: 'per_service_call' } },
-        tools: { get_price: { freshnessSeconds: 60 } },
+        tools: {
+          get_price: { freshnessSeconds: 60 },
+          cancel_order: { invalidates: [{ tool: 'get_order', match: { '$.orderId': '$.id' } }] },
+        },
       }),
     );
     const port = await freePort();
@@ -223,6 +227,86 @@ describe('GetReplayHistory through the real broker and the real gRPC server', ()
     // On a per_service_call channel the failed run is not hidden as a whole: its only round is trailing.
     const longRuns = await replay({ channel: 'long-runs' });
     expect(longRuns.omitted.find((o) => o.run_id === 'r2')?.reason).toBe('OMISSION_REASON_TRAILING_UNSENT');
+  });
+
+  it('leaves out a get_order once a cancel of the same order is recorded after it, and replays it as of before the cancel', async () => {
+    const orders = uniqueName('orders');
+    const inOrders = (runId: string) => ({ tenantId, conversationId: orders, runId, channel: 'support' });
+    const get = [
+      toolCall(inOrders('r1'), {
+        roundIndex: 0,
+        sequenceIndex: 0,
+        toolCallId: 'call_get',
+        toolName: 'get_order',
+        arguments: { orderId: 'A-7' },
+        occurredAt: minutesAgo(4),
+      }),
+      toolResult(inOrders('r1'), {
+        roundIndex: 0,
+        sequenceIndex: 0,
+        toolCallId: 'call_get',
+        result: { status: 'open' },
+        occurredAt: minutesAgo(4, 1),
+      }),
+      runCompleted(inOrders('r1'), { assistantMessageId: 'msg-o1', finishReason: 'stop', occurredAt: minutesAgo(4, 2) }),
+    ];
+    const cancel = [
+      toolCall(inOrders('r2'), {
+        roundIndex: 0,
+        sequenceIndex: 0,
+        toolCallId: 'call_cancel',
+        toolName: 'cancel_order',
+        arguments: { id: 'A-7' },
+        occurredAt: minutesAgo(2),
+      }),
+      toolResult(inOrders('r2'), {
+        roundIndex: 0,
+        sequenceIndex: 0,
+        toolCallId: 'call_cancel',
+        result: { cancelled: true },
+        occurredAt: minutesAgo(2, 1),
+      }),
+      runCompleted(inOrders('r2'), { assistantMessageId: 'msg-o2', finishReason: 'stop', occurredAt: minutesAgo(2, 2) }),
+    ];
+    const ofOrders = (request: Record<string, unknown> = {}) => replay({ conversation_id: orders, ...request });
+    const replayedTools = (response: ReplayResponse) =>
+      response.turns.flatMap((t) => t.rounds.flatMap((r) => r.calls.map((c) => c.tool_name)));
+
+    await publishEvents(producer, topic, get);
+    await waitFor(
+      () => ofOrders(),
+      (r) => r.turns.length === 1,
+      { what: 'the get_order replayed' },
+    );
+    expect((await ofOrders()).omitted).toEqual([]);
+
+    await publishEvents(producer, topic, cancel);
+    const after = await waitFor(
+      () => ofOrders(),
+      (r) => r.turns.length === 1 && r.turns[0].run_id === 'r2',
+      { what: 'the cancel recorded and the get_order left out' },
+    );
+    expect(replayedTools(after)).toEqual(['cancel_order']);
+    expect(after.omitted.map((o) => [o.run_id, o.tool_call_id, o.reason, o.invalidated_by])).toEqual([
+      ['r1', 'call_get', 'OMISSION_REASON_INVALIDATED', 'call_cancel'],
+    ]);
+
+    // Half a second before the cancel's result was recorded: the order was still open, and so it replays.
+    const beforeCancel = Date.parse(cancel[1].occurredAt) - 500;
+    const past = await ofOrders({ as_of: { seconds: String(Math.floor(beforeCancel / 1000)), nanos: (beforeCancel % 1000) * 1_000_000 } });
+    expect(replayedTools(past)).toEqual(['get_order']);
+    expect(past.omitted.map((o) => o.reason)).toEqual(['OMISSION_REASON_RUN_INCOMPLETE']);
+
+    const placeholder = await ofOrders({ stale_results: 'STALE_RESULT_MODE_PLACEHOLDER' });
+    expect(placeholder.omitted).toEqual([]);
+    expect(placeholder.turns[0].rounds[0].calls[0]).toMatchObject({
+      tool_call_id: 'call_get',
+      invalidated_by: 'call_cancel',
+      expired: false,
+    });
+    expect(placeholder.turns[0].rounds[0].calls[0].result).toMatch(
+      /^\[invalidated\] This get_order result was made stale by a later cancel_order call \(call_cancel\)/,
+    );
   });
 
   it('answers an unknown conversation with an empty response', async () => {

@@ -49,7 +49,10 @@ describe('the service as a process', () => {
     const policyFile = join(dir, 'policy.json');
     writeFileSync(
       policyFile,
-      JSON.stringify({ channels: { web: { visibility: 'sometimes' } }, tools: { search: { freshnesSeconds: 5 } } }),
+      JSON.stringify({
+        channels: { web: { visibility: 'sometimes' } },
+        tools: { search: { freshnesSeconds: 5 }, cancel_order: { invalidates: [{ tool: 'get_order', match: { orderId: '$.id' } }] } },
+      }),
     );
     const service = spawnService({
       topic,
@@ -61,6 +64,14 @@ describe('the service as a process', () => {
     expect(exit.code).toBe(78);
     expect(service.output()).toContain('channels.web.visibility: must be one of per_run, per_service_call');
     expect(service.output()).toContain('tools.search.freshnesSeconds: unknown key');
+    // The log line is JSON, so the quotes of this message are escaped in it: read the message itself.
+    const fatal = service
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { level: string; msg: string })
+      .find((line) => line.level === 'fatal');
+    expect(fatal?.msg).toContain('tools.cancel_order.invalidates[0].match["orderId"]: key "orderId" must start with $');
   });
 
   it('with SERVICE_ROLES=grpc does not consume events', async () => {
