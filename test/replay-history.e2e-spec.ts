@@ -207,6 +207,19 @@ describe('GetReplayHistory through the real broker and the real gRPC server', ()
     ]);
   });
 
+  it('carries only messages_json, or only the rounds, when the view asks; an unknown view is INVALID_ARGUMENT', async () => {
+    const all = await replay();
+    const messages = await replay({ view: 'REPLAY_VIEW_MESSAGES' });
+    expect(messages.turns.map((t) => [t.run_id, t.rounds, t.messages_json])).toEqual([['r1', [], all.turns[0].messages_json]]);
+    const structured = await replay({ view: 'REPLAY_VIEW_STRUCTURED' });
+    expect(structured.turns.map((t) => [t.run_id, t.rounds, t.messages_json])).toEqual([['r1', all.turns[0].rounds, '']]);
+    expect(messages.omitted).toEqual(all.omitted);
+    // Each view is the same bytes on every call (the cached history is mapped once per view).
+    expect(await replay({ view: 'REPLAY_VIEW_MESSAGES' })).toEqual(messages);
+    expect(await replay()).toEqual(all);
+    await expect(replay({ view: 7 })).rejects.toMatchObject({ code: status.INVALID_ARGUMENT, details: expect.stringContaining('view') });
+  });
+
   it('applies a request freshness window over the policy, and can keep stale calls as expired placeholders', async () => {
     const strict = await replay({ freshness_window_seconds: 30 });
     expect(strict.turns).toEqual([]);

@@ -10,6 +10,7 @@ import {
   ToolHistoryError,
   type SubscribedEvent,
 } from '../../libs/client/src';
+import { toLangChainMessages } from '../../libs/client/src/langchain';
 import { RunningStack, startRunningStack } from '../support/running-stack';
 import { uniqueName } from '../support/test-environment';
 import { waitFor } from '../support/wait-for';
@@ -104,6 +105,24 @@ describe('@toolhistory/client through the real broker and the real gRPC server',
         },
       ],
     });
+  });
+
+  it('asks for only the messages or only the rounds when told: the same turns, half the payload', async () => {
+    const all = await client.getReplayHistory({ tenantId, conversationId, format: 'openai' });
+    expect(all.turns[0].rounds).toHaveLength(2);
+    const messagesOnly = await client.getReplayHistory({ tenantId, conversationId, format: 'openai', view: 'messages' });
+    expect(messagesOnly.messages).toEqual(all.messages);
+    expect(messagesOnly.turns.map((t) => [t.runId, t.rounds])).toEqual([['run-1', []]]);
+    const structured = await client.getReplayHistory({ tenantId, conversationId, format: 'openai', view: 'structured' });
+    expect(structured.turns[0].rounds).toEqual(all.turns[0].rounds);
+    expect(structured.messages).toEqual([]);
+    // toLangChainMessages reads the rounds, which the structured view carries.
+    expect(toLangChainMessages(structured)).toEqual(toLangChainMessages(all));
+    // ai-sdk messages are made from the rounds: its default view asks for them alone, and "messages" is refused.
+    expect((await client.getReplayHistory({ tenantId, conversationId, format: 'ai-sdk' })).messages).toHaveLength(4);
+    await expect(client.getReplayHistory({ tenantId, conversationId, format: 'ai-sdk', view: 'messages' })).rejects.toThrow(
+      'view: "messages" cannot give ai-sdk messages',
+    );
   });
 
   it('records a run published again (a worker retrying after a crash) once: event ids are derived from the step', async () => {

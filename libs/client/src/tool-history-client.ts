@@ -21,6 +21,7 @@ import {
   type RecordedEvent,
   SearchToolHistoryRequest,
   type SearchToolHistoryResponse,
+  ReplayView,
   StaleResultMode,
   SubscribeToolEventsRequest,
   ToolHistoryClient as GeneratedClient,
@@ -67,7 +68,24 @@ export interface ReplayHistoryRequest<F extends HistoryFormatName> extends CallC
   freshnessWindowSeconds?: number;
   /** `placeholder` keeps a stale pair and says the result expired; default: as the policy says. */
   staleResults?: 'drop' | 'placeholder';
+  /**
+   * What each turn carries besides its parsed `messages`. `all` (default for
+   * `openai` and `anthropic`): also the structured `rounds`, which
+   * `toLangChainMessages` and other converters read. `messages`: the provider
+   * messages only (each turn's `rounds` is empty), about half the bytes on the
+   * wire, for a caller that splices `messages`. `structured`: `rounds` only,
+   * which is all `ai-sdk` needs (its default).
+   */
+  view?: HistoryView;
 }
+
+export type HistoryView = 'all' | 'messages' | 'structured';
+
+const WIRE_VIEW: Record<HistoryView, ReplayView> = {
+  all: ReplayView.REPLAY_VIEW_UNSPECIFIED,
+  messages: ReplayView.REPLAY_VIEW_MESSAGES,
+  structured: ReplayView.REPLAY_VIEW_STRUCTURED,
+};
 
 export interface ReplayedTurn<M> extends Turn {
   /** This turn's tool segment in the requested format, parsed. */
@@ -182,6 +200,12 @@ export class ToolHistoryClient {
     if (!HISTORY_FORMAT_NAMES.includes(request.format)) {
       throw new TypeError(`format: ${JSON.stringify(request.format)} is not one of ${HISTORY_FORMAT_NAMES.join(', ')}`);
     }
+    const view = request.view ?? (request.format === 'ai-sdk' ? 'structured' : 'all');
+    if (!Object.hasOwn(WIRE_VIEW, view))
+      throw new TypeError(`view: ${JSON.stringify(view)} is not one of ${Object.keys(WIRE_VIEW).join(', ')}`);
+    // ai-sdk messages are made here from the rounds; without them there would be none.
+    if (request.format === 'ai-sdk' && view === 'messages')
+      throw new TypeError('view: "messages" cannot give ai-sdk messages (they are made from the rounds)');
     const response = await this.unary(
       'GetReplayHistory',
       this.stub.getReplayHistory,
@@ -198,6 +222,7 @@ export class ToolHistoryClient {
             : request.staleResults === 'drop'
               ? StaleResultMode.STALE_RESULT_MODE_DROP
               : StaleResultMode.STALE_RESULT_MODE_UNSPECIFIED,
+        view: WIRE_VIEW[view],
       }),
       request,
     );

@@ -69,6 +69,12 @@ export const staleResultsOf = (value: string | number | undefined): StaleResultM
     undefined,
   );
 
+/** Which representations of each turn a response carries (ReplayView). */
+export type ReplayView = 'all' | 'messages' | 'structured';
+
+export const viewOf = (value: string | number | undefined): ReplayView =>
+  enumOf<ReplayView>('view', value, { REPLAY_VIEW_MESSAGES: 'messages', REPLAY_VIEW_STRUCTURED: 'structured' }, 'all');
+
 const RUN_STATUS: Record<RunStatus, string> = {
   running: 'RUN_STATUS_RUNNING',
   completed: 'RUN_STATUS_COMPLETED',
@@ -86,13 +92,13 @@ const OMISSION_REASON: Record<OmissionReason, string> = {
   invalidated: 'OMISSION_REASON_INVALIDATED',
 };
 
-export function toResponse(history: ReplayHistory) {
+export function toResponse(history: ReplayHistory, view: ReplayView = 'all') {
   return {
     turns: history.turns.map((turn) => ({
       run_id: turn.runId,
       assistant_message_id: turn.assistantMessageId ?? '',
       status: RUN_STATUS[turn.status],
-      rounds: turn.rounds.map((round) => ({
+      rounds: (view === 'messages' ? [] : turn.rounds).map((round) => ({
         round_index: round.roundIndex,
         calls: round.calls.map((call) => ({
           tool_call_id: call.toolCallId,
@@ -107,7 +113,7 @@ export function toResponse(history: ReplayHistory) {
           invalidated_by: call.invalidatedBy ?? '',
         })),
       })),
-      messages_json: JSON.stringify(turn.messages),
+      messages_json: view === 'structured' ? '' : JSON.stringify(turn.messages),
     })),
     omitted: history.omitted.map((o: Omission) => ({
       run_id: o.runId,

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { GetReplayHistoryRequest } from '@toolhistory/grpc-api';
 import type { ReplayHistory } from '@toolhistory/domain';
 import { answerUnary, budgetOf } from '../grpc/grpc-call';
-import { formatOf, staleResultsOf, timestampToMillis, toResponse } from '../grpc/proto-mapping';
+import { formatOf, ReplayView, staleResultsOf, timestampToMillis, toResponse, viewOf } from '../grpc/proto-mapping';
 import { GET_REPLAY_HISTORY, ROOT_LOGGER } from '../tokens';
 import { GetReplayHistory } from './get-replay-history';
 
@@ -16,8 +16,8 @@ export const DEFAULT_REPLAY_BUDGET_MS = 2_000;
 @Controller()
 export class GetReplayHistoryGrpcController {
   private readonly log: Logger;
-  // A cached history is the same object on every hit, so its mapped response is reused too.
-  private readonly responses = new WeakMap<ReplayHistory, ReturnType<typeof toResponse>>();
+  // A cached history is the same object on every hit, so its mapped response (per view) is reused too.
+  private readonly responses = new WeakMap<ReplayHistory, Partial<Record<ReplayView, ReturnType<typeof toResponse>>>>();
 
   constructor(
     @Inject(GET_REPLAY_HISTORY) private readonly getReplayHistory: GetReplayHistory,
@@ -32,6 +32,7 @@ export class GetReplayHistoryGrpcController {
     const budgetMs = budgetOf(call, DEFAULT_REPLAY_BUDGET_MS);
     // The use case answers UNAVAILABLE within the budget itself; the outer bound is a backstop.
     return answerUnary(this.log, 'GetReplayHistory', ids, budgetMs + 1_000, async () => {
+      const view = viewOf(request.view);
       const history = await this.getReplayHistory.execute({
         tenantId: request.tenant_id ?? '',
         conversationId: request.conversation_id ?? '',
@@ -42,16 +43,16 @@ export class GetReplayHistoryGrpcController {
         staleResults: staleResultsOf(request.stale_results),
         budgetMs,
       });
-      return this.response(history);
+      return this.response(history, view);
     });
   }
 
-  private response(history: ReplayHistory) {
-    let response = this.responses.get(history);
-    if (!response) {
-      response = toResponse(history);
-      this.responses.set(history, response);
+  private response(history: ReplayHistory, view: ReplayView) {
+    let byView = this.responses.get(history);
+    if (!byView) {
+      byView = {};
+      this.responses.set(history, byView);
     }
-    return response;
+    return (byView[view] ??= toResponse(history, view));
   }
 }

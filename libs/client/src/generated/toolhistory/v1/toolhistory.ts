@@ -369,6 +369,55 @@ export function omissionReasonToNumber(object: OmissionReason): number {
   }
 }
 
+/** Which representations of each turn a GetReplayHistory response carries. */
+export enum ReplayView {
+  /** REPLAY_VIEW_UNSPECIFIED - Both rounds and messages_json. */
+  REPLAY_VIEW_UNSPECIFIED = "REPLAY_VIEW_UNSPECIFIED",
+  /**
+   * REPLAY_VIEW_MESSAGES - messages_json only (rounds empty): what a caller that splices provider
+   * messages needs, at about half the bytes.
+   */
+  REPLAY_VIEW_MESSAGES = "REPLAY_VIEW_MESSAGES",
+  /**
+   * REPLAY_VIEW_STRUCTURED - rounds only (messages_json empty): for callers that build their own
+   * messages from the structured calls.
+   */
+  REPLAY_VIEW_STRUCTURED = "REPLAY_VIEW_STRUCTURED",
+  UNRECOGNIZED = "UNRECOGNIZED",
+}
+
+export function replayViewFromJSON(object: any): ReplayView {
+  switch (object) {
+    case 0:
+    case "REPLAY_VIEW_UNSPECIFIED":
+      return ReplayView.REPLAY_VIEW_UNSPECIFIED;
+    case 1:
+    case "REPLAY_VIEW_MESSAGES":
+      return ReplayView.REPLAY_VIEW_MESSAGES;
+    case 2:
+    case "REPLAY_VIEW_STRUCTURED":
+      return ReplayView.REPLAY_VIEW_STRUCTURED;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return ReplayView.UNRECOGNIZED;
+  }
+}
+
+export function replayViewToNumber(object: ReplayView): number {
+  switch (object) {
+    case ReplayView.REPLAY_VIEW_UNSPECIFIED:
+      return 0;
+    case ReplayView.REPLAY_VIEW_MESSAGES:
+      return 1;
+    case ReplayView.REPLAY_VIEW_STRUCTURED:
+      return 2;
+    case ReplayView.UNRECOGNIZED:
+    default:
+      return -1;
+  }
+}
+
 export interface SubscribeToolEventsRequest {
   /** required */
   tenantId: string;
@@ -559,6 +608,8 @@ export interface GetReplayHistoryRequest {
   /** When set, replaces every configured freshness window for this request. */
   freshnessWindowSeconds?: string | undefined;
   staleResults: StaleResultMode;
+  /** Unset: both representations, as before this field existed. */
+  view: ReplayView;
 }
 
 export interface GetReplayHistoryResponse {
@@ -2215,6 +2266,7 @@ function createBaseGetReplayHistoryRequest(): GetReplayHistoryRequest {
     format: HistoryFormat.HISTORY_FORMAT_UNSPECIFIED,
     freshnessWindowSeconds: undefined,
     staleResults: StaleResultMode.STALE_RESULT_MODE_UNSPECIFIED,
+    view: ReplayView.REPLAY_VIEW_UNSPECIFIED,
   };
 }
 
@@ -2240,6 +2292,9 @@ export const GetReplayHistoryRequest: MessageFns<GetReplayHistoryRequest> = {
     }
     if (message.staleResults !== StaleResultMode.STALE_RESULT_MODE_UNSPECIFIED) {
       writer.uint32(56).int32(staleResultModeToNumber(message.staleResults));
+    }
+    if (message.view !== ReplayView.REPLAY_VIEW_UNSPECIFIED) {
+      writer.uint32(64).int32(replayViewToNumber(message.view));
     }
     return writer;
   },
@@ -2313,6 +2368,14 @@ export const GetReplayHistoryRequest: MessageFns<GetReplayHistoryRequest> = {
             message.staleResults = staleResultModeFromJSON(reader.int32());
             continue;
           }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.view = replayViewFromJSON(reader.int32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2337,6 +2400,7 @@ export const GetReplayHistoryRequest: MessageFns<GetReplayHistoryRequest> = {
     message.format = object.format ?? HistoryFormat.HISTORY_FORMAT_UNSPECIFIED;
     message.freshnessWindowSeconds = object.freshnessWindowSeconds ?? undefined;
     message.staleResults = object.staleResults ?? StaleResultMode.STALE_RESULT_MODE_UNSPECIFIED;
+    message.view = object.view ?? ReplayView.REPLAY_VIEW_UNSPECIFIED;
     return message;
   },
 };

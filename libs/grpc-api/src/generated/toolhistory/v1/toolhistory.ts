@@ -85,6 +85,23 @@ export enum OmissionReason {
   UNRECOGNIZED = "UNRECOGNIZED",
 }
 
+/** Which representations of each turn a GetReplayHistory response carries. */
+export enum ReplayView {
+  /** REPLAY_VIEW_UNSPECIFIED - Both rounds and messages_json. */
+  REPLAY_VIEW_UNSPECIFIED = "REPLAY_VIEW_UNSPECIFIED",
+  /**
+   * REPLAY_VIEW_MESSAGES - messages_json only (rounds empty): what a caller that splices provider
+   * messages needs, at about half the bytes.
+   */
+  REPLAY_VIEW_MESSAGES = "REPLAY_VIEW_MESSAGES",
+  /**
+   * REPLAY_VIEW_STRUCTURED - rounds only (messages_json empty): for callers that build their own
+   * messages from the structured calls.
+   */
+  REPLAY_VIEW_STRUCTURED = "REPLAY_VIEW_STRUCTURED",
+  UNRECOGNIZED = "UNRECOGNIZED",
+}
+
 export interface SubscribeToolEventsRequest {
   /** required */
   tenant_id?:
@@ -314,7 +331,11 @@ export interface GetReplayHistoryRequest {
     | undefined;
   /** When set, replaces every configured freshness window for this request. */
   freshness_window_seconds?: string | undefined;
-  stale_results?: StaleResultMode | undefined;
+  stale_results?:
+    | StaleResultMode
+    | undefined;
+  /** Unset: both representations, as before this field existed. */
+  view?: ReplayView | undefined;
 }
 
 export interface GetReplayHistoryResponse {
