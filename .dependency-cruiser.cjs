@@ -54,6 +54,13 @@ module.exports = {
       },
     },
     {
+      name: 'tokenizer-is-a-leaf',
+      severity: 'error',
+      comment: 'The token counter depends on its tokenizer and on the domain type it implements only.',
+      from: { path: '^libs/tokenizer/', pathNot: TESTS },
+      to: { path: '^(libs|apps)/', pathNot: ['^libs/tokenizer/', '^libs/domain/'] },
+    },
+    {
       name: 'errors-depend-on-nothing',
       severity: 'error',
       from: { path: '^libs/errors/' },

@@ -13,6 +13,7 @@ import { TcpProxy } from './support/tcp-proxy';
 import { TEST_DATABASE_URL, uniqueName } from './support/test-environment';
 import { runCompleted, runFailed, toolCall, toolResult } from './support/tool-event-factory';
 import { waitFor } from './support/wait-for';
+import { o200kTokens } from '../libs/tokenizer/src';
 
 const minutesAgo = (m: number, plusSeconds = 0) => new Date(Date.now() - m * 60_000 + plusSeconds * 1000).toISOString();
 
@@ -220,6 +221,38 @@ describe('GetReplayHistory through the real broker and the real gRPC server', ()
     await expect(replay({ view: 7 })).rejects.toMatchObject({ code: status.INVALID_ARGUMENT, details: expect.stringContaining('view') });
   });
 
+  it('counts the tokens replayed, and over max_history_tokens leaves whole rounds out, oldest first', async () => {
+    const all = await replay();
+    // r1 as replayed: round 0 (lookup_order, lookup_customer), round 1 (track_parcel); o200k_base, counted when recorded.
+    const round0 =
+      o200kTokens('lookup_order') +
+      o200kTokens('{"orderId":"A-1"}') +
+      o200kTokens('shipped') +
+      o200kTokens('lookup_customer') +
+      o200kTokens('{"id":7}') +
+      o200kTokens('{"name":"Ada"}');
+    const round1 = o200kTokens('track_parcel') + o200kTokens('{"parcel":"P9"}') + o200kTokens('in transit');
+    expect(all.history_tokens).toBe(round0 + round1);
+
+    const limited = await replay({ max_history_tokens: round0 + round1 - 1 });
+    expect(limited.turns.map((t) => [t.run_id, t.rounds.map((r) => r.round_index)])).toEqual([['r1', [1]]]);
+    expect(limited.history_tokens).toBe(round1);
+    expect(
+      limited.omitted.filter((o) => o.reason === 'OMISSION_REASON_TOKEN_BUDGET').map((o) => [o.run_id, o.round_index, o.sequence_index]),
+    ).toEqual([
+      ['r1', 0, 0],
+      ['r1', 0, 1],
+    ]);
+    expect(JSON.parse(limited.turns[0].messages_json)).toEqual(JSON.parse(all.turns[0].messages_json).slice(3));
+
+    const nothing = await replay({ max_history_tokens: 0 });
+    expect([nothing.turns, nothing.history_tokens]).toEqual([[], 0]);
+    await expect(replay({ max_history_tokens: -1 })).rejects.toMatchObject({
+      code: status.INVALID_ARGUMENT,
+      details: expect.stringContaining('max_history_tokens'),
+    });
+  });
+
   it('applies a request freshness window over the policy, and can keep stale calls as expired placeholders', async () => {
     const strict = await replay({ freshness_window_seconds: 30 });
     expect(strict.turns).toEqual([]);
@@ -323,8 +356,8 @@ describe('GetReplayHistory through the real broker and the real gRPC server', ()
   });
 
   it('answers an unknown conversation with an empty response', async () => {
-    expect(await replay({ conversation_id: 'never-seen' })).toEqual({ turns: [], omitted: [] });
-    expect(await replay({ tenant_id: 'another-tenant' })).toEqual({ turns: [], omitted: [] });
+    expect(await replay({ conversation_id: 'never-seen' })).toEqual({ turns: [], omitted: [], history_tokens: 0 });
+    expect(await replay({ tenant_id: 'another-tenant' })).toEqual({ turns: [], omitted: [], history_tokens: 0 });
   });
 
   it('rejects a request without tenant_id or conversation_id with INVALID_ARGUMENT naming the field', async () => {
@@ -379,7 +412,7 @@ describe('GetReplayHistory while PostgreSQL is unreachable', () => {
         (s) => s === 'SERVING',
         { what: 'health SERVING again' },
       );
-      expect(await client.getReplayHistory({ tenant_id: 't', conversation_id: 'c' })).toEqual({ turns: [], omitted: [] });
+      expect(await client.getReplayHistory({ tenant_id: 't', conversation_id: 'c' })).toEqual({ turns: [], omitted: [], history_tokens: 0 });
     } finally {
       client.close();
       await stopService(service);
@@ -410,7 +443,7 @@ describe('health while Kafka is unreachable', () => {
       );
       expect(await client.healthCheck()).toBe('NOT_SERVING');
       expect(await client.healthCheck('toolhistory.v1.ToolHistory')).toBe('NOT_SERVING');
-      expect(await client.getReplayHistory({ tenant_id: 't', conversation_id: 'c' })).toEqual({ turns: [], omitted: [] });
+      expect(await client.getReplayHistory({ tenant_id: 't', conversation_id: 'c' })).toEqual({ turns: [], omitted: [], history_tokens: 0 });
     } finally {
       client.close();
       await stopService(service);

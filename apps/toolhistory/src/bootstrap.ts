@@ -18,6 +18,7 @@ import { PinoNestLogger } from './logging/pino-nest-logger';
 import { loadPolicyFile } from './policy/load-policy-file';
 import type { OpenSubscriptions } from './subscription/open-subscriptions';
 import { OPEN_SUBSCRIPTIONS } from './tokens';
+import { o200kTokens } from '@toolhistory/tokenizer';
 
 export interface RunningService {
   close(): Promise<void>;
@@ -34,6 +35,8 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
     });
     if (applied.length > 0) logger.info({ applied }, 'migrations applied');
   }
+  // The tokenizer's rank table takes about a second to load: before serving, not in the first turn's budget.
+  o200kTokens('');
   const health = new HealthEndpoint(SERVICE_NAMES_NOT_SERVING);
   const authenticator = await createCallerAuthenticator(config.auth, logger.child({ component: 'access' }));
   const module = AppModule.forRoot({ config, logger, policy, health, authenticator });

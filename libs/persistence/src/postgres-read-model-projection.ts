@@ -6,7 +6,9 @@ import {
   GlobalPosition,
   keysTouchedBy,
   RecordedToolEvent,
+  TokenCounter,
 } from '@toolhistory/domain';
+import { o200kTokens } from '@toolhistory/tokenizer';
 import { applyPastCheckpoint, readCheckpoint, skipFailedEvent } from './postgres-projection-checkpoints';
 import { refreshSearchDocuments } from './postgres-search-documents';
 import { READ_MODEL_PROJECTION } from './postgres-read-model-rebuild';
@@ -22,6 +24,7 @@ export class PostgresReadModelProjection implements CheckpointedProjection {
   constructor(
     private readonly pool: Pool,
     private readonly events: EventStore,
+    private readonly tokens: TokenCounter = o200kTokens,
   ) {}
 
   checkpoint(): Promise<GlobalPosition> {
@@ -45,7 +48,7 @@ export class PostgresReadModelProjection implements CheckpointedProjection {
         locked.rows.filter((r) => r.erased).map((r) => conversationKeyString({ tenantId: r.tenant_id, conversationId: r.conversation_id })),
       );
       const applied = fresh.filter((r) => !gone.has(conversationKeyString(r.event)));
-      await applyRecordedEvents(client, applied, LIVE_READ_MODEL, this.events, 'row');
+      await applyRecordedEvents(client, applied, LIVE_READ_MODEL, this.events, 'row', this.tokens);
       // Off the recorder's path already: the documents follow in the same transaction (see PostgresSearchProjection).
       await refreshSearchDocuments(client, keysTouchedBy(applied.map((r) => r.event)).invocations);
     });

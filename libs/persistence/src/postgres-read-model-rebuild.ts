@@ -9,7 +9,9 @@ import {
   ReadModelRebuild,
   ReadModelRebuilder,
   RecordedToolEvent,
+  TokenCounter,
 } from '@toolhistory/domain';
+import { o200kTokens } from '@toolhistory/tokenizer';
 import { AppError, ErrorCode } from '@toolhistory/errors';
 import { inTransaction } from './in-transaction';
 import { classifyPostgresError } from './postgres-errors';
@@ -53,6 +55,7 @@ export class PostgresReadModelRebuilder implements ReadModelRebuilder {
     private readonly pool: Pool,
     private readonly events: EventStore,
     private readonly payloads: InvocationPayloads,
+    private readonly tokens: TokenCounter = o200kTokens,
   ) {}
 
   async begin(): Promise<ReadModelRebuild> {
@@ -76,6 +79,7 @@ export class PostgresReadModelRebuilder implements ReadModelRebuilder {
         session,
         this.events,
         this.payloads,
+        this.tokens,
         deferred.map((i) => i.definition),
       );
     } catch (error) {
@@ -95,6 +99,7 @@ class PostgresRebuild implements ReadModelRebuild {
     private readonly session: PoolClient,
     private readonly events: EventStore,
     private readonly payloads: InvocationPayloads,
+    private readonly tokens: TokenCounter,
     private readonly deferredIndexes: string[],
   ) {}
 
@@ -170,7 +175,7 @@ class PostgresRebuild implements ReadModelRebuild {
   }
 
   private async applyWith(client: PoolClient, recorded: readonly RecordedToolEvent[]): Promise<void> {
-    await applyRecordedEvents(client, recorded, REBUILD_TABLES, this.events, this.payloads);
+    await applyRecordedEvents(client, recorded, REBUILD_TABLES, this.events, this.payloads, this.tokens);
     if (this.searchFilled) await refreshSearchDocuments(client, keysTouchedBy(recorded.map((r) => r.event)).invocations, REBUILD_SEARCH);
   }
 }

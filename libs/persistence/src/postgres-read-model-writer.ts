@@ -15,6 +15,7 @@ import {
   ReadModelState,
   runKeyString,
   RunRow,
+  TokenCounter,
 } from '@toolhistory/domain';
 import {
   CONVERSATION_COLUMNS,
@@ -108,16 +109,22 @@ export async function applyRecordedEvents(
   tables: ReadModelTableNames,
   store: EventStore,
   payloads: InvocationPayloads,
+  tokens: TokenCounter,
 ): Promise<void> {
   if (recorded.length === 0) return;
   const events = recorded.map((r) => r.event);
   const state = await loadReadModelState(client, events, tables);
-  await takeRecordedResults(state, events, store);
-  await writeReadModelChanges(client, projectEvents(state, events), payloads, tables);
+  await takeRecordedResults(state, events, store, tokens);
+  await writeReadModelChanges(client, projectEvents(state, events, tokens), payloads, tables);
 }
 
 /** A result rewritten (re-redacted) after the row was built from it: the stored version wins. */
-async function takeRecordedResults(state: ReadModelState, events: readonly ToolEvent[], store: EventStore): Promise<void> {
+async function takeRecordedResults(
+  state: ReadModelState,
+  events: readonly ToolEvent[],
+  store: EventStore,
+  tokens: TokenCounter,
+): Promise<void> {
   const waiting = resultsAwaitingTheirCall(state, events);
   if (waiting.size === 0) return;
   const streams = new Map<string, ToolEvent>();
@@ -126,7 +133,7 @@ async function takeRecordedResults(state: ReadModelState, events: readonly ToolE
     for (const { event } of await store.readStream(call)) {
       const entry = waiting.get(event.eventId.toLowerCase());
       if (entry && event.type === 'ToolResultReceived')
-        state.invocations.set(entry.key, withRecordedResult(entry.row, event as ToolResultReceived));
+        state.invocations.set(entry.key, withRecordedResult(entry.row, event as ToolResultReceived, tokens));
     }
   }
 }

@@ -12,8 +12,10 @@ import {
   redactEarlyResult,
   RedactionPolicy,
   resultsAwaitingTheirCall,
+  TokenCounter,
   withRecordedResult,
 } from '@toolhistory/domain';
+import { o200kTokens } from '@toolhistory/tokenizer';
 import { inTransaction } from './in-transaction';
 import { advancePartitionOffset, lockPartitionOffset, PostgresConsumerOffsets } from './postgres-consumer-offsets';
 import { loadReadModelState, writeReadModelChanges } from './postgres-read-model-writer';
@@ -31,6 +33,7 @@ export class PostgresRecordingStore implements RecordingStore {
   constructor(
     private readonly pool: Pool,
     private readonly redaction: RedactionPolicy = DEFAULT_REDACTION_POLICY,
+    private readonly tokens: TokenCounter = o200kTokens,
   ) {
     this.offsets = new PostgresConsumerOffsets(pool);
   }
@@ -87,7 +90,7 @@ export class PostgresRecordingStore implements RecordingStore {
     positioned.forEach((p, i) => (p.event = redacted[i]));
     const current = redacted.map((event) => upcastToolEvent(event));
     await this.redactEarlyResults(client, state, current);
-    await writeReadModelChanges(client, projectEvents(state, current), 'events');
+    await writeReadModelChanges(client, projectEvents(state, current, this.tokens), 'events');
   }
 
   /**
@@ -111,7 +114,7 @@ export class PostgresRecordingStore implements RecordingStore {
       const redacted = redactEarlyResult(payload, this.redaction, toolName);
       if (redacted === null) continue;
       await client.query('UPDATE events SET payload = $2 WHERE event_id = $1', [payload.eventId, redacted]);
-      state.invocations.set(key, withRecordedResult(row, redacted));
+      state.invocations.set(key, withRecordedResult(row, redacted, this.tokens));
     }
   }
 }

@@ -49,6 +49,8 @@ const ALL_INVOCATION_COLUMNS: ColumnSpec<InvocationRow>[] = [
   { name: 'result_redactions', sqlType: 'jsonb', value: (r) => r.resultRedactions },
   { name: 'arguments_bytes', sqlType: 'int4', value: (r) => r.argumentsBytes },
   { name: 'result_bytes', sqlType: 'int4', value: (r) => r.resultBytes },
+  { name: 'call_tokens', sqlType: 'int4', value: (r) => r.callTokens },
+  { name: 'result_tokens', sqlType: 'int4', value: (r) => r.resultTokens },
 ];
 
 /**
@@ -90,7 +92,8 @@ const selectInvocation = (argumentsSql: string, resultSql: string): string => `S
   ${resultSql} AS result, is_error AS "isError", ${isoText('requested_at')} AS "requestedAt",
   ${isoText('completed_at')} AS "completedAt", call_event_id AS "callEventId", result_event_id AS "resultEventId",
   call_after_run_end AS "callAfterRunEnd", persist, argument_redactions AS "argumentRedactions",
-  result_redactions AS "resultRedactions", arguments_bytes AS "argumentsBytes", result_bytes AS "resultBytes" FROM invocations`;
+  result_redactions AS "resultRedactions", arguments_bytes AS "argumentsBytes", result_bytes AS "resultBytes",
+  call_tokens AS "callTokens", result_tokens AS "resultTokens" FROM invocations`;
 
 /** The rows as stored, for projecting (which never reads a payload back). */
 export const SELECT_INVOCATION = selectInvocation('arguments', 'result');

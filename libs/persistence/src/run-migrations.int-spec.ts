@@ -28,6 +28,7 @@ const ALL_MIGRATIONS = [
   '011_room-for-updates-in-place',
   '012_payloads-read-from-events',
   '013_search-index-without-pending-list',
+  '014_invocation-token-counts',
 ];
 
 describe('runMigrations (real PostgreSQL)', () => {

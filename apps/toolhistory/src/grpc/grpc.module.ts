@@ -35,6 +35,7 @@ import {
   SUBSCRIBE_TOOL_EVENTS,
 } from '../tokens';
 import { GrpcHealthService } from './grpc-health.service';
+import { o200kTokens } from '@toolhistory/tokenizer';
 
 /** The ToolHistory service: one controller per RPC, every one behind the CallerGuard. */
 @Module({
@@ -57,7 +58,10 @@ import { GrpcHealthService } from './grpc-health.service';
       provide: GET_REPLAY_HISTORY,
       inject: [GRPC_PG_POOL, QUERY_CANCELLER, REPLAY_POLICY, APP_CONFIG],
       useFactory: (pool: Pool, canceller: PostgresQueryCanceller, policy: ReplayPolicy, config: AppConfig) =>
-        new GetReplayHistory(new PostgresReplayReader(pool, canceller), policy, { cacheBytes: config.grpc.replayCacheBytes }),
+        new GetReplayHistory(new PostgresReplayReader(pool, canceller), policy, {
+          cacheBytes: config.grpc.replayCacheBytes,
+          tokens: o200kTokens,
+        }),
     },
     {
       provide: ERASE_CONVERSATION,

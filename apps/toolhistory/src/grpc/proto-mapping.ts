@@ -90,6 +90,7 @@ const OMISSION_REASON: Record<OmissionReason, string> = {
   trailing_unsent: 'OMISSION_REASON_TRAILING_UNSENT',
   policy_skipped: 'OMISSION_REASON_POLICY_SKIPPED',
   invalidated: 'OMISSION_REASON_INVALIDATED',
+  token_budget: 'OMISSION_REASON_TOKEN_BUDGET',
 };
 
 export function toResponse(history: ReplayHistory, view: ReplayView = 'all') {
@@ -124,6 +125,7 @@ export function toResponse(history: ReplayHistory, view: ReplayView = 'all') {
       reason: OMISSION_REASON[o.reason],
       invalidated_by: o.invalidatedBy ?? '',
     })),
+    history_tokens: history.historyTokens,
   };
 }
 

@@ -41,6 +41,7 @@ export class GetReplayHistoryGrpcController {
         format: formatOf(request.format),
         freshnessWindowSeconds: request.freshness_window_seconds === undefined ? undefined : Number(request.freshness_window_seconds),
         staleResults: staleResultsOf(request.stale_results),
+        maxHistoryTokens: request.max_history_tokens ?? undefined,
         budgetMs,
       });
       return this.response(history, view);

@@ -1,6 +1,7 @@
 import { ConversationRows, DEFAULT_REPLAY_POLICY, ReplayReader } from '@toolhistory/domain';
 import { AppError, ErrorCode } from '@toolhistory/errors';
 import { readModelOf } from '../../../../libs/domain/src/replay/replay-test-support.fixture';
+import { testTokens } from '../../../../libs/domain/src/projection/test-tokens.fixture';
 import { runCompleted, toolCall, toolResult } from '../../../../test/support/tool-event-factory';
 import { GetReplayHistory } from './get-replay-history';
 
@@ -40,7 +41,7 @@ describe('GetReplayHistory', () => {
   beforeEach(() => {
     now = T0 + 10_000;
     reader = new CountingReader();
-    useCase = new GetReplayHistory(reader, DEFAULT_REPLAY_POLICY, { cacheBytes: 1_000_000, now: () => now });
+    useCase = new GetReplayHistory(reader, DEFAULT_REPLAY_POLICY, { tokens: testTokens, cacheBytes: 1_000_000, now: () => now });
   });
 
   it('refuses ids no event could have (over 256 characters, or holding NUL), naming them', async () => {
@@ -86,11 +87,11 @@ describe('GetReplayHistory', () => {
   it('answers a conversation that disappeared as unknown', async () => {
     await useCase.execute(query);
     reader.rows = null;
-    expect(await useCase.execute(query)).toEqual({ turns: [], omitted: [] });
+    expect(await useCase.execute(query)).toEqual({ turns: [], omitted: [], historyTokens: 0 });
   });
 
   it('fails UNAVAILABLE once the budget is spent, rather than late', async () => {
-    const slow = new GetReplayHistory(reader, DEFAULT_REPLAY_POLICY, { cacheBytes: 0 });
+    const slow = new GetReplayHistory(reader, DEFAULT_REPLAY_POLICY, { tokens: testTokens, cacheBytes: 0 });
     reader.delayMs = 200;
     const started = Date.now();
     await expect(slow.execute({ ...query, budgetMs: 50 })).rejects.toEqual(expect.any(AppError));
@@ -99,7 +100,7 @@ describe('GetReplayHistory', () => {
   });
 
   it('works without a cache', async () => {
-    const uncached = new GetReplayHistory(reader, DEFAULT_REPLAY_POLICY, { cacheBytes: 0, now: () => now });
+    const uncached = new GetReplayHistory(reader, DEFAULT_REPLAY_POLICY, { tokens: testTokens, cacheBytes: 0, now: () => now });
     await uncached.execute(query);
     await uncached.execute(query);
     expect(reader.full).toBe(2);
@@ -108,7 +109,7 @@ describe('GetReplayHistory', () => {
 
   it('stays within its bytes whatever callers vary (channel, window, format), counting every history it keeps', async () => {
     const cacheBytes = 60_000;
-    const bounded = new GetReplayHistory(reader, DEFAULT_REPLAY_POLICY, { cacheBytes, now: () => now });
+    const bounded = new GetReplayHistory(reader, DEFAULT_REPLAY_POLICY, { tokens: testTokens, cacheBytes, now: () => now });
     const conversations = ['c1', 'c2', 'c3', 'c4', 'c5'];
     for (let i = 0; i < 2_000; i += 1) {
       await bounded.execute({

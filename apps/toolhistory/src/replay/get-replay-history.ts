@@ -8,6 +8,7 @@ import {
   ReplayReader,
   replayValidity,
   StaleResultMode,
+  TokenCounter,
 } from '@toolhistory/domain';
 import { AppError, ErrorCode, checkRequestIds, requireArguments } from '@toolhistory/errors';
 
@@ -20,6 +21,8 @@ export interface GetReplayHistoryQuery {
   format: HistoryFormat;
   freshnessWindowSeconds?: number;
   staleResults?: StaleResultMode;
+  /** Replaces the policy's token budget. */
+  maxHistoryTokens?: number;
   /** Milliseconds left before the caller's deadline; the answer is UNAVAILABLE rather than late. */
   budgetMs?: number;
 }
@@ -27,6 +30,8 @@ export interface GetReplayHistoryQuery {
 export interface GetReplayHistoryOptions {
   /** Upper bound of the cache of conversations' rows and computed histories; 0 disables it. */
   cacheBytes: number;
+  /** Counts what rows recorded before token counts were stored, and placeholder notices, take. */
+  tokens: TokenCounter;
   now?: () => number;
 }
 
@@ -46,7 +51,7 @@ interface CachedConversation {
 }
 
 /**
- * Request shapes (channel, format, window, stale mode) kept per
+ * Request shapes (channel, format, window, stale mode, token budget) kept per
  * conversation: callers that vary them cannot make one entry grow without
  * end; the oldest shape goes first.
  */
@@ -55,7 +60,7 @@ const MAX_HISTORIES_PER_CONVERSATION = 16;
 /** A history's weight: its text, two bytes a character, as V8 keeps most strings. */
 const historyBytes = (history: ReplayHistory): number => 2 * JSON.stringify(history).length;
 
-const EMPTY: ReplayHistory = Object.freeze({ turns: [], omitted: [] }) as unknown as ReplayHistory;
+const EMPTY: ReplayHistory = Object.freeze({ turns: [], omitted: [], historyTokens: 0 }) as unknown as ReplayHistory;
 
 /**
  * The turn-start query: validates, reads the conversation within the
@@ -67,6 +72,7 @@ const EMPTY: ReplayHistory = Object.freeze({ turns: [], omitted: [] }) as unknow
 export class GetReplayHistory {
   private readonly cache?: LRUCache<string, CachedConversation>;
   private readonly now: () => number;
+  private readonly tokens: TokenCounter;
 
   constructor(
     private readonly reader: ReplayReader,
@@ -74,6 +80,7 @@ export class GetReplayHistory {
     options: GetReplayHistoryOptions,
   ) {
     this.now = options.now ?? Date.now;
+    this.tokens = options.tokens;
     if (options.cacheBytes > 0) {
       this.cache = new LRUCache<string, CachedConversation>({
         maxSize: options.cacheBytes,
@@ -90,7 +97,9 @@ export class GetReplayHistory {
     if (entry === null) return EMPTY;
 
     const channel = query.channel || entry.rows.channel;
-    const key = [channel, query.format, query.freshnessWindowSeconds ?? '', query.staleResults ?? ''].join('\u0000');
+    const key = [channel, query.format, query.freshnessWindowSeconds ?? '', query.staleResults ?? '', query.maxHistoryTokens ?? ''].join(
+      '\u0000',
+    );
     const cached = entry.histories.get(key);
     if (cached && asOf >= cached.from && asOf < cached.until) return cached.history;
 
@@ -102,9 +111,10 @@ export class GetReplayHistory {
       format: query.format,
       freshnessWindowSeconds: query.freshnessWindowSeconds,
       staleResults: query.staleResults,
+      maxHistoryTokens: query.maxHistoryTokens,
     };
     const { runs, invocations } = entry.rows;
-    const history = replayHistory(request, runs, invocations, this.policy);
+    const history = replayHistory(request, runs, invocations, this.policy, this.tokens);
     if (this.cache)
       this.remember(query, entry, key, {
         ...replayValidity(request, runs, invocations, this.policy),
@@ -188,5 +198,8 @@ function validate(query: GetReplayHistoryQuery): void {
   checkRequestIds({ tenant_id: query.tenantId, conversation_id: query.conversationId, channel: query.channel });
   if (query.freshnessWindowSeconds !== undefined && (!Number.isFinite(query.freshnessWindowSeconds) || query.freshnessWindowSeconds < 0)) {
     throw new AppError(ErrorCode.InvalidArgument, 'freshness_window_seconds must not be negative');
+  }
+  if (query.maxHistoryTokens !== undefined && !(Number.isInteger(query.maxHistoryTokens) && query.maxHistoryTokens >= 0)) {
+    throw new AppError(ErrorCode.InvalidArgument, 'max_history_tokens must not be negative');
   }
 }

@@ -3,6 +3,7 @@ import type { ToolEvent } from '@toolhistory/contract';
 import { completedRun, runCompleted, runFailed, toolCall, toolResult } from '../../../../test/support/tool-event-factory';
 import { conversationKeyString, invocationKeyString, runKeyString } from './read-model-keys';
 import { projectEvents, ReadModelChanges, ReadModelState } from './evolve-read-model';
+import { testTokens } from './test-tokens.fixture';
 
 const scope = { tenantId: 'acme', conversationId: 'c1', runId: 'r1', channel: 'support' };
 const empty = (): ReadModelState => ({ conversations: new Map(), runs: new Map(), invocations: new Map() });
@@ -16,7 +17,7 @@ function apply(state: ReadModelState, changes: ReadModelChanges): ReadModelState
   return next;
 }
 
-const project = (events: ToolEvent[]) => apply(empty(), projectEvents(empty(), events));
+const project = (events: ToolEvent[]) => apply(empty(), projectEvents(empty(), events, testTokens));
 
 describe('projectEvents', () => {
   it('pairs a call with its result by toolCallId', () => {
@@ -32,9 +33,9 @@ describe('projectEvents', () => {
   it('pairs a result that arrives before its call, when the call arrives', () => {
     const result = toolResult(scope, { roundIndex: 1, sequenceIndex: 0, toolCallId: 'call_b', result: { ok: true } });
     const call = toolCall(scope, { roundIndex: 1, sequenceIndex: 0, toolCallId: 'call_b', toolName: 'search' });
-    const afterResult = apply(empty(), projectEvents(empty(), [result]));
+    const afterResult = apply(empty(), projectEvents(empty(), [result], testTokens));
     expect([...afterResult.invocations.values()][0]).toMatchObject({ toolName: null, result: { ok: true } });
-    const afterCall = apply(afterResult, projectEvents(afterResult, [call]));
+    const afterCall = apply(afterResult, projectEvents(afterResult, [call], testTokens));
     expect([...afterCall.invocations.values()]).toEqual([
       expect.objectContaining({ toolName: 'search', result: { ok: true }, callEventId: call.eventId, resultEventId: result.eventId }),
     ]);
@@ -129,7 +130,7 @@ describe('projectEvents', () => {
         const bounds = [0, ...[...cuts].sort((a, b) => a - b), trace.length];
         let state = empty();
         for (let i = 0; i < bounds.length - 1; i += 1) {
-          state = apply(state, projectEvents(state, trace.slice(bounds[i], bounds[i + 1])));
+          state = apply(state, projectEvents(state, trace.slice(bounds[i], bounds[i + 1]), testTokens));
         }
         expect(state).toEqual(rebuilt);
       }),

@@ -1,6 +1,7 @@
 import type { RunCompleted, RunFailed, TokenUsage, ToolCallRequested, ToolEvent, ToolResultReceived } from '@toolhistory/contract';
 import { conversationKeyString, invocationKeyString, isInvocationEvent, pairKeyOf, runKeyString } from './read-model-keys';
 import type { ConversationRow, InvocationRow, RunRow } from './read-model.types';
+import { callTokens, resultTokens, TokenCounter } from './invocation-tokens';
 
 const earliest = (a: string, b: string): string => (Date.parse(b) < Date.parse(a) ? b : a);
 const latest = (a: string, b: string): string => (Date.parse(b) > Date.parse(a) ? b : a);
@@ -112,6 +113,8 @@ function newInvocation(event: ToolCallRequested | ToolResultReceived): Invocatio
     resultRedactions: {},
     argumentsBytes: null,
     resultBytes: null,
+    callTokens: null,
+    resultTokens: null,
   };
 }
 
@@ -124,6 +127,7 @@ export function evolveInvocation(
   row: InvocationRow | undefined,
   event: ToolCallRequested | ToolResultReceived,
   runEnded: boolean,
+  tokens: TokenCounter,
 ): InvocationRow {
   const base = row ?? newInvocation(event);
   if (event.type === 'ToolCallRequested') {
@@ -142,6 +146,7 @@ export function evolveInvocation(
       persist: event.redaction?.persist ?? 'full',
       argumentRedactions: event.redaction?.counts ?? {},
       argumentsBytes: event.redaction?.originalBytes ?? null,
+      callTokens: callTokens(tokens, event.toolName, event.arguments),
     };
   }
   if (base.resultEventId !== null) return base;
@@ -153,6 +158,7 @@ export function evolveInvocation(
     resultEventId: event.eventId,
     resultRedactions: event.redaction?.counts ?? {},
     resultBytes: event.redaction?.originalBytes ?? null,
+    resultTokens: resultTokens(tokens, event.result),
   };
 }
 
@@ -173,7 +179,7 @@ export interface ReadModelChanges {
  * current rows for those keys (absent = not yet recorded); the result lists
  * every row that changed, each once, ready to upsert.
  */
-export function projectEvents(state: ReadModelState, events: readonly ToolEvent[]): ReadModelChanges {
+export function projectEvents(state: ReadModelState, events: readonly ToolEvent[], tokens: TokenCounter): ReadModelChanges {
   const conversations = new Map(state.conversations);
   const runs = new Map(state.runs);
   const invocations = new Map(state.invocations);
@@ -189,7 +195,7 @@ export function projectEvents(state: ReadModelState, events: readonly ToolEvent[
     if (isInvocationEvent(event)) {
       const key = invocationKeyString({ ...event, pairKey: pairKeyOf(event) });
       const runEnded = runBefore !== undefined && runBefore.status !== 'running';
-      invocations.set(key, evolveInvocation(invocations.get(key), event, runEnded));
+      invocations.set(key, evolveInvocation(invocations.get(key), event, runEnded, tokens));
       changed.invocations.add(key);
     }
     runs.set(runKey, evolveRun(runBefore, event));

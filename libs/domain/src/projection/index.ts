@@ -2,3 +2,4 @@ export * from './read-model.types';
 export * from './read-model-keys';
 export * from './evolve-read-model';
 export * from './recorded-result';
+export * from './invocation-tokens';

@@ -56,4 +56,7 @@ export interface InvocationRow {
   /** Sizes as received, before redaction; null when unknown or when the policy keeps nothing. */
   argumentsBytes: number | null;
   resultBytes: number | null;
+  /** Tokens of the call and of the result as replayed (invocation-tokens.ts), counted once when recorded; null until then. */
+  callTokens: number | null;
+  resultTokens: number | null;
 }

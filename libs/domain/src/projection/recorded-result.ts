@@ -2,18 +2,20 @@ import type { ToolEvent, ToolResultReceived } from '@toolhistory/contract';
 import type { ReadModelState } from './evolve-read-model';
 import { invocationKeyString, pairKeyOf } from './read-model-keys';
 import type { InvocationRow } from './read-model.types';
+import { resultTokens, TokenCounter } from './invocation-tokens';
 
 /**
  * A result stored before its call is re-redacted once the call names the
  * tool (the stored event changes). A row built from the earlier version must
  * take the stored one, or a rebuild would keep what the tool's rule removes.
  */
-export function withRecordedResult(row: InvocationRow, stored: ToolResultReceived): InvocationRow {
+export function withRecordedResult(row: InvocationRow, stored: ToolResultReceived, tokens: TokenCounter): InvocationRow {
   return {
     ...row,
     result: stored.result,
     resultRedactions: stored.redaction?.counts ?? {},
     resultBytes: stored.redaction?.originalBytes ?? null,
+    resultTokens: resultTokens(tokens, stored.result),
   };
 }
 

@@ -1,6 +1,7 @@
 import type { ToolCallRequested, ToolResultReceived } from '@toolhistory/contract';
 import { runCompleted, runCompletedV1, runFailed, toolCall, toolResult } from '../../../../test/support/tool-event-factory';
 import { projectEvents } from '../projection/evolve-read-model';
+import { testTokens } from '../projection/test-tokens.fixture';
 import { parsePolicyDocument } from '../policy/tool-history-policy';
 import { replayHistory } from '../replay/replay-history';
 import { DEFAULT_REPLAY_POLICY } from '../replay/replay-policy';
@@ -197,7 +198,7 @@ describe('redaction notes in the read model and replay', () => {
       redactToolEvent(toolResult(r, { roundIndex: 0, sequenceIndex: 1, result: 'ok' }), policy, 'audit_probe'),
       runCompleted(r),
     ];
-    const changes = projectEvents({ conversations: new Map(), runs: new Map(), invocations: new Map() }, events);
+    const changes = projectEvents({ conversations: new Map(), runs: new Map(), invocations: new Map() }, events, testTokens);
     const [card, probe] = changes.invocations;
     expect(card).toMatchObject({
       persist: 'full',
@@ -213,6 +214,7 @@ describe('redaction notes in the read model and replay', () => {
       changes.runs,
       changes.invocations,
       DEFAULT_REPLAY_POLICY,
+      testTokens,
     );
     expect(history.turns[0].rounds[0].calls.map((c) => c.arguments)).toEqual([{ card: { number: '[REDACTED:$.card.number]' } }]);
     expect(history.omitted).toEqual([expect.objectContaining({ toolName: 'audit_probe', reason: 'policy_skipped' })]);

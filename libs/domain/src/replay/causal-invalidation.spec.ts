@@ -4,6 +4,7 @@ import { invalidatedResultNotice, replayHistory, ReplayRequest } from './replay-
 import { parseReplayPolicy, ReplayPolicy } from './replay-policy';
 import { anthropicToolUseId, derivedToolCallId } from './replayed-tool-call-id';
 import { readModelOf } from './replay-test-support.fixture';
+import { testTokens } from '../projection/test-tokens.fixture';
 
 const T0 = Date.parse('2026-03-01T12:00:00.000Z');
 const iso = (seconds: number) => new Date(T0 + seconds * 1000).toISOString();
@@ -56,6 +57,7 @@ function replay(events: ToolEvent[], asOfSeconds: number, policy: ReplayPolicy, 
     runs,
     invocations,
     policy,
+    testTokens,
   );
 }
 
@@ -129,7 +131,7 @@ describe('causal invalidation (`invalidates`)', () => {
 
     it('is a tool rule only', () => {
       expect(problemsOf({ channels: { web: { invalidates: [{ tool: 'x', match: { '$.a': '$.a' } }] } } })).toEqual([
-        'channels.web.invalidates: unknown key (allowed here: freshnessSeconds, visibility, staleResults)',
+        'channels.web.invalidates: unknown key (allowed here: freshnessSeconds, visibility, staleResults, maxHistoryTokens)',
       ]);
     });
   });

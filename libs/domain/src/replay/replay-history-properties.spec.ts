@@ -6,6 +6,7 @@ import { replayedToolCallId } from './replayed-tool-call-id';
 import { replayValidity } from './replay-validity';
 import { parseReplayPolicy, ReplayPolicy } from './replay-policy';
 import { anthropicProblems, openAiProblems, readModelOf } from './replay-test-support.fixture';
+import { testTokens } from '../projection/test-tokens.fixture';
 
 const T0 = Date.parse('2026-03-01T12:00:00.000Z');
 const scope = { schemaVersion: 2, tenantId: 'acme', conversationId: 'c1', channel: 'web' };
@@ -104,8 +105,11 @@ const policies = fc
     freshnessSeconds: fc.constantFrom(5, 60, 300, 100_000),
     staleResults: fc.constantFrom('drop', 'placeholder'),
     invalidation: fc.constantFrom('none', 'other', 'self'),
+    // A round of the traces takes about 6 to 30 test tokens.
+    maxHistoryTokens: fc.option(fc.integer({ min: 0, max: 150 }), { nil: undefined }),
   })
-  .map(({ invalidation, ...channel }) => {
+  .map(({ invalidation, maxHistoryTokens, ...rest }) => {
+    const channel = maxHistoryTokens === undefined ? rest : { ...rest, maxHistoryTokens };
     const parsed = parseReplayPolicy({
       channels: { web: channel },
       tools: INVALIDATION_RULES[invalidation as keyof typeof INVALIDATION_RULES],
@@ -117,8 +121,8 @@ const policies = fc
 function replayAll(events: ToolEvent[], batchCuts: number[], policy: ReplayPolicy, request: Omit<ReplayRequest, 'format'>) {
   const { runs, invocations } = readModelOf(events, batchCuts);
   return {
-    openai: replayHistory({ ...request, format: 'openai_chat' }, runs, invocations, policy),
-    anthropic: replayHistory({ ...request, format: 'anthropic_messages' }, runs, invocations, policy),
+    openai: replayHistory({ ...request, format: 'openai_chat' }, runs, invocations, policy, testTokens),
+    anthropic: replayHistory({ ...request, format: 'anthropic_messages' }, runs, invocations, policy, testTokens),
     invocations,
   };
 }
@@ -239,6 +243,46 @@ describe('replayHistory properties (any delivery of any trace)', () => {
     expect(invalidatedSeen).toBeGreaterThan(0);
   });
 
+  it('keeps within any token budget the longest run of latest rounds that fits, whole rounds only', () => {
+    let cut = 0;
+    fc.assert(
+      fc.property(delivered, policies, request, fc.integer({ min: 0, max: 150 }), ({ events, batchCuts }, policy, req, budget) => {
+        const { runs, invocations } = readModelOf(events, batchCuts);
+        const unlimited = replayHistory(
+          { ...req, format: 'openai_chat', maxHistoryTokens: 2_147_483_647 },
+          runs,
+          invocations,
+          policy,
+          testTokens,
+        );
+        const limited = replayHistory({ ...req, format: 'openai_chat', maxHistoryTokens: budget }, runs, invocations, policy, testTokens);
+        const roundsOf = (h: typeof limited) =>
+          h.turns.flatMap((t) => t.rounds.map((r) => ({ key: `${t.runId}/${r.roundIndex}`, round: r })));
+        const cost = (r: { round: { calls: Array<{ tokens: number }> } }) => r.round.calls.reduce((sum, c) => sum + c.tokens, 0);
+        const all = roundsOf(unlimited);
+        const kept = roundsOf(limited);
+        // Within budget, and what is reported is what is replayed.
+        expect(limited.historyTokens).toBeLessThanOrEqual(budget);
+        expect(limited.historyTokens).toBe(kept.reduce((sum, r) => sum + cost(r), 0));
+        // A suffix of the rounds replay would give without a budget, each round whole and unchanged.
+        expect(kept).toEqual(all.slice(all.length - kept.length));
+        // Maximal: the next older round would not have fitted.
+        if (kept.length < all.length) {
+          cut += 1;
+          expect(limited.historyTokens + cost(all[all.length - kept.length - 1])).toBeGreaterThan(budget);
+        }
+        // Each call left out for the budget is one of the rounds that left.
+        const left = limited.omitted.filter((o) => o.reason === 'token_budget').map((o) => `${o.runId}/${o.roundIndex}/${o.sequenceIndex}`);
+        const leftRounds = all.slice(0, all.length - kept.length);
+        expect(left).toEqual(leftRounds.flatMap((r) => r.round.calls.map((c) => `${r.key}/${c.sequenceIndex}`)));
+        for (const turn of limited.turns) expect(openAiProblems(turn.messages)).toEqual([]);
+      }),
+      { numRuns: 400 },
+    );
+    // The budgets reach the rule, or the property above would hold vacuously.
+    expect(cut).toBeGreaterThan(0);
+  });
+
   it('orders each turn by round and sequence, and never replays a run that per_run visibility hides', () => {
     fc.assert(
       fc.property(delivered, request, ({ events, batchCuts }, req) => {
@@ -279,8 +323,8 @@ describe('replayValidity', () => {
           const lo = Math.max(validity.from, request.asOf - 1_000_000);
           const hi = Math.min(validity.until - 1, request.asOf + 1_000_000);
           const other = Math.round(lo + (hi - lo) * where);
-          expect(replayHistory({ ...request, asOf: other }, runs, invocations, policy)).toEqual(
-            replayHistory(request, runs, invocations, policy),
+          expect(replayHistory({ ...request, asOf: other }, runs, invocations, policy, testTokens)).toEqual(
+            replayHistory(request, runs, invocations, policy, testTokens),
           );
         },
       ),

@@ -4,6 +4,7 @@ import { expiredResultNotice, replayHistory, ReplayRequest } from './replay-hist
 import { DEFAULT_REPLAY_POLICY, parseReplayPolicy, ReplayPolicy } from './replay-policy';
 import { derivedToolCallId } from './replayed-tool-call-id';
 import { readModelOf } from './replay-test-support.fixture';
+import { testTokens } from '../projection/test-tokens.fixture';
 
 const T0 = Date.parse('2026-03-01T12:00:00.000Z');
 const iso = (seconds: number) => new Date(T0 + seconds * 1000).toISOString();
@@ -23,6 +24,7 @@ function replay(events: ToolEvent[], overrides: Partial<ReplayRequest> = {}, pol
     runs,
     invocations,
     policy,
+    testTokens,
   );
 }
 
@@ -319,7 +321,7 @@ describe('replayHistory', () => {
     const events = simpleRun('r', 0); // call at 0 s, result at 1 s, completed at 3 s
     expect(replay(events, { asOf: T0 + 2_000 }).omitted).toEqual([expect.objectContaining({ reason: 'run_incomplete' })]);
     expect(replay(events, { asOf: T0 + 3_000 }).turns).toHaveLength(1);
-    expect(replay(events, { asOf: T0 - 1_000 })).toEqual({ turns: [], omitted: [] });
+    expect(replay(events, { asOf: T0 - 1_000 })).toEqual({ turns: [], omitted: [], historyTokens: 0 });
   });
 
   it('treats a call requested after its run ended as never sent', () => {
@@ -353,7 +355,7 @@ describe('parseReplayPolicy', () => {
     expect(parsed.problems).toEqual([
       'extra: unknown key (expected defaults, channels, tools)',
       'defaults.freshnessSeconds: must be a whole number of seconds, 0 or more',
-      'defaults.visibilty: unknown key (allowed here: freshnessSeconds, visibility, staleResults, persist, maskArguments, maskResult, detectors, maxResultChars)',
+      'defaults.visibilty: unknown key (allowed here: freshnessSeconds, visibility, staleResults, persist, maxHistoryTokens, maskArguments, maskResult, detectors, maxResultChars)',
       'channels.web.visibility: must be one of per_run, per_service_call',
       'tools.search.freshnessSeconds: must be a whole number of seconds, 0 or more',
       'tools.weather: must be an object',

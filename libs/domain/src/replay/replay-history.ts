@@ -1,9 +1,12 @@
 import type { JsonObject } from '@toolhistory/contract';
 import type { InvocationRow, RunRow, RunStatus } from '../projection/read-model.types';
+import { callTokens, resultText, resultTokens, TokenCounter } from '../projection/invocation-tokens';
+import { fitTokenBudget } from './token-budget';
 import { toAnthropicMessages, toOpenAiChatMessages, ProviderMessage } from './provider-messages';
 import { findInvalidations } from './causal-invalidation';
 import {
   freshnessWindowSeconds,
+  historyTokenBudget,
   invalidationRules,
   persistMode,
   ReplayPolicy,
@@ -16,7 +19,15 @@ import { anthropicToolUseId, replayedToolCallId } from './replayed-tool-call-id'
 export type HistoryFormat = 'openai_chat' | 'anthropic_messages';
 
 export type OmissionReason =
-  'stale' | 'orphan_call' | 'orphan_result' | 'run_failed' | 'run_incomplete' | 'trailing_unsent' | 'policy_skipped' | 'invalidated';
+  | 'stale'
+  | 'orphan_call'
+  | 'orphan_result'
+  | 'run_failed'
+  | 'run_incomplete'
+  | 'trailing_unsent'
+  | 'policy_skipped'
+  | 'invalidated'
+  | 'token_budget';
 
 export interface ReplayRequest {
   tenantId: string;
@@ -30,6 +41,8 @@ export interface ReplayRequest {
   freshnessWindowSeconds?: number;
   /** Replaces the configured handling of stale results for this request. */
   staleResults?: StaleResultMode;
+  /** Replaces the configured token budget for this request. */
+  maxHistoryTokens?: number;
 }
 
 export interface ReplayedCall {
@@ -45,6 +58,8 @@ export interface ReplayedCall {
   expired: boolean;
   /** Set when a later mutating call made the result stale and the policy keeps a placeholder: that call's replayed id. */
   invalidatedBy?: string;
+  /** What the call and its result (or its notice) take in the model's context. */
+  tokens: number;
 }
 
 export interface ReplayedRound {
@@ -60,6 +75,8 @@ export interface ReplayedTurn {
   messages: ProviderMessage[];
 }
 
+type TurnDraft = Omit<ReplayedTurn, 'messages'>;
+
 export interface Omission {
   runId: string;
   roundIndex: number;
@@ -74,6 +91,8 @@ export interface Omission {
 export interface ReplayHistory {
   turns: ReplayedTurn[];
   omitted: Omission[];
+  /** The tokens of every call and result replayed (invocation-tokens.ts). */
+  historyTokens: number;
 }
 
 export function expiredResultNotice(toolName: string, windowSeconds: number): string {
@@ -85,8 +104,6 @@ export function invalidatedResultNotice(toolName: string, mutatingToolName: stri
 }
 
 const at = (iso: string | null): number => (iso === null ? Number.NaN : Date.parse(iso));
-/** How a JSON result reads as text wherever one is shown: strings as they are, anything else as JSON. */
-export const resultText = (result: unknown): string => (typeof result === 'string' ? result : JSON.stringify(result));
 
 function byPosition(a: InvocationRow, b: InvocationRow): number {
   return a.roundIndex - b.roundIndex || a.sequenceIndex - b.sequenceIndex || (a.pairKey < b.pairKey ? -1 : a.pairKey > b.pairKey ? 1 : 0);
@@ -102,6 +119,7 @@ export function replayHistory(
   runs: readonly RunRow[],
   invocations: readonly InvocationRow[],
   policy: ReplayPolicy,
+  tokens: TokenCounter,
 ): ReplayHistory {
   const { asOf } = request;
   const visibility = visibilityOf(policy, request.channel);
@@ -116,7 +134,7 @@ export function replayHistory(
     .filter((run) => at(run.startedAt) <= asOf)
     .sort((a, b) => at(a.startedAt) - at(b.startedAt) || (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0));
 
-  const turns: ReplayedTurn[] = [];
+  const drafts: TurnDraft[] = [];
   const omitted: Omission[] = [];
   const invalidated = findInvalidations(invocations, (toolName) => invalidationRules(policy, toolName), asOf);
   // Ids are reported as the requested format carries them.
@@ -179,21 +197,27 @@ export function replayHistory(
           continue;
         }
         const calls = kept.get(row.roundIndex) ?? [];
+        const args = row.arguments ?? {};
+        const notice = mutation
+          ? invalidatedResultNotice(toolName, mutation.toolName ?? '', invalidatedBy!)
+          : expired
+            ? expiredResultNotice(toolName, windowSeconds)
+            : undefined;
+        // Counted when recorded; rows recorded before counts were kept are counted here.
+        const callCost = row.callTokens ?? callTokens(tokens, toolName, args);
+        const resultCost = notice !== undefined ? tokens(notice) : (row.resultTokens ?? resultTokens(tokens, row.result));
         calls.push({
           toolCallId,
           toolName,
-          arguments: row.arguments ?? {},
-          result: mutation
-            ? invalidatedResultNotice(toolName, mutation.toolName ?? '', invalidatedBy!)
-            : expired
-              ? expiredResultNotice(toolName, windowSeconds)
-              : resultText(row.result),
-          isError: expired || mutation ? false : row.isError === true,
+          arguments: args,
+          result: notice ?? resultText(row.result),
+          isError: notice !== undefined ? false : row.isError === true,
           sequenceIndex: row.sequenceIndex,
           requestedAt: row.requestedAt!,
           completedAt: row.completedAt!,
           expired,
           ...(invalidatedBy === undefined ? {} : { invalidatedBy }),
+          tokens: callCost + resultCost,
         });
         kept.set(row.roundIndex, calls);
       }
@@ -201,13 +225,24 @@ export function replayHistory(
 
     if (kept.size === 0) continue;
     const rounds = [...kept.entries()].sort(([a], [b]) => a - b).map(([roundIndex, calls]) => ({ roundIndex, calls }));
-    turns.push({
-      runId: run.runId,
-      assistantMessageId: status === 'completed' ? run.assistantMessageId : null,
-      status,
-      rounds,
-      messages: request.format === 'anthropic_messages' ? toAnthropicMessages(rounds) : toOpenAiChatMessages(rounds),
-    });
+    drafts.push({ runId: run.runId, assistantMessageId: status === 'completed' ? run.assistantMessageId : null, status, rounds });
   }
-  return { turns, omitted };
+
+  // Over the budget, whole rounds leave oldest first, so what stays is still a valid history.
+  const fitted = fitTokenBudget<ReplayedRound, TurnDraft>(drafts, historyTokenBudget(policy, request.channel, request.maxHistoryTokens));
+  for (const { turn, round } of fitted.dropped)
+    for (const call of round.calls)
+      omitted.push({
+        runId: turn.runId,
+        roundIndex: round.roundIndex,
+        sequenceIndex: call.sequenceIndex,
+        toolCallId: call.toolCallId,
+        toolName: call.toolName,
+        reason: 'token_budget',
+      });
+  const turns = fitted.turns.map((turn) => ({
+    ...turn,
+    messages: request.format === 'anthropic_messages' ? toAnthropicMessages(turn.rounds) : toOpenAiChatMessages(turn.rounds),
+  }));
+  return { turns, omitted, historyTokens: fitted.tokens };
 }

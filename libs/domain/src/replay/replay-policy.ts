@@ -21,10 +21,18 @@ export interface ChannelReplayRule {
   freshnessSeconds?: number;
   visibility?: Visibility;
   staleResults?: StaleResultMode;
+  maxHistoryTokens?: number;
 }
 
 export interface ReplayPolicy {
-  defaults: { freshnessSeconds: number; visibility: Visibility; staleResults: StaleResultMode; persist: PersistMode };
+  defaults: {
+    freshnessSeconds: number;
+    visibility: Visibility;
+    staleResults: StaleResultMode;
+    persist: PersistMode;
+    /** No limit when absent. */
+    maxHistoryTokens?: number;
+  };
   channels: Record<string, ChannelReplayRule>;
   tools: Record<string, ToolReplayRule>;
 }
@@ -36,6 +44,9 @@ export const DEFAULT_REPLAY_POLICY: ReplayPolicy = Object.freeze({
   channels: {},
   tools: {},
 }) as ReplayPolicy;
+
+/** The largest budget a request (int32) can carry. */
+export const MAX_TOKEN_BUDGET = 2_147_483_647;
 
 const VISIBILITIES: readonly Visibility[] = ['per_run', 'per_service_call'];
 const STALE_MODES: readonly StaleResultMode[] = ['drop', 'placeholder'];
@@ -58,7 +69,7 @@ export function parseReplayPolicy(document: unknown): PolicyParseResult {
     const rule = readRule(
       'defaults',
       document.defaults,
-      ['freshnessSeconds', 'visibility', 'staleResults', 'persist', ...REDACTION_KEYS],
+      ['freshnessSeconds', 'visibility', 'staleResults', 'persist', 'maxHistoryTokens', ...REDACTION_KEYS],
       problems,
     );
     Object.assign(defaults, rule);
@@ -68,7 +79,7 @@ export function parseReplayPolicy(document: unknown): PolicyParseResult {
     document,
     'channels',
     'channel',
-    ['freshnessSeconds', 'visibility', 'staleResults'],
+    ['freshnessSeconds', 'visibility', 'staleResults', 'maxHistoryTokens'],
     problems,
   );
   const tools: Record<string, ToolReplayRule> = readSection(
@@ -123,6 +134,10 @@ function readRule(path: string, value: unknown, allowed: readonly string[], prob
     } else if (key === 'persist') {
       if (!PERSIST_MODES.includes(v as PersistMode)) problems.push(`${at}: must be one of ${PERSIST_MODES.join(', ')}`);
       else rule[key] = v;
+    } else if (key === 'maxHistoryTokens') {
+      if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > MAX_TOKEN_BUDGET)
+        problems.push(`${at}: must be a whole number of tokens, 0 to ${MAX_TOKEN_BUDGET}`);
+      else rule[key] = v;
     } else if (key === 'invalidates') {
       rule[key] = parseInvalidationRules(at, v, problems);
     }
@@ -151,6 +166,11 @@ export function staleResultMode(policy: ReplayPolicy, channel: string, toolName:
 
 export function persistMode(policy: ReplayPolicy, toolName: string): PersistMode {
   return own(policy.tools, toolName)?.persist ?? policy.defaults.persist;
+}
+
+/** The request's budget beats its channel's, which beats the default; undefined is no limit. */
+export function historyTokenBudget(policy: ReplayPolicy, channel: string, override?: number): number | undefined {
+  return override ?? own(policy.channels, channel)?.maxHistoryTokens ?? policy.defaults.maxHistoryTokens;
 }
 
 /** What a successful call of `toolName` invalidates, if it has a rule. */

@@ -2,13 +2,14 @@ import type { ToolEvent } from '@toolhistory/contract';
 import { conversationKeyString, invocationKeyString, runKeyString } from '../projection/read-model-keys';
 import { projectEvents, ReadModelState } from '../projection/evolve-read-model';
 import type { ProviderMessage } from './provider-messages';
+import { testTokens } from '../projection/test-tokens.fixture';
 
 /** The read model a list of events produces, in one batch or cut into several. */
 export function readModelOf(events: readonly ToolEvent[], cuts: readonly number[] = []) {
   let state: ReadModelState = { conversations: new Map(), runs: new Map(), invocations: new Map() };
   const bounds = [0, ...[...cuts].filter((c) => c > 0 && c < events.length).sort((a, b) => a - b), events.length];
   for (let i = 0; i < bounds.length - 1; i += 1) {
-    const changes = projectEvents(state, events.slice(bounds[i], bounds[i + 1]));
+    const changes = projectEvents(state, events.slice(bounds[i], bounds[i + 1]), testTokens);
     state = { conversations: new Map(state.conversations), runs: new Map(state.runs), invocations: new Map(state.invocations) };
     for (const r of changes.conversations) state.conversations.set(conversationKeyString(r), r);
     for (const r of changes.runs) state.runs.set(runKeyString(r), r);

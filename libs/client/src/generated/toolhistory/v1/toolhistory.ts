@@ -304,6 +304,11 @@ export enum OmissionReason {
    * tool's results with equal arguments (see Omission.invalidated_by)
    */
   OMISSION_REASON_INVALIDATED = "OMISSION_REASON_INVALIDATED",
+  /**
+   * OMISSION_REASON_TOKEN_BUDGET - over the token budget (max_history_tokens or the policy's
+   * maxHistoryTokens): whole rounds leave, oldest first
+   */
+  OMISSION_REASON_TOKEN_BUDGET = "OMISSION_REASON_TOKEN_BUDGET",
   UNRECOGNIZED = "UNRECOGNIZED",
 }
 
@@ -336,6 +341,9 @@ export function omissionReasonFromJSON(object: any): OmissionReason {
     case 8:
     case "OMISSION_REASON_INVALIDATED":
       return OmissionReason.OMISSION_REASON_INVALIDATED;
+    case 9:
+    case "OMISSION_REASON_TOKEN_BUDGET":
+      return OmissionReason.OMISSION_REASON_TOKEN_BUDGET;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -363,6 +371,8 @@ export function omissionReasonToNumber(object: OmissionReason): number {
       return 7;
     case OmissionReason.OMISSION_REASON_INVALIDATED:
       return 8;
+    case OmissionReason.OMISSION_REASON_TOKEN_BUDGET:
+      return 9;
     case OmissionReason.UNRECOGNIZED:
     default:
       return -1;
@@ -610,11 +620,22 @@ export interface GetReplayHistoryRequest {
   staleResults: StaleResultMode;
   /** Unset: both representations, as before this field existed. */
   view: ReplayView;
+  /**
+   * The most tokens (o200k_base) the replayed calls and results may take;
+   * over it, whole rounds leave, oldest first. Unset: the policy's
+   * maxHistoryTokens for the channel, else no limit. Must not be negative.
+   */
+  maxHistoryTokens?: number | undefined;
 }
 
 export interface GetReplayHistoryResponse {
   turns: Turn[];
   omitted: Omission[];
+  /**
+   * The tokens (o200k_base) of the tool names, arguments and results (or
+   * notices) replayed; message framing and call ids are not counted.
+   */
+  historyTokens: number;
 }
 
 export interface Turn {
@@ -2267,6 +2288,7 @@ function createBaseGetReplayHistoryRequest(): GetReplayHistoryRequest {
     freshnessWindowSeconds: undefined,
     staleResults: StaleResultMode.STALE_RESULT_MODE_UNSPECIFIED,
     view: ReplayView.REPLAY_VIEW_UNSPECIFIED,
+    maxHistoryTokens: undefined,
   };
 }
 
@@ -2295,6 +2317,9 @@ export const GetReplayHistoryRequest: MessageFns<GetReplayHistoryRequest> = {
     }
     if (message.view !== ReplayView.REPLAY_VIEW_UNSPECIFIED) {
       writer.uint32(64).int32(replayViewToNumber(message.view));
+    }
+    if (message.maxHistoryTokens !== undefined) {
+      writer.uint32(72).int32(message.maxHistoryTokens);
     }
     return writer;
   },
@@ -2376,6 +2401,14 @@ export const GetReplayHistoryRequest: MessageFns<GetReplayHistoryRequest> = {
             message.view = replayViewFromJSON(reader.int32());
             continue;
           }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.maxHistoryTokens = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2401,12 +2434,13 @@ export const GetReplayHistoryRequest: MessageFns<GetReplayHistoryRequest> = {
     message.freshnessWindowSeconds = object.freshnessWindowSeconds ?? undefined;
     message.staleResults = object.staleResults ?? StaleResultMode.STALE_RESULT_MODE_UNSPECIFIED;
     message.view = object.view ?? ReplayView.REPLAY_VIEW_UNSPECIFIED;
+    message.maxHistoryTokens = object.maxHistoryTokens ?? undefined;
     return message;
   },
 };
 
 function createBaseGetReplayHistoryResponse(): GetReplayHistoryResponse {
-  return { turns: [], omitted: [] };
+  return { turns: [], omitted: [], historyTokens: 0 };
 }
 
 export const GetReplayHistoryResponse: MessageFns<GetReplayHistoryResponse> = {
@@ -2416,6 +2450,9 @@ export const GetReplayHistoryResponse: MessageFns<GetReplayHistoryResponse> = {
     }
     for (const v of message.omitted) {
       Omission.encode(v!, writer.uint32(18).fork()).join();
+    }
+    if (message.historyTokens !== 0) {
+      writer.uint32(24).int32(message.historyTokens);
     }
     return writer;
   },
@@ -2449,6 +2486,14 @@ export const GetReplayHistoryResponse: MessageFns<GetReplayHistoryResponse> = {
             message.omitted.push(Omission.decode(reader, reader.uint32()));
             continue;
           }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.historyTokens = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2468,6 +2513,7 @@ export const GetReplayHistoryResponse: MessageFns<GetReplayHistoryResponse> = {
     const message = createBaseGetReplayHistoryResponse();
     message.turns = object.turns?.map((e) => Turn.fromPartial(e)) || [];
     message.omitted = object.omitted?.map((e) => Omission.fromPartial(e)) || [];
+    message.historyTokens = object.historyTokens ?? 0;
     return message;
   },
 };

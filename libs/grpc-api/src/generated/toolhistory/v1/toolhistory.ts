@@ -82,6 +82,11 @@ export enum OmissionReason {
    * tool's results with equal arguments (see Omission.invalidated_by)
    */
   OMISSION_REASON_INVALIDATED = "OMISSION_REASON_INVALIDATED",
+  /**
+   * OMISSION_REASON_TOKEN_BUDGET - over the token budget (max_history_tokens or the policy's
+   * maxHistoryTokens): whole rounds leave, oldest first
+   */
+  OMISSION_REASON_TOKEN_BUDGET = "OMISSION_REASON_TOKEN_BUDGET",
   UNRECOGNIZED = "UNRECOGNIZED",
 }
 
@@ -335,12 +340,27 @@ export interface GetReplayHistoryRequest {
     | StaleResultMode
     | undefined;
   /** Unset: both representations, as before this field existed. */
-  view?: ReplayView | undefined;
+  view?:
+    | ReplayView
+    | undefined;
+  /**
+   * The most tokens (o200k_base) the replayed calls and results may take;
+   * over it, whole rounds leave, oldest first. Unset: the policy's
+   * maxHistoryTokens for the channel, else no limit. Must not be negative.
+   */
+  max_history_tokens?: number | undefined;
 }
 
 export interface GetReplayHistoryResponse {
   turns?: Turn[] | undefined;
-  omitted?: Omission[] | undefined;
+  omitted?:
+    | Omission[]
+    | undefined;
+  /**
+   * The tokens (o200k_base) of the tool names, arguments and results (or
+   * notices) replayed; message framing and call ids are not counted.
+   */
+  history_tokens?: number | undefined;
 }
 
 export interface Turn {

@@ -1,0 +1,1 @@
+export * from './o200k-token-counter';
