@@ -4,6 +4,7 @@ import { type AddressInfo, createServer, type Server, type Socket } from 'node:n
 import { z } from 'zod';
 import {
   InvalidToolEventError,
+  OmissionReason,
   RunPublisher,
   ToolEventPublisher,
   ToolHistoryClient,
@@ -122,6 +123,17 @@ describe('@toolhistory/client through the real broker and the real gRPC server',
     expect((await client.getReplayHistory({ tenantId, conversationId, format: 'ai-sdk' })).messages).toHaveLength(4);
     await expect(client.getReplayHistory({ tenantId, conversationId, format: 'ai-sdk', view: 'messages' })).rejects.toThrow(
       'view: "messages" cannot give ai-sdk messages',
+    );
+  });
+
+  it('reports the tokens replayed, and keeps within maxHistoryTokens by leaving the oldest rounds out', async () => {
+    const all = await client.getReplayHistory({ tenantId, conversationId, format: 'openai' });
+    expect(all.historyTokens).toBeGreaterThan(0);
+    const none = await client.getReplayHistory({ tenantId, conversationId, format: 'openai', maxHistoryTokens: 0 });
+    expect([none.messages, none.historyTokens]).toEqual([[], 0]);
+    expect(new Set(none.omitted.map((o) => o.reason))).toEqual(new Set([OmissionReason.OMISSION_REASON_TOKEN_BUDGET]));
+    await expect(client.getReplayHistory({ tenantId, conversationId, format: 'openai', maxHistoryTokens: -1 })).rejects.toThrow(
+      'maxHistoryTokens: -1 is not a whole number of tokens',
     );
   });
 

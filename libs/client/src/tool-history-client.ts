@@ -77,6 +77,12 @@ export interface ReplayHistoryRequest<F extends HistoryFormatName> extends CallC
    * which is all `ai-sdk` needs (its default).
    */
   view?: HistoryView;
+  /**
+   * The most tokens (o200k_base) the replayed tool calls and results may
+   * take; over it, whole rounds leave, oldest first (each call in `omitted`
+   * as OMISSION_REASON_TOKEN_BUDGET). Default: the policy's budget, if any.
+   */
+  maxHistoryTokens?: number;
 }
 
 export type HistoryView = 'all' | 'messages' | 'structured';
@@ -98,6 +104,8 @@ export interface ReplayHistory<M> {
   turns: ReplayedTurn<M>[];
   /** Every call left out, and why. */
   omitted: Omission[];
+  /** The tokens (o200k_base) of the tool names, arguments and results replayed. */
+  historyTokens: number;
 }
 
 export interface InvocationFilter extends CallControl {
@@ -197,6 +205,10 @@ export class ToolHistoryClient {
     if (window !== undefined && !(Number.isSafeInteger(window) && window >= 0)) {
       throw new TypeError(`freshnessWindowSeconds: ${window} is not a whole number of seconds, 0 or more`);
     }
+    const budget = request.maxHistoryTokens;
+    if (budget !== undefined && !(Number.isInteger(budget) && budget >= 0 && budget <= 2_147_483_647)) {
+      throw new TypeError(`maxHistoryTokens: ${budget} is not a whole number of tokens, 0 to 2147483647`);
+    }
     if (!HISTORY_FORMAT_NAMES.includes(request.format)) {
       throw new TypeError(`format: ${JSON.stringify(request.format)} is not one of ${HISTORY_FORMAT_NAMES.join(', ')}`);
     }
@@ -223,6 +235,7 @@ export class ToolHistoryClient {
               ? StaleResultMode.STALE_RESULT_MODE_DROP
               : StaleResultMode.STALE_RESULT_MODE_UNSPECIFIED,
         view: WIRE_VIEW[view],
+        maxHistoryTokens: budget,
       }),
       request,
     );
@@ -232,7 +245,7 @@ export class ToolHistoryClient {
         ? toAiSdkMessages(turn.rounds)
         : JSON.parse(turn.messagesJson || '[]')) as HistoryMessages[F][],
     }));
-    return { messages: turns.flatMap((turn) => turn.messages), turns, omitted: response.omitted };
+    return { messages: turns.flatMap((turn) => turn.messages), turns, omitted: response.omitted, historyTokens: response.historyTokens };
   }
 
   /** Every invocation that matches, page after page, in the service's stable order. */
