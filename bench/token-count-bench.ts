@@ -1,6 +1,6 @@
 /**
  * What counting tokens costs the recorder: o200kTokens (o200k_base through
- * js-tiktoken) over the call and result texts of the bench traffic
+ * ai-tokenizer) over the call and result texts of the bench traffic
  * (arguments ~200 B, results ~1 KB), as the projection counts them once per
  * invocation, in this process. Prints the first count's rank-table load,
  * then texts, MB and tokens per second (best of --rounds passes).
@@ -40,7 +40,7 @@ for (let round = 0; round <= rounds; round++) {
 }
 const figures = {
   bench: 'tokens',
-  tokenizer: 'js-tiktoken o200k_base',
+  tokenizer: 'ai-tokenizer o200k_base',
   texts: texts.length,
   megabytes: Math.round(bytes / 1e4) / 100,
   tokens,
