@@ -412,7 +412,11 @@ describe('GetReplayHistory while PostgreSQL is unreachable', () => {
         (s) => s === 'SERVING',
         { what: 'health SERVING again' },
       );
-      expect(await client.getReplayHistory({ tenant_id: 't', conversation_id: 'c' })).toEqual({ turns: [], omitted: [], history_tokens: 0 });
+      expect(await client.getReplayHistory({ tenant_id: 't', conversation_id: 'c' })).toEqual({
+        turns: [],
+        omitted: [],
+        history_tokens: 0,
+      });
     } finally {
       client.close();
       await stopService(service);
@@ -443,7 +447,11 @@ describe('health while Kafka is unreachable', () => {
       );
       expect(await client.healthCheck()).toBe('NOT_SERVING');
       expect(await client.healthCheck('toolhistory.v1.ToolHistory')).toBe('NOT_SERVING');
-      expect(await client.getReplayHistory({ tenant_id: 't', conversation_id: 'c' })).toEqual({ turns: [], omitted: [], history_tokens: 0 });
+      expect(await client.getReplayHistory({ tenant_id: 't', conversation_id: 'c' })).toEqual({
+        turns: [],
+        omitted: [],
+        history_tokens: 0,
+      });
     } finally {
       client.close();
       await stopService(service);
