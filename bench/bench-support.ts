@@ -182,6 +182,45 @@ export async function closedLoopLoad(
   return { latencies, errors, elapsedSeconds: (Date.now() - started) / 1000 };
 }
 
+/**
+ * Open-loop load: request i is due at `i / rate` seconds from the start and
+ * is sent then whether or not earlier ones have answered; its latency runs
+ * from when it was due, not from when it was sent, so a stall in the server
+ * or in this process shows in the figures instead of slowing the offered
+ * rate down (coordinated omission). Latencies come back sorted, in ms.
+ */
+export async function openLoopLoad(
+  rate: number,
+  seconds: number,
+  oneCall: (request: number) => Promise<unknown>,
+): Promise<{ latencies: number[]; errors: number; elapsedSeconds: number; offered: number; firstError?: string }> {
+  const latencies: number[] = [];
+  let errors = 0;
+  let firstError: string | undefined;
+  const total = Math.floor(rate * seconds);
+  const answers: Promise<void>[] = [];
+  const started = performance.now();
+  for (let sent = 0; sent < total;) {
+    const due = Math.min(total, Math.floor(((performance.now() - started) / 1000) * rate) + 1);
+    for (; sent < due; sent += 1) {
+      const dueAt = started + (sent / rate) * 1000;
+      answers.push(
+        oneCall(sent).then(
+          () => void latencies.push(performance.now() - dueAt),
+          (error: Error) => {
+            errors += 1;
+            firstError ??= error.message;
+          },
+        ),
+      );
+    }
+    await sleep(1);
+  }
+  await Promise.all(answers);
+  latencies.sort((a, b) => a - b);
+  return { latencies, errors, elapsedSeconds: (performance.now() - started) / 1000, offered: total, firstError };
+}
+
 export interface BenchRecorderSettings {
   brokers: string[];
   topic: string;

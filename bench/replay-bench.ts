@@ -1,7 +1,8 @@
 /**
  * Replay benchmark: the turn-start query under load.
  *
- *   npm run bench:replay -- [--seconds 30] [--clients 64] [--ingest-rate 2000] [--other-invocations 1000000] [--keep]
+ *   npm run bench:replay -- [--seconds 30] [--clients 64 | --rate 1000] [--view all|messages|structured]
+ *                           [--ingest-rate 2000] [--other-invocations 1000000] [--split-roles] [--keep]
  *
  * Seeds the read model with --other-invocations invocations of other
  * conversations (bulk SQL, as a long-running installation would have), records
@@ -10,7 +11,13 @@
  * callers on loopback for --seconds while other conversations are ingested
  * at --ingest-rate events/s. --split-roles runs the recorder in a second
  * process (SERVICE_ROLES), so only the gRPC process is measured under load.
- * The last line printed is one JSON object.
+ * The load is a closed loop of --clients callers (each calls again when
+ * answered), or with --rate an open loop: requests sent at a fixed rate
+ * whatever the answers, latency measured from when each was due, so a
+ * stall is not hidden. Both run --warm-up seconds (default 5) unmeasured
+ * first, with ingest on. --view asks for one representation of each turn
+ * (REPLAY_VIEW_MESSAGES, REPLAY_VIEW_STRUCTURED). Reports the gRPC
+ * process's CPU per request. The last line printed is one JSON object.
  */
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
@@ -23,6 +30,7 @@ import { freePort } from '../test/support/grpc-client';
 import { agentTraffic } from '../test/support/traffic';
 import {
   closedLoopLoad,
+  openLoopLoad,
   cpuSeconds,
   createBenchTopics,
   intOption,
@@ -38,6 +46,7 @@ const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.
 const PROTO = resolve(__dirname, '../../proto/toolhistory/v1/toolhistory.proto');
 const TENANT = 'bench-tenant';
 const CONVERSATION = 'bench-conversation';
+const WIRE_VIEWS = { all: 'REPLAY_VIEW_UNSPECIFIED', messages: 'REPLAY_VIEW_MESSAGES', structured: 'REPLAY_VIEW_STRUCTURED' } as const;
 
 /** 20 completed runs x 2 rounds x 2 calls; the first ten runs are older than the default window. */
 function benchConversation(): ToolEvent[] {
@@ -108,6 +117,9 @@ async function main(): Promise<void> {
     options: {
       seconds: { type: 'string' },
       clients: { type: 'string' },
+      rate: { type: 'string' },
+      'warm-up': { type: 'string' },
+      view: { type: 'string' },
       'ingest-rate': { type: 'string' },
       'other-invocations': { type: 'string' },
       keep: { type: 'boolean' },
@@ -116,6 +128,10 @@ async function main(): Promise<void> {
   });
   const seconds = intOption(values, 'seconds', 30);
   const clients = intOption(values, 'clients', 64);
+  const rate = values.rate === undefined ? undefined : intOption(values, 'rate', 1_000);
+  const view = values.view ?? 'all';
+  const warmUpSeconds = values['warm-up'] === undefined ? 5 : intOption(values, 'warm-up', 5);
+  if (!Object.hasOwn(WIRE_VIEWS, view)) throw new Error(`--view must be one of ${Object.keys(WIRE_VIEWS).join(', ')}, not ${view}`);
   const ingestRate = intOption(values, 'ingest-rate', 2_000);
   const others = intOption(values, 'other-invocations', 1_000_000);
 
@@ -186,7 +202,7 @@ async function main(): Promise<void> {
   const rawCall = (client: grpc.Client) =>
     new Promise<void>((done, fail) =>
       (client as unknown as { GetReplayHistory: (...args: unknown[]) => void }).GetReplayHistory(
-        { tenant_id: TENANT, conversation_id: CONVERSATION },
+        { tenant_id: TENANT, conversation_id: CONVERSATION, view: WIRE_VIEWS[view as keyof typeof WIRE_VIEWS] },
         { deadline: new Date(Date.now() + 5_000) },
         (error: Error | null, bytes: Buffer) => {
           if (error) return fail(error);
@@ -225,7 +241,7 @@ async function main(): Promise<void> {
     // Background ingest of other conversations at the offered rate.
     let ingesting = true;
     let ingested = 0;
-    const traffic = agentTraffic(ingestRate * (seconds + 30), { seed: 5, conversations: 10_000 });
+    const traffic = agentTraffic(ingestRate * (seconds + 30 + warmUpSeconds), { seed: 5, conversations: 10_000 });
     const ingest = (async () => {
       const start = Date.now();
       while (ingesting) {
@@ -244,20 +260,31 @@ async function main(): Promise<void> {
       }
     })();
 
-    console.log(`load: ${clients} concurrent callers for ${seconds} s, ingest at ${ingestRate} events/s`);
+    console.log(
+      rate === undefined
+        ? `load: ${clients} concurrent callers for ${seconds} s, ingest at ${ingestRate} events/s, view ${view}`
+        : `load: ${rate} requests/s offered (open loop) for ${seconds} s, ingest at ${ingestRate} events/s, view ${view}`,
+    );
+    const oneCall = (i: number) => rawCall(rawChannels[i % rawChannels.length]);
+    // The same load, not measured, while ingest settles into its rate: the figures are of the steady state.
+    if (warmUpSeconds > 0) {
+      if (rate === undefined) await closedLoopLoad(clients, warmUpSeconds, oneCall);
+      else await openLoopLoad(rate, warmUpSeconds, oneCall);
+    }
     const serviceCpuBefore = cpuSeconds(service.pid!);
     const benchCpuBefore = cpuSeconds(process.pid);
-    const {
-      latencies,
-      errors,
-      elapsedSeconds: elapsed,
-    } = await closedLoopLoad(clients, seconds, (i) => rawCall(rawChannels[i % rawChannels.length]));
+    const ingestedBefore = ingested;
+    const load = rate === undefined ? await closedLoopLoad(clients, seconds, oneCall) : await openLoopLoad(rate, seconds, oneCall);
+    const { latencies, errors, elapsedSeconds: elapsed } = load;
+    if ('firstError' in load && load.firstError) console.log(`  first error: ${load.firstError}`);
     const serviceCpu = cpuSeconds(service.pid!) - serviceCpuBefore;
     const benchCpu = cpuSeconds(process.pid) - benchCpuBefore;
     ingesting = false;
     await ingest;
     const round = (x: number) => Math.round(x * 100) / 100;
     const figures = {
+      mode: rate === undefined ? `closed loop, ${clients} callers` : `open loop, ${rate} requests/s offered`,
+      view,
       requests: latencies.length,
       responseBytes,
       errors,
@@ -266,16 +293,18 @@ async function main(): Promise<void> {
       p99Ms: round(percentile(latencies, 99)),
       p999Ms: round(percentile(latencies, 99.9)),
       maxMs: round(latencies[latencies.length - 1]),
-      ingestedEvents: ingested,
-      ingestEventsPerSecond: Math.round(ingested / elapsed),
+      ingestedEvents: ingested - ingestedBefore,
+      ingestEventsPerSecond: Math.round((ingested - ingestedBefore) / elapsed),
       splitRoles,
       serviceCpuSeconds: round(serviceCpu),
+      serviceCpuMsPerRequest: latencies.length === 0 ? null : round((serviceCpu * 1000) / latencies.length),
       benchCpuSeconds: round(benchCpu),
       servicePeakRssMiB: peakRssMiB(service.pid!),
       benchPeakRssMiB: peakRssMiB(process.pid),
     };
     console.log(
-      `  ${figures.requests} requests (${figures.errors} errors): ${figures.requestsPerSecond}/s, p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms, p99.9 ${figures.p999Ms} ms`,
+      `  ${figures.requests} requests (${figures.errors} errors): ${figures.requestsPerSecond}/s, p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms, ` +
+        `p99.9 ${figures.p999Ms} ms; gRPC process ${figures.serviceCpuMsPerRequest} ms CPU a request, response ${responseBytes} bytes`,
     );
     console.log(JSON.stringify(figures));
   } finally {
