@@ -1,20 +1,11 @@
 import type { JsonObject, ToolEvent } from '@toolhistory/contract';
 import { runCompleted, toolCall, toolResult } from '../../../../test/support/tool-event-factory';
-import { invalidatedResultNotice, replayHistory, ReplayRequest } from './replay-history';
+import { invalidatedResultNotice, ReplayRequest } from './replay-history';
 import { parseReplayPolicy, ReplayPolicy } from './replay-policy';
 import { anthropicToolUseId, derivedToolCallId } from './replayed-tool-call-id';
-import { readModelOf } from './replay-test-support.fixture';
-import { testTokens } from '../projection/test-tokens.fixture';
+import { inRun, iso, policyOf, readModelOf, replayOf, T0 } from './replay-test-support.fixture';
 
-const T0 = Date.parse('2026-03-01T12:00:00.000Z');
-const iso = (seconds: number) => new Date(T0 + seconds * 1000).toISOString();
-const run = (runId: string) => ({ tenantId: 'acme', conversationId: 'c1', channel: 'web', runId });
-
-function policyOf(document: unknown): ReplayPolicy {
-  const parsed = parseReplayPolicy(document);
-  if (!parsed.ok) throw new Error(parsed.problems.join('; '));
-  return parsed.policy;
-}
+const run = inRun;
 
 function problemsOf(document: unknown): string[] {
   const parsed = parseReplayPolicy(document);
@@ -50,16 +41,8 @@ function oneCallRun(
   ];
 }
 
-function replay(events: ToolEvent[], asOfSeconds: number, policy: ReplayPolicy, overrides: Partial<ReplayRequest> = {}) {
-  const { runs, invocations } = readModelOf(events);
-  return replayHistory(
-    { tenantId: 'acme', conversationId: 'c1', channel: 'web', asOf: T0 + asOfSeconds * 1000, format: 'openai_chat', ...overrides },
-    runs,
-    invocations,
-    policy,
-    testTokens,
-  );
-}
+const replay = (events: ToolEvent[], asOfSeconds: number, policy: ReplayPolicy, overrides: Partial<ReplayRequest> = {}) =>
+  replayOf(events, { asOf: T0 + asOfSeconds * 1000, ...overrides }, policy);
 
 const replayedCalls = (history: ReturnType<typeof replay>) =>
   history.turns.flatMap((t) => t.rounds.flatMap((r) => r.calls.map((c) => `${t.runId}:${c.toolName}`)));

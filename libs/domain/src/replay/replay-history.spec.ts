@@ -1,32 +1,12 @@
 import type { ToolEvent } from '@toolhistory/contract';
 import { runCompleted, runFailed, toolCall, toolResult } from '../../../../test/support/tool-event-factory';
-import { expiredResultNotice, replayHistory, ReplayRequest } from './replay-history';
-import { DEFAULT_REPLAY_POLICY, parseReplayPolicy, ReplayPolicy } from './replay-policy';
+import { expiredResultNotice, ReplayRequest } from './replay-history';
+import { parseReplayPolicy } from './replay-policy';
 import { derivedToolCallId } from './replayed-tool-call-id';
-import { readModelOf } from './replay-test-support.fixture';
-import { testTokens } from '../projection/test-tokens.fixture';
+import { inRun, iso, policyOf, replayOf, T0 } from './replay-test-support.fixture';
 
-const T0 = Date.parse('2026-03-01T12:00:00.000Z');
-const iso = (seconds: number) => new Date(T0 + seconds * 1000).toISOString();
-const conv = { tenantId: 'acme', conversationId: 'c1', channel: 'web' };
-const run = (runId: string) => ({ ...conv, runId });
-
-function policyOf(document: unknown): ReplayPolicy {
-  const parsed = parseReplayPolicy(document);
-  if (!parsed.ok) throw new Error(parsed.problems.join('; '));
-  return parsed.policy;
-}
-
-function replay(events: ToolEvent[], overrides: Partial<ReplayRequest> = {}, policy: ReplayPolicy = DEFAULT_REPLAY_POLICY) {
-  const { runs, invocations } = readModelOf(events);
-  return replayHistory(
-    { tenantId: 'acme', conversationId: 'c1', channel: 'web', asOf: T0 + 60_000, format: 'openai_chat', ...overrides },
-    runs,
-    invocations,
-    policy,
-    testTokens,
-  );
-}
+const run = inRun;
+const replay = replayOf;
 
 /** A run with one round of one call (lookup_order) answered, then RunCompleted at +3 s. */
 function simpleRun(runId: string, start: number, fields: { finishReason?: string; toolName?: string; result?: string } = {}): ToolEvent[] {

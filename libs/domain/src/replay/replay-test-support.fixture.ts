@@ -2,6 +2,8 @@ import type { ToolEvent } from '@toolhistory/contract';
 import { conversationKeyString, invocationKeyString, runKeyString } from '../projection/read-model-keys';
 import { projectEvents, ReadModelState } from '../projection/evolve-read-model';
 import type { ProviderMessage } from './provider-messages';
+import { replayHistory, ReplayRequest } from './replay-history';
+import { DEFAULT_REPLAY_POLICY, parseReplayPolicy, ReplayPolicy } from './replay-policy';
 import { testTokens } from '../projection/test-tokens.fixture';
 
 /** The read model a list of events produces, in one batch or cut into several. */
@@ -16,6 +18,30 @@ export function readModelOf(events: readonly ToolEvent[], cuts: readonly number[
     for (const r of changes.invocations) state.invocations.set(invocationKeyString(r), r);
   }
   return { runs: [...state.runs.values()], invocations: [...state.invocations.values()] };
+}
+
+/** The moment the rule tests' traces are placed after, and their conversation. */
+export const T0 = Date.parse('2026-03-01T12:00:00.000Z');
+export const iso = (seconds: number) => new Date(T0 + seconds * 1000).toISOString();
+export const inRun = (runId: string) => ({ tenantId: 'acme', conversationId: 'c1', channel: 'web', runId });
+
+/** A policy document that must be valid. */
+export function policyOf(document: unknown): ReplayPolicy {
+  const parsed = parseReplayPolicy(document);
+  if (!parsed.ok) throw new Error(parsed.problems.join('; '));
+  return parsed.policy;
+}
+
+/** The history of a trace, as of T0 + 60 s in OpenAI format unless `request` says otherwise (test tokens). */
+export function replayOf(events: readonly ToolEvent[], request: Partial<ReplayRequest> = {}, policy: ReplayPolicy = DEFAULT_REPLAY_POLICY) {
+  const { runs, invocations } = readModelOf(events);
+  return replayHistory(
+    { tenantId: 'acme', conversationId: 'c1', channel: 'web', asOf: T0 + 60_000, format: 'openai_chat', ...request },
+    runs,
+    invocations,
+    policy,
+    testTokens,
+  );
 }
 
 /**

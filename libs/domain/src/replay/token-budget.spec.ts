@@ -2,19 +2,11 @@ import type { ToolEvent } from '@toolhistory/contract';
 import { runCompleted, toolCall, toolResult } from '../../../../test/support/tool-event-factory';
 import { testTokens } from '../projection/test-tokens.fixture';
 import { callTokens, resultTokens } from '../projection/invocation-tokens';
-import { expiredResultNotice, replayHistory, ReplayRequest } from './replay-history';
-import { DEFAULT_REPLAY_POLICY, historyTokenBudget, parseReplayPolicy, ReplayPolicy } from './replay-policy';
-import { anthropicProblems, openAiProblems, readModelOf } from './replay-test-support.fixture';
+import { expiredResultNotice, replayHistory } from './replay-history';
+import { DEFAULT_REPLAY_POLICY, historyTokenBudget, parseReplayPolicy } from './replay-policy';
+import { anthropicProblems, inRun, iso, openAiProblems, policyOf, readModelOf, replayOf, T0 } from './replay-test-support.fixture';
 
-const T0 = Date.parse('2026-03-01T12:00:00.000Z');
-const iso = (seconds: number) => new Date(T0 + seconds * 1000).toISOString();
-const run = (runId: string) => ({ tenantId: 'acme', conversationId: 'c1', channel: 'web', runId });
-
-function policyOf(document: unknown): ReplayPolicy {
-  const parsed = parseReplayPolicy(document);
-  if (!parsed.ok) throw new Error(parsed.problems.join('; '));
-  return parsed.policy;
-}
+const run = inRun;
 
 /** Rounds of two calls (get_a, get_b), each answered with `result`; the run completes after its last round. */
 function runOf(runId: string, start: number, rounds: number, result = 'x'.repeat(40)): ToolEvent[] {
@@ -35,16 +27,7 @@ function runOf(runId: string, start: number, rounds: number, result = 'x'.repeat
   return events;
 }
 
-function replay(events: ToolEvent[], overrides: Partial<ReplayRequest> = {}, policy: ReplayPolicy = DEFAULT_REPLAY_POLICY) {
-  const { runs, invocations } = readModelOf(events);
-  return replayHistory(
-    { tenantId: 'acme', conversationId: 'c1', channel: 'web', asOf: T0 + 60_000, format: 'openai_chat', ...overrides },
-    runs,
-    invocations,
-    policy,
-    testTokens,
-  );
-}
+const replay = replayOf;
 
 // Each call: "get_a" (2) + '{"n":0}' (2); each result: 40 characters (10). A round of two: 28 tokens.
 const CALL = callTokens(testTokens, 'get_a', { n: 0 }) + resultTokens(testTokens, 'x'.repeat(40));
