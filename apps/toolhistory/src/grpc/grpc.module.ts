@@ -36,6 +36,7 @@ import {
 } from '../tokens';
 import { GrpcHealthService } from './grpc-health.service';
 import { o200kTokens } from '@toolhistory/tokenizer';
+import { ReplayCacheReport } from '../replay/replay-cache-report';
 
 /** The ToolHistory service: one controller per RPC, every one behind the CallerGuard. */
 @Module({
@@ -49,6 +50,7 @@ import { o200kTokens } from '@toolhistory/tokenizer';
   ],
   providers: [
     { provide: APP_GUARD, useClass: CallerGuard },
+    ReplayCacheReport,
     {
       provide: OPEN_SUBSCRIPTIONS,
       inject: [APP_CONFIG],

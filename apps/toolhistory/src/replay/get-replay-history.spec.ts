@@ -4,6 +4,7 @@ import { readModelOf } from '../../../../libs/domain/src/replay/replay-test-supp
 import { testTokens } from '../../../../libs/domain/src/projection/test-tokens.fixture';
 import { runCompleted, toolCall, toolResult } from '../../../../test/support/tool-event-factory';
 import { GetReplayHistory } from './get-replay-history';
+import { cacheReport } from './replay-cache-report';
 
 const T0 = Date.parse('2026-03-01T12:00:00.000Z');
 const iso = (s: number) => new Date(T0 + s * 1000).toISOString();
@@ -65,6 +66,22 @@ describe('GetReplayHistory', () => {
     expect(second).toBe(first);
     expect(reader.full).toBe(1);
     expect(reader.versionChecks).toBe(1);
+  });
+
+  it('counts how each request was answered: a cached history, cached rows after a version check, or a read', async () => {
+    await useCase.execute(query); // read
+    await useCase.execute(query); // same shape, version unchanged: the cached history
+    await useCase.execute({ ...query, format: 'anthropic_messages' }); // cached rows, a new shape computed
+    reader.rows = { ...reader.rows!, version: 4 };
+    await useCase.execute(query); // version moved: read again
+    expect(useCase.cacheStats()).toMatchObject({ historyHits: 1, rowHits: 1, reads: 2, conversations: 1, histories: 1 });
+    expect(reader.full).toBe(2);
+    // What the service logs each minute: the change since the last report, and the share the cache answered.
+    const before = useCase.cacheStats();
+    await useCase.execute(query);
+    await useCase.execute(query);
+    expect(cacheReport(before, useCase.cacheStats())).toMatchObject({ requests: 2, historyHits: 2, rowHits: 0, reads: 0, hitRate: 1 });
+    expect(cacheReport(before, before).hitRate).toBeNull();
   });
 
   it('reads again when the version changed', async () => {

@@ -73,6 +73,8 @@ export class GetReplayHistory {
   private readonly cache?: LRUCache<string, CachedConversation>;
   private readonly now: () => number;
   private readonly tokens: TokenCounter;
+  /** How requests were answered since start: a cached history, cached rows (a version check), or a read. */
+  private readonly answered = { historyHits: 0, rowHits: 0, reads: 0 };
 
   constructor(
     private readonly reader: ReplayReader,
@@ -93,15 +95,21 @@ export class GetReplayHistory {
     validate(query);
     const asOf = query.asOf ?? this.now();
     const deadline = query.budgetMs === undefined ? undefined : this.now() + query.budgetMs;
-    const entry = await this.conversation(query.tenantId, query.conversationId, deadline);
-    if (entry === null) return EMPTY;
+    const found = await this.conversation(query.tenantId, query.conversationId, deadline);
+    if (found === null) return EMPTY;
+    const { entry, read } = found;
 
     const channel = query.channel || entry.rows.channel;
     const key = [channel, query.format, query.freshnessWindowSeconds ?? '', query.staleResults ?? '', query.maxHistoryTokens ?? ''].join(
       '\u0000',
     );
     const cached = entry.histories.get(key);
-    if (cached && asOf >= cached.from && asOf < cached.until) return cached.history;
+    if (cached && asOf >= cached.from && asOf < cached.until) {
+      this.answered.historyHits += 1;
+      return cached.history;
+    }
+    if (read) this.answered.reads += 1;
+    else this.answered.rowHits += 1;
 
     const request = {
       tenantId: query.tenantId,
@@ -124,11 +132,15 @@ export class GetReplayHistory {
     return history;
   }
 
-  /** What the cache holds, in the bytes it counts, and how many conversations. */
-  cacheStats(): { bytes: number; conversations: number; histories: number } {
+  /**
+   * What the cache holds (in the bytes it counts), and how requests for a
+   * known conversation were answered since start: from a cached history,
+   * from cached rows after a version check, or by reading the rows.
+   */
+  cacheStats(): { bytes: number; conversations: number; histories: number; historyHits: number; rowHits: number; reads: number } {
     let histories = 0;
     for (const entry of this.cache?.values() ?? []) histories += entry.histories.size;
-    return { bytes: this.cache?.calculatedSize ?? 0, conversations: this.cache?.size ?? 0, histories };
+    return { bytes: this.cache?.calculatedSize ?? 0, conversations: this.cache?.size ?? 0, histories, ...this.answered };
   }
 
   /** Keeps a computed history with its conversation and weighs the entry again, so the cache's bound counts it. */
@@ -152,14 +164,19 @@ export class GetReplayHistory {
     }
   }
 
-  private async conversation(tenantId: string, conversationId: string, deadline: number | undefined): Promise<CachedConversation | null> {
+  /** The conversation's rows, from the cache when its version is current (`read` false), else read. */
+  private async conversation(
+    tenantId: string,
+    conversationId: string,
+    deadline: number | undefined,
+  ): Promise<{ entry: CachedConversation; read: boolean } | null> {
     const key = `${tenantId}\u0000${conversationId}`;
     const cached = this.cache?.get(key);
     // At the deadline the statement is cancelled in the database too, not left running for nobody.
     const signal = deadline === undefined ? undefined : AbortSignal.timeout(Math.max(1, deadline - this.now()));
     if (cached) {
       const version = await this.withinDeadline(this.reader.conversationVersion(tenantId, conversationId, signal), deadline);
-      if (version === cached.rows.version) return cached;
+      if (version === cached.rows.version) return { entry: cached, read: false };
       this.cache!.delete(key);
       if (version === null) return null;
     }
@@ -167,7 +184,7 @@ export class GetReplayHistory {
     if (rows === null) return null;
     const entry: CachedConversation = { rows, histories: new Map<string, CachedHistory>(), bytes: rows.approxBytes };
     this.cache?.set(key, entry);
-    return entry;
+    return { entry, read: true };
   }
 
   private async withinDeadline<T>(work: Promise<T>, deadline: number | undefined): Promise<T> {

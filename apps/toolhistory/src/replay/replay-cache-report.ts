@@ -1,0 +1,59 @@
+import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { GET_REPLAY_HISTORY, ROOT_LOGGER } from '../tokens';
+import type { GetReplayHistory } from './get-replay-history';
+
+/** How often the replay cache reports (until metrics expose it as gauges and counters). */
+export const REPLAY_CACHE_REPORT_INTERVAL_MS = 60_000;
+
+type Stats = ReturnType<GetReplayHistory['cacheStats']>;
+
+/** What changed between two readings of the cache's counters, with the share of requests the cache answered. */
+export function cacheReport(previous: Stats, current: Stats) {
+  const historyHits = current.historyHits - previous.historyHits;
+  const rowHits = current.rowHits - previous.rowHits;
+  const reads = current.reads - previous.reads;
+  const requests = historyHits + rowHits + reads;
+  return {
+    requests,
+    historyHits,
+    rowHits,
+    reads,
+    hitRate: requests === 0 ? null : Math.round(((historyHits + rowHits) / requests) * 1000) / 1000,
+    bytes: current.bytes,
+    conversations: current.conversations,
+    histories: current.histories,
+  };
+}
+
+/** Logs `replay cache` once a minute when replay was asked for: its hit rate and the bytes it holds. */
+@Injectable()
+export class ReplayCacheReport implements OnModuleInit, OnModuleDestroy {
+  private timer?: NodeJS.Timeout;
+  private last?: Stats;
+  private readonly log: Logger;
+
+  constructor(
+    @Inject(GET_REPLAY_HISTORY) private readonly replay: GetReplayHistory,
+    @Inject(ROOT_LOGGER) logger: Logger,
+  ) {
+    this.log = logger.child({ component: 'replay' });
+  }
+
+  onModuleInit(): void {
+    this.last = this.replay.cacheStats();
+    this.timer = setInterval(() => this.report(), REPLAY_CACHE_REPORT_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  onModuleDestroy(): void {
+    clearInterval(this.timer);
+  }
+
+  private report(): void {
+    const current = this.replay.cacheStats();
+    const report = cacheReport(this.last!, current);
+    this.last = current;
+    if (report.requests > 0) this.log.info({ cache: report }, 'replay cache');
+  }
+}
