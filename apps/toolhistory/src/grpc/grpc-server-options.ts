@@ -3,6 +3,8 @@ import { type GrpcOptions, Transport } from '@nestjs/microservices';
 import type { HealthEndpoint } from './health-endpoint';
 import type { AppConfig } from '@toolhistory/config';
 import { findProjectFile } from '../find-project-file';
+import type { PackageDefinition } from '@grpc/proto-loader';
+import { writeMemoizedResponses } from './memoized-response';
 
 export const TOOL_HISTORY_PROTO = 'proto/toolhistory/v1/toolhistory.proto';
 
@@ -38,7 +40,9 @@ export function grpcServerOptions(grpc: AppConfig['grpc'], health: HealthEndpoin
       // grpc-js answers a larger request RESOURCE_EXHAUSTED before any handler runs.
       maxReceiveMessageLength: grpc.maxRequestBytes,
       loader: { keepCase: true, longs: String, enums: String, defaults: false, oneofs: true },
-      onLoadPackageDefinition: (_pkg: unknown, server: Server) => {
+      onLoadPackageDefinition: (pkg: PackageDefinition, server: Server) => {
+        // A cached replay history goes out as the bytes it was encoded to the first time.
+        writeMemoizedResponses(pkg, 'toolhistory.v1.ToolHistory', ['GetReplayHistory']);
         health.addToServer(server);
         onServer(server);
       },

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { GetReplayHistoryRequest } from '@toolhistory/grpc-api';
 import type { ReplayHistory } from '@toolhistory/domain';
 import { answerUnary, budgetOf } from '../grpc/grpc-call';
+import { MemoizedResponse } from '../grpc/memoized-response';
 import { formatOf, ReplayView, staleResultsOf, timestampToMillis, toResponse, viewOf } from '../grpc/proto-mapping';
 import { GET_REPLAY_HISTORY, ROOT_LOGGER } from '../tokens';
 import { GetReplayHistory } from './get-replay-history';
@@ -16,8 +17,8 @@ export const DEFAULT_REPLAY_BUDGET_MS = 2_000;
 @Controller()
 export class GetReplayHistoryGrpcController {
   private readonly log: Logger;
-  // A cached history is the same object on every hit, so its mapped response (per view) is reused too.
-  private readonly responses = new WeakMap<ReplayHistory, Partial<Record<ReplayView, ReturnType<typeof toResponse>>>>();
+  // A cached history is the same object on every hit, so its response (per view) is mapped and encoded once.
+  private readonly responses = new WeakMap<ReplayHistory, Partial<Record<ReplayView, MemoizedResponse>>>();
 
   constructor(
     @Inject(GET_REPLAY_HISTORY) private readonly getReplayHistory: GetReplayHistory,
@@ -54,6 +55,6 @@ export class GetReplayHistoryGrpcController {
       byView = {};
       this.responses.set(history, byView);
     }
-    return (byView[view] ??= toResponse(history, view));
+    return (byView[view] ??= new MemoizedResponse(toResponse(history, view)));
   }
 }
