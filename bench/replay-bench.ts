@@ -2,14 +2,15 @@
  * Replay benchmark: the turn-start query under load.
  *
  *   npm run bench:replay -- [--seconds 30] [--clients 64 | --rate 1000] [--view all|messages|structured]
- *                           [--ingest-rate 2000] [--other-invocations 1000000] [--split-roles] [--keep]
+ *                           [--turns 20] [--stale-turns 10] [--ingest-rate 2000] [--other-invocations 1000000]
+ *                           [--split-roles] [--keep]
  *
  * Seeds the read model with --other-invocations invocations of other
  * conversations (bulk SQL, as a long-running installation would have), records
- * one conversation of 20 completed runs x 2 rounds x 2 calls (results ~1 KB,
- * half of them fresh) through Kafka, then runs --clients concurrent gRPC
- * callers on loopback for --seconds while other conversations are ingested
- * at --ingest-rate events/s. --split-roles runs the recorder in a second
+ * one conversation of --turns completed runs x 2 rounds x 2 calls (results
+ * ~1 KB; --stale-turns of them an hour old, by default half) through Kafka,
+ * then runs gRPC callers on loopback for --seconds while other
+ * conversations are ingested at --ingest-rate events/s. --split-roles runs the recorder in a second
  * process (SERVICE_ROLES), so only the gRPC process is measured under load.
  * The load is a closed loop of --clients callers (each calls again when
  * answered), or with --rate an open loop: requests sent at a fixed rate
@@ -49,13 +50,21 @@ const CONVERSATION = 'bench-conversation';
 const WIRE_VIEWS = { all: 'REPLAY_VIEW_UNSPECIFIED', messages: 'REPLAY_VIEW_MESSAGES', structured: 'REPLAY_VIEW_STRUCTURED' } as const;
 
 /** 20 completed runs x 2 rounds x 2 calls; the first ten runs are older than the default window. */
-function benchConversation(): ToolEvent[] {
+/**
+ * `turns` completed runs of 2 rounds x 2 calls (results ~1 KB): the first
+ * `staleTurns` an hour old (past the default 300 s window), the others
+ * within the last 240 s.
+ */
+function benchConversation(turns: number, staleTurns: number): ToolEvent[] {
   const events: ToolEvent[] = [];
   let n = 0;
   const id = () => `00000000-0000-4000-8000-${(n++).toString(16).padStart(12, '0')}`.replace(/^0{8}/, Date.now().toString(16).slice(-8));
   const body = 'order A-1001 shipped via DHL, parcel in transit, expected delivery Tuesday. '.repeat(13);
-  for (let r = 0; r < 20; r += 1) {
-    const base = Date.now() - (r < 10 ? 3_600_000 : 120_000) + r * 5_000;
+  const freshTurns = turns - staleTurns;
+  // Fresh runs end a minute ago at the latest and start at most 240 s ago, so they stay fresh through a run.
+  const freshSpacing = Math.min(5_000, Math.floor(180_000 / Math.max(1, freshTurns)));
+  for (let r = 0; r < turns; r += 1) {
+    const base = r < staleTurns ? Date.now() - 3_600_000 + r * 5_000 : Date.now() - 60_000 - (turns - 1 - r) * freshSpacing;
     const at = (s: number) => new Date(base + s * 1_000).toISOString();
     const envelope = { schemaVersion: 2, tenantId: TENANT, conversationId: CONVERSATION, channel: 'web', runId: `run-${r}` };
     for (let round = 0; round < 2; round += 1) {
@@ -119,6 +128,8 @@ async function main(): Promise<void> {
       clients: { type: 'string' },
       rate: { type: 'string' },
       'warm-up': { type: 'string' },
+      turns: { type: 'string' },
+      'stale-turns': { type: 'string' },
       view: { type: 'string' },
       'ingest-rate': { type: 'string' },
       'other-invocations': { type: 'string' },
@@ -131,6 +142,10 @@ async function main(): Promise<void> {
   const rate = values.rate === undefined ? undefined : intOption(values, 'rate', 1_000);
   const view = values.view ?? 'all';
   const warmUpSeconds = values['warm-up'] === undefined ? 5 : intOption(values, 'warm-up', 5);
+  const turns = intOption(values, 'turns', 20);
+  const staleTurns = values['stale-turns'] === undefined ? Math.floor(turns / 2) : Number(values['stale-turns']);
+  if (!Number.isInteger(staleTurns) || staleTurns < 0 || staleTurns > turns)
+    throw new Error(`--stale-turns must be a whole number from 0 to --turns (${turns}), got ${values['stale-turns']}`);
   if (!Object.hasOwn(WIRE_VIEWS, view)) throw new Error(`--view must be one of ${Object.keys(WIRE_VIEWS).join(', ')}, not ${view}`);
   const ingestRate = intOption(values, 'ingest-rate', 2_000);
   const others = intOption(values, 'other-invocations', 1_000_000);
@@ -225,17 +240,17 @@ async function main(): Promise<void> {
       if (waited > 60_000 || service.exitCode !== null || service.signalCode !== null) throw new Error(`service did not start:\n${output}`);
       await sleep(100);
     }
-    const conversation = benchConversation();
+    const conversation = benchConversation(turns, staleTurns);
     await producer.send({ topic, acks: -1, messages: conversation.map((e) => ({ key: e.conversationId, value: JSON.stringify(e) })) });
     for (let waited = 0; ; waited += 200) {
       const response = await call(channels[0]).catch(() => ({ turns: [] }));
-      if (response.turns.length === 10) break;
+      if (response.turns.length === turns - staleTurns) break;
       if (waited > 60_000) throw new Error(`the bench conversation did not become replayable (turns: ${response.turns.length})`);
       await sleep(200);
     }
     const sample = await call(channels[0]);
     console.log(
-      `conversation recorded: ${sample.turns.length} turns replayed (10 runs are stale), response ${JSON.stringify(sample).length} bytes as JSON`,
+      `conversation recorded: ${sample.turns.length} turns replayed (${staleTurns} runs are stale), response ${JSON.stringify(sample).length} bytes as JSON`,
     );
 
     // Background ingest of other conversations at the offered rate.
