@@ -1,3 +1,4 @@
+import { isRecord } from '../policy/is-record';
 import type { PersistMode } from '../policy/policy-vocabulary';
 import { DETECTOR_KINDS, DetectorKind } from './detectors';
 import { parseJsonPath, PathStep } from './json-path';
@@ -38,8 +39,6 @@ export const DEFAULT_REDACTION_RULE: RedactionRule = Object.freeze({
 }) as RedactionRule;
 
 export const DEFAULT_REDACTION_POLICY: RedactionPolicy = Object.freeze({ defaults: DEFAULT_REDACTION_RULE, tools: {} }) as RedactionPolicy;
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export type RedactionPolicyParseResult = { ok: true; policy: RedactionPolicy } | { ok: false; problems: string[] };
 

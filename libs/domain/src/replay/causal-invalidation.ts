@@ -5,6 +5,9 @@
  * window says. The rules come from the policy file (`invalidates`); this
  * file reads them and applies them to a conversation's rows.
  */
+import { isRecord } from '../policy/is-record';
+import { millisOf as at } from '../projection/row-time';
+import { invocationKeyString } from '../projection/read-model-keys';
 import type { InvocationRow } from '../projection/read-model.types';
 import { REDACTION_MARKER } from '../redaction/redact-text';
 import { parseJsonPath, PathStep } from '../redaction/json-path';
@@ -24,7 +27,6 @@ export interface InvalidationRule {
   match: readonly InvalidationMatch[];
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 /** One marker anywhere in a text (REDACTION_MARKER is global, so stateful in test()). */
 const HAS_MARKER = new RegExp(REDACTION_MARKER.source);
 
@@ -109,8 +111,6 @@ function canonical(value: unknown): string {
   return JSON.stringify(value);
 }
 
-const at = (iso: string | null): number => (iso === null ? Number.NaN : Date.parse(iso));
-
 /**
  * Which rows are invalidated at `asOf`, each with the mutating row that
  * invalidated it: the first (by the time its result was recorded) of the
@@ -129,7 +129,7 @@ export function findInvalidations(
     row.callEventId !== null && at(row.requestedAt) <= asOf && row.resultEventId !== null && at(row.completedAt) <= asOf;
   const mutations = invocations
     .filter((row) => row.toolName !== null && rulesOf(row.toolName) !== undefined && recordedBy(row) && row.isError !== true)
-    .sort((a, b) => at(a.completedAt) - at(b.completedAt) || byKey(a, b));
+    .sort((a, b) => at(a.completedAt) - at(b.completedAt) || compareText(invocationKeyString(a), invocationKeyString(b)));
   const invalidated = new Map<InvocationRow, InvocationRow>();
   if (mutations.length === 0) return invalidated;
   for (const row of invocations) {
@@ -150,8 +150,4 @@ export function findInvalidations(
   return invalidated;
 }
 
-function byKey(a: InvocationRow, b: InvocationRow): number {
-  const ka = `${a.runId}\u0000${a.roundIndex}\u0000${a.sequenceIndex}\u0000${a.pairKey}`;
-  const kb = `${b.runId}\u0000${b.roundIndex}\u0000${b.sequenceIndex}\u0000${b.pairKey}`;
-  return ka < kb ? -1 : ka > kb ? 1 : 0;
-}
+const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

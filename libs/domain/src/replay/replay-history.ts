@@ -1,3 +1,4 @@
+import { millisOf as at } from '../projection/row-time';
 import type { JsonObject } from '@toolhistory/contract';
 import type { InvocationRow, RunRow, RunStatus } from '../projection/read-model.types';
 import { callTokens, resultText, resultTokens, TokenCounter } from '../projection/invocation-tokens';
@@ -102,8 +103,6 @@ export function expiredResultNotice(toolName: string, windowSeconds: number): st
 export function invalidatedResultNotice(toolName: string, mutatingToolName: string, mutatingCallId: string): string {
   return `[invalidated] This ${toolName} result was made stale by a later ${mutatingToolName} call (${mutatingCallId}); call the tool again for current data.`;
 }
-
-const at = (iso: string | null): number => (iso === null ? Number.NaN : Date.parse(iso));
 
 function byPosition(a: InvocationRow, b: InvocationRow): number {
   return a.roundIndex - b.roundIndex || a.sequenceIndex - b.sequenceIndex || (a.pairKey < b.pairKey ? -1 : a.pairKey > b.pairKey ? 1 : 0);

@@ -3,6 +3,7 @@
  * per channel and per tool. Parsed once at start-up; every problem is named
  * by its key.
  */
+import { isRecord } from '../policy/is-record';
 import { PERSIST_MODES, PersistMode, REDACTION_KEYS } from '../policy/policy-vocabulary';
 import { InvalidationRule, parseInvalidationRules } from './causal-invalidation';
 
@@ -50,8 +51,6 @@ export const MAX_TOKEN_BUDGET = 2_147_483_647;
 
 const VISIBILITIES: readonly Visibility[] = ['per_run', 'per_service_call'];
 const STALE_MODES: readonly StaleResultMode[] = ['drop', 'placeholder'];
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export type PolicyParseResult = { ok: true; policy: ReplayPolicy } | { ok: false; problems: string[] };
 

@@ -1,3 +1,4 @@
+import { millisOf } from '../projection/row-time';
 import type { InvocationRow, RunRow } from '../projection/read-model.types';
 import type { ReplayRequest } from './replay-history';
 import { freshnessWindowSeconds, ReplayPolicy } from './replay-policy';
@@ -27,15 +28,14 @@ export function replayValidity(
     if (t <= request.asOf) from = Math.max(from, t);
     else until = Math.min(until, t);
   };
-  const time = (iso: string | null) => (iso === null ? Number.NaN : Date.parse(iso));
 
   for (const run of runs) {
-    boundary(time(run.startedAt));
-    boundary(time(run.endedAt));
+    boundary(millisOf(run.startedAt));
+    boundary(millisOf(run.endedAt));
   }
   for (const row of invocations) {
-    boundary(time(row.requestedAt));
-    const completed = time(row.completedAt);
+    boundary(millisOf(row.requestedAt));
+    const completed = millisOf(row.completedAt);
     boundary(completed);
     if (!Number.isNaN(completed)) {
       const windowMs = freshnessWindowSeconds(policy, request.channel, row.toolName ?? '', request.freshnessWindowSeconds) * 1000;
