@@ -7,6 +7,7 @@ import { createServer, Server, Socket } from 'node:net';
 export class TcpProxy {
   private server?: Server;
   private readonly sockets = new Set<Socket>();
+  private readonly pairs = new Set<[Socket, Socket]>();
   port = 0;
 
   constructor(
@@ -21,7 +22,10 @@ export class TcpProxy {
       this.track(upstream);
       upstream.connect(this.targetPort, this.targetHost);
       client.pipe(upstream).pipe(client);
+      const pair: [Socket, Socket] = [client, upstream];
+      this.pairs.add(pair);
       const close = () => {
+        this.pairs.delete(pair);
         client.destroy();
         upstream.destroy();
       };
@@ -44,6 +48,21 @@ export class TcpProxy {
     for (const socket of this.sockets) socket.destroy();
     this.sockets.clear();
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  /**
+   * Leaves the open connections open but passes nothing more on them, as a
+   * network that drops packets does: neither end hears of it. New
+   * connections work.
+   */
+  stall(): void {
+    for (const [client, upstream] of this.pairs) {
+      client.unpipe(upstream);
+      upstream.unpipe(client);
+      client.pause();
+      upstream.pause();
+    }
+    this.pairs.clear();
   }
 
   /** Accepts connections again on the same port. */

@@ -20,3 +20,5 @@ export const GRPC_PG_POOL = Symbol('GRPC_PG_POOL');
 /** The event store as the gRPC server reads it (subscriptions), on the gRPC pool. */
 export const GRPC_EVENT_STORE = Symbol('GRPC_EVENT_STORE');
 export const QUERY_CANCELLER = Symbol('QUERY_CANCELLER');
+/** The read model's change feed that the gRPC role's replay cache follows. */
+export const CONVERSATION_CHANGES = Symbol('CONVERSATION_CHANGES');

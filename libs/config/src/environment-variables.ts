@@ -88,6 +88,10 @@ export class EnvironmentVariables {
   REPLAY_CACHE_MB?: string;
 
   @IsOptional()
+  @Matches(POSITIVE_INT, { message: 'REPLAY_MAX_DATABASE_REQUESTS must be a positive integer' })
+  REPLAY_MAX_DATABASE_REQUESTS?: string;
+
+  @IsOptional()
   @IsIn(['postgres', 'eventstoredb'], { message: 'EVENT_STORE must be one of: postgres, eventstoredb' })
   EVENT_STORE?: string;
 
@@ -175,6 +179,7 @@ export const ENVIRONMENT_VARIABLE_NAMES = Object.freeze([
   'RECORDER_PARTITIONS_CONCURRENCY',
   'KAFKA_SESSION_TIMEOUT_MS',
   'REPLAY_CACHE_MB',
+  'REPLAY_MAX_DATABASE_REQUESTS',
   'EVENT_STORE',
   'EVENTSTORE_URL',
   'GRPC_HOST',

@@ -46,6 +46,8 @@ export interface AppConfig {
     host: string;
     port: number;
     replayCacheBytes: number;
+    /** Replay requests that may wait on the database at once; more are refused with RESOURCE_EXHAUSTED. */
+    replayMaxDatabaseRequests: number;
     tls: TlsFiles | null;
     maxRequestBytes: number;
     maxSubscriptionsPerTenant: number;
@@ -80,6 +82,7 @@ export const CONFIG_DEFAULTS = {
   RECORDER_PARTITIONS_CONCURRENCY: '3',
   KAFKA_SESSION_TIMEOUT_MS: '30000',
   REPLAY_CACHE_MB: '128',
+  REPLAY_MAX_DATABASE_REQUESTS: '256',
   EVENT_STORE: 'postgres',
   GRPC_MAX_REQUEST_BYTES: String(64 * 1024),
   MAX_SUBSCRIPTIONS_PER_TENANT: '16',
@@ -154,6 +157,7 @@ export function loadConfig(
       host,
       port,
       replayCacheBytes: Number(v.REPLAY_CACHE_MB) * 1024 * 1024,
+      replayMaxDatabaseRequests: Number(v.REPLAY_MAX_DATABASE_REQUESTS),
       tls,
       maxRequestBytes: Number(v.GRPC_MAX_REQUEST_BYTES),
       maxSubscriptionsPerTenant: Number(v.MAX_SUBSCRIPTIONS_PER_TENANT),

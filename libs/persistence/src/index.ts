@@ -16,3 +16,5 @@ export * from './postgres-query-canceller';
 export * from './postgres-search-projection';
 export * from './postgres-projection-checkpoints';
 export * from './postgres-search-documents';
+export * from './postgres-conversation-changes';
+export * from './postgres-channel-listener';

@@ -1,5 +1,5 @@
-import { Client } from 'pg';
-import { connectionUrl, type DatabaseSettings } from './database';
+import type { DatabaseSettings } from './database';
+import { PostgresChannelListener } from './postgres-channel-listener';
 import { APPENDED_CHANNEL } from './postgres-event-append';
 
 /**
@@ -9,67 +9,29 @@ import { APPENDED_CHANNEL } from './postgres-event-append';
  * lost connection (reconnected with backoff) delays them but loses nothing.
  */
 export class PostgresAppendListener {
-  private client: Client | null = null;
-  private connecting: Promise<void> | null = null;
   private generation = deferred();
-  private closed = false;
-  private retryTimer: NodeJS.Timeout | null = null;
+  private readonly listener: PostgresChannelListener;
 
-  constructor(
-    private readonly settings: DatabaseSettings,
-    private readonly onError: (error: Error) => void = () => undefined,
-  ) {}
+  constructor(settings: DatabaseSettings, onError: (error: Error) => void = () => undefined) {
+    this.listener = new PostgresChannelListener(settings, APPENDED_CHANNEL, {
+      notification: (schema) => {
+        if (schema === settings.schema) this.wake();
+      },
+      // Appends may have happened while not listening: wake everyone to look.
+      listening: () => this.wake(),
+      lost: onError,
+    });
+  }
 
   /** Resolves at the next append notification of this schema (shared by all callers). */
   nextAppend(signal?: AbortSignal): Promise<void> {
-    if (!this.closed && !this.client && !this.connecting && !signal?.aborted) this.connect();
+    if (!signal?.aborted) this.listener.start();
     return this.generation.promise;
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    if (this.retryTimer) clearTimeout(this.retryTimer);
-    await this.connecting?.catch(() => undefined);
-    const client = this.client;
-    this.client = null;
-    await client?.end().catch(() => undefined);
+    await this.listener.close();
     this.wake();
-  }
-
-  private connect(attempt = 0): void {
-    const client = new Client({
-      connectionString: connectionUrl(this.settings),
-      application_name: 'toolhistory-listener',
-      connectionTimeoutMillis: 5_000,
-    });
-    client.on('notification', (message) => {
-      if (message.payload === this.settings.schema) this.wake();
-    });
-    client.on('error', (error) => this.lost(client, error, 0));
-    this.connecting = client
-      .connect()
-      .then(() => client.query(`LISTEN ${APPENDED_CHANNEL}`))
-      .then(() => {
-        if (this.closed) return void client.end().catch(() => undefined);
-        this.client = client;
-        // Appends may have happened while not listening: wake everyone to look.
-        this.wake();
-      })
-      .catch((error: Error) => this.lost(client, error, attempt + 1))
-      .finally(() => (this.connecting = null));
-  }
-
-  private lost(client: Client, error: Error, attempt: number): void {
-    if (this.client === client) this.client = null;
-    client.end().catch(() => undefined);
-    if (this.closed) return;
-    this.onError(error);
-    const delay = Math.min(30_000, 250 * 2 ** Math.min(attempt, 7));
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = null;
-      if (!this.closed && !this.client && !this.connecting) this.connect(attempt);
-    }, delay);
-    this.retryTimer.unref();
   }
 
   private wake(): void {

@@ -1,6 +1,7 @@
 import type { Pool } from 'pg';
 import type { ConversationEraser, ErasureOutcome } from '@toolhistory/domain';
 import { inTransaction } from './in-transaction';
+import { notifyConversationsChanged } from './postgres-conversation-changes';
 import { eraseStreamEvents } from './postgres-event-store';
 import { lockConversationsForSearch } from './postgres-search-documents';
 
@@ -22,6 +23,7 @@ export class PostgresConversationEraser implements ConversationEraser {
       const invocations = await client.query('DELETE FROM invocations WHERE tenant_id = $1 AND conversation_id = $2', key);
       await client.query('DELETE FROM runs WHERE tenant_id = $1 AND conversation_id = $2', key);
       await client.query('DELETE FROM conversations WHERE tenant_id = $1 AND conversation_id = $2', key);
+      await notifyConversationsChanged(client, [{ tenantId, conversationId }]);
       return { erasedEvents, erasedInvocations: invocations.rowCount ?? 0 };
     });
   }

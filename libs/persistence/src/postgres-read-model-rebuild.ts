@@ -1,3 +1,4 @@
+import { notifyEveryConversationChanged } from './postgres-conversation-changes';
 import { availableParallelism } from 'node:os';
 import type { Pool, PoolClient } from 'pg';
 import {
@@ -154,6 +155,7 @@ class PostgresRebuild implements ReadModelRebuild {
       for (const table of TABLES) await client.query(`DROP TABLE ${table}${RETIRED_SUFFIX}`);
       await renameIndexesLike(client, liveIndexes);
       for (const projection of [READ_MODEL_PROJECTION, SEARCH_PROJECTION]) await advanceCheckpoint(client, projection, position);
+      await notifyEveryConversationChanged(client);
       await client.query('COMMIT');
       this.finished = true;
     } catch (error) {

@@ -26,6 +26,7 @@ import {
   SELECT_INVOCATION,
   SELECT_RUN,
 } from './read-model-tables';
+import { notifyConversationsChanged } from './postgres-conversation-changes';
 import { upsertSql } from './sql-rows';
 
 /** Where a read model lives: the live tables, or the fresh ones a rebuild fills. */
@@ -73,7 +74,7 @@ export async function loadReadModelState(
   };
 }
 
-/** Upserts every changed row, one statement per table. */
+/** Upserts every changed row, one statement per table; readers that cache the live tables hear of it at commit. */
 export async function writeReadModelChanges(
   client: PoolClient,
   changes: ReadModelChanges,
@@ -97,6 +98,8 @@ export async function writeReadModelChanges(
     ],
   ];
   for (const [rowCount, s] of statements) if (rowCount > 0) await client.query(s.text, s.values);
+  // Every change of a conversation's rows counts one of its events, so the conversations list names them all.
+  if (tables === LIVE_READ_MODEL) await notifyConversationsChanged(client, changes.conversations);
 }
 
 /**

@@ -5,17 +5,24 @@ import { type PostgresQueryCanceller, UNCANCELLABLE } from './postgres-query-can
 import { SELECT_INVOCATION_WITH_PAYLOADS, SELECT_RUN } from './read-model-tables';
 
 /**
+ * The events applied to the conversation, and the transaction that last
+ * wrote its row: a rebuilt read model counts the same events, but in rows
+ * written anew.
+ */
+const VERSION = `c.event_count::text || '.' || c.xmin::text`;
+
+/**
  * One round trip per request: the conversation's channel, runs and
  * invocations come back as one row of JSON built by PostgreSQL.
  */
 const READ_CONVERSATION = `
-  SELECT c.channel, c.event_count AS version,
+  SELECT c.channel, ${VERSION} AS version,
          (SELECT coalesce(json_agg(r), '[]'::json) FROM (${SELECT_RUN} WHERE tenant_id = $1 AND conversation_id = $2) r)::text AS runs,
          (SELECT coalesce(json_agg(i), '[]'::json) FROM (${SELECT_INVOCATION_WITH_PAYLOADS} WHERE tenant_id = $1 AND conversation_id = $2) i)::text AS invocations
   FROM conversations c
   WHERE c.tenant_id = $1 AND c.conversation_id = $2`;
 
-const CONVERSATION_VERSION = 'SELECT event_count AS version FROM conversations WHERE tenant_id = $1 AND conversation_id = $2';
+const CONVERSATION_VERSION = `SELECT ${VERSION} AS version FROM conversations c WHERE c.tenant_id = $1 AND c.conversation_id = $2`;
 
 export class PostgresReplayReader implements ReplayReader {
   private readonly canceller: Pick<PostgresQueryCanceller, 'query'>;
@@ -30,7 +37,7 @@ export class PostgresReplayReader implements ReplayReader {
   async readConversation(tenantId: string, conversationId: string, signal?: AbortSignal): Promise<ConversationRows | null> {
     try {
       // The JSON comes as text and is parsed here, so its size is known for cache accounting.
-      const { rows } = await this.canceller.query<{ channel: string; version: number; runs: string; invocations: string }>(
+      const { rows } = await this.canceller.query<{ channel: string; version: string; runs: string; invocations: string }>(
         this.pool,
         { name: 'read-conversation', text: READ_CONVERSATION, values: [tenantId, conversationId] },
         signal,
@@ -52,9 +59,9 @@ export class PostgresReplayReader implements ReplayReader {
     }
   }
 
-  async conversationVersion(tenantId: string, conversationId: string, signal?: AbortSignal): Promise<number | null> {
+  async conversationVersion(tenantId: string, conversationId: string, signal?: AbortSignal): Promise<string | null> {
     try {
-      const { rows } = await this.canceller.query<{ version: number }>(
+      const { rows } = await this.canceller.query<{ version: string }>(
         this.pool,
         { name: 'conversation-version', text: CONVERSATION_VERSION, values: [tenantId, conversationId] },
         signal,

@@ -1,10 +1,12 @@
-import { Module } from '@nestjs/common';
+import { Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import type { Pool } from 'pg';
+import type { Logger } from 'pino';
 import type { AppConfig } from '@toolhistory/config';
-import type { EventStore, ReplayPolicy } from '@toolhistory/domain';
+import type { ConversationChanges, EventStore, ReplayPolicy } from '@toolhistory/domain';
 import {
   PostgresAuditReader,
+  PostgresConversationChanges,
   PostgresConversationEraser,
   type PostgresQueryCanceller,
   PostgresReplayReader,
@@ -24,6 +26,7 @@ import { SubscribeToolEventsGrpcController } from '../subscription/subscribe-too
 import { CallerGuard } from './access/caller.guard';
 import {
   APP_CONFIG,
+  CONVERSATION_CHANGES,
   OPEN_SUBSCRIPTIONS,
   ERASE_CONVERSATION,
   GET_REPLAY_HISTORY,
@@ -32,6 +35,7 @@ import {
   QUERY_CANCELLER,
   QUERY_AUDIT,
   REPLAY_POLICY,
+  ROOT_LOGGER,
   SUBSCRIBE_TOOL_EVENTS,
 } from '../tokens';
 import { GrpcHealthService } from './grpc-health.service';
@@ -57,12 +61,25 @@ import { ReplayCacheReport } from '../replay/replay-cache-report';
       useFactory: (config: AppConfig) => new OpenSubscriptions(config.grpc.maxSubscriptionsPerTenant),
     },
     {
+      provide: CONVERSATION_CHANGES,
+      inject: [APP_CONFIG, ROOT_LOGGER],
+      useFactory: (config: AppConfig, logger: Logger) =>
+        new PostgresConversationChanges(config.database, (err) =>
+          logger.warn(
+            { component: 'replay', err: { message: err.message } },
+            'read-model change notifications lost; cached conversations are checked against the database until they are back',
+          ),
+        ),
+    },
+    {
       provide: GET_REPLAY_HISTORY,
-      inject: [GRPC_PG_POOL, QUERY_CANCELLER, REPLAY_POLICY, APP_CONFIG],
-      useFactory: (pool: Pool, canceller: PostgresQueryCanceller, policy: ReplayPolicy, config: AppConfig) =>
+      inject: [GRPC_PG_POOL, QUERY_CANCELLER, REPLAY_POLICY, APP_CONFIG, CONVERSATION_CHANGES],
+      useFactory: (pool: Pool, canceller: PostgresQueryCanceller, policy: ReplayPolicy, config: AppConfig, changes: ConversationChanges) =>
         new GetReplayHistory(new PostgresReplayReader(pool, canceller), policy, {
           cacheBytes: config.grpc.replayCacheBytes,
           tokens: o200kTokens,
+          changes,
+          maxDatabaseRequests: config.grpc.replayMaxDatabaseRequests,
         }),
     },
     {
@@ -89,4 +106,10 @@ import { ReplayCacheReport } from '../replay/replay-cache-report';
   ],
   exports: [OPEN_SUBSCRIPTIONS, GrpcHealthService],
 })
-export class GrpcModule {}
+export class GrpcModule implements OnApplicationShutdown {
+  constructor(@Inject(CONVERSATION_CHANGES) private readonly changes: ConversationChanges) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.changes.close();
+  }
+}

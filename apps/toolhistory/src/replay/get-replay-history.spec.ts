@@ -1,4 +1,4 @@
-import { ConversationRows, DEFAULT_REPLAY_POLICY, ReplayReader } from '@toolhistory/domain';
+import { ConversationChanges, ConversationChangeWatcher, ConversationRows, DEFAULT_REPLAY_POLICY, ReplayReader } from '@toolhistory/domain';
 import { AppError, ErrorCode } from '@toolhistory/errors';
 import { readModelOf } from '../../../../libs/domain/src/replay/replay-test-support.fixture';
 import { testTokens } from '../../../../libs/domain/src/projection/test-tokens.fixture';
@@ -19,11 +19,14 @@ const events = [
 class CountingReader implements ReplayReader {
   full = 0;
   versionChecks = 0;
-  rows: ConversationRows | null = { channel: 'web', version: 3, approxBytes: 1_000, ...readModelOf(events) };
+  rows: ConversationRows | null = { channel: 'web', version: '3', approxBytes: 1_000, ...readModelOf(events) };
   delayMs = 0;
+  /** When set, reads wait for it. */
+  gate?: Promise<void>;
   async readConversation() {
     this.full += 1;
     await new Promise((r) => setTimeout(r, this.delayMs));
+    await this.gate;
     return this.rows && { ...this.rows };
   }
   async conversationVersion() {
@@ -31,6 +34,15 @@ class CountingReader implements ReplayReader {
     await new Promise((r) => setTimeout(r, this.delayMs));
     return this.rows?.version ?? null;
   }
+}
+
+/** A change feed driven by the test. */
+class ScriptedChanges implements ConversationChanges {
+  watcher!: ConversationChangeWatcher;
+  watch(watcher: ConversationChangeWatcher): void {
+    this.watcher = watcher;
+  }
+  async close(): Promise<void> {}
 }
 
 describe('GetReplayHistory', () => {
@@ -72,7 +84,7 @@ describe('GetReplayHistory', () => {
     await useCase.execute(query); // read
     await useCase.execute(query); // same shape, version unchanged: the cached history
     await useCase.execute({ ...query, format: 'anthropic_messages' }); // cached rows, a new shape computed
-    reader.rows = { ...reader.rows!, version: 4 };
+    reader.rows = { ...reader.rows!, version: '4' };
     await useCase.execute(query); // version moved: read again
     expect(useCase.cacheStats()).toMatchObject({ historyHits: 1, rowHits: 1, reads: 2, conversations: 1, histories: 1 });
     expect(reader.full).toBe(2);
@@ -80,13 +92,21 @@ describe('GetReplayHistory', () => {
     const before = useCase.cacheStats();
     await useCase.execute(query);
     await useCase.execute(query);
-    expect(cacheReport(before, useCase.cacheStats())).toMatchObject({ requests: 2, historyHits: 2, rowHits: 0, reads: 0, hitRate: 1 });
+    expect(cacheReport(before, useCase.cacheStats())).toMatchObject({
+      requests: 2,
+      historyHits: 2,
+      rowHits: 0,
+      reads: 0,
+      versionChecks: 2,
+      refused: 0,
+      hitRate: 1,
+    });
     expect(cacheReport(before, before).hitRate).toBeNull();
   });
 
   it('reads again when the version changed', async () => {
     await useCase.execute(query);
-    reader.rows = { ...reader.rows!, version: 4 };
+    reader.rows = { ...reader.rows!, version: '4' };
     await useCase.execute(query);
     expect(reader.full).toBe(2);
   });
@@ -144,5 +164,96 @@ describe('GetReplayHistory', () => {
     expect(stats.histories).toBeGreaterThan(0);
     expect(stats.histories).toBeLessThanOrEqual(16 * stats.conversations);
     expect(stats.bytes).toBeGreaterThan(stats.conversations * 1_000);
+  });
+
+  describe('with a change feed', () => {
+    let feed: ScriptedChanges;
+    let fed: GetReplayHistory;
+    const other = { ...query, format: 'anthropic_messages' as const };
+
+    beforeEach(() => {
+      feed = new ScriptedChanges();
+      fed = new GetReplayHistory(reader, DEFAULT_REPLAY_POLICY, {
+        tokens: testTokens,
+        cacheBytes: 1_000_000,
+        now: () => now,
+        changes: feed,
+      });
+      feed.watcher.current();
+    });
+
+    it('serves a cached conversation without asking the database until a change of it is heard', async () => {
+      await fed.execute(query);
+      await fed.execute(query);
+      await fed.execute(other);
+      expect([reader.full, reader.versionChecks]).toEqual([1, 0]);
+      feed.watcher.changed([{ tenantId: 't', conversationId: 'someone-else' }]);
+      await fed.execute(query);
+      expect([reader.full, reader.versionChecks]).toEqual([1, 0]);
+      reader.rows = { ...reader.rows!, version: '4', invocations: [] };
+      feed.watcher.changed([{ tenantId: 't', conversationId: 'c' }]);
+      expect((await fed.execute(query)).turns).toHaveLength(0);
+      expect([reader.full, reader.versionChecks]).toEqual([2, 0]);
+    });
+
+    it('checks versions while the feed is not current, and trusts again only rows confirmed after it is', async () => {
+      await fed.execute(query);
+      feed.watcher.stale();
+      await fed.execute(query);
+      await fed.execute(query);
+      expect([reader.full, reader.versionChecks]).toEqual([1, 2]);
+      feed.watcher.current(); // changes while it was not current were not heard: one check, then trusted
+      await fed.execute(query);
+      await fed.execute(query);
+      expect([reader.full, reader.versionChecks]).toEqual([1, 3]);
+      expect(fed.cacheStats()).toMatchObject({ feedCurrent: true, versionChecks: 3 });
+    });
+
+    it('does not trust rows read while a change of them was heard', async () => {
+      let release!: () => void;
+      reader.gate = new Promise((r) => (release = r));
+      const reading = fed.execute(query);
+      feed.watcher.changed([{ tenantId: 't', conversationId: 'c' }]); // committed after the read's snapshot, maybe
+      release();
+      reader.gate = undefined;
+      await reading;
+      await fed.execute(query);
+      expect([reader.full, reader.versionChecks]).toEqual([1, 1]);
+      await fed.execute(query); // confirmed by the check, with nothing heard meanwhile
+      expect([reader.full, reader.versionChecks]).toEqual([1, 1]);
+    });
+
+    it('drops every cached conversation when the read model was rebuilt', async () => {
+      await fed.execute(query);
+      await fed.execute({ ...query, conversationId: 'c2' });
+      feed.watcher.changedAll();
+      expect(fed.cacheStats().conversations).toBe(0);
+      await fed.execute(query);
+      expect(reader.full).toBe(3);
+    });
+  });
+
+  it('refuses database requests beyond its limit with a retriable RESOURCE_EXHAUSTED, while cached answers go on', async () => {
+    const feed = new ScriptedChanges();
+    const limited = new GetReplayHistory(reader, DEFAULT_REPLAY_POLICY, {
+      tokens: testTokens,
+      cacheBytes: 1_000_000,
+      now: () => now,
+      changes: feed,
+      maxDatabaseRequests: 2,
+    });
+    feed.watcher.current();
+    await limited.execute(query);
+    reader.delayMs = 50;
+    const waiting = [limited.execute({ ...query, conversationId: 'c2' }), limited.execute({ ...query, conversationId: 'c3' })];
+    await expect(limited.execute({ ...query, conversationId: 'c4' })).rejects.toMatchObject({
+      code: ErrorCode.ResourceExhausted,
+      retriable: true,
+      message: 'replay has 2 database requests in flight, its limit; retry after a backoff',
+    });
+    expect((await limited.execute(query)).turns).toHaveLength(1);
+    await Promise.all(waiting);
+    await limited.execute({ ...query, conversationId: 'c4' });
+    expect(limited.cacheStats()).toMatchObject({ refused: 1, reads: 4 });
   });
 });

@@ -1,5 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import {
+  ConversationChanges,
+  conversationKeyString,
   ConversationRows,
   HistoryFormat,
   replayHistory,
@@ -32,6 +34,18 @@ export interface GetReplayHistoryOptions {
   cacheBytes: number;
   /** Counts what rows recorded before token counts were stored, and placeholder notices, take. */
   tokens: TokenCounter;
+  /**
+   * Pushes changes of cached conversations: while it is current, a cached
+   * conversation is served without asking the database; without it (or
+   * while it is not current) each hit costs a version check.
+   */
+  changes?: ConversationChanges;
+  /**
+   * Requests that may wait on the database at once (version checks and
+   * reads); one more is refused with RESOURCE_EXHAUSTED at once rather
+   * than queued behind them. Cached answers are never refused.
+   */
+  maxDatabaseRequests?: number;
   now?: () => number;
 }
 
@@ -45,6 +59,8 @@ interface CachedHistory {
 
 interface CachedConversation {
   rows: ConversationRows;
+  /** The change feed's epoch in which the rows were known current; they stay so until a change is heard, or the epoch ends. */
+  currentIn: number;
   histories: Map<string, CachedHistory>;
   /** The rows and every history kept with them: what the entry weighs in the cache. */
   bytes: number;
@@ -60,21 +76,37 @@ const MAX_HISTORIES_PER_CONVERSATION = 16;
 /** A history's weight: its text, two bytes a character, as V8 keeps most strings. */
 const historyBytes = (history: ReplayHistory): number => 2 * JSON.stringify(history).length;
 
+/** A database request in flight for one conversation: whether a change of it was heard meanwhile. */
+interface Lookup {
+  epoch: number;
+  changed: boolean;
+}
+
+const NOT_CURRENT = -1;
+const DEFAULT_MAX_DATABASE_REQUESTS = 256;
+
 const EMPTY: ReplayHistory = Object.freeze({ turns: [], omitted: [], historyTokens: 0 }) as unknown as ReplayHistory;
 
 /**
  * The turn-start query: validates, reads the conversation within the
  * caller's time budget, and applies the replay rules. Conversations are
- * cached by version: a cached one costs one primary-key lookup to confirm it
- * is current, and a computed history is reused while as_of stays inside the
+ * cached: while the change feed is current, a cached one is current until a
+ * change of it is heard; otherwise one primary-key lookup of its version
+ * confirms it. A computed history is reused while as_of stays inside the
  * stretch of time over which it cannot change (docs/adr/004-replay-cache.md).
  */
 export class GetReplayHistory {
   private readonly cache?: LRUCache<string, CachedConversation>;
   private readonly now: () => number;
   private readonly tokens: TokenCounter;
-  /** How requests were answered since start: a cached history, cached rows (a version check), or a read. */
-  private readonly answered = { historyHits: 0, rowHits: 0, reads: 0 };
+  private readonly maxDatabaseRequests: number;
+  /** How requests were answered since start: a cached history, cached rows, or a read; and how many needed a version check or were refused. */
+  private readonly answered = { historyHits: 0, rowHits: 0, reads: 0, versionChecks: 0, refused: 0 };
+  /** Whether the change feed reports every change now; `epoch` counts its turns between current and not. */
+  private feedCurrent = false;
+  private epoch = 0;
+  private readonly lookups = new Map<string, Set<Lookup>>();
+  private databaseRequests = 0;
 
   constructor(
     private readonly reader: ReplayReader,
@@ -83,10 +115,20 @@ export class GetReplayHistory {
   ) {
     this.now = options.now ?? Date.now;
     this.tokens = options.tokens;
+    this.maxDatabaseRequests = options.maxDatabaseRequests ?? DEFAULT_MAX_DATABASE_REQUESTS;
     if (options.cacheBytes > 0) {
       this.cache = new LRUCache<string, CachedConversation>({
         maxSize: options.cacheBytes,
         sizeCalculation: (entry) => Math.max(1, entry.bytes),
+      });
+      options.changes?.watch({
+        changed: (keys) => keys.forEach((k) => this.forget(conversationKeyString(k))),
+        changedAll: () => {
+          this.cache?.clear();
+          for (const key of this.lookups.keys()) this.forget(key);
+        },
+        current: () => this.turnFeed(true),
+        stale: () => this.turnFeed(false),
       });
     }
   }
@@ -137,10 +179,26 @@ export class GetReplayHistory {
    * known conversation were answered since start: from a cached history,
    * from cached rows after a version check, or by reading the rows.
    */
-  cacheStats(): { bytes: number; conversations: number; histories: number; historyHits: number; rowHits: number; reads: number } {
+  cacheStats(): {
+    bytes: number;
+    conversations: number;
+    histories: number;
+    feedCurrent: boolean;
+    historyHits: number;
+    rowHits: number;
+    reads: number;
+    versionChecks: number;
+    refused: number;
+  } {
     let histories = 0;
     for (const entry of this.cache?.values() ?? []) histories += entry.histories.size;
-    return { bytes: this.cache?.calculatedSize ?? 0, conversations: this.cache?.size ?? 0, histories, ...this.answered };
+    return {
+      bytes: this.cache?.calculatedSize ?? 0,
+      conversations: this.cache?.size ?? 0,
+      histories,
+      feedCurrent: this.feedCurrent,
+      ...this.answered,
+    };
   }
 
   /** Keeps a computed history with its conversation and weighs the entry again, so the cache's bound counts it. */
@@ -155,7 +213,7 @@ export class GetReplayHistory {
       entry.histories.delete(oldKey);
       entry.bytes -= old.bytes;
     }
-    const cacheKey = `${query.tenantId}\u0000${query.conversationId}`;
+    const cacheKey = conversationKeyString(query);
     // Put in again, so the cache weighs the entry anew (and drops others, or this one, to stay within its
     // bytes): lru-cache keeps the old weight when the same object is set again.
     if (this.cache?.peek(cacheKey) === entry) {
@@ -164,27 +222,89 @@ export class GetReplayHistory {
     }
   }
 
-  /** The conversation's rows, from the cache when its version is current (`read` false), else read. */
+  /**
+   * The conversation's rows: from the cache when they are known current (a
+   * change feed that heard nothing of it since), or confirmed by their
+   * version; else read (`read` true).
+   */
   private async conversation(
     tenantId: string,
     conversationId: string,
     deadline: number | undefined,
   ): Promise<{ entry: CachedConversation; read: boolean } | null> {
-    const key = `${tenantId}\u0000${conversationId}`;
+    const key = conversationKeyString({ tenantId, conversationId });
     const cached = this.cache?.get(key);
+    if (cached && this.feedCurrent && cached.currentIn === this.epoch) return { entry: cached, read: false };
+    this.admitDatabaseRequest();
+    const lookup = this.startLookup(key);
     // At the deadline the statement is cancelled in the database too, not left running for nobody.
     const signal = deadline === undefined ? undefined : AbortSignal.timeout(Math.max(1, deadline - this.now()));
-    if (cached) {
-      const version = await this.withinDeadline(this.reader.conversationVersion(tenantId, conversationId, signal), deadline);
-      if (version === cached.rows.version) return { entry: cached, read: false };
-      this.cache!.delete(key);
-      if (version === null) return null;
+    try {
+      if (cached) {
+        this.answered.versionChecks += 1;
+        const version = await this.withinDeadline(this.reader.conversationVersion(tenantId, conversationId, signal), deadline);
+        if (version === cached.rows.version) {
+          cached.currentIn = this.currentIn(lookup);
+          return { entry: cached, read: false };
+        }
+        if (this.cache!.peek(key) === cached) this.cache!.delete(key);
+        if (version === null) return null;
+      }
+      const rows = await this.withinDeadline(this.reader.readConversation(tenantId, conversationId, signal), deadline);
+      if (rows === null) return null;
+      const entry: CachedConversation = { rows, currentIn: this.currentIn(lookup), histories: new Map(), bytes: rows.approxBytes };
+      this.cache?.set(key, entry);
+      return { entry, read: true };
+    } finally {
+      this.endLookup(key, lookup);
+      this.databaseRequests -= 1;
     }
-    const rows = await this.withinDeadline(this.reader.readConversation(tenantId, conversationId, signal), deadline);
-    if (rows === null) return null;
-    const entry: CachedConversation = { rows, histories: new Map<string, CachedHistory>(), bytes: rows.approxBytes };
-    this.cache?.set(key, entry);
-    return { entry, read: true };
+  }
+
+  private admitDatabaseRequest(): void {
+    if (this.databaseRequests >= this.maxDatabaseRequests) {
+      this.answered.refused += 1;
+      throw new AppError(
+        ErrorCode.ResourceExhausted,
+        `replay has ${this.maxDatabaseRequests} database requests in flight, its limit; retry after a backoff`,
+        { retriable: true },
+      );
+    }
+    this.databaseRequests += 1;
+  }
+
+  private startLookup(key: string): Lookup {
+    const lookup: Lookup = { epoch: this.feedCurrent ? this.epoch : NOT_CURRENT, changed: false };
+    const open = this.lookups.get(key);
+    if (open) open.add(lookup);
+    else this.lookups.set(key, new Set([lookup]));
+    return lookup;
+  }
+
+  private endLookup(key: string, lookup: Lookup): void {
+    const open = this.lookups.get(key);
+    open?.delete(lookup);
+    if (open?.size === 0) this.lookups.delete(key);
+  }
+
+  /**
+   * The epoch in which what a lookup saw is known current: the one it began
+   * in, if the feed was current then, still is, and heard no change of the
+   * conversation meanwhile (a change committed after the lookup's snapshot
+   * would otherwise be missed).
+   */
+  private currentIn(lookup: Lookup): number {
+    return lookup.epoch === this.epoch && this.feedCurrent && !lookup.changed ? lookup.epoch : NOT_CURRENT;
+  }
+
+  private forget(key: string): void {
+    this.cache?.delete(key);
+    for (const lookup of this.lookups.get(key) ?? []) lookup.changed = true;
+  }
+
+  private turnFeed(current: boolean): void {
+    this.feedCurrent = current;
+    this.epoch += 1;
   }
 
   private async withinDeadline<T>(work: Promise<T>, deadline: number | undefined): Promise<T> {

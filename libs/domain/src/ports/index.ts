@@ -7,3 +7,4 @@ export * from './event-store.port';
 export * from './read-model-rebuild.port';
 export * from './checkpointed-projection.port';
 export * from './caller-authenticator.port';
+export * from './conversation-changes.port';

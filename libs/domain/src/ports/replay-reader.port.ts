@@ -3,8 +3,8 @@ import type { InvocationRow, RunRow } from '../projection/read-model.types';
 export interface ConversationRows {
   /** The channel the conversation was recorded with. */
   channel: string;
-  /** Changes whenever any of the rows below does (events applied to the conversation). */
-  version: number;
+  /** Changes whenever any of the rows below does (events applied to the conversation, or the read model rebuilt). */
+  version: string;
   /** Rough size of the rows in memory, for caches that bound their size. */
   approxBytes: number;
   runs: RunRow[];
@@ -16,5 +16,5 @@ export interface ConversationRows {
 export interface ReplayReader {
   readConversation(tenantId: string, conversationId: string, signal?: AbortSignal): Promise<ConversationRows | null>;
   /** The conversation's current version alone: a cheap check that cached rows are still current. */
-  conversationVersion(tenantId: string, conversationId: string, signal?: AbortSignal): Promise<number | null>;
+  conversationVersion(tenantId: string, conversationId: string, signal?: AbortSignal): Promise<string | null>;
 }
