@@ -23,11 +23,13 @@ export function peakRssMiB(pid: number): number | null {
   }
 }
 
-export function intOption(values: Record<string, unknown>, name: string, fallback: number): number {
+export function intOption(values: Record<string, unknown>, name: string, fallback: number, { zero = false } = {}): number {
   const raw = values[name];
   if (raw === undefined) return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} must be a positive integer, got ${String(raw)}`);
+  const min = zero ? 0 : 1;
+  if (!Number.isInteger(n) || n < min)
+    throw new Error(`--${name} must be a ${zero ? 'whole number' : 'positive integer'}, got ${String(raw)}`);
   return n;
 }
 

@@ -27,6 +27,7 @@ import { resolve } from 'node:path';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import { createPool, ensureDatabase, runMigrations } from '../libs/persistence/src';
 import type { ToolEvent } from '../libs/contract/src';
+import { DEFAULT_CHANNEL_OPTIONS } from '../libs/client/src/tool-history-client';
 import { freePort } from '../test/support/grpc-client';
 import { agentTraffic } from '../test/support/traffic';
 import {
@@ -49,7 +50,6 @@ const TENANT = 'bench-tenant';
 const CONVERSATION = 'bench-conversation';
 const WIRE_VIEWS = { all: 'REPLAY_VIEW_UNSPECIFIED', messages: 'REPLAY_VIEW_MESSAGES', structured: 'REPLAY_VIEW_STRUCTURED' } as const;
 
-/** 20 completed runs x 2 rounds x 2 calls; the first ten runs are older than the default window. */
 /**
  * `turns` completed runs of 2 rounds x 2 calls (results ~1 KB): the first
  * `staleTurns` an hour old (past the default 300 s window), the others
@@ -147,7 +147,7 @@ async function main(): Promise<void> {
   if (!Number.isInteger(staleTurns) || staleTurns < 0 || staleTurns > turns)
     throw new Error(`--stale-turns must be a whole number from 0 to --turns (${turns}), got ${values['stale-turns']}`);
   if (!Object.hasOwn(WIRE_VIEWS, view)) throw new Error(`--view must be one of ${Object.keys(WIRE_VIEWS).join(', ')}, not ${view}`);
-  const ingestRate = intOption(values, 'ingest-rate', 2_000);
+  const ingestRate = intOption(values, 'ingest-rate', 2_000, { zero: true });
   const others = intOption(values, 'other-invocations', 1_000_000);
 
   const stamp = Date.now().toString(36);
@@ -212,7 +212,11 @@ async function main(): Promise<void> {
     { GetReplayHistory: { ...method, responseDeserialize: (bytes: Buffer) => bytes } },
     'ToolHistory',
   );
-  const rawChannels = Array.from({ length: 8 }, () => new RawClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure()));
+  // The client package's channel options (its flow-control window): what a caller gets by default.
+  const rawChannels = Array.from(
+    { length: 8 },
+    () => new RawClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), { ...DEFAULT_CHANNEL_OPTIONS }),
+  );
   let responseBytes = 0;
   const rawCall = (client: grpc.Client) =>
     new Promise<void>((done, fail) =>

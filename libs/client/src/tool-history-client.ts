@@ -33,6 +33,13 @@ import type { ToolEvent, ToolEventType } from './tool-event-types';
 import { pause, reconnectDelayMs } from './reconnect-backoff';
 import { ToolHistoryError } from './tool-history-errors';
 
+/**
+ * A replay response is commonly larger than HTTP/2's 64 KiB default window:
+ * with it, each response waits on the caller to grant more, a round trip per
+ * 64 KiB. The window is a limit on what may be in flight, not memory taken.
+ */
+export const DEFAULT_CHANNEL_OPTIONS: Readonly<ClientOptions> = Object.freeze({ 'grpc-node.flow_control_window': 16 * 1024 * 1024 });
+
 /** A bearer token, or a function that returns a current one (called before every call, so it may refresh). */
 export type TokenSource = string | (() => string | Promise<string>);
 
@@ -44,7 +51,7 @@ export interface ToolHistoryClientOptions {
   tls?: { ca?: Buffer | string; cert?: Buffer | string; key?: Buffer | string } | true;
   /** The deadline of a call that names none; default 10 s (30 s for an erasure). */
   defaultTimeoutMs?: number;
-  /** grpc-js channel options (keepalive, message size, ...). */
+  /** grpc-js channel options (keepalive, message size, ...), over DEFAULT_CHANNEL_OPTIONS. */
   channelOptions?: ClientOptions;
   /** A token is sent in the clear only to a loopback address unless this says so (e.g. a sidecar that adds TLS). */
   allowTokenWithoutTls?: boolean;
@@ -192,7 +199,10 @@ export class ToolHistoryClient {
       );
     }
     this.defaultTimeoutMs = options.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.stub = new GeneratedClient(options.address, channelCredentials(options.tls), options.channelOptions);
+    this.stub = new GeneratedClient(options.address, channelCredentials(options.tls), {
+      ...DEFAULT_CHANNEL_OPTIONS,
+      ...options.channelOptions,
+    });
   }
 
   close(): void {
