@@ -21,6 +21,6 @@ COPY libs/persistence/migrations libs/persistence/migrations
 COPY libs/contract/schema libs/contract/schema
 COPY proto proto
 USER node
-EXPOSE 50051
+EXPOSE 50051 9464
 # SIGTERM is handled: the batch in progress commits or rolls back whole.
 CMD ["node", "dist/apps/toolhistory/src/main.js"]

@@ -184,6 +184,7 @@ async function main(): Promise<void> {
         DATABASE_SCHEMA: schema,
         SERVICE_ROLES: roles,
         GRPC_PORT: String(port),
+        HTTP_PORT: '0',
         LOG_LEVEL: 'info',
       },
       stdio: ['ignore', 'pipe', 'inherit'],

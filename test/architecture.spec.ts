@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { RPC_SCOPES } from '../libs/domain/src';
+import { HTTP_ROUTE_SCOPES, OPEN_HTTP_ROUTES, RPC_SCOPES } from '../libs/domain/src';
 
 const ROOT = join(__dirname, '..');
 const ENTRY_POINTS = new Set(['apps/toolhistory/src/main.ts', 'apps/toolhistory/src/migrate.ts', 'apps/toolhistory/src/rebuild.ts']);
@@ -40,10 +40,21 @@ describe('architecture', () => {
     expect(Object.keys(RPC_SCOPES).sort()).toEqual(rpcs.sort());
   });
 
+  it('gives every HTTP route an access rule or names it open, and no rule to a route that does not exist', () => {
+    const routes = files.flatMap((f) => {
+      const source = readFileSync(join(ROOT, f), 'utf8');
+      if (!/@Controller\(/.test(source)) return [];
+      return [...source.matchAll(/@(Get|Post|Put|Patch|Delete)\('([^']*)'\)/g)].map((m) => `${m[1].toUpperCase()} /${m[2]}`);
+    });
+    expect(routes.length).toBeGreaterThan(2);
+    const ruled = [...Object.keys(HTTP_ROUTE_SCOPES), ...OPEN_HTTP_ROUTES].sort();
+    expect(routes.sort()).toEqual(ruled);
+  });
+
   it('puts every ToolHistory handler behind the caller guard (registered globally, never bypassed)', () => {
     const handlers = files.filter((f) => /@GrpcMethod\('ToolHistory'/.test(readFileSync(join(ROOT, f), 'utf8')));
     expect(handlers.length).toBe(Object.keys(RPC_SCOPES).length);
-    const module = readFileSync(join(ROOT, 'apps/toolhistory/src/grpc/grpc.module.ts'), 'utf8');
+    const module = readFileSync(join(ROOT, 'apps/toolhistory/src/app.module.ts'), 'utf8');
     expect(module).toMatch(/provide: APP_GUARD, useClass: CallerGuard/);
     const offenders = files.filter((f) => /@Public\(|SetMetadata\(|UseGuards\(/.test(readFileSync(join(ROOT, f), 'utf8')));
     expect(offenders).toEqual([]);

@@ -1,4 +1,5 @@
 import { type ClientReadableStream, Metadata, status } from '@grpc/grpc-js';
+import { request as httpsRequest } from 'node:https';
 import type { Producer } from 'kafkajs';
 import { assertServiceBuilt } from './support/built-service';
 import { freshSchema, type FreshSchema } from './support/fresh-schema';
@@ -50,6 +51,7 @@ describe('the gRPC API over TLS with verified callers', () => {
   let db: FreshSchema;
   let service: ServiceProcess;
   let port: number;
+  let httpPort: number;
   let key: SigningKey;
   let stranger: SigningKey;
   const issued: string[] = [];
@@ -105,6 +107,7 @@ describe('the gRPC API over TLS with verified callers', () => {
     const { topic } = await freshTopic(kafka, 3);
     producer = await connectedProducer(kafka);
     port = await freePort();
+    httpPort = await freePort();
     service = spawnService({
       topic,
       schema: db.schema,
@@ -113,6 +116,8 @@ describe('the gRPC API over TLS with verified callers', () => {
         SERVICE_ROLES: 'recorder,grpc',
         GRPC_PORT: String(port),
         GRPC_HOST: '127.0.0.1',
+        HTTP_PORT: String(httpPort),
+        HTTP_HOST: '127.0.0.1',
         GRPC_TLS_CERT_FILE: certs.serverCert,
         GRPC_TLS_KEY_FILE: certs.serverKey,
         AUTH_JWKS_FILE: jwksFile,
@@ -152,6 +157,45 @@ describe('the gRPC API over TLS with verified callers', () => {
     await producer?.disconnect();
     if (service) await stopService(service);
     await db?.drop();
+  });
+
+  /** GET over HTTPS, trusting the test CA. */
+  const httpsGet = (path: string, bearerToken?: string) =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = httpsRequest(
+        { host: '127.0.0.1', port: httpPort, path, ca: tls.ca, headers: bearerToken ? { authorization: `Bearer ${bearerToken}` } : {} },
+        (res) => {
+          let body = '';
+          res.setEncoding('utf8').on('data', (c: string) => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        },
+      );
+      req.on('error', reject).end();
+    });
+
+  it('serves the HTTP probes over TLS without a token, and /metrics only to a token with metrics:read', async () => {
+    expect(await httpsGet('/readyz')).toEqual({ status: 200, body: 'SERVING\n' });
+    expect(await httpsGet('/livez')).toEqual({ status: 200, body: 'live\n' });
+
+    const anonymous = await httpsGet('/metrics');
+    expect(anonymous.status).toBe(401);
+    expect(JSON.parse(anonymous.body)).toMatchObject({ code: 'UNAUTHENTICATED' });
+    const forged = await httpsGet('/metrics', await token({ tenants: '*', scope: 'metrics:read' }, {}, stranger));
+    expect(forged.status).toBe(401);
+    const reader = await httpsGet('/metrics', await token({ tenants: '*', scope: ALL_SCOPES }));
+    expect(reader.status).toBe(403);
+    expect(JSON.parse(reader.body)).toMatchObject({
+      code: 'PERMISSION_DENIED',
+      message: 'permission denied: GET /metrics needs the scope metrics:read',
+    });
+    // A call the caller check refuses is counted too, by its status.
+    expect(await outcome(RPCS.GetReplayHistory(clientWith(), acme))).toMatchObject({ code: status.UNAUTHENTICATED });
+    const scraper = await httpsGet('/metrics', await token({ scope: 'metrics:read' }));
+    expect(scraper.status).toBe(200);
+    expect(scraper.body).toMatch(/^# HELP /m);
+    expect(scraper.body).toContain(
+      'toolhistory_grpc_server_handling_seconds_count{method="/toolhistory.v1.ToolHistory/GetReplayHistory",code="UNAUTHENTICATED"}',
+    );
   });
 
   it('answers health checks without a token', async () => {
@@ -426,6 +470,9 @@ describe('where the server listens', () => {
           .find((l) => l.includes('toolhistory started'))!,
       );
       expect(started.grpc).toEqual({ host: '127.0.0.1', port, tls: false, clientCertificates: false, auth: 'unconfigured' });
+      // HTTP (metrics, probes) by the same rule: loopback only.
+      expect(started.http).toEqual({ host: '127.0.0.1', port: expect.any(Number), tls: false });
+      expect(listeningAddresses(started.http.port)).toEqual(['127.0.0.1']);
     } finally {
       await stopService(service);
     }

@@ -22,6 +22,8 @@ export function serviceEnvironment(settings: ServiceSettings): Record<string, st
     DATABASE_URL: settings.databaseUrl ?? TEST_DATABASE_URL,
     DATABASE_SCHEMA: settings.schema,
     SERVICE_ROLES: 'recorder',
+    // Services of parallel test files must not share a port; a test that scrapes sets its own.
+    HTTP_PORT: '0',
     LOG_LEVEL: process.env.TEST_SERVICE_LOG_LEVEL ?? 'error',
     ...settings.env,
   };

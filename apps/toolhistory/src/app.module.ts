@@ -1,13 +1,17 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
 import type { Logger } from 'pino';
 import type { AppConfig } from '@toolhistory/config';
 import type { CallerAuthenticator, ToolHistoryPolicy } from '@toolhistory/domain';
 import { createKafka } from '@toolhistory/messaging';
 import { DatabaseModule } from './database/database.module';
 import type { HealthEndpoint } from './grpc/health-endpoint';
+import { CallerGuard } from './access/caller.guard';
 import { GrpcModule } from './grpc/grpc.module';
+import { ObservabilityModule } from './observability/observability.module';
+import type { ServiceMetrics } from './observability/service-metrics';
 import { RecorderModule } from './recorder/recorder.module';
-import { APP_CONFIG, CALLER_AUTHENTICATOR, HEALTH, KAFKA, REDACTION_POLICY, REPLAY_POLICY, ROOT_LOGGER } from './tokens';
+import { APP_CONFIG, CALLER_AUTHENTICATOR, HEALTH, KAFKA, METRICS, REDACTION_POLICY, REPLAY_POLICY, ROOT_LOGGER } from './tokens';
 
 export interface AppModuleOptions {
   config: AppConfig;
@@ -15,15 +19,19 @@ export interface AppModuleOptions {
   policy: ToolHistoryPolicy;
   health: HealthEndpoint;
   authenticator: CallerAuthenticator;
+  metrics: ServiceMetrics;
 }
 
 @Global()
 @Module({})
 class CoreModule {
-  static forRoot({ config, logger, policy, health, authenticator }: AppModuleOptions): DynamicModule {
+  static forRoot({ config, logger, policy, health, authenticator, metrics }: AppModuleOptions): DynamicModule {
     return {
       module: CoreModule,
       providers: [
+        // Every RPC and HTTP route, of every role, passes the caller check first.
+        { provide: APP_GUARD, useClass: CallerGuard },
+        { provide: METRICS, useValue: metrics },
         { provide: APP_CONFIG, useValue: config },
         { provide: ROOT_LOGGER, useValue: logger },
         { provide: REPLAY_POLICY, useValue: policy.replay },
@@ -32,7 +40,7 @@ class CoreModule {
         { provide: CALLER_AUTHENTICATOR, useValue: authenticator },
         { provide: KAFKA, useFactory: () => createKafka(config.kafka, logger.child({ component: 'kafka' })) },
       ],
-      exports: [APP_CONFIG, ROOT_LOGGER, REPLAY_POLICY, REDACTION_POLICY, HEALTH, CALLER_AUTHENTICATOR, KAFKA],
+      exports: [APP_CONFIG, ROOT_LOGGER, REPLAY_POLICY, REDACTION_POLICY, HEALTH, CALLER_AUTHENTICATOR, KAFKA, METRICS],
     };
   }
 }
@@ -47,6 +55,7 @@ export class AppModule {
       imports: [
         CoreModule.forRoot(options),
         DatabaseModule,
+        ObservabilityModule,
         ...(roles.includes('recorder') ? [RecorderModule] : []),
         ...(roles.includes('grpc') ? [GrpcModule] : []),
       ],

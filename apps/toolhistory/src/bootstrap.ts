@@ -1,6 +1,8 @@
 import 'reflect-metadata';
-import type { INestApplicationContext, INestMicroservice } from '@nestjs/common';
+import type { AddressInfo } from 'node:net';
+import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Server } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import type { AppConfig } from '@toolhistory/config';
@@ -8,10 +10,11 @@ import { ErrorCode } from '@toolhistory/errors';
 import { createKafka, verifyBrokerAccess } from '@toolhistory/messaging';
 import { connectionUrl, runMigrations } from '@toolhistory/persistence';
 import { AppModule } from './app.module';
-import { createCallerAuthenticator } from './grpc/access/create-caller-authenticator';
+import { createCallerAuthenticator } from './access/create-caller-authenticator';
 import { GrpcHealthService } from './grpc/grpc-health.service';
 import { grpcServerOptions, SERVICE_NAMES_NOT_SERVING } from './grpc/grpc-server-options';
 import { HealthEndpoint } from './grpc/health-endpoint';
+import { ServiceMetrics } from './observability/service-metrics';
 import { addReflection } from './grpc/reflection-endpoint';
 import { shutDownGrpcServer } from './grpc/shut-down-grpc-server';
 import { PinoNestLogger } from './logging/pino-nest-logger';
@@ -38,32 +41,54 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
   // The tokenizer's rank table takes about a second to load: before serving, not in the first turn's budget.
   o200kTokens('');
   const health = new HealthEndpoint(SERVICE_NAMES_NOT_SERVING);
+  const metrics = new ServiceMetrics();
   const authenticator = await createCallerAuthenticator(config.auth, logger.child({ component: 'access' }));
-  const module = AppModule.forRoot({ config, logger, policy, health, authenticator });
+  const module = AppModule.forRoot({ config, logger, policy, health, authenticator, metrics });
   const nestLogger = new PinoNestLogger(logger.child({ component: 'nest' }));
 
+  // Every role serves HTTP (metrics, probes); the gRPC role adds the gRPC server to the same application.
+  const app = await NestFactory.create<NestExpressApplication>(module, {
+    logger: nestLogger,
+    abortOnError: false,
+    httpsOptions: httpsOptions(config.http.tls),
+  });
+  app.disable('x-powered-by');
+  let server: Server | undefined;
   if (config.roles.includes('grpc')) {
-    let server: Server | undefined;
-    const app = await NestFactory.createMicroservice(module, {
-      ...grpcServerOptions(config.grpc, health, (s) => {
+    app.connectMicroservice(
+      grpcServerOptions(config.grpc, health, metrics, (s) => {
         server = s;
         addReflection(s, authenticator);
       }),
-      logger: nestLogger,
-      abortOnError: false,
-    });
-    await app.listen();
-    const { host, port, tls } = config.grpc;
-    logger.info(
-      { roles: config.roles, grpc: { host, port, tls: tls !== null, clientCertificates: Boolean(tls?.clientCa), auth: config.auth.mode } },
-      'toolhistory started',
+      { inheritAppConfig: true },
     );
-    return { close: () => closeGracefully(app, server, config, logger) };
   }
-  const app = await NestFactory.createApplicationContext(module, { logger: nestLogger, abortOnError: false });
   await app.init();
-  logger.info({ roles: config.roles }, 'toolhistory started');
-  return app;
+  await app.startAllMicroservices();
+  await app.listen(config.http.port, config.http.host);
+  const { host, port, tls } = config.grpc;
+  const http = { host: config.http.host, port: (app.getHttpServer().address() as AddressInfo).port, tls: config.http.tls !== null };
+  logger.info(
+    {
+      roles: config.roles,
+      ...(config.roles.includes('grpc')
+        ? { grpc: { host, port, tls: tls !== null, clientCertificates: Boolean(tls?.clientCa), auth: config.auth.mode } }
+        : {}),
+      http,
+    },
+    'toolhistory started',
+  );
+  return { close: () => closeGracefully(app, server, config, logger) };
+}
+
+/** HTTPS with the gRPC server's certificate (and its client CA, requiring client certificates) when TLS is configured. */
+function httpsOptions(tls: AppConfig['http']['tls']) {
+  if (tls === null) return undefined;
+  return {
+    cert: tls.certChain,
+    key: tls.privateKey.reveal(),
+    ...(tls.clientCa ? { ca: tls.clientCa, requestCert: true, rejectUnauthorized: true } : {}),
+  };
 }
 
 /**
@@ -92,14 +117,14 @@ async function checkBroker(config: AppConfig, logger: Logger): Promise<void> {
  * subscription streams ended cleanly, in-flight calls finished within the
  * grace period, and only then the rest (recorder, pools).
  */
-async function closeGracefully(app: INestMicroservice, server: Server | undefined, config: AppConfig, logger: Logger): Promise<void> {
+async function closeGracefully(app: INestApplication, server: Server | undefined, config: AppConfig, logger: Logger): Promise<void> {
   const health = app.get(GrpcHealthService);
   health.drain();
-  const subscriptionsEnded = app.get<OpenSubscriptions>(OPEN_SUBSCRIPTIONS).closeAll();
+  const subscriptionsEnded = server ? app.get<OpenSubscriptions>(OPEN_SUBSCRIPTIONS).closeAll() : 0;
   const healthWatchesEnded = health.endWatches();
   if (server) {
     const outcome = await shutDownGrpcServer(server, config.grpc.shutdownGraceMs);
     logger.info({ subscriptionsEnded, healthWatchesEnded, ...outcome }, 'gRPC server stopped');
   }
-  await (app as INestApplicationContext).close();
+  await app.close();
 }

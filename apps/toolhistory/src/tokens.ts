@@ -22,3 +22,4 @@ export const GRPC_EVENT_STORE = Symbol('GRPC_EVENT_STORE');
 export const QUERY_CANCELLER = Symbol('QUERY_CANCELLER');
 /** The read model's change feed that the gRPC role's replay cache follows. */
 export const CONVERSATION_CHANGES = Symbol('CONVERSATION_CHANGES');
+export const METRICS = Symbol('METRICS');

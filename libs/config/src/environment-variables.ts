@@ -108,6 +108,18 @@ export class EnvironmentVariables {
   })
   GRPC_HOST?: string;
 
+  // Metrics, health and the console over HTTP
+
+  @IsOptional()
+  @Matches(/^\d{1,5}$/, { message: 'HTTP_PORT must be a port number (0: any free port)' })
+  HTTP_PORT?: string;
+
+  @IsOptional()
+  @Matches(/^(\[?[0-9a-fA-F:.]+\]?|[a-zA-Z0-9]([a-zA-Z0-9.-]{0,251}[a-zA-Z0-9])?)$/, {
+    message: 'HTTP_HOST must be an IP address or a host name',
+  })
+  HTTP_HOST?: string;
+
   @IsOptional() @IsString() GRPC_TLS_CERT_FILE?: string;
   @IsOptional() @IsString() GRPC_TLS_KEY_FILE?: string;
   @IsOptional() @IsString() GRPC_TLS_CLIENT_CA_FILE?: string;
@@ -183,6 +195,8 @@ export const ENVIRONMENT_VARIABLE_NAMES = Object.freeze([
   'EVENT_STORE',
   'EVENTSTORE_URL',
   'GRPC_HOST',
+  'HTTP_PORT',
+  'HTTP_HOST',
   'GRPC_TLS_CERT_FILE',
   'GRPC_TLS_KEY_FILE',
   'GRPC_TLS_CLIENT_CA_FILE',

@@ -8,7 +8,8 @@ import {
   authConfig,
   databasePassword,
   Findings,
-  grpcHost,
+  listenHost,
+  warnOfPlaintextListeners,
   grpcTls,
   KafkaSecurity,
   kafkaSecurity,
@@ -53,6 +54,13 @@ export interface AppConfig {
     maxSubscriptionsPerTenant: number;
     shutdownGraceMs: number;
   };
+  /** Metrics, health (and later the console) over HTTP; HTTPS with the gRPC certificate when TLS is configured. */
+  http: {
+    host: string;
+    /** 0: any free port (logged at start). */
+    port: number;
+    tls: TlsFiles | null;
+  };
   auth: AuthConfig;
   /** Where events are stored: PostgreSQL (beside the read model), or EventStoreDB / KurrentDB at `url`. */
   eventStore: { kind: EventStoreKind; url: string | null };
@@ -82,6 +90,7 @@ export const CONFIG_DEFAULTS = {
   RECORDER_PARTITIONS_CONCURRENCY: '3',
   KAFKA_SESSION_TIMEOUT_MS: '30000',
   REPLAY_CACHE_MB: '128',
+  HTTP_PORT: '9464',
   REPLAY_MAX_DATABASE_REQUESTS: '256',
   EVENT_STORE: 'postgres',
   GRPC_MAX_REQUEST_BYTES: String(64 * 1024),
@@ -120,7 +129,16 @@ export function loadConfig(
   const tls = grpcTls(v, files, findings);
   const roles = [...new Set(v.SERVICE_ROLES.split(',') as ServiceRole[])];
   // A recorder-only process serves nothing, so the bind rules do not stop it.
-  const host = grpcHost(v, auth, tls, roles.includes('grpc') ? findings : { problems: [], warnings: [] });
+  const host = listenHost('GRPC_HOST', v, auth, roles.includes('grpc') ? findings : { problems: [], warnings: [] });
+  const httpHost = listenHost('HTTP_HOST', v, auth, findings);
+  warnOfPlaintextListeners(
+    [...(roles.includes('grpc') ? [{ variable: 'GRPC_HOST', host }] : []), { variable: 'HTTP_HOST', host: httpHost }],
+    auth,
+    tls,
+    findings,
+  );
+  const httpPort = Number(v.HTTP_PORT);
+  if (Number.isInteger(httpPort) && httpPort > 65535) problems.push('HTTP_PORT must be between 0 and 65535');
   const kafkaSecure = kafkaSecurity(v, files, findings);
   const password = databasePassword(v, files, findings);
 
@@ -163,6 +181,7 @@ export function loadConfig(
       maxSubscriptionsPerTenant: Number(v.MAX_SUBSCRIPTIONS_PER_TENANT),
       shutdownGraceMs: Number(v.GRPC_SHUTDOWN_GRACE_MS),
     },
+    http: { host: httpHost, port: httpPort, tls },
     auth,
     eventStore: { kind: eventStore, url: v.EVENTSTORE_URL ?? null },
     policyFile: v.POLICY_FILE ?? null,

@@ -76,8 +76,26 @@ describe('gRPC bind and authentication', () => {
     expect(config.warnings).toEqual([expect.stringContaining('in the clear')]);
   });
 
+  it('binds HTTP (metrics, probes) by the same rule, in every role, with one warning for every listener in the clear', () => {
+    expect(loadConfig({}).http).toEqual({ host: '127.0.0.1', port: 9464, tls: null });
+    expect(problemsOf({ SERVICE_ROLES: 'recorder', HTTP_HOST: '0.0.0.0' })).toEqual([
+      expect.stringMatching(/^HTTP_HOST=0\.0\.0\.0 would let other machines call the service, but no authentication is configured/),
+    ]);
+    expect(problemsOf({ HTTP_PORT: '70000' })).toEqual(['HTTP_PORT must be between 0 and 65535']);
+    expect(problemsOf({ HTTP_PORT: 'metrics' })).toEqual(['HTTP_PORT must be a port number (0: any free port)']);
+    const config = loadConfig({ AUTH_JWKS_URL: 'https://idp.example/.well-known/jwks.json', AUTH_AUDIENCE: 'toolhistory' });
+    expect(config.http.host).toBe('0.0.0.0');
+    expect(config.warnings).toEqual([
+      'GRPC_HOST=0.0.0.0 and HTTP_HOST=0.0.0.0 without GRPC_TLS_CERT_FILE: tokens and tool results cross the network in the clear unless a proxy in front encrypts them',
+    ]);
+  });
+
   it('warns when tokens are not bound to this service by an audience', () => {
-    const config = loadConfig({ AUTH_JWKS_URL: 'https://idp.example/.well-known/jwks.json', GRPC_HOST: '127.0.0.1' });
+    const config = loadConfig({
+      AUTH_JWKS_URL: 'https://idp.example/.well-known/jwks.json',
+      GRPC_HOST: '127.0.0.1',
+      HTTP_HOST: '127.0.0.1',
+    });
     expect(config.auth).toMatchObject({
       mode: 'jwt',
       jwks: { kind: 'url', url: 'https://idp.example/.well-known/jwks.json' },

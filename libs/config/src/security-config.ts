@@ -93,26 +93,38 @@ export function authConfig(v: Env, findings: Findings): AuthConfig {
   return { mode: 'jwt', jwks: keySet, issuer: issuer ?? null, audience: audience ?? null };
 }
 
-export function grpcHost(v: Env, auth: AuthConfig, tls: TlsFiles | null, findings: Findings): string {
-  const host = v.GRPC_HOST ?? (auth.mode === 'jwt' ? '0.0.0.0' : '127.0.0.1');
+/** Where a listener binds (`variable`: GRPC_HOST or HTTP_HOST): loopback unless callers must authenticate, or the operator says so. */
+export function listenHost(variable: 'GRPC_HOST' | 'HTTP_HOST', v: Env, auth: AuthConfig, findings: Findings): string {
+  const host = v[variable] ?? (auth.mode === 'jwt' ? '0.0.0.0' : '127.0.0.1');
   if (isLoopbackHost(host)) return host;
   if (auth.mode === 'unconfigured') {
     findings.problems.push(
-      `GRPC_HOST=${host} would let other machines call the service, but no authentication is configured. ` +
+      `${variable}=${host} would let other machines call the service, but no authentication is configured. ` +
         'Set AUTH_JWKS_FILE or AUTH_JWKS_URL so callers need a token, or AUTH_MODE=none to serve without authentication deliberately ' +
         '(without authentication the service listens on 127.0.0.1 only)',
     );
   } else if (auth.mode === 'none') {
     findings.warnings.push(
-      `AUTH_MODE=none and GRPC_HOST=${host}: every caller that reaches the port reads and erases every tenant's history`,
-    );
-  }
-  if (tls === null && auth.mode === 'jwt') {
-    findings.warnings.push(
-      `GRPC_HOST=${host} without GRPC_TLS_CERT_FILE: tokens and tool results cross the network in the clear unless a proxy in front encrypts them`,
+      variable === 'GRPC_HOST'
+        ? `AUTH_MODE=none and GRPC_HOST=${host}: every caller that reaches the port reads and erases every tenant's history`
+        : `AUTH_MODE=none and HTTP_HOST=${host}: every caller that reaches the port reads the service's metrics`,
     );
   }
   return host;
+}
+
+/** One warning for every listener other machines reach without TLS while callers send tokens. */
+export function warnOfPlaintextListeners(
+  listeners: ReadonlyArray<{ variable: string; host: string }>,
+  auth: AuthConfig,
+  tls: TlsFiles | null,
+  findings: Findings,
+): void {
+  const exposed = listeners.filter((l) => !isLoopbackHost(l.host));
+  if (tls !== null || auth.mode !== 'jwt' || exposed.length === 0) return;
+  findings.warnings.push(
+    `${exposed.map((l) => `${l.variable}=${l.host}`).join(' and ')} without GRPC_TLS_CERT_FILE: tokens and tool results cross the network in the clear unless a proxy in front encrypts them`,
+  );
 }
 
 export function grpcTls(v: Env, files: ConfigFiles, findings: Findings): TlsFiles | null {

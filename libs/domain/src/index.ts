@@ -6,3 +6,4 @@ export * from './policy';
 export * from './audit';
 export * from './subscription';
 export * from './access';
+export * from './recording';

@@ -80,3 +80,21 @@ export function skipFailedEvent(
     );
   });
 }
+
+/**
+ * How far each projection is behind, with events in this database (the
+ * PostgreSQL event store): the global position of the last event of the
+ * types it applies, minus its checkpoint (none yet: from the start).
+ */
+export async function projectionLag(pool: Pool, projection: string, types: readonly string[]): Promise<number> {
+  try {
+    const { rows } = await pool.query<{ lag: number }>(
+      `SELECT greatest(0, (SELECT coalesce(max(global_position), 0) FROM events WHERE type = ANY($2::text[]))
+                          - coalesce((SELECT position FROM projection_checkpoints WHERE projection = $1), 0))::float8 AS lag`,
+      [projection, types],
+    );
+    return rows[0].lag;
+  } catch (error) {
+    throw classifyPostgresError(error);
+  }
+}

@@ -2,7 +2,9 @@ import type { Pool, PoolClient } from 'pg';
 import { StoredToolEvent, ToolEvent, upcastToolEvent } from '@toolhistory/contract';
 import {
   DEFAULT_REDACTION_POLICY,
+  emptySummary,
   Offset,
+  summarizeRecorded,
   projectEvents,
   ReadModelState,
   RecordBatchCommand,
@@ -56,7 +58,8 @@ export class PostgresRecordingStore implements RecordingStore {
     const committed = await lockPartitionOffset(client, command);
     const fresh = command.events.filter((m) => BigInt(m.offset) >= committed);
     const alreadyCommitted = command.events.length - fresh.length;
-    if (committed >= BigInt(command.nextOffset)) return { appended: 0, duplicates: 0, alreadyCommitted, erased: 0 };
+    if (committed >= BigInt(command.nextOffset))
+      return { appended: 0, duplicates: 0, alreadyCommitted, erased: 0, recorded: emptySummary() };
 
     const newEvents = await withoutRecordedEvents(client, fresh, (m) => m.event);
     const { positioned, erased } =
@@ -69,7 +72,13 @@ export class PostgresRecordingStore implements RecordingStore {
     if (positioned.length > 0) await this.redactAndProject(client, positioned);
     await advancePartitionOffset(client, command);
     await insertEvents(client, positioned);
-    return { appended: positioned.length, duplicates: fresh.length - newEvents.length, alreadyCommitted, erased };
+    return {
+      appended: positioned.length,
+      duplicates: fresh.length - newEvents.length,
+      alreadyCommitted,
+      erased,
+      recorded: summarizeRecorded(positioned.map((p) => p.event)),
+    };
   }
 
   /**

@@ -5,6 +5,8 @@ import { lockConversationsForSearch, refreshSearchDocuments } from './postgres-s
 
 /** The checkpoint of the search projection: the last global position whose invocations have their documents. */
 export const SEARCH_PROJECTION = 'search';
+/** The events search documents are made of; the others never reach the projection. */
+export const SEARCH_PROJECTION_TYPES = ['ToolCallRequested', 'ToolResultReceived'] as const;
 
 /**
  * Search documents, written after the recorder's commit by following the

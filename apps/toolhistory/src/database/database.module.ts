@@ -12,6 +12,7 @@ import {
   PostgresQueryCanceller,
   PostgresRecordingStore,
 } from '@toolhistory/persistence';
+import type { ServiceMetrics } from '../observability/service-metrics';
 import { EventStoreRecordingStore } from '../recorder/event-store-recording-store';
 import {
   APP_CONFIG,
@@ -19,6 +20,7 @@ import {
   EVENT_STORE,
   GRPC_EVENT_STORE,
   GRPC_PG_POOL,
+  METRICS,
   PG_POOL,
   QUERY_CANCELLER,
   RECORDING_STORE,
@@ -102,7 +104,19 @@ export class DatabaseModule implements OnApplicationShutdown {
     @Inject(QUERY_CANCELLER) private readonly canceller: PostgresQueryCanceller,
     @Inject(APPEND_LISTENER) private readonly listener: PostgresAppendListener,
     @Inject(EVENT_STORE) private readonly events: EventStore,
-  ) {}
+    @Inject(METRICS) metrics: ServiceMetrics,
+  ) {
+    metrics.observePools(() =>
+      [
+        ['recorder', pool],
+        ['grpc', grpcPool],
+      ].flatMap(([name, p]) => [
+        { labels: { pool: name as string, state: 'total' }, value: (p as Pool).totalCount },
+        { labels: { pool: name as string, state: 'idle' }, value: (p as Pool).idleCount },
+        { labels: { pool: name as string, state: 'waiting' }, value: (p as Pool).waitingCount },
+      ]),
+    );
+  }
 
   // Runs after the consumers have stopped (modules shut down in reverse order).
   async onApplicationShutdown(): Promise<void> {

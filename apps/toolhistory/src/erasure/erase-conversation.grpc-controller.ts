@@ -3,7 +3,7 @@ import { GrpcMethod } from '@nestjs/microservices';
 import type { Metadata, ServerUnaryCall } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import type { EraseConversationRequest } from '@toolhistory/grpc-api';
-import { callerOf } from '../grpc/access/callers-of-calls';
+import { callerOf } from '../access/callers-of-calls';
 import { answerUnary, budgetOf } from '../grpc/grpc-call';
 import { ERASE_CONVERSATION, ROOT_LOGGER } from '../tokens';
 import { EraseConversation } from './erase-conversation';

@@ -4,6 +4,8 @@ import type { HealthEndpoint } from './health-endpoint';
 import type { AppConfig } from '@toolhistory/config';
 import { findProjectFile } from '../find-project-file';
 import type { PackageDefinition } from '@grpc/proto-loader';
+import type { ServiceMetrics } from '../observability/service-metrics';
+import { grpcCallMetrics } from './grpc-call-metrics';
 import { writeMemoizedResponses } from './memoized-response';
 
 export const TOOL_HISTORY_PROTO = 'proto/toolhistory/v1/toolhistory.proto';
@@ -26,10 +28,15 @@ export function serverCredentials(tls: AppConfig['grpc']['tls']): ServerCredenti
 /**
  * Options of the gRPC transport: the ToolHistory service and, beside it,
  * grpc.health.v1.Health; the bind address, credentials and request size
- * limit from the config. `onServer` receives the grpc-js server, whose
+ * limit from the config; every call timed into `metrics`. `onServer` receives the grpc-js server, whose
  * graceful shutdown NestJS does not bound.
  */
-export function grpcServerOptions(grpc: AppConfig['grpc'], health: HealthEndpoint, onServer: (server: Server) => void): GrpcOptions {
+export function grpcServerOptions(
+  grpc: AppConfig['grpc'],
+  health: HealthEndpoint,
+  metrics: ServiceMetrics,
+  onServer: (server: Server) => void,
+): GrpcOptions {
   return {
     transport: Transport.GRPC,
     options: {
@@ -39,6 +46,8 @@ export function grpcServerOptions(grpc: AppConfig['grpc'], health: HealthEndpoin
       credentials: serverCredentials(grpc.tls),
       // grpc-js answers a larger request RESOURCE_EXHAUSTED before any handler runs.
       maxReceiveMessageLength: grpc.maxRequestBytes,
+      // grpc-js takes its server options here; interceptors see every call, refused ones included.
+      channelOptions: { interceptors: [grpcCallMetrics(metrics)] } as GrpcOptions['options']['channelOptions'],
       loader: { keepCase: true, longs: String, enums: String, defaults: false, oneofs: true },
       onLoadPackageDefinition: (pkg: PackageDefinition, server: Server) => {
         // A cached replay history goes out as the bytes it was encoded to the first time.

@@ -1,5 +1,4 @@
 import { Inject, Module, OnApplicationShutdown } from '@nestjs/common';
-import { APP_GUARD } from '@nestjs/core';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { AppConfig } from '@toolhistory/config';
@@ -23,7 +22,6 @@ import { GetReplayHistoryGrpcController } from '../replay/get-replay-history.grp
 import { OpenSubscriptions } from '../subscription/open-subscriptions';
 import { SubscribeToolEvents } from '../subscription/subscribe-tool-events';
 import { SubscribeToolEventsGrpcController } from '../subscription/subscribe-tool-events.grpc-controller';
-import { CallerGuard } from './access/caller.guard';
 import {
   APP_CONFIG,
   CONVERSATION_CHANGES,
@@ -31,6 +29,7 @@ import {
   ERASE_CONVERSATION,
   GET_REPLAY_HISTORY,
   GRPC_EVENT_STORE,
+  METRICS,
   GRPC_PG_POOL,
   QUERY_CANCELLER,
   QUERY_AUDIT,
@@ -38,11 +37,11 @@ import {
   ROOT_LOGGER,
   SUBSCRIBE_TOOL_EVENTS,
 } from '../tokens';
-import { GrpcHealthService } from './grpc-health.service';
 import { o200kTokens } from '@toolhistory/tokenizer';
 import { ReplayCacheReport } from '../replay/replay-cache-report';
+import type { ServiceMetrics } from '../observability/service-metrics';
 
-/** The ToolHistory service: one controller per RPC, every one behind the CallerGuard. */
+/** The ToolHistory service: one controller per RPC, every one behind the CallerGuard (registered in the core module). */
 @Module({
   controllers: [
     GetReplayHistoryGrpcController,
@@ -53,7 +52,6 @@ import { ReplayCacheReport } from '../replay/replay-cache-report';
     SubscribeToolEventsGrpcController,
   ],
   providers: [
-    { provide: APP_GUARD, useClass: CallerGuard },
     ReplayCacheReport,
     {
       provide: OPEN_SUBSCRIPTIONS,
@@ -102,12 +100,19 @@ import { ReplayCacheReport } from '../replay/replay-cache-report';
       inject: [GRPC_EVENT_STORE],
       useFactory: (events: EventStore) => new SubscribeToolEvents(events),
     },
-    GrpcHealthService,
   ],
-  exports: [OPEN_SUBSCRIPTIONS, GrpcHealthService],
+  exports: [OPEN_SUBSCRIPTIONS],
 })
 export class GrpcModule implements OnApplicationShutdown {
-  constructor(@Inject(CONVERSATION_CHANGES) private readonly changes: ConversationChanges) {}
+  constructor(
+    @Inject(CONVERSATION_CHANGES) private readonly changes: ConversationChanges,
+    @Inject(GET_REPLAY_HISTORY) replay: GetReplayHistory,
+    @Inject(OPEN_SUBSCRIPTIONS) subscriptions: OpenSubscriptions,
+    @Inject(METRICS) metrics: ServiceMetrics,
+  ) {
+    metrics.observeReplayCache(() => replay.cacheStats());
+    metrics.observeSubscriptions(() => subscriptions.count());
+  }
 
   async onApplicationShutdown(): Promise<void> {
     await this.changes.close();

@@ -30,6 +30,10 @@ export class HealthEndpoint {
     this.statuses = new Map(Object.entries(initial));
   }
 
+  status(service: string): ServingStatus {
+    return this.statuses.get(service) ?? 'SERVICE_UNKNOWN';
+  }
+
   setStatus(service: string, serving: ServingStatus): void {
     this.statuses.set(service, serving);
     for (const watch of this.watches) if (watch.service === service) watch.call.write({ status: serving });

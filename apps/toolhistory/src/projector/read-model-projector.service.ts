@@ -3,7 +3,7 @@ import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { AppConfig } from '@toolhistory/config';
 import type { EventStore } from '@toolhistory/domain';
-import { PostgresReadModelProjection, PostgresSearchProjection } from '@toolhistory/persistence';
+import { PostgresReadModelProjection, PostgresSearchProjection, SEARCH_PROJECTION_TYPES } from '@toolhistory/persistence';
 import { APP_CONFIG, EVENT_STORE, PG_POOL, ROOT_LOGGER } from '../tokens';
 import { RecordingActivity } from '../recorder/recording-activity';
 import { ReadModelProjector } from './read-model-projector';
@@ -39,7 +39,7 @@ export class ReadModelProjectorService implements OnApplicationBootstrap, Before
           })
         : new ReadModelProjector(this.events, new PostgresSearchProjection(this.pool), {
             name: 'search',
-            types: ['ToolCallRequested', 'ToolResultReceived'],
+            types: SEARCH_PROJECTION_TYPES,
             batchSize: 2_000,
             // Search may lag, recording may not: on a busy machine the recorder comes first.
             giveWayWhile: () => this.recording.busy(),

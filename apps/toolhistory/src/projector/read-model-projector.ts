@@ -172,7 +172,9 @@ export class ReadModelProjector {
 function pause(ms: number, signal: AbortSignal): Promise<void> {
   if (ms <= 0 || signal.aborted) return Promise.resolve();
   return new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+    // The signal lives as long as the projector: a listener left on it after each pause would pile up.
+    const aborted = () => (clearTimeout(timer), resolve());
+    const timer = setTimeout(() => (signal.removeEventListener('abort', aborted), resolve()), ms);
+    signal.addEventListener('abort', aborted, { once: true });
   });
 }

@@ -1,5 +1,8 @@
 import type { StoredToolEvent } from '@toolhistory/contract';
 import {
+  addSummary,
+  emptySummary,
+  summarizeRecorded,
   conversationKeyString,
   EventStore,
   Offset,
@@ -51,7 +54,13 @@ export class EventStoreRecordingStore implements RecordingStore {
       throw offsetGap(command, committed.toString(), command.firstOffset);
     }
     const fresh = command.events.filter((m) => BigInt(m.offset) >= committed);
-    const outcome: RecordBatchOutcome = { appended: 0, duplicates: 0, alreadyCommitted: command.events.length - fresh.length, erased: 0 };
+    const outcome: RecordBatchOutcome = {
+      appended: 0,
+      duplicates: 0,
+      alreadyCommitted: command.events.length - fresh.length,
+      erased: 0,
+      recorded: emptySummary(),
+    };
     if (committed >= BigInt(command.nextOffset)) return outcome;
 
     const streams = new Map<string, { ref: StreamRef; events: StoredToolEvent[] }>();
@@ -63,9 +72,14 @@ export class EventStoreRecordingStore implements RecordingStore {
     }
     for (const { ref, events } of streams.values()) {
       try {
-        const appended = await this.events.append(ref, await this.redacted(ref, events));
+        const redacted = await this.redacted(ref, events);
+        const appended = await this.events.append(ref, redacted);
         outcome.appended += appended.appended;
         outcome.duplicates += appended.duplicates;
+        // The store skips duplicates wherever they are; what it appended is then the stream's tail.
+        const written =
+          appended.duplicates === 0 ? redacted : (await this.events.readStream(ref)).slice(-appended.appended).map((r) => r.event);
+        if (appended.appended > 0) addSummary(outcome.recorded, summarizeRecorded(written));
       } catch (error) {
         if (!(error instanceof AppError && error.code === ErrorCode.StreamErased)) throw error;
         outcome.erased += events.length;

@@ -4,7 +4,9 @@ import type { Logger } from 'pino';
 import type { AppConfig } from '@toolhistory/config';
 import type { RecordingStore, RedactionPolicy } from '@toolhistory/domain';
 import { ensureTopics, KafkaDeadLetterSink } from '@toolhistory/messaging';
-import { APP_CONFIG, KAFKA, RECORDING_STORE, REDACTION_POLICY, ROOT_LOGGER } from '../tokens';
+import { APP_CONFIG, KAFKA, METRICS, RECORDING_STORE, REDACTION_POLICY, ROOT_LOGGER } from '../tokens';
+import type { ServiceMetrics } from '../observability/service-metrics';
+import { ConsumerLag } from './consumer-lag';
 import { AppError, ErrorCode } from '@toolhistory/errors';
 import { ATTEMPTS_PER_EVENT } from './attempt-alone';
 import { type BatchOutcome, RecordPartitionBatch } from './record-partition-batch';
@@ -24,6 +26,7 @@ export class KafkaRecorderConsumer implements OnApplicationBootstrap, BeforeAppl
   /** Partitions whose position was checked against PostgreSQL since the last assignment. */
   private readonly positioned = new Set<number>();
   private readonly log: Logger;
+  private readonly lag: ConsumerLag;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -32,8 +35,11 @@ export class KafkaRecorderConsumer implements OnApplicationBootstrap, BeforeAppl
     @Inject(REDACTION_POLICY) private readonly redaction: RedactionPolicy,
     @Inject(ROOT_LOGGER) rootLogger: Logger,
     private readonly activity: RecordingActivity,
+    @Inject(METRICS) private readonly metrics: ServiceMetrics,
   ) {
     this.log = rootLogger.child({ component: 'recorder' });
+    this.lag = new ConsumerLag(kafka, store, config.kafka.groupId, config.kafka.topic);
+    metrics.observeConsumerLag(() => this.lag.read());
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -89,6 +95,7 @@ export class KafkaRecorderConsumer implements OnApplicationBootstrap, BeforeAppl
     // disconnect() waits for the batch in progress; its transaction commits or rolls back whole.
     await this.consumer?.disconnect();
     await this.producer?.disconnect();
+    await this.lag.close();
     this.log.info('recorder stopped');
   }
 
@@ -97,11 +104,15 @@ export class KafkaRecorderConsumer implements OnApplicationBootstrap, BeforeAppl
     if (batch.messages.length === 0) return;
     if (!(await this.isPositioned(batch.partition, batch.firstOffset() ?? batch.messages[0].offset))) return;
     const started = Date.now();
+    const timed = this.metrics.batches.startTimer();
     let outcome;
     try {
       this.activity.begin();
       outcome = await this.recordWithRetries(recordBatch, payload).finally(() => this.activity.end());
+      timed({ outcome: 'recorded' });
+      this.metrics.recordedBatch(outcome.recorded, outcome.duplicates, outcome.deadLetterCodes);
     } catch (error) {
+      timed({ outcome: 'failed' });
       const resumeAt = (error as AppError).code === ErrorCode.OffsetGap ? (error as AppError).details.resumeAt : undefined;
       if (typeof resumeAt !== 'string') throw error;
       this.log.warn(
@@ -200,6 +211,7 @@ export class KafkaRecorderConsumer implements OnApplicationBootstrap, BeforeAppl
         // the consumer goes back to where recording stopped.
         shouldRetry: (err) => err.code !== ErrorCode.OffsetGap,
         onRetry: (err, attempt, delayMs) => {
+          this.metrics.batchRetries.inc({ code: err.code });
           const fields = {
             err: { code: err.code, message: err.message },
             attempt,

@@ -4,6 +4,7 @@ import {
   parsePolicyDocument,
   type RecordBatchCommand,
   type RecordingStore,
+  summarizeRecorded,
 } from '@toolhistory/domain';
 import { AppError, ErrorCode } from '@toolhistory/errors';
 import { runCompleted, toolCall } from '../../../../test/support/tool-event-factory';
@@ -19,7 +20,13 @@ class FakeStore implements RecordingStore {
       throw new AppError(ErrorCode.UnstorableEvent, 'PostgreSQL rejected the data (22P05)');
     }
     this.commands.push(command);
-    return { appended: command.events.length, duplicates: 0, alreadyCommitted: 0, erased: 0 };
+    return {
+      appended: command.events.length,
+      duplicates: 0,
+      alreadyCommitted: 0,
+      erased: 0,
+      recorded: summarizeRecorded(command.events.map((e) => e.event)),
+    };
   }
   async committedOffsets() {
     return new Map();
@@ -75,7 +82,17 @@ describe('RecordPartitionBatch', () => {
       partition: 2,
       messages: [message(10, good1), message(11, 'not json'), message(12, { ...good2, schemaVersion: 7 }), message(13, good2)],
     });
-    expect(outcome).toEqual({ appended: 2, duplicates: 0, alreadyCommitted: 0, erased: 0, deadLettered: 2, isolated: [], stubs: 0 });
+    expect(outcome).toEqual({
+      appended: 2,
+      duplicates: 0,
+      alreadyCommitted: 0,
+      erased: 0,
+      recorded: { byType: { ToolCallRequested: 1, RunCompleted: 1 }, redactions: {} },
+      deadLettered: 2,
+      deadLetterCodes: [ErrorCode.NotJson, ErrorCode.UnsupportedSchemaVersion],
+      isolated: [],
+      stubs: 0,
+    });
     expect(store.commands).toHaveLength(1);
     expect(store.commands[0]).toMatchObject({ consumerGroup: 'g', topic: 'events', partition: 2, nextOffset: '14' });
     expect(store.commands[0].events.map((e) => e.offset)).toEqual(['10', '13']);

@@ -1,6 +1,8 @@
 import { parseToolEvent, type ParseResult } from '@toolhistory/contract';
 import {
+  addSummary,
   type DeadLetter,
+  emptySummary,
   type DeadLetterSink,
   DEFAULT_REDACTION_POLICY,
   type OffsetEvent,
@@ -35,6 +37,8 @@ export interface IsolatedMessage {
 
 export interface BatchOutcome extends RecordBatchOutcome {
   deadLettered: number;
+  /** Each dead letter's error code. */
+  deadLetterCodes: ErrorCode[];
   /** Valid messages that could not be recorded (as opposed to invalid ones): each is worth an error line. */
   isolated: IsolatedMessage[];
   /** Dead letters the broker refused whole, published as a stub instead. */
@@ -46,7 +50,9 @@ const nothing = (): BatchOutcome => ({
   duplicates: 0,
   alreadyCommitted: 0,
   erased: 0,
+  recorded: emptySummary(),
   deadLettered: 0,
+  deadLetterCodes: [],
   isolated: [],
   stubs: 0,
 });
@@ -98,6 +104,7 @@ export class RecordPartitionBatch {
     }
     outcome.stubs += await this.publish(letters);
     outcome.deadLettered += letters.length;
+    outcome.deadLetterCodes.push(...letters.map((l) => l.errorCode));
 
     const nextOffset = nextOffsetAfter(batch.messages[batch.messages.length - 1].offset);
     try {
@@ -136,6 +143,7 @@ export class RecordPartitionBatch {
       outcome.stubs += await this.publish([this.letter(batch, byOffset.get(item.offset)!, failure)]);
       await this.store.recordBatch({ ...ref, events: [] });
       outcome.deadLettered += 1;
+      outcome.deadLetterCodes.push(failure.code);
       outcome.isolated.push({
         offset: item.offset,
         errorCode: failure.code,
@@ -246,4 +254,5 @@ function add(total: BatchOutcome, outcome: RecordBatchOutcome): void {
   total.duplicates += outcome.duplicates;
   total.alreadyCommitted += outcome.alreadyCommitted;
   total.erased += outcome.erased;
+  addSummary(total.recorded, outcome.recorded);
 }

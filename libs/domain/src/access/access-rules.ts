@@ -1,7 +1,7 @@
 import { AppError, ErrorCode } from '@toolhistory/errors';
 
 /** What a token may allow, one scope per kind of use (least privilege). */
-export const SCOPES = ['history:read', 'audit:read', 'events:subscribe', 'conversations:erase'] as const;
+export const SCOPES = ['history:read', 'audit:read', 'events:subscribe', 'conversations:erase', 'metrics:read'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 /**
@@ -18,6 +18,19 @@ export const RPC_SCOPES = {
   EraseConversation: 'conversations:erase',
 } as const satisfies Record<string, Scope>;
 export type ToolHistoryRpc = keyof typeof RPC_SCOPES;
+
+/**
+ * Every HTTP route and the one scope it needs, as `METHOD /path`; like an
+ * RPC, a route missing here is refused to every caller.
+ */
+export const HTTP_ROUTE_SCOPES = {
+  'GET /metrics': 'metrics:read',
+} as const satisfies Record<string, Scope>;
+
+/** Routes for orchestrators' probes: like grpc.health.v1, they need no token and tell nothing but up or down. */
+export const OPEN_HTTP_ROUTES: ReadonlySet<string> = new Set(['GET /livez', 'GET /readyz']);
+
+const OPERATION_SCOPES: Readonly<Record<string, Scope>> = { ...RPC_SCOPES, ...HTTP_ROUTE_SCOPES };
 
 /** Who is calling: verified from a token, or everyone when authentication is off. */
 export interface Caller {
@@ -63,14 +76,14 @@ export function isKnownRpc(rpc: string): rpc is ToolHistoryRpc {
 }
 
 /**
- * Throws PERMISSION_DENIED unless the caller holds the RPC's scope and may
+ * Throws PERMISSION_DENIED unless the caller holds the RPC's (or HTTP route's) scope and may
  * use the tenant. Checked before anything is read, and the answer is the same
  * whether the tenant has data or not. An empty tenant id passes here: the use
  * case refuses it as a missing argument.
  */
 export function authorize(caller: Caller, rpc: string, tenantId: string | undefined): void {
-  if (!isKnownRpc(rpc)) throw new AppError(ErrorCode.PermissionDenied, `permission denied: ${rpc} has no access rule`);
-  const needed = RPC_SCOPES[rpc];
+  if (!Object.hasOwn(OPERATION_SCOPES, rpc)) throw new AppError(ErrorCode.PermissionDenied, `permission denied: ${rpc} has no access rule`);
+  const needed = OPERATION_SCOPES[rpc];
   if (!caller.scopes.has(needed)) throw new AppError(ErrorCode.PermissionDenied, `permission denied: ${rpc} needs the scope ${needed}`);
   if (tenantId && caller.tenants !== '*' && !caller.tenants.has(tenantId)) {
     throw new AppError(

@@ -1,3 +1,4 @@
+import type { RecordedSummary } from '../recording/recorded-summary';
 import type { StoredToolEvent } from '@toolhistory/contract';
 import { AppError, ErrorCode } from '@toolhistory/errors';
 
@@ -41,6 +42,8 @@ export interface RecordBatchOutcome {
   alreadyCommitted: number;
   /** Events of erased conversations, dropped so an erasure stays final. */
   erased: number;
+  /** The appended events by type, and the redactions applied to them. */
+  recorded: RecordedSummary;
 }
 
 /**

@@ -1,0 +1,226 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { ErrorCode } from '@toolhistory/errors';
+import type { RecordedSummary } from '@toolhistory/domain';
+
+/** A gauge's samples, read when scraped. */
+export type Samples<L extends string> = Array<{ labels: Partial<Record<L, string | number>>; value: number }>;
+type SampleSource<L extends string> = () => Samples<L> | Promise<Samples<L>>;
+
+/** Counters kept elsewhere (monotonic totals since start), exposed as Prometheus counters. */
+export type Totals<L extends string> = SampleSource<L>;
+
+const SECONDS_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/**
+ * Every metric the service exposes, declared in one place. Labels are
+ * bounded: event types, error codes, redaction kinds, RPC methods and
+ * statuses, partitions, pools; never a tenant, conversation or run id.
+ * Values owned by other components (pools, the replay cache, consumer lag)
+ * are read from them when scraped.
+ */
+export class ServiceMetrics {
+  readonly registry = new Registry();
+
+  readonly eventsRecorded = new Counter({
+    name: 'toolhistory_events_recorded_total',
+    help: 'Events appended to the event store, by type',
+    labelNames: ['type'] as const,
+    registers: [this.registry],
+  });
+
+  readonly duplicates = new Counter({
+    name: 'toolhistory_events_duplicate_total',
+    help: 'Events received again (same eventId) and not recorded twice',
+    registers: [this.registry],
+  });
+
+  readonly batches = new Histogram({
+    name: 'toolhistory_recorder_batch_duration_seconds',
+    help: 'Time to record one partition batch, retries included, by outcome',
+    labelNames: ['outcome'] as const,
+    buckets: SECONDS_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly batchRetries = new Counter({
+    name: 'toolhistory_recorder_batch_retries_total',
+    help: 'Partition batches retried after a failure, by error code',
+    labelNames: ['code'] as const,
+    registers: [this.registry],
+  });
+
+  readonly deadLetters = new Counter({
+    name: 'toolhistory_dead_letters_total',
+    help: 'Messages set aside to the dead-letter topic, by error code',
+    labelNames: ['code'] as const,
+    registers: [this.registry],
+  });
+
+  readonly redactions = new Counter({
+    name: 'toolhistory_redactions_total',
+    help: 'Redaction markers applied to recorded events, by kind (detector kind, json_path, truncated, persist_metadata, persist_none)',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+
+  readonly grpcHandling = new Histogram({
+    name: 'toolhistory_grpc_server_handling_seconds',
+    help: 'gRPC calls served, by method and status, from the call reaching the server to its status',
+    labelNames: ['method', 'code'] as const,
+    buckets: SECONDS_BUCKETS,
+    registers: [this.registry],
+  });
+
+  private consumerLagSource?: SampleSource<'topic' | 'partition'>;
+  private projectionLagSource?: SampleSource<'projection'>;
+  private poolSource?: SampleSource<'pool' | 'state'>;
+  private replayCacheSource?: () => ReplayCacheReading;
+  private subscriptionsSource?: () => number;
+
+  constructor({ defaultMetrics = true } = {}) {
+    if (defaultMetrics) collectDefaultMetrics({ register: this.registry });
+    this.gauge(
+      'toolhistory_consumer_lag_messages',
+      'Messages of the events topic not yet recorded: the broker end offset minus the offset committed in PostgreSQL',
+      ['topic', 'partition'],
+      () => this.consumerLagSource?.() ?? [],
+    );
+    this.gauge(
+      'toolhistory_projection_lag_events',
+      'Events recorded but not yet applied to a projection',
+      ['projection'],
+      () => this.projectionLagSource?.() ?? [],
+    );
+    this.gauge(
+      'toolhistory_db_pool_connections',
+      'PostgreSQL pool connections, by pool and state (total, idle, waiting requests)',
+      ['pool', 'state'],
+      () => this.poolSource?.() ?? [],
+    );
+    this.gauge('toolhistory_subscriptions_open', 'SubscribeToolEvents streams open on this instance', [], () =>
+      this.subscriptionsSource ? [{ labels: {}, value: this.subscriptionsSource() }] : [],
+    );
+    this.gauge('toolhistory_replay_cache_bytes', 'Bytes the replay cache holds (rows and computed histories)', [], () => {
+      const reading = this.replayCacheSource?.();
+      return reading ? [{ labels: {}, value: reading.bytes }] : [];
+    });
+    this.gauge('toolhistory_replay_cache_conversations', 'Conversations the replay cache holds', [], () => {
+      const reading = this.replayCacheSource?.();
+      return reading ? [{ labels: {}, value: reading.conversations }] : [];
+    });
+    this.gauge(
+      'toolhistory_replay_change_feed_current',
+      '1 while read-model change notifications are heard (cached conversations need no version check)',
+      [],
+      () => {
+        const reading = this.replayCacheSource?.();
+        return reading ? [{ labels: {}, value: reading.feedCurrent ? 1 : 0 }] : [];
+      },
+    );
+    this.counter(
+      'toolhistory_replay_requests_total',
+      'Replay requests answered, by how: a cached history, cached rows, or a read of the database',
+      ['answer'],
+      () => {
+        const r = this.replayCacheSource?.();
+        return r
+          ? [
+              { labels: { answer: 'cached_history' }, value: r.historyHits },
+              { labels: { answer: 'cached_rows' }, value: r.rowHits },
+              { labels: { answer: 'read' }, value: r.reads },
+            ]
+          : [];
+      },
+    );
+    this.counter(
+      'toolhistory_replay_version_checks_total',
+      'Replay requests that confirmed a cached conversation against the database',
+      [],
+      () => {
+        const r = this.replayCacheSource?.();
+        return r ? [{ labels: {}, value: r.versionChecks }] : [];
+      },
+    );
+    this.counter('toolhistory_replay_refused_total', 'Replay requests refused because too many were waiting on the database', [], () => {
+      const r = this.replayCacheSource?.();
+      return r ? [{ labels: {}, value: r.refused }] : [];
+    });
+  }
+
+  /** Counts what one recorded partition batch held. */
+  recordedBatch(recorded: RecordedSummary, duplicates: number, deadLetterCodes: readonly ErrorCode[]): void {
+    for (const [type, n] of Object.entries(recorded.byType)) this.eventsRecorded.inc({ type }, n);
+    for (const [kind, n] of Object.entries(recorded.redactions)) this.redactions.inc({ kind }, n);
+    if (duplicates > 0) this.duplicates.inc(duplicates);
+    for (const code of deadLetterCodes) this.deadLetters.inc({ code });
+  }
+
+  observeConsumerLag(source: SampleSource<'topic' | 'partition'>): void {
+    this.consumerLagSource = source;
+  }
+
+  observeProjectionLag(source: SampleSource<'projection'>): void {
+    this.projectionLagSource = source;
+  }
+
+  observePools(source: SampleSource<'pool' | 'state'>): void {
+    this.poolSource = source;
+  }
+
+  observeReplayCache(source: () => ReplayCacheReading): void {
+    this.replayCacheSource = source;
+  }
+
+  observeSubscriptions(source: () => number): void {
+    this.subscriptionsSource = source;
+  }
+
+  /** The exposition text and its content type. */
+  async scrape(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+
+  private gauge<L extends string>(name: string, help: string, labelNames: L[], read: SampleSource<L>): void {
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        for (const { labels, value } of await read()) this.set(labels, value);
+      },
+    });
+  }
+
+  /** A counter whose total is kept by its owner: each scrape adds what grew since the last. */
+  private counter<L extends string>(name: string, help: string, labelNames: L[], read: Totals<L>): void {
+    const seen = new Map<string, number>();
+    new Counter({
+      name,
+      help,
+      labelNames,
+      registers: [this.registry],
+      async collect() {
+        for (const { labels, value } of await read()) {
+          const key = JSON.stringify(labels);
+          const grown = value - (seen.get(key) ?? 0);
+          if (grown > 0) this.inc(labels, grown);
+          else if (!seen.has(key)) this.inc(labels, 0);
+          seen.set(key, value);
+        }
+      },
+    });
+  }
+}
+
+export interface ReplayCacheReading {
+  bytes: number;
+  conversations: number;
+  feedCurrent: boolean;
+  historyHits: number;
+  rowHits: number;
+  reads: number;
+  versionChecks: number;
+  refused: number;
+}

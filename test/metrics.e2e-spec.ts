@@ -1,0 +1,154 @@
+import type { Kafka, Producer } from 'kafkajs';
+import { Readable } from 'node:stream';
+import { getMetricsFromStream, type PromHistogramData, type PromMetric } from 'prom2javascript';
+import { assertServiceBuilt } from './support/built-service';
+import { freshSchema, FreshSchema } from './support/fresh-schema';
+import { freePort, toolHistoryClient, ToolHistoryTestClient } from './support/grpc-client';
+import { connectedProducer, freshTopic, publishEvents, testKafka } from './support/kafka-fixtures';
+import { ServiceProcess, spawnService, stopService } from './support/service-harness';
+import { uniqueName } from './support/test-environment';
+import { runCompleted, toolCall, toolResult } from './support/tool-event-factory';
+import { waitFor } from './support/wait-for';
+
+/** One sample of a family as the parser reads it: a value, or a histogram's count and buckets. */
+type Sample = { labels: Record<string, string>; value?: number; count?: number; buckets?: Record<string, number> };
+
+describe('metrics and probes over HTTP, after recording and replaying (real broker, real gRPC server)', () => {
+  let kafka: Kafka;
+  let producer: Producer;
+  let db: FreshSchema;
+  let service: ServiceProcess;
+  let client: ToolHistoryTestClient;
+  let topic: string;
+  let httpPort: number;
+  const tenantId = uniqueName('tenant');
+  const conversationId = uniqueName('conv');
+  const scope = { tenantId, conversationId, runId: 'r1', channel: 'support' };
+  const recent = (s: number) => new Date(Date.now() - 60_000 + s * 1000).toISOString();
+  const events = [
+    toolCall(scope, { roundIndex: 0, sequenceIndex: 0, toolCallId: 'c1', toolName: 'lookup_customer', occurredAt: recent(0) }),
+    toolResult(scope, {
+      roundIndex: 0,
+      sequenceIndex: 0,
+      toolCallId: 'c1',
+      result: { contact: 'pat@example.org', plan: 'gold' },
+      occurredAt: recent(1),
+    }),
+    runCompleted(scope, { occurredAt: recent(2) }),
+  ];
+
+  const http = (path: string) => fetch(`http://127.0.0.1:${httpPort}${path}`);
+  const scrape = async (): Promise<Map<string, PromMetric>> => {
+    const response = await http('/metrics');
+    expect(response.status).toBe(200);
+    // The text exposition format, version 0.0.4 (parameters in any order).
+    expect(response.headers.get('content-type')).toMatch(/^text\/plain;(.*;)? ?version=0\.0\.4\b/);
+    // prom-client writes NaN (an event-loop statistic before its first sample) as `Nan`, which Prometheus
+    // reads (its float parser ignores case) and this parser knows in no spelling: those samples are set
+    // aside, and must be the only ones.
+    const lines = (await response.text()).split('\n');
+    const notANumber = lines.filter((line) => /^[^#].* Nan$/.test(line));
+    expect(notANumber.filter((line) => !line.startsWith('nodejs_eventloop_lag_'))).toEqual([]);
+    const families = await getMetricsFromStream(Readable.from([lines.filter((line) => !notANumber.includes(line)).join('\n')]));
+    // Every sample belongs to a family declared with its type and help: nothing the parser had to guess.
+    for (const [name, family] of Object.entries(families)) expect([name, family.type]).not.toEqual([name, 'unknown']);
+    return new Map(Object.entries(families));
+  };
+  const samples = (families: Map<string, PromMetric>, name: string): Sample[] => (families.get(name)?.data ?? []) as Sample[];
+  const sample = (families: Map<string, PromMetric>, name: string, labels: Record<string, string> = {}) =>
+    samples(families, name).find((m) => Object.entries(labels).every(([k, v]) => m.labels[k] === v));
+
+  beforeAll(async () => {
+    assertServiceBuilt();
+    kafka = testKafka();
+    db = await freshSchema('metrics');
+    ({ topic } = await freshTopic(kafka, 3));
+    producer = await connectedProducer(kafka);
+    const grpcPort = await freePort();
+    httpPort = await freePort();
+    service = spawnService({
+      topic,
+      schema: db.schema,
+      groupId: uniqueName('g'),
+      env: { SERVICE_ROLES: 'recorder,grpc', GRPC_PORT: String(grpcPort), HTTP_PORT: String(httpPort) },
+    });
+    client = toolHistoryClient(grpcPort);
+    await waitFor(
+      () => client.healthCheck().catch(() => 'DOWN'),
+      (s) => s === 'SERVING',
+      { what: 'health SERVING', timeoutMs: 60_000 },
+    );
+  });
+
+  afterAll(async () => {
+    client?.close();
+    if (service) await stopService(service);
+    await producer?.disconnect();
+    await db?.drop();
+  });
+
+  it('answers the probes without a token, as grpc.health.v1 does', async () => {
+    const live = await http('/livez');
+    expect([live.status, await live.text()]).toEqual([200, 'live\n']);
+    const ready = await http('/readyz');
+    expect([ready.status, await ready.text()]).toEqual([200, 'SERVING\n']);
+    expect((await http('/nothing-here')).status).toBe(404);
+  });
+
+  it('counts what was recorded, dead-lettered, redacted and replayed, in a format Prometheus parses, with no ids as labels', async () => {
+    await publishEvents(producer, topic, events);
+    await producer.send({ topic, messages: [{ key: conversationId, value: 'not json' }] });
+    await waitFor(
+      async () => sample(await scrape(), 'toolhistory_dead_letters_total', { code: 'NOT_JSON' })?.value,
+      (v) => v === 1,
+      { what: 'the poison message counted' },
+    );
+    await waitFor(
+      () => client.getReplayHistory({ tenant_id: tenantId, conversation_id: conversationId }),
+      (r) => r.turns.length === 1,
+      { what: 'the run replayed' },
+    );
+    await client.getReplayHistory({ tenant_id: tenantId, conversation_id: conversationId });
+
+    const families = await scrape();
+    expect(sample(families, 'toolhistory_events_recorded_total', { type: 'ToolCallRequested' })?.value).toBe(1);
+    expect(sample(families, 'toolhistory_events_recorded_total', { type: 'ToolResultReceived' })?.value).toBe(1);
+    expect(sample(families, 'toolhistory_events_recorded_total', { type: 'RunCompleted' })?.value).toBe(1);
+    expect(sample(families, 'toolhistory_redactions_total', { kind: 'email' })?.value).toBe(1);
+    expect(Number(sample(families, 'toolhistory_recorder_batch_duration_seconds', { outcome: 'recorded' })?.count)).toBeGreaterThan(0);
+
+    const replays = sample(families, 'toolhistory_grpc_server_handling_seconds', {
+      method: '/toolhistory.v1.ToolHistory/GetReplayHistory',
+      code: 'OK',
+    });
+    expect(Number(replays?.count)).toBeGreaterThanOrEqual(2);
+    expect(families.get('toolhistory_grpc_server_handling_seconds')?.type).toBe('histogram');
+    expect((replays as PromHistogramData).buckets['+Inf']).toBe(replays?.count);
+    expect(Number(sample(families, 'toolhistory_replay_requests_total', { answer: 'cached_history' })?.value)).toBeGreaterThanOrEqual(1);
+    expect(sample(families, 'toolhistory_replay_change_feed_current')?.value).toBe(1);
+    expect(Number(sample(families, 'toolhistory_replay_cache_bytes')?.value)).toBeGreaterThan(0);
+    expect(sample(families, 'toolhistory_subscriptions_open')?.value).toBe(0);
+    expect(samples(families, 'toolhistory_db_pool_connections')).toHaveLength(6);
+    expect(sample(families, 'process_cpu_seconds_total')).toBeDefined();
+
+    // Every partition's lag is there; once all is recorded, each is 0.
+    const lag = await waitFor(
+      async () => samples(await scrape(), 'toolhistory_consumer_lag_messages'),
+      (m) => m.length === 3 && m.every((s) => s.value === 0),
+      { what: 'the consumer lag of every partition at 0' },
+    );
+    expect(lag.map((s) => s.labels)).toEqual(expect.arrayContaining([{ topic, partition: '0' }]));
+    await waitFor(
+      async () => sample(await scrape(), 'toolhistory_projection_lag_events', { projection: 'search' })?.value,
+      (v) => v === 0,
+      { what: 'the search projection caught up' },
+    );
+
+    // Bounded labels: no tenant, conversation or run anywhere in the exposition.
+    const text = await (await http('/metrics')).text();
+    for (const id of [tenantId, conversationId]) expect(text).not.toContain(id);
+    const labelNames = new Set([...families.values()].flatMap((f) => (f.data as Sample[]).flatMap((m) => Object.keys(m.labels))));
+    for (const forbidden of ['tenant', 'tenant_id', 'conversation', 'conversation_id', 'run', 'run_id'])
+      expect(labelNames).not.toContain(forbidden);
+  });
+});
