@@ -3,7 +3,12 @@ import { join, relative } from 'node:path';
 import { HTTP_ROUTE_SCOPES, OPEN_HTTP_ROUTES, RPC_SCOPES } from '../libs/domain/src';
 
 const ROOT = join(__dirname, '..');
-const ENTRY_POINTS = new Set(['apps/toolhistory/src/main.ts', 'apps/toolhistory/src/migrate.ts', 'apps/toolhistory/src/rebuild.ts']);
+const ENTRY_POINTS = new Set([
+  'apps/toolhistory/src/main.ts',
+  'apps/toolhistory/src/migrate.ts',
+  'apps/toolhistory/src/rebuild.ts',
+  'apps/toolhistory/src/cli.ts',
+]);
 const TEST_FILE = /\.(spec|int-spec|e2e-spec|fixture)\.ts$/;
 
 function sourceFiles(dir: string): string[] {

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { loadConfig } from '@toolhistory/config';
 import { AppError, ErrorCode } from '@toolhistory/errors';
 import { startService } from './bootstrap';
+import { EXIT } from './cli/exit-codes';
 import { createRootLogger } from './logging/pino-nest-logger';
 
 /** A batch in hand finishes or rolls back well within this; past it, something is stuck. */
@@ -13,7 +14,7 @@ async function main(): Promise<void> {
     config = loadConfig(process.env);
   } catch (error) {
     process.stderr.write(`${error instanceof AppError ? error.message : String(error)}\n`);
-    process.exit(78); // EX_CONFIG
+    process.exit(EXIT.CONFIG);
   }
   const logger = createRootLogger(config.logLevel);
   let app: Awaited<ReturnType<typeof startService>>;
@@ -23,7 +24,7 @@ async function main(): Promise<void> {
     // A setting to fix is said in words, without a stack; anything else is our fault and keeps its stack.
     if (error instanceof AppError && error.code === ErrorCode.InvalidConfig) {
       logger.fatal({ component: 'config' }, `start-up failed: ${error.message}`);
-      process.exit(78); // EX_CONFIG
+      process.exit(EXIT.CONFIG);
     }
     logger.fatal({ err: error }, 'start-up failed');
     process.exit(1);

@@ -7,3 +7,4 @@ export * from './audit';
 export * from './subscription';
 export * from './access';
 export * from './recording';
+export * from './dead-letters';

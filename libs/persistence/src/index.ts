@@ -18,3 +18,4 @@ export * from './postgres-projection-checkpoints';
 export * from './postgres-search-documents';
 export * from './postgres-conversation-changes';
 export * from './postgres-channel-listener';
+export * from './postgres-redrive-ledger';

@@ -29,6 +29,7 @@ const ALL_MIGRATIONS = [
   '012_payloads-read-from-events',
   '013_search-index-without-pending-list',
   '014_invocation-token-counts',
+  '015_dead-letter-redrives',
 ];
 
 describe('runMigrations (real PostgreSQL)', () => {

@@ -14,12 +14,15 @@ const scope = { tenantId: 't', conversationId: 'c', runId: 'r' };
 
 class FakeStore implements RecordingStore {
   readonly commands: RecordBatchCommand[] = [];
+  /** Each partition's next offset to record, as the batches left it. */
+  readonly committed = new Map<number, string>();
   constructor(private readonly unstorableEventIds: Set<string> = new Set()) {}
   async recordBatch(command: RecordBatchCommand) {
     if (command.events.some((e) => this.unstorableEventIds.has(e.event.eventId))) {
       throw new AppError(ErrorCode.UnstorableEvent, 'PostgreSQL rejected the data (22P05)');
     }
     this.commands.push(command);
+    this.committed.set(command.partition, command.nextOffset);
     return {
       appended: command.events.length,
       duplicates: 0,
@@ -29,7 +32,7 @@ class FakeStore implements RecordingStore {
     };
   }
   async committedOffsets() {
-    return new Map();
+    return new Map(this.committed);
   }
 }
 
@@ -71,6 +74,24 @@ const message = (offset: number, value: unknown): IncomingMessage => ({
 
 describe('RecordPartitionBatch', () => {
   const options = { consumerGroup: 'g', maxEventBytes: 10_000 };
+
+  it('does not dead-letter a poison message again when its batch is delivered again after it was recorded', async () => {
+    const store = new FakeStore();
+    const sink = new FakeSink();
+    const recorder = new RecordPartitionBatch(store, sink, options);
+    const batch = {
+      topic: 'events',
+      partition: 0,
+      messages: [message(5, toolCall(scope, { roundIndex: 0, sequenceIndex: 0 })), message(6, 'not json')],
+    };
+    await recorder.execute(batch);
+    const again = await recorder.execute(batch); // a rebalance, or the seek back to where recording stopped
+    expect(sink.letters.map((l) => l.offset)).toEqual(['6']);
+    expect(again).toMatchObject({ deadLettered: 0, deadLetterCodes: [] });
+    // Past the recorded offset, a poison message is dead-lettered as ever.
+    await recorder.execute({ ...batch, messages: [message(7, 'not json either')] });
+    expect(sink.letters.map((l) => l.offset)).toEqual(['6', '7']);
+  });
 
   it('dead-letters poison messages and records their valid neighbours with the next offset', async () => {
     const store = new FakeStore();

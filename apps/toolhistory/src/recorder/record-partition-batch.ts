@@ -102,6 +102,7 @@ export class RecordPartitionBatch {
       if (parsed.ok) valid.push({ offset: message.offset, event: parsed.event });
       else letters.push(this.letter(batch, message, parsed.error));
     }
+    await this.leaveOutRedelivered(batch, letters);
     outcome.stubs += await this.publish(letters);
     outcome.deadLettered += letters.length;
     outcome.deadLetterCodes.push(...letters.map((l) => l.errorCode));
@@ -117,6 +118,20 @@ export class RecordPartitionBatch {
     }
     await this.recordOneByOne(batch, valid, nextOffset, outcome);
     return outcome;
+  }
+
+  /**
+   * A batch delivered again (after a rebalance, or the seek to where
+   * recording stopped) holds poison messages that were dead-lettered the
+   * first time: those below the partition's recorded offset go nowhere
+   * again. Asked of the store only when there are letters.
+   */
+  private async leaveOutRedelivered(batch: IncomingBatch, letters: DeadLetter[]): Promise<void> {
+    if (letters.length === 0) return;
+    const committed = (await this.store.committedOffsets(this.options.consumerGroup, batch.topic)).get(batch.partition);
+    if (committed === undefined) return;
+    const fresh = letters.filter((l) => BigInt(l.offset) >= BigInt(committed));
+    letters.splice(0, letters.length, ...fresh);
   }
 
   private parse(message: IncomingMessage): ParseResult {

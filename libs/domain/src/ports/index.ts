@@ -8,3 +8,4 @@ export * from './read-model-rebuild.port';
 export * from './checkpointed-projection.port';
 export * from './caller-authenticator.port';
 export * from './conversation-changes.port';
+export * from './dead-letter-topic.port';

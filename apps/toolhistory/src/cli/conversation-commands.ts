@@ -1,0 +1,69 @@
+import { type HistoryFormat } from '@toolhistory/domain';
+import { AppError, ErrorCode } from '@toolhistory/errors';
+import { PostgresConversationEraser, PostgresReplayReader } from '@toolhistory/persistence';
+import { o200kTokens } from '@toolhistory/tokenizer';
+import { EraseConversation } from '../erasure/erase-conversation';
+import { EventStoreConversationEraser } from '../erasure/event-store-conversation-eraser';
+import { loadPolicyFile } from '../policy/load-policy-file';
+import { GetReplayHistory } from '../replay/get-replay-history';
+import type { CliContext, CliOutput } from './cli-context';
+
+const FORMATS: Record<string, HistoryFormat> = { openai: 'openai_chat', anthropic: 'anthropic_messages' };
+
+export interface ReplayOptions {
+  format: string;
+  asOf?: string;
+  channel?: string;
+  maxHistoryTokens?: string;
+  json?: boolean;
+}
+
+/** The history as a model would get it at the start of a turn, and each call left out with its reason. */
+export async function replayConversation(
+  context: CliContext,
+  output: CliOutput,
+  tenantId: string,
+  conversationId: string,
+  options: ReplayOptions,
+): Promise<void> {
+  const format = FORMATS[options.format];
+  const problems: string[] = [];
+  if (!format) problems.push(`--format must be one of ${Object.keys(FORMATS).join(', ')}, not "${options.format}"`);
+  const asOf = options.asOf === undefined ? undefined : Date.parse(options.asOf);
+  if (asOf !== undefined && Number.isNaN(asOf)) problems.push(`--as-of "${options.asOf}" is not a time: write an ISO 8601 time`);
+  const maxHistoryTokens = options.maxHistoryTokens === undefined ? undefined : Number(options.maxHistoryTokens);
+  if (maxHistoryTokens !== undefined && !Number.isInteger(maxHistoryTokens)) problems.push('--max-history-tokens must be a whole number');
+  if (problems.length > 0) throw new AppError(ErrorCode.InvalidArgument, problems.join('; '));
+
+  const policy = loadPolicyFile(context.config.policyFile).replay;
+  const replay = new GetReplayHistory(new PostgresReplayReader(context.database()), policy, { cacheBytes: 0, tokens: o200kTokens });
+  const history = await replay.execute({ tenantId, conversationId, format, asOf, channel: options.channel, maxHistoryTokens });
+  if (options.json) return output.out(JSON.stringify(history));
+  output.err(`${history.turns.length} run(s) replayed, ${history.historyTokens} tokens, ${history.omitted.length} call(s) left out`);
+  for (const turn of history.turns) {
+    output.out(`# run ${turn.runId}`);
+    output.out(JSON.stringify(turn.messages, null, 2));
+  }
+  if (history.omitted.length > 0) output.out('# left out');
+  for (const o of history.omitted) {
+    const by = o.invalidatedBy ? ` by ${o.invalidatedBy}` : '';
+    output.out(`run ${o.runId} round ${o.roundIndex} call ${o.sequenceIndex} ${o.toolName} (${o.toolCallId || 'no id'}): ${o.reason}${by}`);
+  }
+}
+
+/** Erases a conversation: its events and every row made from them, as the EraseConversation RPC does. */
+export async function eraseConversation(
+  context: CliContext,
+  output: CliOutput,
+  tenantId: string,
+  conversationId: string,
+  options: { yes?: boolean },
+): Promise<void> {
+  if (!options.yes) {
+    throw new AppError(ErrorCode.InvalidArgument, `erasing ${tenantId}/${conversationId} cannot be undone: add --yes to mean it`);
+  }
+  const pg = new PostgresConversationEraser(context.database());
+  const eraser = context.config.eventStore.kind === 'eventstoredb' ? new EventStoreConversationEraser(context.events(), pg) : pg;
+  const outcome = await new EraseConversation(eraser).execute({ tenantId, conversationId });
+  output.out(`erased ${tenantId}/${conversationId}: ${outcome.erasedEvents} event(s), ${outcome.erasedInvocations} invocation(s)`);
+}
