@@ -1,9 +1,10 @@
 import 'reflect-metadata';
-import { loadConfig } from '@toolhistory/config';
+import { readFileSync } from 'node:fs';
+import { type AppConfig, loadConfig } from '@toolhistory/config';
 import { AppError, ErrorCode } from '@toolhistory/errors';
-import { startService } from './bootstrap';
 import { EXIT } from './cli/exit-codes';
-import { createRootLogger } from './logging/pino-nest-logger';
+import { findProjectFile } from './find-project-file';
+import type { Tracing } from './observability/tracing';
 
 /** A batch in hand finishes or rolls back well within this; past it, something is stuck. */
 const SHUTDOWN_TIMEOUT_MS = 30_000;
@@ -16,7 +17,12 @@ async function main(): Promise<void> {
     process.stderr.write(`${error instanceof AppError ? error.message : String(error)}\n`);
     process.exit(EXIT.CONFIG);
   }
+  // Tracing first: its instrumentations hook the loading of grpc-js, pg and pino, which the rest loads.
+  const tracing = await startTracingIfConfigured(config);
+  const { startService } = await import('./bootstrap');
+  const { createRootLogger } = await import('./logging/pino-nest-logger');
   const logger = createRootLogger(config.logLevel);
+  if (tracing) logger.info({ component: 'tracing', endpoint: config.tracing.endpoint }, 'exporting traces over OTLP/HTTP');
   let app: Awaited<ReturnType<typeof startService>>;
   try {
     app = await startService(config, logger);
@@ -49,6 +55,7 @@ async function main(): Promise<void> {
     }, SHUTDOWN_TIMEOUT_MS).unref();
     app
       .close()
+      .then(() => tracing?.shutdown())
       .then(() => process.exit(0))
       .catch((error) => {
         safely(() => logger.error({ err: error }, 'shutdown failed'));
@@ -57,6 +64,14 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+async function startTracingIfConfigured(config: AppConfig): Promise<Tracing | null> {
+  const { endpoint, serviceName } = config.tracing;
+  if (endpoint === null) return null;
+  const { otlpExporter, startTracing } = await import('./observability/tracing');
+  const { version } = JSON.parse(readFileSync(findProjectFile('package.json'), 'utf8')) as { version: string };
+  return startTracing({ serviceName, serviceVersion: version, exporter: otlpExporter(endpoint) });
 }
 
 void main();

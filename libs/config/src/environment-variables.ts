@@ -142,6 +142,18 @@ export class EnvironmentVariables {
   @IsOptional() @IsString() AUTH_ISSUER?: string;
   @IsOptional() @IsString() AUTH_AUDIENCE?: string;
 
+  // Tracing (OpenTelemetry): off unless an OTLP endpoint is given
+
+  @IsOptional()
+  @Matches(/^https?:\/\/\S+$/, {
+    message: "OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL (the collector's OTLP/HTTP base)",
+  })
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string;
+
+  @IsOptional()
+  @Matches(/^[\w.-]{1,64}$/, { message: 'OTEL_SERVICE_NAME must be 1 to 64 letters, digits, dots, dashes or underscores' })
+  OTEL_SERVICE_NAME?: string;
+
   // Kafka client security
 
   @IsOptional() @Matches(BOOLEAN, { message: 'KAFKA_SSL must be true or false' }) KAFKA_SSL?: string;
@@ -206,6 +218,8 @@ export const ENVIRONMENT_VARIABLE_NAMES = Object.freeze([
   'AUTH_MODE',
   'AUTH_JWKS_FILE',
   'AUTH_JWKS_URL',
+  'OTEL_EXPORTER_OTLP_ENDPOINT',
+  'OTEL_SERVICE_NAME',
   'AUTH_ISSUER',
   'AUTH_AUDIENCE',
   'KAFKA_SSL',

@@ -68,6 +68,8 @@ export interface AppConfig {
   roles: ServiceRole[];
   maxEventBytes: number;
   logLevel: LogLevel;
+  /** OpenTelemetry traces, exported over OTLP/HTTP to `endpoint`; null: no tracing. */
+  tracing: { endpoint: string | null; serviceName: string };
   /** Safe but questionable settings, logged once the logger exists. */
   warnings: string[];
 }
@@ -188,6 +190,7 @@ export function loadConfig(
     roles,
     maxEventBytes: Number(v.MAX_EVENT_BYTES),
     logLevel: v.LOG_LEVEL as LogLevel,
+    tracing: { endpoint: v.OTEL_EXPORTER_OTLP_ENDPOINT ?? null, serviceName: v.OTEL_SERVICE_NAME ?? 'toolhistory' },
     warnings: findings.warnings,
   };
 }

@@ -17,6 +17,10 @@ import { isoText } from './sql-rows';
 
 const ARGUMENTS = invocationArgumentsSql('invocations');
 const RESULT = invocationResultSql('invocations');
+/** The trace the producer sent with the call (else with the result): the trace id of its W3C traceparent. */
+const TRACE_ID = `(SELECT split_part(e.traceparent, '-', 2) FROM events e
+  WHERE e.event_id IN (invocations.call_event_id, invocations.result_event_id) AND e.traceparent IS NOT NULL
+  ORDER BY e.event_id = invocations.call_event_id DESC LIMIT 1)`;
 
 const STATUS_CONDITION = {
   pending: 'result_event_id IS NULL',
@@ -28,7 +32,7 @@ const RECORD_COLUMNS = `tenant_id AS "tenantId", conversation_id AS "conversatio
   round_index AS "roundIndex", sequence_index AS "sequenceIndex", tool_call_id AS "toolCallId", tool_name AS "toolName",
   ${ARGUMENTS} AS arguments, ${RESULT} AS result, is_error AS "isError", ${isoText('requested_at')} AS "requestedAt", ${isoText('completed_at')} AS "completedAt",
   ${isoText('at')} AS at, (extract(epoch FROM completed_at - requested_at) * 1000)::float8 AS "durationMs",
-  persist, argument_redactions AS "argumentRedactions", result_redactions AS "resultRedactions"`;
+  persist, argument_redactions AS "argumentRedactions", result_redactions AS "resultRedactions", ${TRACE_ID} AS "traceId"`;
 
 const SELECT_RECORD = `SELECT ${RECORD_COLUMNS} FROM invocations`;
 

@@ -13,6 +13,8 @@ export interface PositionedEvent {
   event: StoredToolEvent;
   streamPosition: number;
   globalPosition: string;
+  /** The producer's W3C trace context, stored beside the event. */
+  traceparent?: string;
 }
 
 /** Subscribers in this schema are woken by this notification (payload: the schema). */
@@ -29,6 +31,7 @@ const EVENT_COLUMNS: ColumnSpec<PositionedEvent>[] = [
   { name: 'schema_version', sqlType: 'int4', value: (r) => r.event.schemaVersion },
   { name: 'occurred_at', sqlType: 'timestamptz', value: (r) => r.event.occurredAt },
   { name: 'payload', sqlType: 'json', value: (r) => r.event },
+  { name: 'traceparent', sqlType: 'text', value: (r) => r.traceparent ?? null },
 ];
 
 /** Drops events already in the store, and repeats of one eventId within the list. */

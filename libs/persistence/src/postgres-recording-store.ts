@@ -69,6 +69,8 @@ export class PostgresRecordingStore implements RecordingStore {
             newEvents.map((m) => m.event),
           )
         : { positioned: [], erased: 0 };
+    const traces = new Map(newEvents.map((m) => [m.event.eventId, m.traceparent]));
+    for (const p of positioned) p.traceparent = traces.get(p.event.eventId);
     if (positioned.length > 0) await this.redactAndProject(client, positioned);
     await advancePartitionOffset(client, command);
     await insertEvents(client, positioned);

@@ -30,6 +30,7 @@ const ALL_MIGRATIONS = [
   '013_search-index-without-pending-list',
   '014_invocation-token-counts',
   '015_dead-letter-redrives',
+  '016_event-trace-context',
 ];
 
 describe('runMigrations (real PostgreSQL)', () => {

@@ -161,6 +161,7 @@ export function toInvocationMessage(record: InvocationRecord) {
     persist: PERSIST_MODE[record.persist],
     argument_redactions: record.argumentRedactions,
     result_redactions: record.resultRedactions,
+    trace_id: record.traceId ?? '',
   };
 }
 

@@ -34,6 +34,7 @@ describe('SearchToolHistory on the wire', () => {
       resultRedactions: { email: 1 },
       at: '2026-11-20T10:00:00.123456+00:00',
       durationMs: 1_377,
+      traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
     },
     score: 0.4375,
     snippet: 'read_file {"path": "**src**/**app.ts**"} export const app',

@@ -6,10 +6,11 @@ import type { RecordingStore, RedactionPolicy } from '@toolhistory/domain';
 import { ensureTopics, KafkaDeadLetterSink } from '@toolhistory/messaging';
 import { APP_CONFIG, KAFKA, METRICS, RECORDING_STORE, REDACTION_POLICY, ROOT_LOGGER } from '../tokens';
 import type { ServiceMetrics } from '../observability/service-metrics';
+import { inBatchSpan, traceparentOf } from './batch-trace';
 import { ConsumerLag } from './consumer-lag';
 import { AppError, ErrorCode } from '@toolhistory/errors';
 import { ATTEMPTS_PER_EVENT } from './attempt-alone';
-import { type BatchOutcome, RecordPartitionBatch } from './record-partition-batch';
+import { type BatchOutcome, type IncomingBatch, RecordPartitionBatch } from './record-partition-batch';
 import { RecordingActivity } from './recording-activity';
 import { retryWithBackoff } from './retry-with-backoff';
 
@@ -193,40 +194,52 @@ export class KafkaRecorderConsumer implements OnApplicationBootstrap, BeforeAppl
 
   private recordWithRetries(recordBatch: RecordPartitionBatch, payload: EachBatchPayload) {
     const { batch, heartbeat, isRunning, isStale } = payload;
-    return retryWithBackoff(
-      () =>
-        recordBatch.execute({
-          topic: batch.topic,
-          partition: batch.partition,
-          messages: batch.messages.map((m) => ({ offset: m.offset, key: m.key, value: m.value, timestamp: m.timestamp })),
-        }),
-      {
-        initialDelayMs: 200,
-        maxDelayMs: 10_000,
-        shouldContinue: () => !this.stopping && isRunning() && !isStale(),
-        whileWaiting: heartbeat,
-        // What reaches here is no one message's fault (those are set aside inside): an outage is
-        // waited out, and anything else is retried too, loudly, rather than thrown to kafkajs,
-        // which would restart its fetch loop on the same batch without end. A gap is not retried:
-        // the consumer goes back to where recording stopped.
-        shouldRetry: (err) => err.code !== ErrorCode.OffsetGap,
-        onRetry: (err, attempt, delayMs) => {
-          this.metrics.batchRetries.inc({ code: err.code });
-          const fields = {
-            err: { code: err.code, message: err.message },
-            attempt,
-            delayMs,
-            topic: batch.topic,
-            partition: batch.partition,
-          };
-          if (err.code === ErrorCode.StorageUnavailable || err.code === ErrorCode.BrokerUnavailable) {
-            this.log.warn(fields, 'recording failed; retrying the batch');
-          } else {
-            this.log.error(fields, 'recording fails for a reason that is no outage; retrying the batch');
-          }
-        },
+    const incoming: IncomingBatch = {
+      topic: batch.topic,
+      partition: batch.partition,
+      messages: batch.messages.map((m) => ({
+        offset: m.offset,
+        key: m.key,
+        value: m.value,
+        timestamp: m.timestamp,
+        traceparent: traceparentOf(firstHeader(m.headers?.traceparent)),
+      })),
+    };
+    // One span for the batch, retries included: it continues the producers' traces.
+    return inBatchSpan(incoming, () => this.retrying(recordBatch, incoming, { heartbeat, isRunning, isStale }));
+  }
+
+  private retrying(
+    recordBatch: RecordPartitionBatch,
+    incoming: IncomingBatch,
+    { heartbeat, isRunning, isStale }: Pick<EachBatchPayload, 'heartbeat' | 'isRunning' | 'isStale'>,
+  ) {
+    return retryWithBackoff(() => recordBatch.execute(incoming), {
+      initialDelayMs: 200,
+      maxDelayMs: 10_000,
+      shouldContinue: () => !this.stopping && isRunning() && !isStale(),
+      whileWaiting: heartbeat,
+      // What reaches here is no one message's fault (those are set aside inside): an outage is
+      // waited out, and anything else is retried too, loudly, rather than thrown to kafkajs,
+      // which would restart its fetch loop on the same batch without end. A gap is not retried:
+      // the consumer goes back to where recording stopped.
+      shouldRetry: (err) => err.code !== ErrorCode.OffsetGap,
+      onRetry: (err, attempt, delayMs) => {
+        this.metrics.batchRetries.inc({ code: err.code });
+        const fields = {
+          err: { code: err.code, message: err.message },
+          attempt,
+          delayMs,
+          topic: incoming.topic,
+          partition: incoming.partition,
+        };
+        if (err.code === ErrorCode.StorageUnavailable || err.code === ErrorCode.BrokerUnavailable) {
+          this.log.warn(fields, 'recording failed; retrying the batch');
+        } else {
+          this.log.error(fields, 'recording fails for a reason that is no outage; retrying the batch');
+        }
       },
-    );
+    });
   }
 
   private logOutcome(batch: EachBatchPayload['batch'], started: number, outcome: BatchOutcome): void {
@@ -248,3 +261,6 @@ export class KafkaRecorderConsumer implements OnApplicationBootstrap, BeforeAppl
     }
   }
 }
+
+const firstHeader = (value: Buffer | string | (Buffer | string)[] | undefined): Buffer | string | undefined =>
+  Array.isArray(value) ? value[0] : value;

@@ -20,6 +20,8 @@ export interface IncomingMessage {
   key: Buffer | null;
   value: Buffer | null;
   timestamp: string;
+  /** The producer's W3C trace context, when it sent a well-formed one. */
+  traceparent?: string;
 }
 
 export interface IncomingBatch {
@@ -99,7 +101,7 @@ export class RecordPartitionBatch {
     const letters: DeadLetter[] = [];
     for (const message of batch.messages) {
       const parsed = this.parse(message);
-      if (parsed.ok) valid.push({ offset: message.offset, event: parsed.event });
+      if (parsed.ok) valid.push({ offset: message.offset, event: parsed.event, traceparent: message.traceparent });
       else letters.push(this.letter(batch, message, parsed.error));
     }
     await this.leaveOutRedelivered(batch, letters);

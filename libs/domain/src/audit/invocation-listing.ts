@@ -52,6 +52,8 @@ export interface InvocationRecord extends Pick<
   /** The listing's sort time: requestedAt, else completedAt. */
   at: string;
   durationMs: number | null;
+  /** The trace id the producer sent with the call (else the result), when it sent one. */
+  traceId: string | null;
 }
 
 export const DEFAULT_PAGE_SIZE = 100;

@@ -18,6 +18,12 @@ export interface OffsetEvent {
    * that version, and the store upcasts it before applying any rule.
    */
   event: StoredToolEvent;
+  /**
+   * The W3C trace context the producer sent with the message, if any: kept
+   * with the recorded event (never in its payload), so an audit listing can
+   * name the trace that made each invocation.
+   */
+  traceparent?: string;
 }
 
 export interface RecordBatchCommand extends PartitionRef {

@@ -511,6 +511,11 @@ export interface Invocation {
   /** Markers applied per kind (detector, masked JSON path, "truncated"); never the values. */
   argumentRedactions: { [key: string]: number };
   resultRedactions: { [key: string]: number };
+  /**
+   * The W3C trace id the producer sent with the call (else the result) in
+   * the Kafka message's traceparent header; empty when it sent none.
+   */
+  traceId: string;
 }
 
 export interface Invocation_ArgumentRedactionsEntry {
@@ -1193,6 +1198,7 @@ function createBaseInvocation(): Invocation {
     persist: PersistMode.PERSIST_MODE_UNSPECIFIED,
     argumentRedactions: {},
     resultRedactions: {},
+    traceId: "",
   };
 }
 
@@ -1249,6 +1255,9 @@ export const Invocation: MessageFns<Invocation> = {
     globalThis.Object.entries(message.resultRedactions).forEach(([key, value]: [string, number]) => {
       Invocation_ResultRedactionsEntry.encode({ key: key as any, value }, writer.uint32(138).fork()).join();
     });
+    if (message.traceId !== "") {
+      writer.uint32(146).string(message.traceId);
+    }
     return writer;
   },
 
@@ -1407,6 +1416,14 @@ export const Invocation: MessageFns<Invocation> = {
             }
             continue;
           }
+          case 18: {
+            if (tag !== 146) {
+              break;
+            }
+
+            message.traceId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1455,6 +1472,7 @@ export const Invocation: MessageFns<Invocation> = {
       },
       {},
     );
+    message.traceId = object.traceId ?? "";
     return message;
   },
 };

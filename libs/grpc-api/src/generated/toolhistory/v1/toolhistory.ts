@@ -211,7 +211,14 @@ export interface Invocation {
     | undefined;
   /** Markers applied per kind (detector, masked JSON path, "truncated"); never the values. */
   argument_redactions?: { [key: string]: number } | undefined;
-  result_redactions?: { [key: string]: number } | undefined;
+  result_redactions?:
+    | { [key: string]: number }
+    | undefined;
+  /**
+   * The W3C trace id the producer sent with the call (else the result) in
+   * the Kafka message's traceparent header; empty when it sent none.
+   */
+  trace_id?: string | undefined;
 }
 
 export interface Invocation_ArgumentRedactionsEntry {
