@@ -1,23 +1,19 @@
-import type { Kafka, Producer } from 'kafkajs';
+import type { Producer } from 'kafkajs';
 import { Readable } from 'node:stream';
 import { getMetricsFromStream, type PromHistogramData, type PromMetric } from 'prom2javascript';
-import { assertServiceBuilt } from './support/built-service';
-import { freshSchema, FreshSchema } from './support/fresh-schema';
 import { freePort, toolHistoryClient, ToolHistoryTestClient } from './support/grpc-client';
-import { connectedProducer, freshTopic, publishEvents, testKafka } from './support/kafka-fixtures';
-import { ServiceProcess, spawnService, stopService } from './support/service-harness';
+import { connectedProducer, publishEvents, testKafka } from './support/kafka-fixtures';
 import { uniqueName } from './support/test-environment';
 import { runCompleted, toolCall, toolResult } from './support/tool-event-factory';
+import { type RunningStack, startRunningStack } from './support/running-stack';
 import { waitFor } from './support/wait-for';
 
 /** One sample of a family as the parser reads it: a value, or a histogram's count and buckets. */
 type Sample = { labels: Record<string, string>; value?: number; count?: number; buckets?: Record<string, number> };
 
 describe('metrics and probes over HTTP, after recording and replaying (real broker, real gRPC server)', () => {
-  let kafka: Kafka;
+  let stack: RunningStack;
   let producer: Producer;
-  let db: FreshSchema;
-  let service: ServiceProcess;
   let client: ToolHistoryTestClient;
   let topic: string;
   let httpPort: number;
@@ -59,32 +55,17 @@ describe('metrics and probes over HTTP, after recording and replaying (real brok
     samples(families, name).find((m) => Object.entries(labels).every(([k, v]) => m.labels[k] === v));
 
   beforeAll(async () => {
-    assertServiceBuilt();
-    kafka = testKafka();
-    db = await freshSchema('metrics');
-    ({ topic } = await freshTopic(kafka, 3));
-    producer = await connectedProducer(kafka);
-    const grpcPort = await freePort();
     httpPort = await freePort();
-    service = spawnService({
-      topic,
-      schema: db.schema,
-      groupId: uniqueName('g'),
-      env: { SERVICE_ROLES: 'recorder,grpc', GRPC_PORT: String(grpcPort), HTTP_PORT: String(httpPort) },
-    });
-    client = toolHistoryClient(grpcPort);
-    await waitFor(
-      () => client.healthCheck().catch(() => 'DOWN'),
-      (s) => s === 'SERVING',
-      { what: 'health SERVING', timeoutMs: 60_000 },
-    );
+    stack = await startRunningStack('metrics', { env: { HTTP_PORT: String(httpPort) } });
+    ({ topic } = stack);
+    producer = await connectedProducer(testKafka());
+    client = toolHistoryClient(Number(stack.address.split(':')[1]));
   });
 
   afterAll(async () => {
     client?.close();
-    if (service) await stopService(service);
+    await stack?.stop();
     await producer?.disconnect();
-    await db?.drop();
   });
 
   it('answers the probes without a token, as grpc.health.v1 does', async () => {

@@ -1,14 +1,13 @@
 import * as grpc from '@grpc/grpc-js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Kafka, Producer } from 'kafkajs';
-import { assertServiceBuilt } from './support/built-service';
-import { freshSchema, FreshSchema } from './support/fresh-schema';
-import { freePort, toolHistoryClient, ToolHistoryTestClient } from './support/grpc-client';
-import { connectedProducer, freshTopic, testKafka } from './support/kafka-fixtures';
-import { ServiceProcess, spawnService, stopService } from './support/service-harness';
+import type { Producer } from 'kafkajs';
+import type { FreshSchema } from './support/fresh-schema';
+import { toolHistoryClient, ToolHistoryTestClient } from './support/grpc-client';
+import { connectedProducer, testKafka } from './support/kafka-fixtures';
 import { uniqueName } from './support/test-environment';
 import { runCompleted, toolCall, toolResult } from './support/tool-event-factory';
+import { type RunningStack, startRunningStack } from './support/running-stack';
 import { waitFor } from './support/wait-for';
 
 /** A span as OTLP/HTTP JSON carries it (ids in hex). */
@@ -30,10 +29,9 @@ const hex = (bytes: number) =>
   ).join('');
 
 describe("traces over OTLP/HTTP, continuing the producers' and callers' trace contexts (real broker, real collector endpoint)", () => {
-  let kafka: Kafka;
+  let stack: RunningStack;
   let producer: Producer;
   let db: FreshSchema;
-  let service: ServiceProcess;
   let client: ToolHistoryTestClient;
   let collector: Server;
   let topic: string;
@@ -48,7 +46,6 @@ describe("traces over OTLP/HTTP, continuing the producers' and callers' trace co
   const traceparent = `00-${producerTrace}-${producerSpan}-01`;
 
   beforeAll(async () => {
-    assertServiceBuilt();
     // The collector: an OTLP/HTTP endpoint on loopback that keeps what it is sent.
     collector = createServer((req, res) => {
       let body = '';
@@ -63,36 +60,21 @@ describe("traces over OTLP/HTTP, continuing the producers' and callers' trace co
       });
     });
     await new Promise<void>((r) => collector.listen(0, '127.0.0.1', r));
-    kafka = testKafka();
-    db = await freshSchema('tracing');
-    ({ topic } = await freshTopic(kafka, 3));
-    producer = await connectedProducer(kafka);
-    const port = await freePort();
-    service = spawnService({
-      topic,
-      schema: db.schema,
-      groupId: uniqueName('g'),
+    stack = await startRunningStack('tracing', {
       env: {
-        SERVICE_ROLES: 'recorder,grpc',
-        GRPC_PORT: String(port),
         OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(collector.address() as AddressInfo).port}`,
         OTEL_SERVICE_NAME: 'toolhistory-under-test',
-        LOG_LEVEL: 'info',
       },
     });
-    client = toolHistoryClient(port);
-    await waitFor(
-      () => client.healthCheck().catch(() => 'DOWN'),
-      (s) => s === 'SERVING',
-      { what: 'health SERVING', timeoutMs: 60_000 },
-    );
+    ({ topic, db } = stack);
+    producer = await connectedProducer(testKafka());
+    client = toolHistoryClient(Number(stack.address.split(':')[1]));
   });
 
   afterAll(async () => {
     client?.close();
-    if (service) await stopService(service);
+    await stack?.stop();
     await producer?.disconnect();
-    await db?.drop();
     await new Promise((r) => collector?.close(r));
   });
 

@@ -1,6 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ErrorCode } from '@toolhistory/errors';
 import type { RecordedSummary } from '@toolhistory/domain';
+import type { ReplayCacheStats } from '../replay/get-replay-history';
 
 /** A gauge's samples, read when scraped. */
 export type Samples<L extends string> = Array<{ labels: Partial<Record<L, string | number>>; value: number }>;
@@ -74,7 +75,7 @@ export class ServiceMetrics {
   private consumerLagSource?: SampleSource<'topic' | 'partition'>;
   private projectionLagSource?: SampleSource<'projection'>;
   private poolSource?: SampleSource<'pool' | 'state'>;
-  private replayCacheSource?: () => ReplayCacheReading;
+  private replayCacheSource?: () => ReplayCacheStats;
   private subscriptionsSource?: () => number;
 
   constructor({ defaultMetrics = true } = {}) {
@@ -167,7 +168,7 @@ export class ServiceMetrics {
     this.poolSource = source;
   }
 
-  observeReplayCache(source: () => ReplayCacheReading): void {
+  observeReplayCache(source: () => ReplayCacheStats): void {
     this.replayCacheSource = source;
   }
 
@@ -212,15 +213,4 @@ export class ServiceMetrics {
       },
     });
   }
-}
-
-export interface ReplayCacheReading {
-  bytes: number;
-  conversations: number;
-  feedCurrent: boolean;
-  historyHits: number;
-  rowHits: number;
-  reads: number;
-  versionChecks: number;
-  refused: number;
 }

@@ -49,6 +49,20 @@ export interface GetReplayHistoryOptions {
   now?: () => number;
 }
 
+/** What the cache holds, and how requests were answered since start. */
+export interface ReplayCacheStats {
+  bytes: number;
+  conversations: number;
+  histories: number;
+  /** Whether read-model change notifications are heard now. */
+  feedCurrent: boolean;
+  historyHits: number;
+  rowHits: number;
+  reads: number;
+  versionChecks: number;
+  refused: number;
+}
+
 interface CachedHistory {
   from: number;
   until: number;
@@ -179,17 +193,7 @@ export class GetReplayHistory {
    * known conversation were answered since start: from a cached history,
    * from cached rows after a version check, or by reading the rows.
    */
-  cacheStats(): {
-    bytes: number;
-    conversations: number;
-    histories: number;
-    feedCurrent: boolean;
-    historyHits: number;
-    rowHits: number;
-    reads: number;
-    versionChecks: number;
-    refused: number;
-  } {
+  cacheStats(): ReplayCacheStats {
     let histories = 0;
     for (const entry of this.cache?.values() ?? []) histories += entry.histories.size;
     return {

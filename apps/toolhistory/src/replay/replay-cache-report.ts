@@ -1,15 +1,14 @@
 import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { GET_REPLAY_HISTORY, ROOT_LOGGER } from '../tokens';
-import type { GetReplayHistory } from './get-replay-history';
+import type { GetReplayHistory, ReplayCacheStats } from './get-replay-history';
 
 /** How often the replay cache reports (until metrics expose it as gauges and counters). */
 export const REPLAY_CACHE_REPORT_INTERVAL_MS = 60_000;
 
-type Stats = ReturnType<GetReplayHistory['cacheStats']>;
 
 /** What changed between two readings of the cache's counters, with the share of requests the cache answered. */
-export function cacheReport(previous: Stats, current: Stats) {
+export function cacheReport(previous: ReplayCacheStats, current: ReplayCacheStats) {
   const historyHits = current.historyHits - previous.historyHits;
   const rowHits = current.rowHits - previous.rowHits;
   const reads = current.reads - previous.reads;
@@ -33,7 +32,7 @@ export function cacheReport(previous: Stats, current: Stats) {
 @Injectable()
 export class ReplayCacheReport implements OnModuleInit, OnModuleDestroy {
   private timer?: NodeJS.Timeout;
-  private last?: Stats;
+  private last?: ReplayCacheStats;
   private readonly log: Logger;
 
   constructor(
