@@ -6,7 +6,6 @@ import type { GetReplayHistory, ReplayCacheStats } from './get-replay-history';
 /** How often the replay cache reports (until metrics expose it as gauges and counters). */
 export const REPLAY_CACHE_REPORT_INTERVAL_MS = 60_000;
 
-
 /** What changed between two readings of the cache's counters, with the share of requests the cache answered. */
 export function cacheReport(previous: ReplayCacheStats, current: ReplayCacheStats) {
   const historyHits = current.historyHits - previous.historyHits;
