@@ -101,51 +101,54 @@ export class ServiceMetrics {
     this.gauge('toolhistory_subscriptions_open', 'SubscribeToolEvents streams open on this instance', [], () =>
       this.subscriptionsSource ? [{ labels: {}, value: this.subscriptionsSource() }] : [],
     );
-    this.gauge('toolhistory_replay_cache_bytes', 'Bytes the replay cache holds (rows and computed histories)', [], () => {
-      const reading = this.replayCacheSource?.();
-      return reading ? [{ labels: {}, value: reading.bytes }] : [];
-    });
-    this.gauge('toolhistory_replay_cache_conversations', 'Conversations the replay cache holds', [], () => {
-      const reading = this.replayCacheSource?.();
-      return reading ? [{ labels: {}, value: reading.conversations }] : [];
-    });
+    // The replay cache's own figures, read when scraped (nothing while the gRPC role is not in this process).
+    const replay =
+      <L extends string>(read: (stats: ReplayCacheStats) => Samples<L>) =>
+      () => {
+        const stats = this.replayCacheSource?.();
+        return stats ? read(stats) : [];
+      };
+    const one = (value: number) => [{ labels: {}, value }];
+    this.gauge(
+      'toolhistory_replay_cache_bytes',
+      'Bytes the replay cache holds (rows and computed histories)',
+      [],
+      replay((r) => one(r.bytes)),
+    );
+    this.gauge(
+      'toolhistory_replay_cache_conversations',
+      'Conversations the replay cache holds',
+      [],
+      replay((r) => one(r.conversations)),
+    );
     this.gauge(
       'toolhistory_replay_change_feed_current',
       '1 while read-model change notifications are heard (cached conversations need no version check)',
       [],
-      () => {
-        const reading = this.replayCacheSource?.();
-        return reading ? [{ labels: {}, value: reading.feedCurrent ? 1 : 0 }] : [];
-      },
+      replay((r) => one(r.feedCurrent ? 1 : 0)),
     );
     this.counter(
       'toolhistory_replay_requests_total',
       'Replay requests answered, by how: a cached history, cached rows, or a read of the database',
       ['answer'],
-      () => {
-        const r = this.replayCacheSource?.();
-        return r
-          ? [
-              { labels: { answer: 'cached_history' }, value: r.historyHits },
-              { labels: { answer: 'cached_rows' }, value: r.rowHits },
-              { labels: { answer: 'read' }, value: r.reads },
-            ]
-          : [];
-      },
+      replay((r) => [
+        { labels: { answer: 'cached_history' }, value: r.historyHits },
+        { labels: { answer: 'cached_rows' }, value: r.rowHits },
+        { labels: { answer: 'read' }, value: r.reads },
+      ]),
     );
     this.counter(
       'toolhistory_replay_version_checks_total',
       'Replay requests that confirmed a cached conversation against the database',
       [],
-      () => {
-        const r = this.replayCacheSource?.();
-        return r ? [{ labels: {}, value: r.versionChecks }] : [];
-      },
+      replay((r) => one(r.versionChecks)),
     );
-    this.counter('toolhistory_replay_refused_total', 'Replay requests refused because too many were waiting on the database', [], () => {
-      const r = this.replayCacheSource?.();
-      return r ? [{ labels: {}, value: r.refused }] : [];
-    });
+    this.counter(
+      'toolhistory_replay_refused_total',
+      'Replay requests refused because too many were waiting on the database',
+      [],
+      replay((r) => one(r.refused)),
+    );
   }
 
   /** Counts what one recorded partition batch held. */
