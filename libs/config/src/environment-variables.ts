@@ -97,7 +97,9 @@ export class EnvironmentVariables {
 
   // The schemes the EventStoreDB client understands (KurrentDB servers take the same strings).
   @IsOptional()
-  @Matches(/^esdb(\+discover)?:\/\/\S+$/, { message: 'EVENTSTORE_URL must be an esdb:// or esdb+discover:// connection string' })
+  @Matches(/^(kurrentdb|kurrent|kdb|esdb)(\+discover)?:\/\/\S+$/, {
+    message: 'EVENTSTORE_URL must be a kurrentdb:// or kurrentdb+discover:// connection string (esdb:// is still read)',
+  })
   EVENTSTORE_URL?: string;
 
   // gRPC transport and callers

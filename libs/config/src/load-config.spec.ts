@@ -114,7 +114,7 @@ describe('loadConfig', () => {
       }
       expect(thrown?.details.problems).toEqual([
         'EVENT_STORE must be one of: postgres, eventstoredb',
-        'EVENTSTORE_URL must be an esdb:// or esdb+discover:// connection string',
+        'EVENTSTORE_URL must be a kurrentdb:// or kurrentdb+discover:// connection string (esdb:// is still read)',
       ]);
     });
 

@@ -7,7 +7,7 @@ import {
   UnavailableError,
   UnknownError,
   WrongExpectedVersionError,
-} from '@eventstore/db-client';
+} from '@kurrent/kurrentdb-client';
 import { AppError, ErrorCode } from '@toolhistory/errors';
 import { classifyEventStoreDbError, isStreamErased, isStreamGone } from './eventstoredb-errors';
 

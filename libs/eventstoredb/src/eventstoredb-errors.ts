@@ -1,4 +1,4 @@
-import { ErrorType, isCommandError } from '@eventstore/db-client';
+import { ErrorType, isCommandError } from '@kurrent/kurrentdb-client';
 import { AppError, ErrorCode } from '@toolhistory/errors';
 
 /** Failures of the connection rather than of the request: waiting and retrying can succeed. */
@@ -32,7 +32,7 @@ export function classifyEventStoreDbError(error: unknown): AppError {
         return new AppError(ErrorCode.ConcurrencyConflict, `EventStoreDB: stream ${error.streamName} is not at the expected revision`, {
           retriable: false,
           cause: error,
-          details: { expected: String(error.expectedVersion), actual: String(error.actualVersion) },
+          details: { expected: String(error.expectedState), actual: String(error.actualState) },
         });
       case ErrorType.STREAM_DELETED:
         return new AppError(ErrorCode.StreamErased, `EventStoreDB: stream ${error.streamName} was erased`, {

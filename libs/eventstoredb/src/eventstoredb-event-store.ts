@@ -1,5 +1,5 @@
-import { EventStoreDBClient, jsonEvent, streamNameFilter } from '@eventstore/db-client';
-import type { AllStreamResolvedEvent, JSONType, Position, RecordedEvent, ResolvedEvent } from '@eventstore/db-client';
+import { KurrentDBClient, jsonEvent, streamNameFilter } from '@kurrent/kurrentdb-client';
+import type { AllStreamResolvedEvent, JSONType, Position, RecordedEvent, ResolvedEvent } from '@kurrent/kurrentdb-client';
 import { LRUCache } from 'lru-cache';
 import { StoredToolEvent, upcastToolEvent } from '@toolhistory/contract';
 import type {
@@ -70,7 +70,7 @@ export class EventStoreDbEventStore implements EventStore {
   private readonly erased: LRUCache<string, true>;
 
   constructor(
-    private readonly client: EventStoreDBClient,
+    private readonly client: KurrentDBClient,
     options: EventStoreDbEventStoreOptions = {},
   ) {
     this.maxAppendAttempts = options.maxAppendAttempts ?? 10;
@@ -81,7 +81,7 @@ export class EventStoreDbEventStore implements EventStore {
 
   /** A store on its own client, e.g. `esdb://127.0.0.1:2113?tls=false`; `close()` disposes of it. */
   static connect(connectionString: string, options: EventStoreDbEventStoreOptions = {}): EventStoreDbEventStore {
-    return new EventStoreDbEventStore(EventStoreDBClient.connectionString(connectionString), options);
+    return new EventStoreDbEventStore(KurrentDBClient.connectionString(connectionString), options);
   }
 
   /** Disposes of the client given to the store (its connections and any subscription still open on them). */
@@ -124,7 +124,7 @@ export class EventStoreDbEventStore implements EventStore {
       }
       try {
         const result = await this.client.appendToStream(name, fresh.map(toEventData), {
-          expectedRevision: expectedRevisionFor(expected, state.count),
+          streamState: expectedRevisionFor(expected, state.count),
         });
         // Only a client built with throwOnAppendFailure: false answers a refused write this way.
         if (result.success) return { streamPosition: streamPositionOf(result.nextExpectedRevision), appended: fresh.length, duplicates };

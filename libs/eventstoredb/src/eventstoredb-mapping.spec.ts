@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { NO_STREAM, START } from '@eventstore/db-client';
+import { NO_STREAM, START } from '@kurrent/kurrentdb-client';
 import { comparePositions } from '@toolhistory/domain';
 import { ErrorCode } from '@toolhistory/errors';
 import {

@@ -1,5 +1,5 @@
-import { NO_STREAM, START } from '@eventstore/db-client';
-import type { ExpectedRevision, Position, ReadPosition } from '@eventstore/db-client';
+import { NO_STREAM, START } from '@kurrent/kurrentdb-client';
+import type { AppendStreamState, Position, ReadPosition, StreamState } from '@kurrent/kurrentdb-client';
 import type { ExpectedStreamPosition, GlobalPosition, StreamRef } from '@toolhistory/domain';
 import { ErrorCode, rejected } from '@toolhistory/errors';
 
@@ -98,7 +98,7 @@ export function isAfter(position: Position, after: bigint): boolean {
  * revisions are 0-based event numbers. A stream holding `count` events is
  * at revision count - 1, or NO_STREAM when empty.
  */
-export function revisionAt(count: number): ExpectedRevision {
+export function revisionAt(count: number): StreamState {
   return count === 0 ? NO_STREAM : BigInt(count - 1);
 }
 
@@ -120,7 +120,7 @@ export function expectationHolds(expected: ExpectedStreamPosition, count: number
  * revision just read, so that nothing (a duplicate in particular) can slip
  * in between the duplicate check and the write.
  */
-export function expectedRevisionFor(expected: ExpectedStreamPosition, count: number): ExpectedRevision {
+export function expectedRevisionFor(expected: ExpectedStreamPosition, count: number): AppendStreamState {
   if (expected === 'any') return revisionAt(count);
   if (expected === 'no_stream') return NO_STREAM;
   return revisionAt(expected);

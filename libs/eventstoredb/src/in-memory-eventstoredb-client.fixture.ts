@@ -8,17 +8,17 @@ import {
   StreamNotFoundError,
   UnavailableError,
   WrongExpectedVersionError,
-} from '@eventstore/db-client';
+} from '@kurrent/kurrentdb-client';
 import type {
   AllStreamResolvedEvent,
-  AppendExpectedRevision,
+  AppendStreamState,
   EventData,
-  EventStoreDBClient,
+  KurrentDBClient,
   Filter,
   Position,
   ReadPosition,
   ResolvedEvent,
-} from '@eventstore/db-client';
+} from '@kurrent/kurrentdb-client';
 
 /**
  * A model of the few EventStoreDB client calls the adapter makes, with the
@@ -43,16 +43,16 @@ export class InMemoryEventStoreDbClient {
     return this.subscriptions.size;
   }
 
-  asClient(): EventStoreDBClient {
-    return this as unknown as EventStoreDBClient;
+  asClient(): KurrentDBClient {
+    return this as unknown as KurrentDBClient;
   }
 
-  async appendToStream(name: string, events: EventData[], options: { expectedRevision?: AppendExpectedRevision } = {}) {
+  async appendToStream(name: string, events: EventData[], options: { streamState?: AppendStreamState } = {}) {
     await tick();
     const stream = this.streams.get(name);
     if (stream?.tombstoned) throw StreamDeletedError.fromStreamName(name);
     const current = stream ? stream.revision : -1n;
-    this.checkExpected(name, options.expectedRevision ?? ANY, current);
+    this.checkExpected(name, options.streamState ?? ANY, current);
     let revision = current;
     for (const event of events) {
       revision += 1n;
@@ -74,7 +74,7 @@ export class InMemoryEventStoreDbClient {
     })();
   }
 
-  async tombstoneStream(name: string, options: { expectedRevision?: AppendExpectedRevision } = {}) {
+  async tombstoneStream(name: string, options: { expectedRevision?: AppendStreamState } = {}) {
     await tick();
     const stream = this.streams.get(name);
     if (stream?.tombstoned) throw StreamDeletedError.fromStreamName(name);
@@ -116,7 +116,7 @@ export class InMemoryEventStoreDbClient {
 
   async dispose(): Promise<void> {}
 
-  private checkExpected(streamName: string, expected: AppendExpectedRevision, current: bigint): void {
+  private checkExpected(streamName: string, expected: AppendStreamState, current: bigint): void {
     const holds =
       expected === ANY || (expected === NO_STREAM ? current === -1n : expected === 'stream_exists' ? current >= 0n : expected === current);
     if (!holds) {
