@@ -61,6 +61,14 @@ module.exports = {
       to: { path: '^(libs|apps)/', pathNot: ['^libs/tokenizer/', '^libs/domain/'] },
     },
     {
+      name: 'the-app-reaches-the-broker-through-messaging',
+      severity: 'error',
+      comment:
+        'The Kafka client stays behind libs/messaging (its PartitionedConsumer port and KafkaMessaging), so it can be replaced there.',
+      from: { path: '^apps/', pathNot: TESTS },
+      to: { path: 'node_modules/kafkajs/' },
+    },
+    {
       name: 'errors-depend-on-nothing',
       severity: 'error',
       from: { path: '^libs/errors/' },

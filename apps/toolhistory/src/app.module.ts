@@ -1,9 +1,9 @@
-import { DynamicModule, Global, Module } from '@nestjs/common';
+import { DynamicModule, Global, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import type { Logger } from 'pino';
 import type { AppConfig } from '@toolhistory/config';
 import type { CallerAuthenticator, ToolHistoryPolicy } from '@toolhistory/domain';
-import { createKafka } from '@toolhistory/messaging';
+import { KafkaMessaging } from '@toolhistory/messaging';
 import { DatabaseModule } from './database/database.module';
 import type { HealthEndpoint } from './grpc/health-endpoint';
 import { CallerGuard } from './access/caller.guard';
@@ -11,7 +11,7 @@ import { GrpcModule } from './grpc/grpc.module';
 import { ObservabilityModule } from './observability/observability.module';
 import type { ServiceMetrics } from './observability/service-metrics';
 import { RecorderModule } from './recorder/recorder.module';
-import { APP_CONFIG, CALLER_AUTHENTICATOR, HEALTH, KAFKA, METRICS, REDACTION_POLICY, REPLAY_POLICY, ROOT_LOGGER } from './tokens';
+import { APP_CONFIG, CALLER_AUTHENTICATOR, HEALTH, MESSAGING, METRICS, REDACTION_POLICY, REPLAY_POLICY, ROOT_LOGGER } from './tokens';
 
 export interface AppModuleOptions {
   config: AppConfig;
@@ -24,7 +24,14 @@ export interface AppModuleOptions {
 
 @Global()
 @Module({})
-class CoreModule {
+class CoreModule implements OnApplicationShutdown {
+  constructor(@Inject(MESSAGING) private readonly messaging: KafkaMessaging) {}
+
+  // After every module that asks the broker has stopped (modules shut down in reverse order).
+  async onApplicationShutdown(): Promise<void> {
+    await this.messaging.close();
+  }
+
   static forRoot({ config, logger, policy, health, authenticator, metrics }: AppModuleOptions): DynamicModule {
     return {
       module: CoreModule,
@@ -38,9 +45,9 @@ class CoreModule {
         { provide: REDACTION_POLICY, useValue: policy.redaction },
         { provide: HEALTH, useValue: health },
         { provide: CALLER_AUTHENTICATOR, useValue: authenticator },
-        { provide: KAFKA, useFactory: () => createKafka(config.kafka, logger.child({ component: 'kafka' })) },
+        { provide: MESSAGING, useFactory: () => KafkaMessaging.create(config.kafka, logger.child({ component: 'kafka' })) },
       ],
-      exports: [APP_CONFIG, ROOT_LOGGER, REPLAY_POLICY, REDACTION_POLICY, HEALTH, CALLER_AUTHENTICATOR, KAFKA, METRICS],
+      exports: [APP_CONFIG, ROOT_LOGGER, REPLAY_POLICY, REDACTION_POLICY, HEALTH, CALLER_AUTHENTICATOR, MESSAGING, METRICS],
     };
   }
 }

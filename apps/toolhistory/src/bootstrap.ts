@@ -7,7 +7,7 @@ import type { Server } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import type { AppConfig } from '@toolhistory/config';
 import { ErrorCode } from '@toolhistory/errors';
-import { createKafka, verifyBrokerAccess } from '@toolhistory/messaging';
+import { KafkaMessaging } from '@toolhistory/messaging';
 import { connectionUrl, runMigrations } from '@toolhistory/persistence';
 import { AppModule } from './app.module';
 import { createCallerAuthenticator } from './access/create-caller-authenticator';
@@ -98,13 +98,13 @@ function httpsOptions(tls: AppConfig['http']['tls']) {
 async function checkBroker(config: AppConfig, logger: Logger): Promise<void> {
   // One attempt, its connection errors at debug: a broker that is down is the recorder's to wait for.
   const quiet = logger.child({ component: 'kafka' }, { level: logger.isLevelEnabled('debug') ? logger.level : 'silent' });
-  const kafka = createKafka(
+  const messaging = KafkaMessaging.create(
     { ...config.kafka, clientId: `${config.kafka.clientId}-check` },
     { error: quiet.debug.bind(quiet), warn: quiet.debug.bind(quiet), info: quiet.debug.bind(quiet), debug: quiet.debug.bind(quiet) },
     { retries: 0 },
   );
   try {
-    await verifyBrokerAccess(kafka, config.kafka);
+    await messaging.verifyAccess();
   } catch (error) {
     if ((error as { code?: string }).code === ErrorCode.InvalidConfig) throw error;
     logger.warn({ component: 'kafka', reason: (error as Error).message }, 'Kafka does not answer yet');

@@ -2,7 +2,8 @@
 export const APP_CONFIG = Symbol('APP_CONFIG');
 export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
 export const PG_POOL = Symbol('PG_POOL');
-export const KAFKA = Symbol('KAFKA');
+/** The broker, through the messaging library (no client types in the app). */
+export const MESSAGING = Symbol('MESSAGING');
 export const RECORDING_STORE = Symbol('RECORDING_STORE');
 export const REPLAY_POLICY = Symbol('REPLAY_POLICY');
 export const REDACTION_POLICY = Symbol('REDACTION_POLICY');

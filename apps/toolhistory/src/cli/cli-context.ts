@@ -1,11 +1,9 @@
-import type { Kafka, Producer } from 'kafkajs';
-import { Partitioners } from 'kafkajs';
 import type { Pool } from 'pg';
 import pino from 'pino';
 import type { AppConfig } from '@toolhistory/config';
 import type { EventStore } from '@toolhistory/domain';
 import { EventStoreDbEventStore } from '@toolhistory/eventstoredb';
-import { createKafka, KafkaDeadLetterTopic } from '@toolhistory/messaging';
+import { type Closable, type KafkaDeadLetterTopic, KafkaMessaging } from '@toolhistory/messaging';
 import { createPool, PostgresEventStore, PostgresRedriveLedger } from '@toolhistory/persistence';
 
 /** Where a command writes: its answer to `out`, notes and warnings to `err`. */
@@ -20,8 +18,8 @@ export interface CliOutput {
  */
 export class CliContext {
   private pool?: Pool;
-  private kafka?: Kafka;
-  private producer?: Producer;
+  private messaging?: KafkaMessaging;
+  private readonly opened: Array<Closable<unknown>> = [];
   private eventStore?: EventStore;
 
   constructor(readonly config: AppConfig) {}
@@ -40,28 +38,22 @@ export class CliContext {
   }
 
   async deadLetters(forRedrive = false): Promise<{ topic: KafkaDeadLetterTopic; ledger: PostgresRedriveLedger }> {
-    const kafka = this.broker();
-    if (forRedrive && !this.producer) {
-      this.producer = kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
-      await this.producer.connect();
-    }
     const { deadLetterTopic, topic } = this.config.kafka;
-    return {
-      topic: new KafkaDeadLetterTopic(kafka, deadLetterTopic, topic, this.producer),
-      ledger: new PostgresRedriveLedger(this.database()),
-    };
+    const opened = await this.broker().deadLetterTopic(deadLetterTopic, topic, { forRedrive });
+    this.opened.push(opened);
+    return { topic: opened.value, ledger: new PostgresRedriveLedger(this.database()) };
   }
 
   async close(): Promise<void> {
-    await this.producer?.disconnect().catch(() => undefined);
+    for (const opened of this.opened) await opened.close().catch(() => undefined);
+    await this.messaging?.close();
     if (this.eventStore instanceof EventStoreDbEventStore) await this.eventStore.close().catch(() => undefined);
     await this.pool?.end().catch(() => undefined);
   }
 
-  private broker(): Kafka {
-    // kafkajs's own lines only at warn and above, on stderr: stdout is the command's answer.
-    const log = pino({ level: 'warn' }, pino.destination(2));
-    this.kafka ??= createKafka(this.config.kafka, log);
-    return this.kafka;
+  private broker(): KafkaMessaging {
+    // The client's own lines only at warn and above, on stderr: stdout is the command's answer.
+    this.messaging ??= KafkaMessaging.create(this.config.kafka, pino({ level: 'warn' }, pino.destination(2)));
+    return this.messaging;
   }
 }

@@ -1,9 +1,9 @@
 import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import type { HealthEndpoint, ServingStatus } from './health-endpoint';
-import type { Admin, Kafka } from 'kafkajs';
+import type { KafkaMessaging } from '@toolhistory/messaging';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
-import { GRPC_PG_POOL, HEALTH, KAFKA, ROOT_LOGGER } from '../tokens';
+import { GRPC_PG_POOL, HEALTH, MESSAGING, ROOT_LOGGER } from '../tokens';
 
 export const HEALTH_CHECK_INTERVAL_MS = 2_000;
 const CHECK_TIMEOUT_MS = 1_500;
@@ -20,7 +20,6 @@ const within = <T>(work: Promise<T>, ms: number): Promise<T> =>
 @Injectable()
 export class GrpcHealthService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private timer?: NodeJS.Timeout;
-  private admin?: Admin;
   private current: ServingStatus = 'NOT_SERVING';
   private draining = false;
   private readonly log: Logger;
@@ -28,7 +27,7 @@ export class GrpcHealthService implements OnApplicationBootstrap, BeforeApplicat
   constructor(
     @Inject(HEALTH) private readonly health: HealthEndpoint,
     @Inject(GRPC_PG_POOL) private readonly pool: Pool,
-    @Inject(KAFKA) private readonly kafka: Kafka,
+    @Inject(MESSAGING) private readonly messaging: KafkaMessaging,
     @Inject(ROOT_LOGGER) logger: Logger,
   ) {
     this.log = logger.child({ component: 'health' });
@@ -40,9 +39,8 @@ export class GrpcHealthService implements OnApplicationBootstrap, BeforeApplicat
     this.timer.unref();
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
+  beforeApplicationShutdown(): void {
     this.drain();
-    await this.admin?.disconnect().catch(() => undefined);
   }
 
   /** NOT_SERVING from now on: the first step of a shutdown, so load balancers stop sending calls. */
@@ -72,20 +70,8 @@ export class GrpcHealthService implements OnApplicationBootstrap, BeforeApplicat
     }
   }
 
-  private async brokerAnswers(): Promise<boolean> {
-    try {
-      if (!this.admin) {
-        const admin = this.kafka.admin();
-        await within(admin.connect(), CHECK_TIMEOUT_MS);
-        this.admin = admin;
-      }
-      await within(this.admin.describeCluster(), CHECK_TIMEOUT_MS);
-      return true;
-    } catch {
-      await this.admin?.disconnect().catch(() => undefined);
-      this.admin = undefined;
-      return false;
-    }
+  private brokerAnswers(): Promise<boolean> {
+    return this.messaging.answers(CHECK_TIMEOUT_MS);
   }
 
   private set(status: ServingStatus, detail?: Record<string, boolean>): void {

@@ -1,27 +1,17 @@
-import type { Admin, Kafka } from 'kafkajs';
 import type { RecordingStore } from '@toolhistory/domain';
+import type { KafkaMessaging } from '@toolhistory/messaging';
 import type { Samples } from '../observability/service-metrics';
 
 const ANSWER_WITHIN_MS = 2_000;
 
-const within = <T>(work: Promise<T>): Promise<T> =>
-  Promise.race([
-    work,
-    new Promise<never>((_, reject) =>
-      setTimeout(() => reject(new Error(`no answer within ${ANSWER_WITHIN_MS} ms`)), ANSWER_WITHIN_MS).unref(),
-    ),
-  ]);
-
 /**
  * How far recording is behind the broker, per partition: the partition's
- * end offset minus the next offset PostgreSQL (not Kafka) says is to be
- * recorded; from the partition's start when nothing was recorded yet.
+ * end offset minus the next offset PostgreSQL (not the broker) says is to
+ * be recorded; from the partition's start when nothing was recorded yet.
  */
 export class ConsumerLag {
-  private admin?: Admin;
-
   constructor(
-    private readonly kafka: Kafka,
+    private readonly messaging: Pick<KafkaMessaging, 'partitionEnds'>,
     private readonly store: Pick<RecordingStore, 'committedOffsets'>,
     private readonly groupId: string,
     private readonly topic: string,
@@ -31,7 +21,7 @@ export class ConsumerLag {
   async read(): Promise<Samples<'topic' | 'partition'>> {
     try {
       const [ends, committed] = await Promise.all([
-        within(this.connected().then((a) => a.fetchTopicOffsets(this.topic))),
+        this.messaging.partitionEnds(this.topic, ANSWER_WITHIN_MS),
         this.store.committedOffsets(this.groupId, this.topic),
       ]);
       return ends.map(({ partition, high, low }) => ({
@@ -39,23 +29,7 @@ export class ConsumerLag {
         value: Math.max(0, Number(BigInt(high) - BigInt(committed.get(partition) ?? low))),
       }));
     } catch {
-      await this.close();
       return [];
     }
-  }
-
-  async close(): Promise<void> {
-    const admin = this.admin;
-    this.admin = undefined;
-    await admin?.disconnect().catch(() => undefined);
-  }
-
-  private async connected(): Promise<Admin> {
-    if (!this.admin) {
-      const admin = this.kafka.admin();
-      await admin.connect();
-      this.admin = admin;
-    }
-    return this.admin;
   }
 }

@@ -1,10 +1,10 @@
 import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
-import { Consumer, EachBatchPayload, Kafka, Partitioners, Producer } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { AppConfig } from '@toolhistory/config';
 import type { RecordingStore, RedactionPolicy } from '@toolhistory/domain';
-import { ensureTopics, KafkaDeadLetterSink } from '@toolhistory/messaging';
-import { APP_CONFIG, KAFKA, METRICS, RECORDING_STORE, REDACTION_POLICY, ROOT_LOGGER } from '../tokens';
+import type { BatchSession, Closable, KafkaMessaging, PartitionedConsumer, StreamBatch } from '@toolhistory/messaging';
+import type { DeadLetterSink } from '@toolhistory/domain';
+import { APP_CONFIG, MESSAGING, METRICS, RECORDING_STORE, REDACTION_POLICY, ROOT_LOGGER } from '../tokens';
 import type { ServiceMetrics } from '../observability/service-metrics';
 import { inBatchSpan, traceparentOf } from './batch-trace';
 import { ConsumerLag } from './consumer-lag';
@@ -15,14 +15,15 @@ import { RecordingActivity } from './recording-activity';
 import { retryWithBackoff } from './retry-with-backoff';
 
 /**
- * The Kafka edge of recording: consumes partition batches and hands them to
- * RecordPartitionBatch. Resumes from the offsets committed in PostgreSQL;
- * the offsets it also commits to Kafka only serve lag monitoring.
+ * The broker edge of recording: consumes partition batches (through the
+ * messaging port) and hands them to RecordPartitionBatch. Resumes from the
+ * offsets committed in PostgreSQL; the offsets it also commits to the
+ * broker only serve lag tooling.
  */
 @Injectable()
 export class KafkaRecorderConsumer implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private consumer?: Consumer;
-  private producer?: Producer;
+  private consumer?: PartitionedConsumer;
+  private deadLetters?: Closable<DeadLetterSink>;
   private stopping = false;
   /** Partitions whose position was checked against PostgreSQL since the last assignment. */
   private readonly positioned = new Set<number>();
@@ -31,7 +32,7 @@ export class KafkaRecorderConsumer implements OnApplicationBootstrap, BeforeAppl
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @Inject(KAFKA) private readonly kafka: Kafka,
+    @Inject(MESSAGING) private readonly messaging: KafkaMessaging,
     @Inject(RECORDING_STORE) private readonly store: RecordingStore,
     @Inject(REDACTION_POLICY) private readonly redaction: RedactionPolicy,
     @Inject(ROOT_LOGGER) rootLogger: Logger,
@@ -39,77 +40,59 @@ export class KafkaRecorderConsumer implements OnApplicationBootstrap, BeforeAppl
     @Inject(METRICS) private readonly metrics: ServiceMetrics,
   ) {
     this.log = rootLogger.child({ component: 'recorder' });
-    this.lag = new ConsumerLag(kafka, store, config.kafka.groupId, config.kafka.topic);
+    this.lag = new ConsumerLag(messaging, store, config.kafka.groupId, config.kafka.topic);
     metrics.observeConsumerLag(() => this.lag.read());
   }
 
   async onApplicationBootstrap(): Promise<void> {
     const { kafka: k } = this.config;
-    await ensureTopics(this.kafka, [
+    await this.messaging.ensureTopics([
       { topic: k.topic, numPartitions: k.partitions, replicationFactor: k.replicationFactor },
       { topic: k.deadLetterTopic, numPartitions: k.partitions, replicationFactor: k.replicationFactor },
     ]);
-
-    this.producer = this.kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
-    await this.producer.connect();
-    const recordBatch = new RecordPartitionBatch(this.store, new KafkaDeadLetterSink(this.producer, k.deadLetterTopic), {
+    this.deadLetters = await this.messaging.deadLetterSink(k.deadLetterTopic);
+    const recordBatch = new RecordPartitionBatch(this.store, this.deadLetters.value, {
       consumerGroup: k.groupId,
       maxEventBytes: this.config.maxEventBytes,
       redaction: this.redaction,
     });
-
-    const consumer = this.kafka.consumer({
+    this.consumer = this.messaging.consumer({
       groupId: k.groupId,
-      allowAutoTopicCreation: false,
-      sessionTimeout: k.sessionTimeoutMs,
-      heartbeatInterval: Math.max(500, Math.floor(k.sessionTimeoutMs / 10)),
-      maxBytesPerPartition: 2 * 1024 * 1024,
-      retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 300, maxRetryTime: 10_000 },
-    });
-    this.consumer = consumer;
-    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
-      // A new assignment: every partition is positioned again before its first batch is recorded
-      // (checked per batch), and sent to its start now, for partitions where no batch would come
-      // (the group's Kafka offsets already at the end).
-      this.positioned.clear();
-      const partitions = payload.memberAssignment[k.topic] ?? [];
-      this.log.info({ partitions }, 'partitions assigned');
-      void this.seekToStart(partitions);
-    });
-    consumer.on(consumer.events.CRASH, ({ payload }) => {
-      this.log.error({ err: payload.error, restart: payload.restart }, 'consumer crashed');
-    });
-
-    await consumer.connect();
-    await consumer.subscribe({ topic: k.topic, fromBeginning: true });
-    await consumer.run({
-      autoCommit: true,
-      eachBatchAutoResolve: false,
+      topic: k.topic,
+      sessionTimeoutMs: k.sessionTimeoutMs,
       partitionsConsumedConcurrently: k.partitionsConsumedConcurrently,
-      eachBatch: (payload) => this.handleBatch(recordBatch, payload),
+    });
+    await this.consumer.start({
+      batch: (batch, session) => this.handleBatch(recordBatch, batch, session),
+      assigned: (partitions) => {
+        // A new assignment: every partition is positioned again before its first batch is recorded
+        // (checked per batch), and sent to its start now, for partitions where no batch would come
+        // (the group's broker offsets already at the end).
+        this.positioned.clear();
+        this.log.info({ partitions }, 'partitions assigned');
+        void this.seekToStart(partitions);
+      },
+      crashed: (err, restart) => this.log.error({ err, restart }, 'consumer crashed'),
     });
     this.log.info({ topic: k.topic, groupId: k.groupId }, 'recorder started');
   }
 
   async beforeApplicationShutdown(): Promise<void> {
     this.stopping = true;
-    // disconnect() waits for the batch in progress; its transaction commits or rolls back whole.
-    await this.consumer?.disconnect();
-    await this.producer?.disconnect();
-    await this.lag.close();
+    // stop() waits for the batch in progress; its transaction commits or rolls back whole.
+    await this.consumer?.stop();
+    await this.deadLetters?.close();
     this.log.info('recorder stopped');
   }
 
-  private async handleBatch(recordBatch: RecordPartitionBatch, payload: EachBatchPayload): Promise<void> {
-    const { batch, resolveOffset, commitOffsetsIfNecessary } = payload;
-    if (batch.messages.length === 0) return;
-    if (!(await this.isPositioned(batch.partition, batch.firstOffset() ?? batch.messages[0].offset))) return;
+  private async handleBatch(recordBatch: RecordPartitionBatch, batch: StreamBatch, session: BatchSession): Promise<void> {
+    if (!(await this.isPositioned(batch.partition, batch.firstOffset))) return;
     const started = Date.now();
     const timed = this.metrics.batches.startTimer();
     let outcome;
     try {
       this.activity.begin();
-      outcome = await this.recordWithRetries(recordBatch, payload).finally(() => this.activity.end());
+      outcome = await this.recordWithRetries(recordBatch, batch, session).finally(() => this.activity.end());
       timed({ outcome: 'recorded' });
       this.metrics.recordedBatch(outcome.recorded, outcome.duplicates, outcome.deadLetterCodes);
     } catch (error) {
@@ -117,14 +100,13 @@ export class KafkaRecorderConsumer implements OnApplicationBootstrap, BeforeAppl
       const resumeAt = (error as AppError).code === ErrorCode.OffsetGap ? (error as AppError).details.resumeAt : undefined;
       if (typeof resumeAt !== 'string') throw error;
       this.log.warn(
-        { partition: batch.partition, firstOffset: batch.firstOffset(), resumeAt },
+        { partition: batch.partition, firstOffset: batch.firstOffset, resumeAt },
         'batch beyond the recorded offset; going back',
       );
-      this.consumer?.seek({ topic: batch.topic, partition: batch.partition, offset: resumeAt });
+      this.consumer?.seek(batch.partition, resumeAt);
       return;
     }
-    resolveOffset(batch.lastOffset());
-    await commitOffsetsIfNecessary().catch((err) => this.log.warn({ err }, 'Kafka offset commit failed (PostgreSQL holds the position)'));
+    await session.done().catch((err) => this.log.warn({ err }, 'broker offset commit failed (PostgreSQL holds the position)'));
     this.logOutcome(batch, started, outcome);
   }
 
@@ -148,7 +130,7 @@ export class KafkaRecorderConsumer implements OnApplicationBootstrap, BeforeAppl
     });
     if (BigInt(firstOffset) > BigInt(start)) {
       this.log.info({ partition, from: start, fetchedFrom: firstOffset }, 'starting the partition where recording stopped');
-      this.consumer?.seek({ topic, partition, offset: start });
+      this.consumer?.seek(partition, start);
       return false;
     }
     this.positioned.add(partition);
@@ -158,8 +140,7 @@ export class KafkaRecorderConsumer implements OnApplicationBootstrap, BeforeAppl
   private async seekToStart(partitions: readonly number[]): Promise<void> {
     const { topic, groupId } = this.config.kafka;
     try {
-      for (const [partition, offset] of await this.startOffsets(groupId, topic, partitions))
-        this.consumer?.seek({ topic, partition, offset });
+      for (const [partition, offset] of await this.startOffsets(groupId, topic, partitions)) this.consumer?.seek(partition, offset);
     } catch (err) {
       // The per-batch check still positions each partition once a batch arrives.
       this.log.warn({ err: { message: (err as Error).message }, partitions }, 'could not position the partitions on assignment');
@@ -176,24 +157,19 @@ export class KafkaRecorderConsumer implements OnApplicationBootstrap, BeforeAppl
       return offset === undefined;
     });
     if (unknown.length === 0) return starts;
-    const admin = this.kafka.admin();
-    await admin.connect();
-    try {
-      const offsets = await admin.fetchTopicOffsets(topic);
-      for (const partition of unknown) {
-        const low = offsets.find((o) => o.partition === partition)?.low;
-        if (low === undefined)
-          throw new AppError(ErrorCode.BrokerUnavailable, `no offsets for partition ${partition} of ${topic}`, { retriable: true });
-        starts.set(partition, low);
-      }
-      return starts;
-    } finally {
-      await admin.disconnect();
+    const offsets = await this.messaging.partitionEnds(topic).catch((error: Error) => {
+      throw new AppError(ErrorCode.BrokerUnavailable, `no offsets for ${topic}: ${error.message}`, { retriable: true, cause: error });
+    });
+    for (const partition of unknown) {
+      const low = offsets.find((o) => o.partition === partition)?.low;
+      if (low === undefined)
+        throw new AppError(ErrorCode.BrokerUnavailable, `no offsets for partition ${partition} of ${topic}`, { retriable: true });
+      starts.set(partition, low);
     }
+    return starts;
   }
 
-  private recordWithRetries(recordBatch: RecordPartitionBatch, payload: EachBatchPayload) {
-    const { batch, heartbeat, isRunning, isStale } = payload;
+  private recordWithRetries(recordBatch: RecordPartitionBatch, batch: StreamBatch, session: BatchSession) {
     const incoming: IncomingBatch = {
       topic: batch.topic,
       partition: batch.partition,
@@ -202,23 +178,19 @@ export class KafkaRecorderConsumer implements OnApplicationBootstrap, BeforeAppl
         key: m.key,
         value: m.value,
         timestamp: m.timestamp,
-        traceparent: traceparentOf(firstHeader(m.headers?.traceparent)),
+        traceparent: traceparentOf(m.headers.traceparent),
       })),
     };
     // One span for the batch, retries included: it continues the producers' traces.
-    return inBatchSpan(incoming, () => this.retrying(recordBatch, incoming, { heartbeat, isRunning, isStale }));
+    return inBatchSpan(incoming, () => this.retrying(recordBatch, incoming, session));
   }
 
-  private retrying(
-    recordBatch: RecordPartitionBatch,
-    incoming: IncomingBatch,
-    { heartbeat, isRunning, isStale }: Pick<EachBatchPayload, 'heartbeat' | 'isRunning' | 'isStale'>,
-  ) {
+  private retrying(recordBatch: RecordPartitionBatch, incoming: IncomingBatch, session: BatchSession) {
     return retryWithBackoff(() => recordBatch.execute(incoming), {
       initialDelayMs: 200,
       maxDelayMs: 10_000,
-      shouldContinue: () => !this.stopping && isRunning() && !isStale(),
-      whileWaiting: heartbeat,
+      shouldContinue: () => !this.stopping && session.isActive(),
+      whileWaiting: () => session.heartbeat(),
       // What reaches here is no one message's fault (those are set aside inside): an outage is
       // waited out, and anything else is retried too, loudly, rather than thrown to kafkajs,
       // which would restart its fetch loop on the same batch without end. A gap is not retried:
@@ -242,7 +214,7 @@ export class KafkaRecorderConsumer implements OnApplicationBootstrap, BeforeAppl
     });
   }
 
-  private logOutcome(batch: EachBatchPayload['batch'], started: number, outcome: BatchOutcome): void {
+  private logOutcome(batch: StreamBatch, started: number, outcome: BatchOutcome): void {
     this.log.debug({ partition: batch.partition, messages: batch.messages.length, ms: Date.now() - started, ...outcome }, 'batch recorded');
     if (outcome.deadLettered > 0) {
       this.log.warn({ partition: batch.partition, deadLettered: outcome.deadLettered }, 'poison messages dead-lettered');
@@ -261,6 +233,3 @@ export class KafkaRecorderConsumer implements OnApplicationBootstrap, BeforeAppl
     }
   }
 }
-
-const firstHeader = (value: Buffer | string | (Buffer | string)[] | undefined): Buffer | string | undefined =>
-  Array.isArray(value) ? value[0] : value;
