@@ -3,17 +3,12 @@ import type { IHeaders, Kafka, Producer } from 'kafkajs';
 import type { DeadLetterTopic, StoredDeadLetter } from '@toolhistory/domain';
 import { AppError, ErrorCode } from '@toolhistory/errors';
 import { DEAD_LETTER_HEADERS } from './kafka-dead-letter-sink';
+import { textHeaders } from './kafka-headers';
 
 /** Marks a redriven message with the dead letter it came back from (`topic/partition/offset`). */
 export const REDRIVEN_FROM_HEADER = 'dlq-redriven-from';
 
 const READ_WITHIN_MS = 60_000;
-
-const header = (headers: IHeaders | undefined, name: string): string => {
-  const value = headers?.[name];
-  const first = Array.isArray(value) ? value[0] : value;
-  return first === undefined ? '' : first.toString();
-};
 
 /**
  * The dead-letter topic read back with a throw-away consumer group (kafkajs
@@ -129,22 +124,23 @@ export class KafkaDeadLetterTopic implements DeadLetterTopic {
     value: Buffer | null,
     headers: IHeaders | undefined,
   ): StoredDeadLetter {
-    const stub = header(headers, DEAD_LETTER_HEADERS.stub) === 'true';
+    const text = textHeaders(headers);
+    const stub = text[DEAD_LETTER_HEADERS.stub] === 'true';
     return {
       topic: this.name,
       partition,
       offset,
       key: key === null ? null : key.toString(),
       value: stub ? null : value,
-      errorCode: header(headers, DEAD_LETTER_HEADERS.errorCode),
-      reason: header(headers, DEAD_LETTER_HEADERS.reason),
+      errorCode: text[DEAD_LETTER_HEADERS.errorCode] ?? '',
+      reason: text[DEAD_LETTER_HEADERS.reason] ?? '',
       original: {
-        topic: header(headers, DEAD_LETTER_HEADERS.originalTopic),
-        partition: Number(header(headers, DEAD_LETTER_HEADERS.originalPartition)),
-        offset: header(headers, DEAD_LETTER_HEADERS.originalOffset),
-        timestamp: header(headers, DEAD_LETTER_HEADERS.originalTimestamp),
+        topic: text[DEAD_LETTER_HEADERS.originalTopic] ?? '',
+        partition: Number(text[DEAD_LETTER_HEADERS.originalPartition] ?? ''),
+        offset: text[DEAD_LETTER_HEADERS.originalOffset] ?? '',
+        timestamp: text[DEAD_LETTER_HEADERS.originalTimestamp] ?? '',
       },
-      deadLetteredAt: header(headers, DEAD_LETTER_HEADERS.deadLetteredAt),
+      deadLetteredAt: text[DEAD_LETTER_HEADERS.deadLetteredAt] ?? '',
       stub,
     };
   }

@@ -1,14 +1,6 @@
-import type { Consumer, IHeaders, Kafka } from 'kafkajs';
+import type { Consumer, Kafka } from 'kafkajs';
+import { textHeaders } from './kafka-headers';
 import type { ConsumerHandlers, PartitionedConsumer, PartitionedConsumerOptions, StreamMessage } from './partitioned-consumer.port';
-
-const textHeaders = (headers: IHeaders | undefined): Record<string, string | undefined> => {
-  const out: Record<string, string | undefined> = {};
-  for (const [name, value] of Object.entries(headers ?? {})) {
-    const first = Array.isArray(value) ? value[0] : value;
-    out[name] = first === undefined ? undefined : first.toString();
-  }
-  return out;
-};
 
 /**
  * `PartitionedConsumer` on kafkajs: batches resolved by hand (a batch is
