@@ -1,0 +1,118 @@
+import fc from 'fast-check';
+import type { ToolEvent } from '@toolhistory/contract';
+import { parseReplayPolicy } from './replay-policy';
+
+/**
+ * Arbitraries shared by the property tests over traces: well-formed runs
+ * as a producer would publish them, delivered as Kafka may deliver them,
+ * and replay policies.
+ */
+export const T0 = Date.parse('2026-03-01T12:00:00.000Z');
+const scope = { schemaVersion: 2, tenantId: 'acme', conversationId: 'c1', channel: 'web' };
+let ids = 0;
+const uuid = () => `00000000-0000-4000-8000-${(ids++).toString(16).padStart(12, '0')}`;
+
+export const runShape = fc.record({
+  rounds: fc.array(fc.integer({ min: 1, max: 3 }), { minLength: 1, maxLength: 4 }),
+  ending: fc.constantFrom('stop', 'tool_limit', 'failed', 'none'),
+  emptyIds: fc.boolean(),
+  /** The second call of each round (tool_1) answers with an error. */
+  errors: fc.boolean(),
+});
+
+/** A conversation of well-formed runs, in the order a producer would publish them. */
+export function traceOf(runs: fc.Arbitrary<Array<{ rounds: number[]; ending: string; emptyIds: boolean; errors: boolean }>>) {
+  return runs.map((shapes) => {
+    const events: ToolEvent[] = [];
+    let t = T0;
+    const next = () => new Date((t += 1_000)).toISOString();
+    shapes.forEach((shape, r) => {
+      const envelope = { ...scope, runId: `run-${r}` };
+      shape.rounds.forEach((calls, roundIndex) => {
+        const callIds = Array.from({ length: calls }, (_, s) => (shape.emptyIds ? '' : `call_${r}_${roundIndex}_${s}`));
+        callIds.forEach((toolCallId, sequenceIndex) =>
+          events.push({
+            ...envelope,
+            eventId: uuid(),
+            type: 'ToolCallRequested',
+            occurredAt: next(),
+            roundIndex,
+            sequenceIndex,
+            toolCallId,
+            toolName: `tool_${sequenceIndex}`,
+            arguments: { q: roundIndex },
+          }),
+        );
+        callIds.forEach((toolCallId, sequenceIndex) =>
+          events.push({
+            ...envelope,
+            eventId: uuid(),
+            type: 'ToolResultReceived',
+            occurredAt: next(),
+            roundIndex,
+            sequenceIndex,
+            toolCallId,
+            result: { n: sequenceIndex },
+            isError: shape.errors && sequenceIndex === 1,
+          }),
+        );
+      });
+      if (shape.ending === 'failed')
+        events.push({ ...envelope, eventId: uuid(), type: 'RunFailed', occurredAt: next(), error: { code: 'x', message: 'y' } });
+      else if (shape.ending !== 'none')
+        events.push({
+          ...envelope,
+          eventId: uuid(),
+          type: 'RunCompleted',
+          occurredAt: next(),
+          assistantMessageId: `msg-${r}`,
+          finishReason: shape.ending,
+        });
+    });
+    return events;
+  });
+}
+
+/** Delivery as Kafka and producers may make it: reordered, repeated, cut short. */
+export const delivered = traceOf(fc.array(runShape, { minLength: 1, maxLength: 4 })).chain((events) =>
+  fc
+    .tuple(
+      fc.shuffledSubarray(events, { minLength: events.length, maxLength: events.length }),
+      fc.array(fc.nat({ max: events.length - 1 }), { maxLength: 5 }),
+      fc.nat({ max: events.length }),
+      fc.array(fc.nat({ max: events.length }), { maxLength: 4 }),
+      fc.boolean(),
+    )
+    .map(([shuffled, repeats, cut, batchCuts, keepOrder]) => {
+      const ordered = keepOrder ? events : shuffled;
+      const withRepeats = [...ordered];
+      for (const i of repeats) withRepeats.splice(i, 0, ordered[i]);
+      return { events: withRepeats.slice(0, cut), batchCuts };
+    }),
+);
+
+/** Causal invalidation on the traces' arguments ({q: round}): none, tool_1 invalidates tool_0, or tool_0 its own earlier results. */
+const INVALIDATION_RULES = {
+  none: {},
+  other: { tool_1: { invalidates: [{ tool: 'tool_0', match: { '$.q': '$.q' } }] } },
+  self: { tool_0: { invalidates: [{ tool: 'tool_0', match: { '$.q': '$.q' } }] } },
+};
+
+export const policies = fc
+  .record({
+    visibility: fc.constantFrom('per_run', 'per_service_call'),
+    freshnessSeconds: fc.constantFrom(5, 60, 300, 100_000),
+    staleResults: fc.constantFrom('drop', 'placeholder'),
+    invalidation: fc.constantFrom('none', 'other', 'self'),
+    // A round of the traces takes about 6 to 30 test tokens.
+    maxHistoryTokens: fc.option(fc.integer({ min: 0, max: 150 }), { nil: undefined }),
+  })
+  .map(({ invalidation, maxHistoryTokens, ...rest }) => {
+    const channel = maxHistoryTokens === undefined ? rest : { ...rest, maxHistoryTokens };
+    const parsed = parseReplayPolicy({
+      channels: { web: channel },
+      tools: INVALIDATION_RULES[invalidation as keyof typeof INVALIDATION_RULES],
+    });
+    if (!parsed.ok) throw new Error(parsed.problems.join());
+    return parsed.policy;
+  });
