@@ -69,6 +69,21 @@ module.exports = {
       to: { path: 'node_modules/kafkajs/' },
     },
     {
+      name: 'console-api-depends-on-nothing',
+      severity: 'error',
+      comment: "The console API's JSON shapes are types only, shared by the service and the browser app.",
+      from: { path: '^libs/console-api/' },
+      to: { pathNot: ['^libs/console-api/'] },
+    },
+    {
+      name: 'the-console-runs-in-the-browser',
+      severity: 'error',
+      comment:
+        'The browser app takes from the repository only the API shapes; the rest is its own code and its front-end packages.',
+      from: { path: '^apps/console/' },
+      to: { path: '^(libs|apps)/', pathNot: ['^apps/console/', '^libs/console-api/'] },
+    },
+    {
       name: 'errors-depend-on-nothing',
       severity: 'error',
       from: { path: '^libs/errors/' },

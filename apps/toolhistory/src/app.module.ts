@@ -7,6 +7,7 @@ import { KafkaMessaging } from '@toolhistory/messaging';
 import { DatabaseModule } from './database/database.module';
 import type { HealthEndpoint } from './grpc/health-endpoint';
 import { CallerGuard } from './access/caller.guard';
+import { ConsoleModule } from './console/console.module';
 import { GrpcModule } from './grpc/grpc.module';
 import { ObservabilityModule } from './observability/observability.module';
 import type { ServiceMetrics } from './observability/service-metrics';
@@ -64,7 +65,7 @@ export class AppModule {
         DatabaseModule,
         ObservabilityModule,
         ...(roles.includes('recorder') ? [RecorderModule] : []),
-        ...(roles.includes('grpc') ? [GrpcModule] : []),
+        ...(roles.includes('grpc') ? [GrpcModule, ConsoleModule] : []),
       ],
     };
   }

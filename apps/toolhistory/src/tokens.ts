@@ -24,3 +24,6 @@ export const QUERY_CANCELLER = Symbol('QUERY_CANCELLER');
 /** The read model's change feed that the gRPC role's replay cache follows. */
 export const CONVERSATION_CHANGES = Symbol('CONVERSATION_CHANGES');
 export const METRICS = Symbol('METRICS');
+/** The audit console's use cases that no RPC shares. */
+export const CONVERSATION_TIMELINE = Symbol('CONVERSATION_TIMELINE');
+export const LIST_DEAD_LETTERS = Symbol('LIST_DEAD_LETTERS');

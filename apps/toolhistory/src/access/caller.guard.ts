@@ -9,7 +9,7 @@ import { CALLER_AUTHENTICATOR, ROOT_LOGGER } from '../tokens';
 import { toHttpException } from '../http/http-status';
 import { toRpcException } from '../grpc/grpc-status';
 import { peerOf } from '../grpc/grpc-call';
-import { rememberCaller } from './callers-of-calls';
+import { rememberCaller, rememberHttpCaller } from './callers-of-calls';
 
 /**
  * Every ToolHistory RPC and every HTTP route passes here before its handler
@@ -38,15 +38,17 @@ export class CallerGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<Request>();
     const route = `${request.method} ${(request.route as { path?: string } | undefined)?.path ?? request.path}`;
     if (OPEN_HTTP_ROUTES.has(route)) return true;
+    const tenantId = typeof request.params?.tenant === 'string' ? request.params.tenant : undefined;
     let subject: string | undefined;
     try {
       const authorization = request.headers.authorization;
       const caller = await this.authenticator.authenticate(authorization === undefined ? [] : [authorization]);
       subject = caller.subject;
-      authorize(caller, route, undefined);
+      authorize(caller, route, tenantId);
+      rememberHttpCaller(request, caller);
       return true;
     } catch (thrown) {
-      this.refused(thrown, { route, subject, peer: request.socket.remoteAddress });
+      this.refused(thrown, { route, subject, tenantId: tenantId?.slice(0, 256), peer: request.socket.remoteAddress });
       throw toHttpException(thrown);
     }
   }

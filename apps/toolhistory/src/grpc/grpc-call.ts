@@ -1,6 +1,7 @@
 import { status } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
-import { AppError, ErrorCode, MAX_ID_CHARS, toAppError } from '@toolhistory/errors';
+import { MAX_ID_CHARS, toAppError } from '@toolhistory/errors';
+import { withinBudget } from '../within-budget';
 import { grpcStatusOf, toRpcException } from './grpc-status';
 
 /** Statuses that mean the caller asked for something wrong: an info line, no stack. */
@@ -49,21 +50,10 @@ export async function answerUnary<T>(
   budgetMs: number,
   work: (signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  // Aborted at the deadline, so the work's database statements are cancelled rather than left running.
-  const deadline = new AbortController();
-  const overdue = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      deadline.abort();
-      reject(new AppError(ErrorCode.DeadlineExceeded, `${rpc} did not finish within ${budgetMs} ms`));
-    }, budgetMs);
-  });
   try {
-    return await Promise.race([work(deadline.signal), overdue]);
+    return await withinBudget(rpc, budgetMs, work);
   } catch (error) {
     throw failed(log, rpc, ids, error);
-  } finally {
-    clearTimeout(timer);
   }
 }
 

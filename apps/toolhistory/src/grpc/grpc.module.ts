@@ -101,7 +101,8 @@ import type { ServiceMetrics } from '../observability/service-metrics';
       useFactory: (events: EventStore) => new SubscribeToolEvents(events),
     },
   ],
-  exports: [OPEN_SUBSCRIPTIONS],
+  // The console's HTTP API answers from the same use cases (and the same replay cache).
+  exports: [OPEN_SUBSCRIPTIONS, QUERY_AUDIT, GET_REPLAY_HISTORY],
 })
 export class GrpcModule implements OnApplicationShutdown {
   constructor(

@@ -1,6 +1,15 @@
 import fc from 'fast-check';
 import { AppError, ErrorCode } from '@toolhistory/errors';
-import { authorize, Caller, callerFromClaims, RPC_SCOPES, SCOPES, UNAUTHENTICATED_CALLER } from './access-rules';
+import {
+  ALL_TENANT_OPERATIONS,
+  authorize,
+  Caller,
+  callerFromClaims,
+  HTTP_ROUTE_SCOPES,
+  RPC_SCOPES,
+  SCOPES,
+  UNAUTHENTICATED_CALLER,
+} from './access-rules';
 
 const denial = (work: () => void): string | undefined => {
   try {
@@ -64,6 +73,31 @@ describe('authorize', () => {
     const operator = caller('*', ['audit:read']);
     expect(denial(() => authorize(operator, 'ListToolInvocations', 'any-tenant'))).toBeUndefined();
     expect(denial(() => authorize(operator, 'EraseConversation', 'any-tenant'))).toMatch(/needs the scope conversations:erase/);
+  });
+
+  it.each(Object.entries(HTTP_ROUTE_SCOPES))('HTTP route %s needs %s, and a tenant in the route is checked', (route, scope) => {
+    const allTenants = ALL_TENANT_OPERATIONS.has(route);
+    expect(denial(() => authorize(caller(allTenants ? '*' : new Set(['acme']), [scope]), route, 'acme'))).toBeUndefined();
+    expect(
+      denial(() =>
+        authorize(
+          caller(
+            '*',
+            SCOPES.filter((s) => s !== scope),
+          ),
+          route,
+          'acme',
+        ),
+      ),
+    ).toBe(`permission denied: ${route} needs the scope ${scope}`);
+    if (!allTenants) expect(denial(() => authorize(caller(new Set(['acme']), [scope]), route, 'globex'))).toMatch(/tenant "globex"/);
+  });
+
+  it('keeps operations that answer for every tenant (dead letters) to callers permitted every tenant', () => {
+    expect(denial(() => authorize(caller(new Set(['acme', 'globex']), ['dead-letters:read']), 'GET /api/v1/dead-letters', undefined))).toBe(
+      'permission denied: GET /api/v1/dead-letters answers for every tenant and needs a caller permitted every tenant',
+    );
+    expect(denial(() => authorize(caller('*', ['dead-letters:read']), 'GET /api/v1/dead-letters', undefined))).toBeUndefined();
   });
 
   it('refuses an RPC without an access rule to everyone', () => {

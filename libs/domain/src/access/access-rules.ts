@@ -1,7 +1,14 @@
 import { AppError, ErrorCode } from '@toolhistory/errors';
 
 /** What a token may allow, one scope per kind of use (least privilege). */
-export const SCOPES = ['history:read', 'audit:read', 'events:subscribe', 'conversations:erase', 'metrics:read'] as const;
+export const SCOPES = [
+  'history:read',
+  'audit:read',
+  'events:subscribe',
+  'conversations:erase',
+  'metrics:read',
+  'dead-letters:read',
+] as const;
 export type Scope = (typeof SCOPES)[number];
 
 /**
@@ -25,10 +32,26 @@ export type ToolHistoryRpc = keyof typeof RPC_SCOPES;
  */
 export const HTTP_ROUTE_SCOPES = {
   'GET /metrics': 'metrics:read',
+  // The audit console's API: the tenant is the route's `:tenant`, checked like an RPC's tenant_id.
+  'GET /api/v1/me': 'audit:read',
+  'GET /api/v1/tenants/:tenant/conversations/:conversation/timeline': 'audit:read',
+  'GET /api/v1/tenants/:tenant/search': 'audit:read',
+  'GET /api/v1/tenants/:tenant/usage': 'audit:read',
+  'GET /api/v1/dead-letters': 'dead-letters:read',
 } as const satisfies Record<string, Scope>;
 
-/** Routes for orchestrators' probes: like grpc.health.v1, they need no token and tell nothing but up or down. */
-export const OPEN_HTTP_ROUTES: ReadonlySet<string> = new Set(['GET /livez', 'GET /readyz']);
+/**
+ * Operations whose answer can hold any tenant's data (a dead letter may not
+ * even name its tenant): only a caller permitted every tenant may use them.
+ */
+export const ALL_TENANT_OPERATIONS: ReadonlySet<string> = new Set(['GET /api/v1/dead-letters']);
+
+/**
+ * Routes that need no token. The probes, like grpc.health.v1, tell nothing
+ * but up or down; the console's page and its built assets are code, the
+ * same for everyone, and ask the API (which checks the caller) for data.
+ */
+export const OPEN_HTTP_ROUTES: ReadonlySet<string> = new Set(['GET /livez', 'GET /readyz', 'GET /console', 'GET /console/assets/:file']);
 
 const OPERATION_SCOPES: Readonly<Record<string, Scope>> = { ...RPC_SCOPES, ...HTTP_ROUTE_SCOPES };
 
@@ -85,6 +108,12 @@ export function authorize(caller: Caller, rpc: string, tenantId: string | undefi
   if (!Object.hasOwn(OPERATION_SCOPES, rpc)) throw new AppError(ErrorCode.PermissionDenied, `permission denied: ${rpc} has no access rule`);
   const needed = OPERATION_SCOPES[rpc];
   if (!caller.scopes.has(needed)) throw new AppError(ErrorCode.PermissionDenied, `permission denied: ${rpc} needs the scope ${needed}`);
+  if (ALL_TENANT_OPERATIONS.has(rpc) && caller.tenants !== '*') {
+    throw new AppError(
+      ErrorCode.PermissionDenied,
+      `permission denied: ${rpc} answers for every tenant and needs a caller permitted every tenant`,
+    );
+  }
   if (tenantId && caller.tenants !== '*' && !caller.tenants.has(tenantId)) {
     throw new AppError(
       ErrorCode.PermissionDenied,

@@ -1,0 +1,27 @@
+import type { Logger } from 'pino';
+import { MAX_ID_CHARS, toAppError } from '@toolhistory/errors';
+import { withinBudget } from '../within-budget';
+import { httpStatusOf, toHttpException } from './http-status';
+
+/**
+ * Runs one HTTP route's work within its budget and answers every failure
+ * the same way, as answerUnary does for RPCs: the classified status, a
+ * caller's mistake logged as one info line, our own faults with their cause.
+ */
+export async function answerHttp<T>(
+  log: Logger,
+  route: string,
+  rawIds: Record<string, unknown>,
+  budgetMs: number,
+  work: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  try {
+    return await withinBudget(route, budgetMs, work);
+  } catch (thrown) {
+    const ids = Object.fromEntries(Object.entries(rawIds).map(([k, v]) => [k, typeof v === 'string' ? v.slice(0, MAX_ID_CHARS) : v]));
+    const error = toAppError(thrown);
+    if (httpStatusOf(error) < 500) log.info({ ...ids, code: error.code, reason: error.message }, `${route} refused`);
+    else log.warn({ err: thrown, ...ids }, `${route} failed`);
+    throw toHttpException(error);
+  }
+}
