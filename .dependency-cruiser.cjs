@@ -78,8 +78,7 @@ module.exports = {
     {
       name: 'the-console-runs-in-the-browser',
       severity: 'error',
-      comment:
-        'The browser app takes from the repository only the API shapes; the rest is its own code and its front-end packages.',
+      comment: 'The browser app takes from the repository only the API shapes; the rest is its own code and its front-end packages.',
       from: { path: '^apps/console/' },
       to: { path: '^(libs|apps)/', pathNot: ['^apps/console/', '^libs/console-api/'] },
     },

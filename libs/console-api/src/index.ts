@@ -47,8 +47,12 @@ export interface TimelineCallView {
 
 export interface TimelineRunView {
   runId: string;
+  /** As stored now; replay's verdicts, not this, follow the as-of moment. */
   status: RunStatus;
   startedAt: string;
+  endedAt: string | null;
+  finishReason: string | null;
+  error: { code: string | null; message: string | null } | null;
   rounds: { roundIndex: number; calls: TimelineCallView[] }[];
 }
 

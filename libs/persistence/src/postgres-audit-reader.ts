@@ -7,6 +7,7 @@ import type {
   InvocationRecord,
   SearchHit,
   SearchQuery,
+  StoredRun,
   UsageQuery,
   UsageReport,
 } from '@toolhistory/domain';
@@ -99,6 +100,24 @@ export class PostgresAuditReader implements AuditReader {
     try {
       const { rows } = await this.canceller.query<InvocationRecord>(this.pool, { text, values }, signal);
       return rows.map((r) => ({ ...r, durationMs: r.durationMs === null ? null : Math.round(r.durationMs) }));
+    } catch (error) {
+      throw classifyPostgresError(error);
+    }
+  }
+
+  async conversationRuns(tenantId: string, conversationId: string, signal?: AbortSignal): Promise<StoredRun[]> {
+    try {
+      const { rows } = await this.canceller.query<StoredRun>(
+        this.pool,
+        {
+          text: `SELECT run_id AS "runId", status, ${isoText('started_at')} AS "startedAt", ${isoText('ended_at')} AS "endedAt",
+                finish_reason AS "finishReason", error_code AS "errorCode", error_message AS "errorMessage"
+         FROM runs WHERE tenant_id = $1 AND conversation_id = $2 ORDER BY started_at, run_id`,
+          values: [tenantId, conversationId],
+        },
+        signal,
+      );
+      return rows;
     } catch (error) {
       throw classifyPostgresError(error);
     }

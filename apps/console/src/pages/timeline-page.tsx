@@ -76,8 +76,17 @@ function RunSection({ run }: { run: TimelineRunView }) {
     <section class="run" data-testid="timeline-run">
       <h3>
         Run <code>{run.runId}</code> <span class={`tag run-status ${run.status}`}>{run.status}</span>
-        <small>{formatTime(run.startedAt)}</small>
+        <small>
+          {formatTime(run.startedAt)}
+          {run.endedAt ? ` – ${formatTime(run.endedAt)}` : ''}
+          {run.finishReason ? ` · ${run.finishReason}` : ''}
+        </small>
       </h3>
+      {run.error ? (
+        <p class="run-error">
+          {run.error.code}: {run.error.message}
+        </p>
+      ) : null}
       {run.rounds.map((round) => (
         <div class="round" key={round.roundIndex}>
           <h4>Round {round.roundIndex}</h4>

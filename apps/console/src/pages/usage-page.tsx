@@ -17,18 +17,23 @@ function bucketLabel(iso: string, bucket: 'hour' | 'day'): string {
   return bucket === 'day' ? iso.slice(0, 10) : `${iso.slice(5, 10)} ${iso.slice(11, 16)}`;
 }
 
-/** Calls per tool and period, stacked; a bar's errors are in the tooltip and the table. */
+/** Calls per tool and period, stacked; errors and durations are in the table below. */
 function UsageChart({ usage }: { usage: UsageView }) {
   const canvas = useRef<HTMLCanvasElement>(null);
   const data = useMemo(() => {
-    const buckets = [...new Set(usage.rows.map((r) => r.bucketStart))].sort();
+    // Every period of the span, empty ones too, so the axis is time as it passed.
+    const step = usage.bucket === 'day' ? DAY : 3_600_000;
+    const buckets: string[] = [];
+    for (let t = Math.floor(Date.parse(usage.from) / step) * step; t < Date.parse(usage.to); t += step)
+      buckets.push(new Date(t).toISOString());
+    const key = (iso: string) => Math.floor(Date.parse(iso) / step);
     const tools = [...new Set(usage.rows.map((r) => r.toolName))].sort();
-    const calls = new Map(usage.rows.map((r) => [`${r.toolName}\u0000${r.bucketStart}`, r.calls]));
+    const calls = new Map(usage.rows.map((r) => [`${r.toolName}\u0000${key(r.bucketStart)}`, r.calls]));
     return {
       labels: buckets.map((b) => bucketLabel(b, usage.bucket)),
       datasets: tools.map((tool, i) => ({
         label: tool,
-        data: buckets.map((b) => calls.get(`${tool}\u0000${b}`) ?? 0),
+        data: buckets.map((b) => calls.get(`${tool}\u0000${key(b)}`) ?? 0),
         backgroundColor: PALETTE[i % PALETTE.length],
       })),
     };
@@ -90,7 +95,7 @@ export function UsagePage({ tenant, bucket = 'hour', days = '7' }: { tenant: str
             <>
               <UsageChart usage={usage} />
               <p class="summary">
-                {usage.rows.reduce((n, r) => n + r.calls, 0)} calls, {usage.rows.reduce((n, r) => n + r.errors, 0)} errors; tokens of
+                calls: {usage.rows.reduce((n, r) => n + r.calls, 0)}, errors: {usage.rows.reduce((n, r) => n + r.errors, 0)}; tokens of
                 completed runs: {usage.inputTokens} in, {usage.outputTokens} out
               </p>
               <table data-testid="usage-table">

@@ -9,6 +9,7 @@ import {
   searchQueryOf,
   wholeRedactionMarkers,
   SearchRequest,
+  StoredRun,
   UsageBucket,
   UsageReport,
 } from '@toolhistory/domain';
@@ -77,6 +78,13 @@ export class QueryAudit {
       throw invalid(`a period of ${request.bucket} buckets may span at most ${MAX_USAGE_PERIOD_MS[request.bucket] / 86_400_000} days`);
     }
     return this.reader.usage({ tenantId: request.tenantId, from: iso(from)!, to: iso(to)!, bucket: request.bucket }, signal);
+  }
+
+  /** The runs of one conversation as stored now (the console's timeline). */
+  async conversationRuns(tenantId: string, conversationId: string, signal?: AbortSignal): Promise<StoredRun[]> {
+    requireArguments({ tenant_id: tenantId, conversation_id: conversationId });
+    checkRequestIds({ tenant_id: tenantId, conversation_id: conversationId });
+    return this.reader.conversationRuns(tenantId, conversationId, signal);
   }
 
   /** Full-text search over the tenant's invocations, best first. */

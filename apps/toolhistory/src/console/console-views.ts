@@ -30,6 +30,9 @@ export function toTimelineRunViews(timeline: ConversationTimeline): TimelineRunV
     runId: run.runId,
     status: run.status,
     startedAt: run.startedAt,
+    endedAt: run.endedAt,
+    finishReason: run.finishReason,
+    error: run.error,
     rounds: run.rounds.map((round) => ({
       roundIndex: round.roundIndex,
       calls: round.calls.map((call) => ({ invocation: toInvocationView(call.invocation), replay: call.replay })),

@@ -30,13 +30,14 @@ export class GetConversationTimeline {
   async execute(query: TimelineQuery, signal?: AbortSignal): Promise<ConversationTimelineView> {
     const asOf = query.asOf ?? this.now();
     const { invocations, truncated } = await this.storedInvocations(query, signal);
+    const runs = await this.audit.conversationRuns(query.tenantId, query.conversationId, signal);
     const history = await this.replay.execute({
       tenantId: query.tenantId,
       conversationId: query.conversationId,
       format: 'openai_chat',
       asOf,
     });
-    const timeline = conversationTimeline(invocations, history);
+    const timeline = conversationTimeline(invocations, history, runs);
     const times = invocations.map((i) => i.at).sort();
     return {
       tenantId: query.tenantId,

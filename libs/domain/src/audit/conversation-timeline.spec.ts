@@ -36,7 +36,7 @@ function timelineOf(
 ) {
   const { runs, invocations } = readModelOf(events, batchCuts);
   const history = replayHistory(req, runs, invocations, policy, testTokens);
-  return { history, invocations, timeline: conversationTimeline(invocations.map(recordOf), history) };
+  return { history, runs, invocations, timeline: conversationTimeline(invocations.map(recordOf), history, runs) };
 }
 
 describe('conversationTimeline properties (any delivery of any trace, any policy, any moment)', () => {
@@ -88,15 +88,15 @@ describe('conversationTimeline properties (any delivery of any trace, any policy
     );
   });
 
-  it("takes a run's status from replay: its turn, else what its omissions imply", () => {
+  it("shows each run's stored status, end and error, whatever replay makes of its calls", () => {
     fc.assert(
       fc.property(delivered, policies, request, ({ events, batchCuts }, policy, req) => {
-        const { history, timeline } = timelineOf(events, batchCuts, policy, req);
+        const { runs, timeline } = timelineOf(events, batchCuts, policy, req);
         for (const run of timeline.runs) {
-          const turn = history.turns.find((t) => t.runId === run.runId);
-          const reasons = new Set(history.omitted.filter((o) => o.runId === run.runId).map((o) => o.reason));
-          const expected = turn?.status ?? (reasons.has('run_failed') ? 'failed' : reasons.has('run_incomplete') ? 'running' : 'unknown');
-          expect(run.status).toBe(expected);
+          const stored = runs.find((r) => r.runId === run.runId);
+          expect([run.status, run.endedAt, run.error !== null]).toEqual(
+            stored ? [stored.status, stored.endedAt, stored.status === 'failed'] : ['unknown', null, false],
+          );
         }
       }),
     );

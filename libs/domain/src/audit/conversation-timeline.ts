@@ -1,4 +1,4 @@
-import type { RunStatus } from '../projection/read-model.types';
+import type { RunRow, RunStatus } from '../projection/read-model.types';
 import type { Omission, OmissionReason, ReplayHistory } from '../replay/replay-history';
 import { type InvocationRecord, type InvocationStatus, statusOf } from './invocation-listing';
 
@@ -25,14 +25,20 @@ export interface TimelineRound {
   calls: TimelineCall[];
 }
 
-/** `unknown`: replay says nothing of the run (it was recorded after the moment asked about). */
+/** A run as stored now: how it ended, whatever replay makes of its calls. */
+export type StoredRun = Pick<RunRow, 'runId' | 'status' | 'startedAt' | 'endedAt' | 'finishReason' | 'errorCode' | 'errorMessage'>;
+
+/** `unknown`: no run row holds it (its invocations were recorded, its run row was not). */
 export type TimelineRunStatus = RunStatus | 'unknown';
 
 export interface TimelineRun {
   runId: string;
   status: TimelineRunStatus;
-  /** The earliest time of its invocations. */
+  /** The run's start, else the earliest time of its invocations. */
   startedAt: string;
+  endedAt: string | null;
+  finishReason: string | null;
+  error: { code: string | null; message: string | null } | null;
   rounds: TimelineRound[];
 }
 
@@ -45,23 +51,16 @@ export interface ConversationTimeline {
 
 const placeOf = (runId: string, roundIndex: number, sequenceIndex: number) => `${runId}\u0000${roundIndex}\u0000${sequenceIndex}`;
 
-/** Run status as replay saw it: a replayed turn says it; an omission for a failed or unfinished run implies it. */
-function runStatuses(history: ReplayHistory): Map<string, RunStatus> {
-  const statuses = new Map<string, RunStatus>(history.turns.map((t) => [t.runId, t.status]));
-  for (const o of history.omitted) {
-    if (statuses.has(o.runId)) continue;
-    if (o.reason === 'run_failed') statuses.set(o.runId, 'failed');
-    else if (o.reason === 'run_incomplete') statuses.set(o.runId, 'running');
-  }
-  return statuses;
-}
-
 /**
  * Pairs each invocation with replay's verdict by its place (run, round,
  * sequence). Two rows can share a place (a call and a result that never
  * matched); an omission then goes to the row with its tool call id.
  */
-export function conversationTimeline(invocations: readonly InvocationRecord[], history: ReplayHistory): ConversationTimeline {
+export function conversationTimeline(
+  invocations: readonly InvocationRecord[],
+  history: ReplayHistory,
+  storedRuns: readonly StoredRun[] = [],
+): ConversationTimeline {
   const kept = new Map<string, { expired: boolean; invalidatedBy?: string }>();
   for (const turn of history.turns) {
     for (const round of turn.rounds) {
@@ -78,7 +77,7 @@ export function conversationTimeline(invocations: readonly InvocationRecord[], h
     const place = placeOf(o.runId, o.roundIndex, o.sequenceIndex);
     omissions.set(place, [...(omissions.get(place) ?? []), o]);
   }
-  const statuses = runStatuses(history);
+  const stored = new Map(storedRuns.map((r) => [r.runId, r]));
 
   const verdictOf = (invocation: InvocationRecord): ReplayVerdict => {
     const place = placeOf(invocation.runId, invocation.roundIndex, invocation.sequenceIndex);
@@ -105,7 +104,16 @@ export function conversationTimeline(invocations: readonly InvocationRecord[], h
   for (const invocation of ordered) {
     let run = runs.get(invocation.runId);
     if (!run) {
-      run = { runId: invocation.runId, status: statuses.get(invocation.runId) ?? 'unknown', startedAt: invocation.at, rounds: [] };
+      const facts = stored.get(invocation.runId);
+      run = {
+        runId: invocation.runId,
+        status: facts?.status ?? 'unknown',
+        startedAt: facts?.startedAt ?? invocation.at,
+        endedAt: facts?.endedAt ?? null,
+        finishReason: facts?.finishReason ?? null,
+        error: facts?.status === 'failed' ? { code: facts.errorCode, message: facts.errorMessage } : null,
+        rounds: [],
+      };
       runs.set(invocation.runId, run);
     }
     let round = run.rounds.find((r) => r.roundIndex === invocation.roundIndex);

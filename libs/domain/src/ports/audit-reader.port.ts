@@ -1,6 +1,7 @@
 import type { InvocationCursor, InvocationFilter, InvocationRecord } from '../audit/invocation-listing';
 import type { UsageQuery, UsageReport } from '../audit/usage-report';
 import type { SearchHit, SearchQuery } from '../audit/search-request';
+import type { StoredRun } from '../audit/conversation-timeline';
 
 /** Read side for audit and billing: every invocation, including those replay leaves out. */
 /** A `signal` that aborts (the caller's deadline passed) cancels the query in the store. */
@@ -19,4 +20,6 @@ export interface AuditReader {
    * stored row holds can match or appear in a snippet.
    */
   searchInvocations(query: SearchQuery, signal?: AbortSignal): Promise<SearchHit[]>;
+  /** The runs of one conversation as stored now, oldest first. */
+  conversationRuns(tenantId: string, conversationId: string, signal?: AbortSignal): Promise<StoredRun[]>;
 }
