@@ -47,7 +47,10 @@ function UsageChart({ usage }: { usage: UsageView }) {
         animation: false,
         responsive: true,
         maintainAspectRatio: false,
-        scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true, title: { display: true, text: 'calls' } } },
+        scales: {
+          x: { stacked: true, ticks: { maxRotation: 0, autoSkip: true, maxTicksLimit: 12 } },
+          y: { stacked: true, beginAtZero: true, title: { display: true, text: 'calls' } },
+        },
         plugins: { legend: { position: 'bottom' } },
       },
     });
@@ -60,8 +63,8 @@ function UsageChart({ usage }: { usage: UsageView }) {
   );
 }
 
-export function UsagePage({ tenant, bucket = 'hour', days = '7' }: { tenant: string; bucket?: string; days?: string }) {
-  const span = Number(days) > 0 ? Number(days) : 7;
+export function UsagePage({ tenant, bucket = 'hour', days = '1' }: { tenant: string; bucket?: string; days?: string }) {
+  const span = Number(days) > 0 ? Number(days) : 1;
   // Whole buckets: from the start of the current hour (or day) back.
   const to = useMemo(() => {
     const unit = bucket === 'day' ? DAY : 3_600_000;
