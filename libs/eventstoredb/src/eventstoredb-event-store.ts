@@ -26,8 +26,10 @@ import {
   tenantStreamPrefix,
   toGlobalPosition,
 } from './eventstoredb-mapping';
-import { IdleWatchdog } from './idle-watchdog';
 import { subscriptionFeed } from './subscription-feed';
+
+/** Events asked of the server per page of a $all read. */
+const READ_PAGE = 512;
 
 /** The tombstone EventStoreDB writes into a hard-deleted stream; it shows up in $all. */
 const TOMBSTONE_EVENT_TYPE = '$streamDeleted';
@@ -35,11 +37,6 @@ const TOMBSTONE_EVENT_TYPE = '$streamDeleted';
 export interface EventStoreDbEventStoreOptions {
   /** Appends with expectation 'any' that lose a race are retried this many times in all. */
   maxAppendAttempts?: number;
-  /**
-   * readAll fails (retriably) when the server says nothing for this long
-   * before it reports being caught up (see readAll).
-   */
-  readIdleTimeoutMs?: number;
   /** Erased streams remembered, so their old events in $all cost no lookup. */
   erasedStreamsCached?: number;
   /** Streams a subscription remembers as not erased. */
@@ -64,7 +61,6 @@ interface ReadScope {
  */
 export class EventStoreDbEventStore implements EventStore {
   private readonly maxAppendAttempts: number;
-  private readonly readIdleTimeoutMs: number;
   private readonly liveStreamsCached: number;
   /** Tombstones are final, so what is known erased stays erased. */
   private readonly erased: LRUCache<string, true>;
@@ -74,7 +70,6 @@ export class EventStoreDbEventStore implements EventStore {
     options: EventStoreDbEventStoreOptions = {},
   ) {
     this.maxAppendAttempts = options.maxAppendAttempts ?? 10;
-    this.readIdleTimeoutMs = options.readIdleTimeoutMs ?? 30_000;
     this.liveStreamsCached = options.liveStreamsCachedPerSubscription ?? 10_000;
     this.erased = new LRUCache({ max: options.erasedStreamsCached ?? 10_000 });
   }
@@ -156,48 +151,39 @@ export class EventStoreDbEventStore implements EventStore {
   }
 
   /**
-   * A bounded catch-up subscription with the server-side stream-name
-   * filter: this client's plain $all read cannot filter on the server, and a
-   * tenant's events are a thin slice of $all. The read stops at `limit`
-   * events or when the server reports being caught up (a mark EventStoreDB
-   * sends since 23.10): every event recorded before the call is then read.
-   * The idle guard turns an older server's silence into a retriable error
-   * instead of a read that never returns.
+   * A read of $all filtered on the server by stream-name prefix (the
+   * tenant's, else ours), in pages of `READ_PAGE` events from the last
+   * position seen. The read ends at the end of $all as it stood, so no
+   * caught-up mark or idle guard is needed. Events the server sends that the
+   * port does not show (system events, other types, erased streams) are
+   * skipped here; a full page means more may follow.
    */
   async readAll(after: GlobalPosition, options: ReadAllOptions): Promise<RecordedToolEvent[]> {
     const scope = this.scopeOf(after, options, new Map<string, true>());
     if (options.limit <= 0) return [];
-    const watchdog = new IdleWatchdog(this.readIdleTimeoutMs);
+    const filter = streamNameFilter({ prefixes: [scope.prefix] });
     const out: RecordedToolEvent[] = [];
-    let caughtUp = false;
+    let from = readPositionAfter(scope.after);
+    let last: Position | undefined;
     try {
-      const subscription = this.client.subscribeToAll({
-        fromPosition: readPositionAfter(scope.after),
-        filter: streamNameFilter({ prefixes: [scope.prefix], checkpointReached: () => watchdog.touch() }),
-      });
-      for await (const item of subscriptionFeed<AllStreamResolvedEvent>(subscription, { signal: watchdog.signal })) {
-        watchdog.touch();
-        if (item.kind === 'caughtUp') {
-          caughtUp = true;
-          break;
+      for (;;) {
+        let sent = 0;
+        for await (const resolved of this.client.readAll({ fromPosition: from, filter, maxCount: READ_PAGE })) {
+          sent += 1;
+          const position = resolved.event?.position;
+          // A page may start at the position it was asked from: that event was taken already.
+          if (!position || (last && !positionIsAfter(position, last))) continue;
+          last = position;
+          from = { commit: position.commit, prepare: position.prepare };
+          const recorded = await this.accept(resolved, scope);
+          if (recorded) out.push(recorded);
+          if (out.length >= options.limit) return out;
         }
-        const recorded = await this.accept(item.value, scope);
-        if (recorded) out.push(recorded);
-        if (out.length >= options.limit) return out;
+        if (sent < READ_PAGE) return out;
       }
     } catch (error) {
       throw classifyEventStoreDbError(error);
-    } finally {
-      watchdog.stop();
     }
-    if (caughtUp) return out;
-    throw new AppError(
-      ErrorCode.StorageUnavailable,
-      watchdog.signal.aborted
-        ? `EventStoreDB sent nothing for ${this.readIdleTimeoutMs} ms before being caught up (reading $all needs EventStoreDB 23.10 or later)`
-        : 'EventStoreDB ended a read of $all before it was caught up',
-      { retriable: true },
-    );
   }
 
   /**
@@ -374,4 +360,9 @@ async function collect<T>(read: AsyncIterable<T>): Promise<T[]> {
 
 function describe(ref: StreamRef): string {
   return `${ref.tenantId}/${ref.conversationId}`;
+}
+
+/** $all order: by commit position, then prepare position. */
+function positionIsAfter(position: Position, other: Position): boolean {
+  return position.commit > other.commit || (position.commit === other.commit && position.prepare > other.prepare);
 }

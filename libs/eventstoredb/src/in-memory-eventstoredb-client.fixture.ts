@@ -36,8 +36,8 @@ export class InMemoryEventStoreDbClient {
   private readonly streams = new Map<string, { revision: bigint; tombstoned: boolean }>();
   private readonly subscriptions = new Set<FakeSubscription>();
   private nextPosition = 2n ** 53n + 1_000n;
-  /** When false, subscriptions never send the caught-up mark (servers before 23.10). */
-  sendsCaughtUp = true;
+  /** Reads of $all asked for (each a page). */
+  readsOfAll = 0;
 
   get openSubscriptions(): number {
     return this.subscriptions.size;
@@ -84,6 +84,31 @@ export class InMemoryEventStoreDbClient {
     return {};
   }
 
+  /**
+   * A forward read of $all with the server-side prefix filter: at most
+   * `maxCount` matching events, ending at the end of the log. It starts at
+   * the position itself (inclusive), so a reader resuming from the last
+   * event it saw must not take that event twice.
+   */
+  readAll(
+    options: { fromPosition?: ReadPosition; filter?: Filter; maxCount?: number | bigint } = {},
+  ): AsyncIterableIterator<AllStreamResolvedEvent> {
+    this.readsOfAll += 1;
+    const from = options.fromPosition ?? START;
+    const prefixes = options.filter && 'prefixes' in options.filter ? options.filter.prefixes : null;
+    const atOrAfter = (p: Position) =>
+      from === START || (from !== 'end' && (p.commit > from.commit || (p.commit === from.commit && p.prepare >= from.prepare)));
+    const records = this.log
+      .filter((r) => atOrAfter(r.position) && (prefixes === null || prefixes.some((prefix) => r.streamId.startsWith(prefix))))
+      .slice(0, Number(options.maxCount ?? Number.MAX_SAFE_INTEGER));
+    return (async function* () {
+      for (const record of records) {
+        await tick();
+        yield toResolved(record) as AllStreamResolvedEvent;
+      }
+    })();
+  }
+
   subscribeToAll(options: { fromPosition?: ReadPosition; filter?: Filter } = {}): FakeSubscription {
     const from = options.fromPosition ?? START;
     const after = from === START ? -1n : from === 'end' ? this.nextPosition : from.commit;
@@ -98,7 +123,7 @@ export class InMemoryEventStoreDbClient {
       if (subscription.closed) return;
       // Catch-up, then live: the server starts after the position (exclusive).
       for (const record of this.log) if (record.position.commit > after) subscription.deliver(record);
-      if (this.sendsCaughtUp) subscription.emitCaughtUp();
+      subscription.emitCaughtUp();
       subscription.live = true;
     });
     return subscription;
