@@ -36,7 +36,9 @@ describe('the toolhistory command line (real broker, real database)', () => {
   const tenantId = uniqueName('tenant');
   const conversationId = uniqueName('conv');
   const scope = { tenantId, conversationId, runId: 'r1', channel: 'support' };
-  const recent = (s: number) => new Date(Date.now() - 60_000 + s * 1000).toISOString();
+  // One moment for the whole file: `recent(-10)` stays before the events however long the tests take.
+  const startedAt = Date.now();
+  const recent = (s: number) => new Date(startedAt - 60_000 + s * 1000).toISOString();
   const run = [
     toolCall(scope, { roundIndex: 0, sequenceIndex: 0, toolCallId: 'c1', toolName: 'lookup', arguments: { id: 7 }, occurredAt: recent(0) }),
     toolResult(scope, { roundIndex: 0, sequenceIndex: 0, toolCallId: 'c1', result: { ok: true }, occurredAt: recent(1) }),
