@@ -230,9 +230,9 @@ describe('audit console in a real browser, through the real service with recorde
     await expectText(page.getByTestId('timeline-summary'), '1 call(s) replayed');
     expect(await calls.locator('.verdict').allTextContents()).toEqual([
       'replayed',
-      'left out: recorded after this moment',
-      'left out: recorded after this moment',
-      'left out: recorded after this moment',
+      'not yet recorded at this moment',
+      'not yet recorded at this moment',
+      'not yet recorded at this moment',
     ]);
     await screenshot(page, 'timeline-as-of');
     expect(problems).toEqual([]);

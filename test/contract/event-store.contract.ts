@@ -203,5 +203,21 @@ export function describeEventStoreContract(adapter: string, open: () => Promise<
       await store.append(stream, events);
       expect((await store.readStream(stream)).map((r) => r.event)).toEqual(events);
     });
+
+    it('keeps the trace context an event was appended with beside it, on every read, and never in its payload', async () => {
+      const stream = newStream();
+      const events = runOf(stream, 3);
+      const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+      await store.append(stream, events, { traceparents: new Map([[events[0].eventId.toLowerCase(), traceparent]]) });
+      const read = await store.readStream(stream);
+      expect(read.map((r) => r.traceparent)).toEqual([traceparent, undefined, undefined]);
+      expect(read[0].event).toEqual(events[0]);
+      const all = await store.readAll(START_POSITION, { tenantId: stream.tenantId, limit: 10 });
+      expect(all.map((r) => r.traceparent)).toEqual([traceparent, undefined, undefined]);
+      const abort = new AbortController();
+      const [first] = await collect(START_POSITION, stream.tenantId, 1, abort.signal);
+      abort.abort();
+      expect(first.traceparent).toBe(traceparent);
+    });
   });
 }

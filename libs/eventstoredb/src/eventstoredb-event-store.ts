@@ -118,9 +118,13 @@ export class EventStoreDbEventStore implements EventStore {
         );
       }
       try {
-        const result = await this.client.appendToStream(name, fresh.map(toEventData), {
-          streamState: expectedRevisionFor(expected, state.count),
-        });
+        const result = await this.client.appendToStream(
+          name,
+          fresh.map((e) => toEventData(e, options.traceparents)),
+          {
+            streamState: expectedRevisionFor(expected, state.count),
+          },
+        );
         // Only a client built with throwOnAppendFailure: false answers a refused write this way.
         if (result.success) return { streamPosition: streamPositionOf(result.nextExpectedRevision), appended: fresh.length, duplicates };
       } catch (error) {
@@ -319,10 +323,27 @@ function withoutRecorded(events: readonly StoredToolEvent[], recorded: ReadonlyS
   });
 }
 
-/** Written as received, in its own schema version: readers upcast it. */
-function toEventData(event: StoredToolEvent) {
+/** Written as received, in its own schema version (readers upcast it); the trace context goes in the metadata, never the data. */
+function toEventData(event: StoredToolEvent, traceparents: ReadonlyMap<string, string> | undefined) {
   const data: JSONType = { ...event };
-  return jsonEvent({ id: event.eventId, type: event.type, data });
+  const traceparent = traceparents?.get(event.eventId.toLowerCase());
+  return jsonEvent({ id: event.eventId, type: event.type, data, ...(traceparent ? { metadata: { traceparent } } : {}) });
+}
+
+/** The trace context kept in an event's metadata, when it holds one. */
+function traceparentOf(event: RecordedEvent): string | undefined {
+  let metadata: unknown = event.metadata;
+  // A client that did not parse the metadata gives its bytes.
+  if (metadata instanceof Uint8Array) {
+    try {
+      metadata = JSON.parse(Buffer.from(metadata).toString('utf8'));
+    } catch {
+      return undefined;
+    }
+  }
+  if (typeof metadata !== 'object' || metadata === null) return undefined;
+  const { traceparent } = metadata as { traceparent?: unknown };
+  return typeof traceparent === 'string' && traceparent !== '' ? traceparent : undefined;
 }
 
 function toRecorded(event: RecordedEvent, position: Position): RecordedToolEvent {
@@ -335,6 +356,7 @@ function toRecorded(event: RecordedEvent, position: Position): RecordedToolEvent
     streamPosition: streamPositionOf(event.revision),
     recordedAt: event.created.toISOString(),
     event: upcastToolEvent(data),
+    ...(traceparentOf(event) ? { traceparent: traceparentOf(event) } : {}),
   };
 }
 

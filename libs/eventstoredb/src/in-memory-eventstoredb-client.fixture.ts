@@ -56,7 +56,14 @@ export class InMemoryEventStoreDbClient {
     let revision = current;
     for (const event of events) {
       revision += 1n;
-      this.write({ streamId: name, id: event.id.toLowerCase(), type: event.type, json: JSON.stringify(event.data), revision });
+      this.write({
+        streamId: name,
+        id: event.id.toLowerCase(),
+        type: event.type,
+        json: JSON.stringify(event.data),
+        ...(event.metadata === undefined ? {} : { metadataJson: JSON.stringify(event.metadata) }),
+        revision,
+      });
     }
     this.streams.set(name, { revision, tombstoned: false });
     return { success: true, nextExpectedRevision: revision, position: undefined };
@@ -163,6 +170,8 @@ interface StoredRecord {
   id: string;
   type: string;
   json: string;
+  /** The event's metadata as JSON, when it was given one. */
+  metadataJson?: string;
   revision: bigint;
   position: Position;
   created: Date;
@@ -243,7 +252,7 @@ function toResolved(record: StoredRecord): ResolvedEvent {
     type: record.type,
     created: record.created,
     data: JSON.parse(record.json),
-    metadata: undefined,
+    metadata: record.metadataJson === undefined ? undefined : JSON.parse(record.metadataJson),
     position: record.position,
   };
   return { event: event as ResolvedEvent['event'], commitPosition: record.position.commit };

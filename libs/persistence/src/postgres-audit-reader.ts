@@ -18,10 +18,17 @@ import { isoText } from './sql-rows';
 
 const ARGUMENTS = invocationArgumentsSql('invocations');
 const RESULT = invocationResultSql('invocations');
-/** The trace the producer sent with the call (else with the result): the trace id of its W3C traceparent. */
-const TRACE_ID = `(SELECT split_part(e.traceparent, '-', 2) FROM events e
-  WHERE e.event_id IN (invocations.call_event_id, invocations.result_event_id) AND e.traceparent IS NOT NULL
-  ORDER BY e.event_id = invocations.call_event_id DESC LIMIT 1)`;
+/**
+ * The trace the producer sent with the call (else with the result): the trace id of its W3C traceparent,
+ * kept in `events` or, for events in another store, in `external_event_traces`.
+ */
+const TRACE_ID = `(SELECT split_part(t.traceparent, '-', 2) FROM (
+    SELECT e.event_id, e.traceparent FROM events e
+    WHERE e.event_id IN (invocations.call_event_id, invocations.result_event_id) AND e.traceparent IS NOT NULL
+    UNION ALL
+    SELECT x.event_id, x.traceparent FROM external_event_traces x
+    WHERE x.event_id IN (invocations.call_event_id, invocations.result_event_id)
+  ) t ORDER BY t.event_id = invocations.call_event_id DESC LIMIT 1)`;
 
 const STATUS_CONDITION = {
   pending: 'result_event_id IS NULL',

@@ -20,6 +20,7 @@ export class PostgresConversationEraser implements ConversationEraser {
       await lockConversationsForSearch(client, [{ tenantId, conversationId }], 'exclusive');
       const erasedEvents = await eraseStreamEvents(client, { tenantId, conversationId });
       await client.query('DELETE FROM invocation_search WHERE tenant_id = $1 AND conversation_id = $2', key);
+      await client.query('DELETE FROM external_event_traces WHERE tenant_id = $1 AND conversation_id = $2', key);
       const invocations = await client.query('DELETE FROM invocations WHERE tenant_id = $1 AND conversation_id = $2', key);
       await client.query('DELETE FROM runs WHERE tenant_id = $1 AND conversation_id = $2', key);
       await client.query('DELETE FROM conversations WHERE tenant_id = $1 AND conversation_id = $2', key);

@@ -19,13 +19,14 @@ import { classifyPostgresError } from './postgres-errors';
 import { isoText } from './sql-rows';
 
 const SELECT_RECORDED = `SELECT global_position::text AS "globalPosition", stream_position AS "streamPosition",
-  ${isoText('recorded_at')} AS "recordedAt", payload FROM events`;
+  ${isoText('recorded_at')} AS "recordedAt", payload, traceparent FROM events`;
 
 interface RecordedRow {
   globalPosition: string;
   streamPosition: number;
   recordedAt: string;
   payload: unknown;
+  traceparent: string | null;
 }
 
 export interface PostgresEventStoreOptions {
@@ -85,6 +86,7 @@ export class PostgresEventStore implements EventStore {
         );
       }
       const { positioned } = await allocateStreamPositions(client, fresh);
+      for (const p of positioned) p.traceparent = options.traceparents?.get(p.event.eventId.toLowerCase());
       await insertEvents(client, positioned);
       return { streamPosition: version + positioned.length, appended: positioned.length, duplicates };
     });
@@ -162,6 +164,7 @@ function toRecorded(row: RecordedRow): RecordedToolEvent {
     streamPosition: row.streamPosition,
     recordedAt: row.recordedAt,
     event: upcastToolEvent(row.payload),
+    ...(row.traceparent ? { traceparent: row.traceparent } : {}),
   };
 }
 

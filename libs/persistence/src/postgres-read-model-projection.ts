@@ -1,4 +1,4 @@
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import {
   CheckpointedProjection,
   conversationKeyString,
@@ -49,6 +49,7 @@ export class PostgresReadModelProjection implements CheckpointedProjection {
       );
       const applied = fresh.filter((r) => !gone.has(conversationKeyString(r.event)));
       await applyRecordedEvents(client, applied, LIVE_READ_MODEL, this.events, 'row', this.tokens);
+      await keepTraceContexts(client, applied);
       // Off the recorder's path already: the documents follow in the same transaction (see PostgresSearchProjection).
       await refreshSearchDocuments(client, keysTouchedBy(applied.map((r) => r.event)).invocations);
     });
@@ -57,4 +58,21 @@ export class PostgresReadModelProjection implements CheckpointedProjection {
   skip(event: RecordedToolEvent, failure: { code: string; reason: string }): Promise<void> {
     return skipFailedEvent(this.pool, READ_MODEL_PROJECTION, event, failure);
   }
+}
+
+/** The events' trace contexts, for audit listings (the events themselves stay in the other store). */
+async function keepTraceContexts(client: PoolClient, recorded: readonly RecordedToolEvent[]): Promise<void> {
+  const traced = recorded.filter((r) => r.traceparent !== undefined);
+  if (traced.length === 0) return;
+  await client.query(
+    `INSERT INTO external_event_traces (event_id, tenant_id, conversation_id, traceparent)
+     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[])
+     ON CONFLICT (event_id) DO NOTHING`,
+    [
+      traced.map((r) => r.event.eventId),
+      traced.map((r) => r.event.tenantId),
+      traced.map((r) => r.event.conversationId),
+      traced.map((r) => r.traceparent),
+    ],
+  );
 }

@@ -31,6 +31,7 @@ const ALL_MIGRATIONS = [
   '014_invocation-token-counts',
   '015_dead-letter-redrives',
   '016_event-trace-context',
+  '017_external-event-traces',
 ];
 
 describe('runMigrations (real PostgreSQL)', () => {

@@ -29,5 +29,4 @@ export const OMISSION_REASONS: Record<string, string> = {
   policy_skipped: 'the tool policy keeps it out of replay',
   invalidated: 'made stale by a later mutating call',
   token_budget: 'over the token budget',
-  not_yet_recorded: 'recorded after this moment',
 };

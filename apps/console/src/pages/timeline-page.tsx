@@ -19,6 +19,8 @@ function Verdict({ call }: { call: TimelineCallView }) {
         : 'replayed';
     return <span class={`verdict ${replay.expired || replay.invalidatedBy ? 'notice-kept' : 'kept'}`}>{label}</span>;
   }
+  // Not a rule's verdict: at that moment the call had not happened yet.
+  if (replay.reason === 'not_yet_recorded') return <span class="verdict later">not yet recorded at this moment</span>;
   return (
     <span class="verdict left-out" title={replay.reason}>
       left out: {OMISSION_REASONS[replay.reason] ?? replay.reason}

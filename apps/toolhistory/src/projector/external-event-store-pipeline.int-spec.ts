@@ -1,6 +1,7 @@
 import type { StoredToolEvent } from '@toolhistory/contract';
 import { parsePolicyDocument, START_POSITION } from '@toolhistory/domain';
 import {
+  PostgresAuditReader,
   PostgresConsumerOffsets,
   PostgresConversationEraser,
   PostgresEventStore,
@@ -9,8 +10,11 @@ import {
 } from '@toolhistory/persistence';
 import { freshSchema, FreshSchema } from '../../../../test/support/fresh-schema';
 import { countRows, readModelChecksum } from '../../../../test/support/read-model-queries';
+import { toolCall, toolResult } from '../../../../test/support/tool-event-factory';
 import { agentTraffic } from '../../../../test/support/traffic';
 import { waitFor } from '../../../../test/support/wait-for';
+import { EventStoreDbEventStore } from '@toolhistory/eventstoredb';
+import { InMemoryEventStoreDbClient } from '../../../../libs/eventstoredb/src/in-memory-eventstoredb-client.fixture';
 import { EventStoreConversationEraser } from '../erasure/event-store-conversation-eraser';
 import { EventStoreRecordingStore } from '../recorder/event-store-recording-store';
 import { ReadModelProjector } from './read-model-projector';
@@ -132,6 +136,43 @@ describe('recording through the EventStore port, read model fed by the checkpoin
       expect(await projection.checkpoint()).toBe(recorded[recorded.length - 1].globalPosition);
       const { rows } = await db.pool.query('SELECT sum(event_count)::int AS n FROM conversations');
       expect(rows[0].n).toBe(recorded.length);
+    } finally {
+      await db.drop();
+    }
+  });
+
+  it('keeps the trace context of events held in EventStoreDB for the audit listing, and erases it with the conversation', async () => {
+    // The EventStoreDB adapter on the in-memory model of its client: the trace context travels in the events' metadata.
+    const db = await freshSchema('external_traces');
+    try {
+      const store = new EventStoreDbEventStore(new InMemoryEventStoreDbClient().asClient());
+      const recorder = new EventStoreRecordingStore(store, new PostgresConsumerOffsets(db.pool), redaction);
+      const scope = { tenantId: 'acme', conversationId: 'traced', runId: 'r1' };
+      const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+      const events: StoredToolEvent[] = [
+        toolCall(scope, { roundIndex: 0, sequenceIndex: 0, toolCallId: 'c1' }),
+        toolResult(scope, { roundIndex: 0, sequenceIndex: 0, toolCallId: 'c1' }),
+      ];
+      await recorder.recordBatch({
+        consumerGroup: 'g',
+        topic: 't',
+        partition: 0,
+        events: [
+          { offset: '0', event: events[0], traceparent },
+          { offset: '1', event: events[1] },
+        ],
+        nextOffset: '2',
+      });
+      expect(await countRows(db.pool, 'events')).toBe(0);
+      await new PostgresReadModelProjection(db.pool, store).apply(await store.readAll(START_POSITION, { limit: 100 }));
+
+      const [invocation] = await new PostgresAuditReader(db.pool).listInvocations({ tenantId: 'acme' }, null, 10);
+      expect(invocation.traceId).toBe('4bf92f3577b34da6a3ce929d0e0e4736');
+
+      const traces = async () => (await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM external_event_traces')).rows[0].n;
+      expect(await traces()).toBe(1);
+      await new PostgresConversationEraser(db.pool).erase(scope.tenantId, scope.conversationId);
+      expect(await traces()).toBe(0);
     } finally {
       await db.drop();
     }

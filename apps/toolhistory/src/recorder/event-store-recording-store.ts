@@ -70,10 +70,12 @@ export class EventStoreRecordingStore implements RecordingStore {
       entry.events.push(event);
       streams.set(key, entry);
     }
+    // Kept beside each event in the store (EventStoreDB: its metadata), never in the payload.
+    const traceparents = new Map(fresh.flatMap((m) => (m.traceparent ? [[m.event.eventId.toLowerCase(), m.traceparent] as const] : [])));
     for (const { ref, events } of streams.values()) {
       try {
         const redacted = await this.redacted(ref, events);
-        const appended = await this.events.append(ref, redacted);
+        const appended = await this.events.append(ref, redacted, { traceparents });
         outcome.appended += appended.appended;
         outcome.duplicates += appended.duplicates;
         // The store skips duplicates wherever they are; what it appended is then the stream's tail.

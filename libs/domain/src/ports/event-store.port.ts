@@ -30,6 +30,8 @@ export type ExpectedStreamPosition = 'any' | 'no_stream' | number;
 
 export interface AppendOptions {
   expectedPosition?: ExpectedStreamPosition;
+  /** The producers' W3C trace context per eventId (lower case), kept beside each event, never in its payload. */
+  traceparents?: ReadonlyMap<string, string>;
 }
 
 export interface AppendResult {
@@ -48,6 +50,8 @@ export interface RecordedToolEvent {
   streamPosition: number;
   recordedAt: string;
   event: ToolEvent;
+  /** The trace context the event was appended with, if any. */
+  traceparent?: string;
 }
 
 export interface ReadAllOptions {
