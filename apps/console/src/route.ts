@@ -13,7 +13,13 @@ export type Route =
 
 export function parseRoute(hash: string): Route {
   const [path, search = ''] = hash.replace(/^#/, '').split('?');
-  const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
+  let parts: string[];
+  try {
+    parts = path.split('/').filter(Boolean).map(decodeURIComponent);
+  } catch {
+    // A hand-edited link with a broken escape: start from home rather than a blank page.
+    return { page: 'home' };
+  }
   const params = new URLSearchParams(search);
   const param = (name: string) => params.get(name) ?? undefined;
   if (parts[0] === 'dead-letters') return { page: 'dead-letters' };

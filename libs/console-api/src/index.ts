@@ -66,8 +66,10 @@ export interface ConversationTimelineView {
   firstAt: string | null;
   lastAt: string | null;
   runs: TimelineRunView[];
+  /** Calls replay kept, left out, and calls not yet recorded at `asOf`. */
   kept: number;
   omitted: number;
+  notYetRecorded: number;
   historyTokens: number;
   /** More invocations are stored than the timeline shows. */
   truncated: boolean;

@@ -1,4 +1,4 @@
-import type { Pool, PoolClient } from 'pg';
+import type { Pool } from 'pg';
 import {
   CheckpointedProjection,
   conversationKeyString,
@@ -13,6 +13,7 @@ import { applyPastCheckpoint, readCheckpoint, skipFailedEvent } from './postgres
 import { refreshSearchDocuments } from './postgres-search-documents';
 import { READ_MODEL_PROJECTION } from './postgres-read-model-rebuild';
 import { applyRecordedEvents, LIVE_READ_MODEL } from './postgres-read-model-writer';
+import { keepTraceContexts } from './postgres-external-event-traces';
 
 /**
  * The live read model fed from an event store that is not PostgreSQL
@@ -58,21 +59,4 @@ export class PostgresReadModelProjection implements CheckpointedProjection {
   skip(event: RecordedToolEvent, failure: { code: string; reason: string }): Promise<void> {
     return skipFailedEvent(this.pool, READ_MODEL_PROJECTION, event, failure);
   }
-}
-
-/** The events' trace contexts, for audit listings (the events themselves stay in the other store). */
-async function keepTraceContexts(client: PoolClient, recorded: readonly RecordedToolEvent[]): Promise<void> {
-  const traced = recorded.filter((r) => r.traceparent !== undefined);
-  if (traced.length === 0) return;
-  await client.query(
-    `INSERT INTO external_event_traces (event_id, tenant_id, conversation_id, traceparent)
-     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[])
-     ON CONFLICT (event_id) DO NOTHING`,
-    [
-      traced.map((r) => r.event.eventId),
-      traced.map((r) => r.event.tenantId),
-      traced.map((r) => r.event.conversationId),
-      traced.map((r) => r.traceparent),
-    ],
-  );
 }

@@ -18,6 +18,7 @@ import { inTransaction } from './in-transaction';
 import { classifyPostgresError } from './postgres-errors';
 import { advanceCheckpoint, lockCheckpoint } from './postgres-projection-checkpoints';
 import { applyRecordedEvents, LIVE_READ_MODEL, ReadModelTableNames } from './postgres-read-model-writer';
+import { keepTraceContexts } from './postgres-external-event-traces';
 import { fillSearchDocuments, LIVE_SEARCH, refreshSearchDocuments, SearchTableNames } from './postgres-search-documents';
 import { SEARCH_PROJECTION } from './postgres-search-projection';
 import type { InvocationPayloads } from './read-model-tables';
@@ -178,6 +179,8 @@ class PostgresRebuild implements ReadModelRebuild {
 
   private async applyWith(client: PoolClient, recorded: readonly RecordedToolEvent[]): Promise<void> {
     await applyRecordedEvents(client, recorded, REBUILD_TABLES, this.events, this.payloads, this.tokens);
+    // Not a read-model table: kept across rebuilds, and filled here for a database rebuilt from another store.
+    await keepTraceContexts(client, recorded);
     if (this.searchFilled) await refreshSearchDocuments(client, keysTouchedBy(recorded.map((r) => r.event)).invocations, REBUILD_SEARCH);
   }
 }

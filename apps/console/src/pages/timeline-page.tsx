@@ -146,6 +146,7 @@ export function TimelinePage({ tenant, conversation, asOf }: { tenant: string; c
             />
             <p class="summary" data-testid="timeline-summary">
               {timeline.kept} call(s) replayed, {timeline.omitted} left out, {timeline.historyTokens} tokens of history
+              {timeline.notYetRecorded > 0 ? `; ${timeline.notYetRecorded} not yet recorded at this moment` : ''}
               {timeline.truncated ? '; only the first 5,000 invocations are shown' : ''}
             </p>
             {timeline.runs.length === 0 ? <p class="notice">Nothing is recorded for this conversation.</p> : null}

@@ -48,6 +48,7 @@ export class GetConversationTimeline {
       runs: toTimelineRunViews(timeline),
       kept: timeline.kept,
       omitted: timeline.omitted,
+      notYetRecorded: timeline.notYetRecorded,
       historyTokens: history.historyTokens,
       truncated,
     };

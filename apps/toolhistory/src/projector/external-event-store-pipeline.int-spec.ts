@@ -6,6 +6,7 @@ import {
   PostgresConversationEraser,
   PostgresEventStore,
   PostgresReadModelProjection,
+  PostgresReadModelRebuilder,
   PostgresRecordingStore,
 } from '@toolhistory/persistence';
 import { freshSchema, FreshSchema } from '../../../../test/support/fresh-schema';
@@ -17,6 +18,7 @@ import { EventStoreDbEventStore } from '@toolhistory/eventstoredb';
 import { InMemoryEventStoreDbClient } from '../../../../libs/eventstoredb/src/in-memory-eventstoredb-client.fixture';
 import { EventStoreConversationEraser } from '../erasure/event-store-conversation-eraser';
 import { EventStoreRecordingStore } from '../recorder/event-store-recording-store';
+import { RebuildReadModel } from '../rebuild/rebuild-read-model';
 import { ReadModelProjector } from './read-model-projector';
 
 const parsed = parsePolicyDocument({ tools: { run_sql: { maskArguments: ['$.query'] }, send_email: { persist: 'metadata' } } });
@@ -171,6 +173,14 @@ describe('recording through the EventStore port, read model fed by the checkpoin
 
       const traces = async () => (await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM external_event_traces')).rows[0].n;
       expect(await traces()).toBe(1);
+
+      // A database rebuilt from the store gets the trace contexts back.
+      await db.pool.query('DELETE FROM external_event_traces');
+      await new RebuildReadModel(store, new PostgresReadModelRebuilder(db.pool, store, 'row')).execute();
+      expect(await traces()).toBe(1);
+      const [rebuilt] = await new PostgresAuditReader(db.pool).listInvocations({ tenantId: 'acme' }, null, 10);
+      expect(rebuilt.traceId).toBe('4bf92f3577b34da6a3ce929d0e0e4736');
+
       await new PostgresConversationEraser(db.pool).erase(scope.tenantId, scope.conversationId);
       expect(await traces()).toBe(0);
     } finally {

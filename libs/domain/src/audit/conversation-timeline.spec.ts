@@ -57,7 +57,44 @@ describe('conversationTimeline properties (any delivery of any trace, any policy
           const sequence = round.calls.map((c) => c.invocation.sequenceIndex);
           expect(sequence).toEqual([...sequence].sort((a, b) => a - b));
         }
-        expect(timeline.kept + timeline.omitted).toBe(invocations.length);
+      }),
+    );
+  });
+
+  it('counts each verdict, and says "not yet recorded" exactly of the invocations replay could not see at that moment', () => {
+    fc.assert(
+      fc.property(delivered, policies, request, ({ events, batchCuts }, policy, req) => {
+        const { runs, invocations, timeline } = timelineOf(events, batchCuts, policy, req);
+        const calls = timeline.runs.flatMap((r) => r.rounds.flatMap((round) => round.calls));
+        const rowOf = (i: InvocationRecord) => invocations.find((r) => r.runId === i.runId && r.pairKey === i.pairKey)!;
+        const count = (f: (c: (typeof calls)[number]) => boolean) => calls.filter(f).length;
+        const notYet = (c: (typeof calls)[number]) => !c.replay.kept && c.replay.reason === 'not_yet_recorded';
+        expect([timeline.kept, timeline.omitted, timeline.notYetRecorded]).toEqual([
+          count((c) => c.replay.kept),
+          count((c) => !c.replay.kept && !notYet(c)),
+          count(notYet),
+        ]);
+        const seen = (iso: string | null, recorded: boolean) => recorded && iso !== null && Date.parse(iso) <= req.asOf;
+        for (const c of calls) {
+          const i = rowOf(c.invocation);
+          const run = runs.find((r) => r.runId === i.runId);
+          const visible =
+            run !== undefined &&
+            Date.parse(run.startedAt) <= req.asOf &&
+            (seen(i.requestedAt, i.callEventId !== null) || seen(i.completedAt, i.resultEventId !== null));
+          expect([i.pairKey, notYet(c)]).toEqual([i.pairKey, !visible]);
+        }
+      }),
+    );
+  });
+
+  it('shows every stored run, in the order they started, also one without a tool call', () => {
+    fc.assert(
+      fc.property(delivered, policies, request, ({ events, batchCuts }, policy, req) => {
+        const { runs, timeline } = timelineOf(events, batchCuts, policy, req);
+        expect(timeline.runs.map((r) => r.runId).sort()).toEqual([...new Set(runs.map((r) => r.runId))].sort());
+        const starts = timeline.runs.map((r) => Date.parse(r.startedAt));
+        expect(starts).toEqual([...starts].sort((a, b) => a - b));
       }),
     );
   });

@@ -1,5 +1,6 @@
 import type { RunRow, RunStatus } from '../projection/read-model.types';
 import type { Omission, OmissionReason, ReplayHistory } from '../replay/replay-history';
+import { replayedToolCallId } from '../replay/replayed-tool-call-id';
 import { type InvocationRecord, type InvocationStatus, statusOf } from './invocation-listing';
 
 /**
@@ -44,55 +45,75 @@ export interface TimelineRun {
 
 export interface ConversationTimeline {
   runs: TimelineRun[];
-  /** Calls replay kept, and calls it left out, at that moment. */
+  /** Calls replay kept, calls it left out, and calls not yet recorded at that moment. */
   kept: number;
   omitted: number;
+  notYetRecorded: number;
 }
 
-const placeOf = (runId: string, roundIndex: number, sequenceIndex: number) => `${runId}\u0000${roundIndex}\u0000${sequenceIndex}`;
+const keyOf = (runId: string, roundIndex: number, sequenceIndex: number, replayedId: string) =>
+  `${runId}\u0000${roundIndex}\u0000${sequenceIndex}\u0000${replayedId}`;
 
 /**
  * Pairs each invocation with replay's verdict by its place (run, round,
- * sequence). Two rows can share a place (a call and a result that never
- * matched); an omission then goes to the row with its tool call id.
+ * sequence) and the id replay gives it, so two rows sharing a place (a
+ * call and a result that never matched) each get their own. Every stored
+ * run is shown, also one that recorded no tool call.
  */
 export function conversationTimeline(
   invocations: readonly InvocationRecord[],
   history: ReplayHistory,
   storedRuns: readonly StoredRun[] = [],
 ): ConversationTimeline {
+  // Replay names each call by its place and its replayed id (the recorded id, else one derived from the place).
   const kept = new Map<string, { expired: boolean; invalidatedBy?: string }>();
   for (const turn of history.turns) {
     for (const round of turn.rounds) {
       for (const call of round.calls) {
-        kept.set(placeOf(turn.runId, round.roundIndex, call.sequenceIndex), {
+        kept.set(keyOf(turn.runId, round.roundIndex, call.sequenceIndex, call.toolCallId), {
           expired: call.expired,
           ...(call.invalidatedBy ? { invalidatedBy: call.invalidatedBy } : {}),
         });
       }
     }
   }
-  const omissions = new Map<string, Omission[]>();
-  for (const o of history.omitted) {
-    const place = placeOf(o.runId, o.roundIndex, o.sequenceIndex);
-    omissions.set(place, [...(omissions.get(place) ?? []), o]);
-  }
+  const omissions = new Map<string, Omission>(history.omitted.map((o) => [keyOf(o.runId, o.roundIndex, o.sequenceIndex, o.toolCallId), o]));
   const stored = new Map(storedRuns.map((r) => [r.runId, r]));
 
   const verdictOf = (invocation: InvocationRecord): ReplayVerdict => {
-    const place = placeOf(invocation.runId, invocation.roundIndex, invocation.sequenceIndex);
-    const left = omissions.get(place) ?? [];
-    const omission = left.find((o) => o.toolCallId === invocation.toolCallId) ?? left[0];
-    if (omission && (!kept.has(place) || omission.toolCallId === invocation.toolCallId)) {
-      left.splice(left.indexOf(omission), 1);
+    const key = keyOf(
+      invocation.runId,
+      invocation.roundIndex,
+      invocation.sequenceIndex,
+      replayedToolCallId(invocation.toolCallId, invocation),
+    );
+    const omission = omissions.get(key);
+    if (omission)
       return { kept: false, reason: omission.reason, ...(omission.invalidatedBy ? { invalidatedBy: omission.invalidatedBy } : {}) };
-    }
-    const replayed = kept.get(place);
+    const replayed = kept.get(key);
     if (replayed) return { kept: true, ...replayed };
     return { kept: false, reason: 'not_yet_recorded' };
   };
 
   const runs = new Map<string, TimelineRun>();
+  const runOf = (runId: string, firstAt: string): TimelineRun => {
+    let run = runs.get(runId);
+    if (!run) {
+      const facts = stored.get(runId);
+      run = {
+        runId,
+        status: facts?.status ?? 'unknown',
+        startedAt: facts?.startedAt ?? firstAt,
+        endedAt: facts?.endedAt ?? null,
+        finishReason: facts?.finishReason ?? null,
+        error: facts?.status === 'failed' ? { code: facts.errorCode, message: facts.errorMessage } : null,
+        rounds: [],
+      };
+      runs.set(runId, run);
+    }
+    return run;
+  };
+  for (const facts of storedRuns) runOf(facts.runId, facts.startedAt);
   const ordered = [...invocations].sort(
     (a, b) =>
       (a.at < b.at ? -1 : a.at > b.at ? 1 : 0) ||
@@ -100,34 +121,25 @@ export function conversationTimeline(
       a.sequenceIndex - b.sequenceIndex ||
       (a.pairKey < b.pairKey ? -1 : a.pairKey > b.pairKey ? 1 : 0),
   );
-  let keptCount = 0;
+  const counts = { kept: 0, omitted: 0, notYetRecorded: 0 };
   for (const invocation of ordered) {
-    let run = runs.get(invocation.runId);
-    if (!run) {
-      const facts = stored.get(invocation.runId);
-      run = {
-        runId: invocation.runId,
-        status: facts?.status ?? 'unknown',
-        startedAt: facts?.startedAt ?? invocation.at,
-        endedAt: facts?.endedAt ?? null,
-        finishReason: facts?.finishReason ?? null,
-        error: facts?.status === 'failed' ? { code: facts.errorCode, message: facts.errorMessage } : null,
-        rounds: [],
-      };
-      runs.set(invocation.runId, run);
-    }
+    const run = runOf(invocation.runId, invocation.at);
     let round = run.rounds.find((r) => r.roundIndex === invocation.roundIndex);
     if (!round) {
       round = { roundIndex: invocation.roundIndex, calls: [] };
       run.rounds.push(round);
     }
     const replay = verdictOf(invocation);
-    if (replay.kept) keptCount += 1;
+    if (replay.kept) counts.kept += 1;
+    else if (replay.reason === 'not_yet_recorded') counts.notYetRecorded += 1;
+    else counts.omitted += 1;
     round.calls.push({ invocation, status: statusOf(invocation), replay });
   }
   for (const run of runs.values()) {
     run.rounds.sort((a, b) => a.roundIndex - b.roundIndex);
     for (const round of run.rounds) round.calls.sort((a, b) => a.invocation.sequenceIndex - b.invocation.sequenceIndex);
   }
-  return { runs: [...runs.values()], kept: keptCount, omitted: invocations.length - keptCount };
+  const byStart = (a: TimelineRun, b: TimelineRun) =>
+    Date.parse(a.startedAt) - Date.parse(b.startedAt) || (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0);
+  return { runs: [...runs.values()].sort(byStart), ...counts };
 }
