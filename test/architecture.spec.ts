@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { HTTP_ROUTE_SCOPES, OPEN_HTTP_ROUTES, RPC_SCOPES } from '../libs/domain/src';
+import { AUTHENTICATED_HTTP_ROUTES, HTTP_ROUTE_SCOPES, OPEN_HTTP_ROUTES, RPC_SCOPES } from '../libs/domain/src';
 
 const ROOT = join(__dirname, '..');
 const ENTRY_POINTS = new Set([
@@ -56,7 +56,7 @@ describe('architecture', () => {
       );
     });
     expect(routes.length).toBeGreaterThan(2);
-    const ruled = [...Object.keys(HTTP_ROUTE_SCOPES), ...OPEN_HTTP_ROUTES].sort();
+    const ruled = [...Object.keys(HTTP_ROUTE_SCOPES), ...OPEN_HTTP_ROUTES, ...AUTHENTICATED_HTTP_ROUTES].sort();
     expect(routes.sort()).toEqual(ruled);
   });
 

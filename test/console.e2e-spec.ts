@@ -183,7 +183,8 @@ describe('audit console in a real browser, through the real service with recorde
     const assets = [...html.matchAll(/\/console\/assets\/[^"]+/g)].map((m) => m[0]);
     expect(assets.length).toBeGreaterThanOrEqual(2);
     for (const asset of assets) expect((await api(asset)).status).toBe(200);
-    expect((await api('/console/assets/..%2F..%2Fpackage.json')).status).toBe(404);
+    // A name that is not a built asset's is refused, even one that reaches a real file.
+    expect((await api('/console/assets/..%2F..%2Fapps%2Ftoolhistory%2Fsrc%2Fmain.js')).status).toBe(404);
     expect((await api('/console/assets/missing.js')).status).toBe(404);
 
     expect((await api('/api/v1/me')).status).toBe(401);
@@ -196,6 +197,21 @@ describe('audit console in a real browser, through the real service with recorde
     expect(other.status).toBe(403);
     expect(await other.json()).toMatchObject({ code: 'PERMISSION_DENIED', message: expect.stringContaining(otherTenant) });
     expect((await api('/api/v1/dead-letters', auditorToken)).status).toBe(403);
+    // Dead letters may be any tenant's: the scope alone is not enough without every tenant.
+    const twoTenants = await issueToken(key, { tenants: [tenantId, otherTenant], scope: 'dead-letters:read' });
+    const refused = await api('/api/v1/dead-letters', twoTenants);
+    expect([refused.status, ((await refused.json()) as { message: string }).message]).toEqual([
+      403,
+      expect.stringContaining('needs a caller permitted every tenant'),
+    ]);
+    // Any verified caller may ask who it is, whatever its scopes.
+    const me = await api('/api/v1/me', twoTenants);
+    expect(await me.json()).toEqual({
+      subject: 'test-worker',
+      tenants: [tenantId, otherTenant].sort(),
+      scopes: ['dead-letters:read'],
+      authenticated: true,
+    });
     const bad = await api(`/api/v1/tenants/${tenantId}/usage?bucket=week&from=yesterday`, auditorToken);
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({

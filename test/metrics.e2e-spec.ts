@@ -1,4 +1,5 @@
 import type { Producer } from 'kafkajs';
+import { get as httpGet } from 'node:http';
 import { Readable } from 'node:stream';
 import { getMetricsFromStream, type PromHistogramData, type PromMetric } from 'prom2javascript';
 import { freePort, toolHistoryClient, ToolHistoryTestClient } from './support/grpc-client';
@@ -74,6 +75,22 @@ describe('metrics and probes over HTTP, after recording and replaying (real brok
     const ready = await http('/readyz');
     expect([ready.status, await ready.text()]).toEqual([200, 'SERVING\n']);
     expect((await http('/nothing-here')).status).toBe(404);
+  });
+
+  it('without authentication, answers data routes only when addressed by IP address or localhost (no DNS rebinding)', async () => {
+    const statusFor = (path: string, host: string) =>
+      new Promise<number>((resolve, reject) => {
+        const request = httpGet({ host: '127.0.0.1', port: httpPort, path, headers: { host } }, (response) => {
+          response.resume();
+          resolve(response.statusCode ?? 0);
+        });
+        request.on('error', reject);
+      });
+    expect(await statusFor('/metrics', `attacker.example:${httpPort}`)).toBe(403);
+    expect(await statusFor('/api/v1/me', `attacker.example:${httpPort}`)).toBe(403);
+    expect(await statusFor('/livez', `attacker.example:${httpPort}`)).toBe(200);
+    expect(await statusFor('/metrics', `localhost:${httpPort}`)).toBe(200);
+    expect(await statusFor('/api/v1/me', `127.0.0.1:${httpPort}`)).toBe(200);
   });
 
   it('counts what was recorded, dead-lettered, redacted and replayed, in a format Prometheus parses, with no ids as labels', async () => {

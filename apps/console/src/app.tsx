@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { ConsoleCaller } from '@toolhistory/console-api';
-import { ApiError, forgetToken, saveToken } from './api';
+import { ApiError, forgetToken, savedToken, saveToken } from './api';
 import { ErrorNotice } from './components/notice';
 import { DeadLettersPage } from './pages/dead-letters-page';
 import { SearchPage } from './pages/search-page';
@@ -15,7 +15,10 @@ function TokenForm({ onSaved, refused }: { onSaved: () => void; refused: boolean
   return (
     <main class="sign-in">
       <h2>Sign in</h2>
-      <p>This service checks who is calling. Paste a bearer token with the scope audit:read.</p>
+      <p>
+        This service checks who is calling. Paste a bearer token: audit:read for its tenants' conversations, search and usage;
+        dead-letters:read for the dead letters.
+      </p>
       {refused ? <p class="notice error">That token was not accepted.</p> : null}
       <form
         onSubmit={(e) => {
@@ -119,9 +122,22 @@ export function App() {
   if (me.state === 'loading') return <p class="notice">Loading…</p>;
   if (me.state === 'error') {
     if (me.error instanceof ApiError && me.error.status === 401) {
-      return <TokenForm refused={attempt > 0} onSaved={() => setAttempt((n) => n + 1)} />;
+      return <TokenForm refused={attempt > 0 && savedToken() !== null} onSaved={() => setAttempt((n) => n + 1)} />;
     }
-    return <ErrorNotice error={me.error} />;
+    return (
+      <main>
+        <ErrorNotice error={me.error} />
+        <button
+          type="button"
+          onClick={() => {
+            forgetToken();
+            setAttempt((n) => n + 1);
+          }}
+        >
+          Use another token
+        </button>
+      </main>
+    );
   }
   const caller = me.value;
   const operator = caller.tenants === '*' && caller.scopes.includes('dead-letters:read');
@@ -133,7 +149,7 @@ export function App() {
         </h1>
         <TenantPicker caller={caller} current={tenant} />
         <nav>
-          {tenant ? (
+          {tenant && caller.scopes.includes('audit:read') ? (
             <>
               <a href={hrefOf({ page: 'search', tenant })} class={route.page === 'search' ? 'current' : ''}>
                 Search

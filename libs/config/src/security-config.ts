@@ -107,7 +107,8 @@ export function listenHost(variable: 'GRPC_HOST' | 'HTTP_HOST', v: Env, auth: Au
     findings.warnings.push(
       variable === 'GRPC_HOST'
         ? `AUTH_MODE=none and GRPC_HOST=${host}: every caller that reaches the port reads and erases every tenant's history`
-        : `AUTH_MODE=none and HTTP_HOST=${host}: every caller that reaches the port reads the service's metrics`,
+        : `AUTH_MODE=none and HTTP_HOST=${host}: every caller that reaches the port reads the service's metrics and, ` +
+            "where the gRPC role runs, every tenant's invocations, search, usage and dead letters through the audit console's API",
     );
   }
   return host;

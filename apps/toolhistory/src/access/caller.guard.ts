@@ -3,10 +3,11 @@ import { PATTERN_METADATA } from '@nestjs/microservices/constants';
 import type { Metadata } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import type { Request } from 'express';
-import { authorize, type CallerAuthenticator, OPEN_HTTP_ROUTES } from '@toolhistory/domain';
-import { toAppError } from '@toolhistory/errors';
+import { authorize, type CallerAuthenticator, OPEN_HTTP_ROUTES, UNAUTHENTICATED_CALLER } from '@toolhistory/domain';
+import { AppError, ErrorCode, toAppError } from '@toolhistory/errors';
 import { CALLER_AUTHENTICATOR, ROOT_LOGGER } from '../tokens';
 import { toHttpException } from '../http/http-status';
+import { isRebindingSafeHost } from '../http/rebinding-safe-host';
 import { toRpcException } from '../grpc/grpc-status';
 import { peerOf } from '../grpc/grpc-call';
 import { rememberCaller, rememberHttpCaller } from './callers-of-calls';
@@ -44,6 +45,13 @@ export class CallerGuard implements CanActivate {
       const authorization = request.headers.authorization;
       const caller = await this.authenticator.authenticate(authorization === undefined ? [] : [authorization]);
       subject = caller.subject;
+      if (caller === UNAUTHENTICATED_CALLER && !isRebindingSafeHost(request.headers.host)) {
+        throw new AppError(
+          ErrorCode.PermissionDenied,
+          'permission denied: without authentication, HTTP routes answer only requests addressed to an IP address or localhost ' +
+            '(a host name could be re-pointed at this machine); configure authentication to serve other host names',
+        );
+      }
       authorize(caller, route, tenantId);
       rememberHttpCaller(request, caller);
       return true;

@@ -93,6 +93,10 @@ describe('authorize', () => {
     if (!allTenants) expect(denial(() => authorize(caller(new Set(['acme']), [scope]), route, 'globex'))).toMatch(/tenant "globex"/);
   });
 
+  it('lets any verified caller ask who it is, whatever its scopes', () => {
+    expect(denial(() => authorize(caller(new Set(['acme']), []), 'GET /api/v1/me', undefined))).toBeUndefined();
+  });
+
   it('keeps operations that answer for every tenant (dead letters) to callers permitted every tenant', () => {
     expect(denial(() => authorize(caller(new Set(['acme', 'globex']), ['dead-letters:read']), 'GET /api/v1/dead-letters', undefined))).toBe(
       'permission denied: GET /api/v1/dead-letters answers for every tenant and needs a caller permitted every tenant',

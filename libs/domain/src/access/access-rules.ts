@@ -33,12 +33,17 @@ export type ToolHistoryRpc = keyof typeof RPC_SCOPES;
 export const HTTP_ROUTE_SCOPES = {
   'GET /metrics': 'metrics:read',
   // The audit console's API: the tenant is the route's `:tenant`, checked like an RPC's tenant_id.
-  'GET /api/v1/me': 'audit:read',
   'GET /api/v1/tenants/:tenant/conversations/:conversation/timeline': 'audit:read',
   'GET /api/v1/tenants/:tenant/search': 'audit:read',
   'GET /api/v1/tenants/:tenant/usage': 'audit:read',
   'GET /api/v1/dead-letters': 'dead-letters:read',
 } as const satisfies Record<string, Scope>;
+
+/**
+ * Routes any verified caller may use, whatever its scopes: they tell the
+ * caller only what its own token says (the console asks who it is).
+ */
+export const AUTHENTICATED_HTTP_ROUTES: ReadonlySet<string> = new Set(['GET /api/v1/me']);
 
 /**
  * Operations whose answer can hold any tenant's data (a dead letter may not
@@ -105,6 +110,7 @@ export function isKnownRpc(rpc: string): rpc is ToolHistoryRpc {
  * case refuses it as a missing argument.
  */
 export function authorize(caller: Caller, rpc: string, tenantId: string | undefined): void {
+  if (AUTHENTICATED_HTTP_ROUTES.has(rpc)) return;
   if (!Object.hasOwn(OPERATION_SCOPES, rpc)) throw new AppError(ErrorCode.PermissionDenied, `permission denied: ${rpc} has no access rule`);
   const needed = OPERATION_SCOPES[rpc];
   if (!caller.scopes.has(needed)) throw new AppError(ErrorCode.PermissionDenied, `permission denied: ${rpc} needs the scope ${needed}`);
