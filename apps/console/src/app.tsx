@@ -172,7 +172,6 @@ export function App() {
               type="button"
               onClick={() => {
                 forgetToken();
-                setAttempt(0);
                 location.reload();
               }}
             >

@@ -351,12 +351,13 @@ function toRecorded(event: RecordedEvent, position: Position): RecordedToolEvent
   if (!event.isJson || typeof data !== 'object' || data === null || Array.isArray(data) || data instanceof Uint8Array) {
     throw new AppError(ErrorCode.Internal, `event ${event.id} of stream ${event.streamId} is not a JSON object`, { retriable: false });
   }
+  const traceparent = traceparentOf(event);
   return {
     globalPosition: toGlobalPosition(position),
     streamPosition: streamPositionOf(event.revision),
     recordedAt: event.created.toISOString(),
     event: upcastToolEvent(data),
-    ...(traceparentOf(event) ? { traceparent: traceparentOf(event) } : {}),
+    ...(traceparent ? { traceparent } : {}),
   };
 }
 

@@ -21,25 +21,45 @@ export class ConsoleQuery {
 
   /** An ISO-8601 time, as milliseconds since the epoch. */
   time(name: string): number | undefined {
-    const value = this.text(name);
-    if (value === undefined) return undefined;
-    const ms = Date.parse(value);
-    if (Number.isNaN(ms)) this.problems.push(`${name} "${value.slice(0, 64)}" is not a time: write an ISO-8601 time`);
-    return Number.isNaN(ms) ? undefined : ms;
+    return this.checked(
+      name,
+      Date.parse,
+      (ms) => !Number.isNaN(ms),
+      (value) => `${name} "${value.slice(0, 64)}" is not a time: write an ISO-8601 time`,
+    );
   }
 
   wholeNumber(name: string): number | undefined {
-    const value = this.text(name);
-    if (value === undefined) return undefined;
-    if (!/^\d{1,9}$/.test(value)) this.problems.push(`${name} must be a whole number, not "${value.slice(0, 64)}"`);
-    return /^\d{1,9}$/.test(value) ? Number(value) : undefined;
+    return this.checked(
+      name,
+      (value) => (/^\d{1,9}$/.test(value) ? Number(value) : NaN),
+      (n) => !Number.isNaN(n),
+      (value) => `${name} must be a whole number, not "${value.slice(0, 64)}"`,
+    );
   }
 
   oneOf<T extends string>(name: string, allowed: readonly T[]): T | undefined {
+    return this.checked(
+      name,
+      (value) => value as T,
+      (value) => allowed.includes(value),
+      () => `${name} must be one of ${allowed.join(', ')}`,
+    );
+  }
+
+  /** The parameter read by `parse` when `valid` says so; otherwise its problem is kept for check(). */
+  private checked<T>(
+    name: string,
+    parse: (value: string) => T,
+    valid: (parsed: T) => boolean,
+    problem: (value: string) => string,
+  ): T | undefined {
     const value = this.text(name);
     if (value === undefined) return undefined;
-    if (!(allowed as readonly string[]).includes(value)) this.problems.push(`${name} must be one of ${allowed.join(', ')}`);
-    return (allowed as readonly string[]).includes(value) ? (value as T) : undefined;
+    const parsed = parse(value);
+    if (valid(parsed)) return parsed;
+    this.problems.push(problem(value));
+    return undefined;
   }
 
   /** Throws INVALID_ARGUMENT naming every problem found so far. */

@@ -1,6 +1,7 @@
 import { status } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
-import { MAX_ID_CHARS, toAppError } from '@toolhistory/errors';
+import { toAppError } from '@toolhistory/errors';
+import { loggableIds } from '../loggable-ids';
 import { withinBudget } from '../within-budget';
 import { grpcStatusOf, toRpcException } from './grpc-status';
 
@@ -59,8 +60,7 @@ export async function answerUnary<T>(
 
 /** Logs a failed call by its classification and returns what the caller is answered. */
 export function failed(log: Logger, rpc: string, rawIds: Record<string, unknown>, thrown: unknown) {
-  // Ids come from the caller: a log line carries no more of one than the contract allows.
-  const ids = Object.fromEntries(Object.entries(rawIds).map(([k, v]) => [k, typeof v === 'string' ? v.slice(0, MAX_ID_CHARS) : v]));
+  const ids = loggableIds(rawIds);
   const error = toAppError(thrown);
   const code = grpcStatusOf(error);
   if (CALLER_MISTAKES.has(code)) log.info({ ...ids, code: error.code, reason: error.message }, `${rpc} refused`);

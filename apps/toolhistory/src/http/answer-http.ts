@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import { MAX_ID_CHARS, toAppError } from '@toolhistory/errors';
+import { toAppError } from '@toolhistory/errors';
+import { loggableIds } from '../loggable-ids';
 import { withinBudget } from '../within-budget';
 import { httpStatusOf, toHttpException } from './http-status';
 
@@ -18,7 +19,7 @@ export async function answerHttp<T>(
   try {
     return await withinBudget(route, budgetMs, work);
   } catch (thrown) {
-    const ids = Object.fromEntries(Object.entries(rawIds).map(([k, v]) => [k, typeof v === 'string' ? v.slice(0, MAX_ID_CHARS) : v]));
+    const ids = loggableIds(rawIds);
     const error = toAppError(thrown);
     if (httpStatusOf(error) < 500) log.info({ ...ids, code: error.code, reason: error.message }, `${route} refused`);
     else log.warn({ err: thrown, ...ids }, `${route} failed`);
