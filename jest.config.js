@@ -19,6 +19,7 @@ const base = {
 
 const withServices = {
   globalSetup: '<rootDir>/test/support/global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   setupFilesAfterEnv: ['<rootDir>/test/support/service-tier-setup.ts'],
 };
 

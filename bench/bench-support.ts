@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { readFileSync } from 'node:fs';
 import type { Admin, Producer } from 'kafkajs';
 import type { Pool } from 'pg';
+import { openLocalDatabase, readLocalSettings } from '../libs/local-database/src';
 import { dropSchema } from '../libs/persistence/src';
 import { parseArgs } from 'node:util';
 
@@ -127,6 +128,31 @@ export async function stopChild(child: ChildProcess | undefined): Promise<void> 
   await new Promise((done) => child.once('exit', done));
 }
 
+let benchDatabase: Promise<string> | undefined;
+
+/**
+ * The benchmarks' database, by the rule of `npm run start:local` and the
+ * tests: BENCH_DATABASE_URL; else a local PostgreSQL that lets postgres in
+ * without a password; else an embedded one, which stops when the benchmark's
+ * process ends. Which one is printed, since the figures depend on it.
+ */
+export function benchDatabaseUrl(): Promise<string> {
+  benchDatabase ??= (async () => {
+    const root = resolve(__dirname, '../..');
+    const settings = readLocalSettings(process.env, root);
+    const database = await openLocalDatabase({
+      variable: 'BENCH_DATABASE_URL',
+      configuredUrl: process.env.BENCH_DATABASE_URL,
+      database: 'toolhistory_bench',
+      localPort: settings.localPostgresPort,
+      embeddedDirectory: resolve(settings.embeddedPostgresDir, 'bench'),
+    });
+    console.error(`database: ${database.reason}`);
+    return database.url;
+  })();
+  return benchDatabase;
+}
+
 /**
  * Runs a benchmark body against a fresh, migrated schema of its own and
  * removes it afterwards (unless `keep`); exits non-zero on failure.
@@ -136,9 +162,9 @@ export function runInBenchSchema(
   keep: boolean,
   body: (bench: { pool: Pool; schema: string; databaseUrl: string }) => Promise<void>,
 ): void {
-  const databaseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/toolhistory_bench';
   const schema = `${prefix}_${Date.now().toString(36)}`;
   const run = async () => {
+    const databaseUrl = await benchDatabaseUrl();
     const { createPool, runMigrations } = await import('../libs/persistence/src');
     await runMigrations(databaseUrl, schema);
     const pool = createPool({ url: databaseUrl, schema, poolSize: 4, applicationName: 'toolhistory-bench' });

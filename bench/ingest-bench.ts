@@ -27,6 +27,7 @@ import type { Pool } from 'pg';
 import { createPool, ensureDatabase, runMigrations } from '../libs/persistence/src';
 import { agentTraffic } from '../test/support/traffic';
 import {
+  benchDatabaseUrl,
   cpuSeconds,
   createBenchTopics,
   intOption,
@@ -42,7 +43,6 @@ import { readFileSync } from 'node:fs';
 import { catchUpBench } from './catch-up-bench';
 
 const BROKERS = (process.env.BENCH_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
-const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/toolhistory_bench';
 const PARTITIONS = 6;
 
 function partitionOf(key: string): number {
@@ -236,6 +236,7 @@ async function main(): Promise<void> {
       'catch-up': { type: 'boolean' },
     },
   });
+  const DATABASE_URL = await benchDatabaseUrl();
   if (values['catch-up']) {
     await ensureDatabase(DATABASE_URL);
     const kafka = new Kafka({ clientId: 'toolhistory-bench', brokers: BROKERS, logLevel: logLevel.NOTHING });

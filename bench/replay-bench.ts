@@ -31,6 +31,7 @@ import { DEFAULT_CHANNEL_OPTIONS } from '../libs/client/src/tool-history-client'
 import { freePort } from '../test/support/grpc-client';
 import { agentTraffic } from '../test/support/traffic';
 import {
+  benchDatabaseUrl,
   closedLoopLoad,
   openLoopLoad,
   cpuSeconds,
@@ -44,7 +45,6 @@ import {
 } from './bench-support';
 
 const BROKERS = (process.env.BENCH_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
-const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/toolhistory_bench';
 const PROTO = resolve(__dirname, '../../proto/toolhistory/v1/toolhistory.proto');
 const TENANT = 'bench-tenant';
 const CONVERSATION = 'bench-conversation';
@@ -137,6 +137,7 @@ async function main(): Promise<void> {
       'split-roles': { type: 'boolean' },
     },
   });
+  const DATABASE_URL = await benchDatabaseUrl();
   const seconds = intOption(values, 'seconds', 30);
   const clients = intOption(values, 'clients', 64);
   const rate = values.rate === undefined ? undefined : intOption(values, 'rate', 1_000);

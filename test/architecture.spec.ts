@@ -8,6 +8,7 @@ const ENTRY_POINTS = new Set([
   'apps/toolhistory/src/migrate.ts',
   'apps/toolhistory/src/rebuild.ts',
   'apps/toolhistory/src/cli.ts',
+  'apps/local-stack/src/main.ts',
 ]);
 const TEST_FILE = /\.(spec|int-spec|e2e-spec|fixture)\.ts$/;
 

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +8,7 @@ import { assertServiceBuilt } from './support/built-service';
 import { freshSchema, FreshSchema } from './support/fresh-schema';
 import { freePort, toolHistoryClient, ToolHistoryTestClient } from './support/grpc-client';
 import { connectedProducer, freshTopic, publishEvents, readTopic, testKafka } from './support/kafka-fixtures';
+import { dumpSchemaData } from './support/schema-dump';
 import { ServiceProcess, spawnService, stopService } from './support/service-harness';
 import { uniqueName } from './support/test-environment';
 import { runCompleted, runFailed, toolCall, toolResult } from './support/tool-event-factory';
@@ -163,11 +163,8 @@ describe('redaction end to end: planted secrets through the real broker never re
 
   const leaksIn = (text: string) => Object.entries(PLANTED).filter(([, raw]) => text.includes(raw) || text.includes(raw.replace(/ /g, '')));
 
-  it('leaves no planted value in a dump of the whole database schema', () => {
-    const dump = execFileSync('pg_dump', ['--dbname', db.url, '--schema', db.schema, '--data-only', '--no-owner'], {
-      encoding: 'utf8',
-      maxBuffer: 64 * 1024 * 1024,
-    });
+  it('leaves no planted value in a dump of the whole database schema', async () => {
+    const dump = await dumpSchemaData(db.pool, db.schema);
     expect(dump).toContain('[REDACTED:email]');
     expect(leaksIn(dump)).toEqual([]);
   });

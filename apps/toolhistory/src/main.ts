@@ -4,6 +4,7 @@ import { type AppConfig, loadConfig } from '@toolhistory/config';
 import { AppError, ErrorCode } from '@toolhistory/errors';
 import { EXIT } from './cli/exit-codes';
 import { findProjectFile } from './find-project-file';
+import type { Logger } from 'pino';
 import type { Tracing } from './observability/tracing';
 
 /** A batch in hand finishes or rolls back well within this; past it, something is stuck. */
@@ -22,6 +23,7 @@ async function main(): Promise<void> {
   const { startService } = await import('./bootstrap');
   const { createRootLogger } = await import('./logging/pino-nest-logger');
   const logger = createRootLogger(config.logLevel);
+  routeProcessWarnings(logger);
   if (tracing) logger.info({ component: 'tracing', endpoint: config.tracing.endpoint }, 'exporting traces over OTLP/HTTP');
   let app: Awaited<ReturnType<typeof startService>>;
   try {
@@ -64,6 +66,19 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+/**
+ * Node.js's warnings go into the log like everything else. kafkajs 2.2.4
+ * arms a timer with a negative delay on Node.js 23 and later (it fires at
+ * once, as intended), which Node.js reports on every start: kept at debug.
+ */
+function routeProcessWarnings(logger: Logger): void {
+  process.removeAllListeners('warning');
+  process.on('warning', (warning) => {
+    const level = warning.name === 'TimeoutNegativeWarning' ? 'debug' : 'warn';
+    logger[level]({ component: 'node', warning: warning.name }, warning.message);
+  });
 }
 
 async function startTracingIfConfigured(config: AppConfig): Promise<Tracing | null> {

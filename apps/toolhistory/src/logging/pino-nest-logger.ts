@@ -1,5 +1,6 @@
 import type { LoggerService } from '@nestjs/common';
-import pino, { Logger } from 'pino';
+import pino, { type DestinationStream, type Logger } from 'pino';
+import pretty from 'pino-pretty';
 import type { LogLevel } from '@toolhistory/config';
 import { DETECTOR_KINDS, redactText } from '@toolhistory/domain';
 
@@ -10,22 +11,45 @@ import { DETECTOR_KINDS, redactText } from '@toolhistory/domain';
  */
 const LOG_DETECTORS = new Set(DETECTOR_KINDS.filter((kind) => kind !== 'ip'));
 
-export function createRootLogger(level: LogLevel): Logger {
-  return pino({
-    level,
-    base: { service: 'toolhistory' },
-    timestamp: pino.stdTimeFunctions.isoTime,
-    formatters: { level: (label) => ({ level: label }) },
-    hooks: { streamWrite: (line) => redactText(line, LOG_DETECTORS) },
-  });
+/**
+ * A person at a terminal reads lines; a log collector reads JSON. The
+ * redaction hook runs on the JSON line in both cases, before pino-pretty
+ * renders it.
+ */
+export function logDestination(stdout: { isTTY?: boolean } = process.stdout): DestinationStream {
+  return stdout.isTTY ? pretty({ sync: true, ignore: 'service' }) : pino.destination({ fd: 1 });
 }
 
-/** Routes NestJS's own logs into the same JSON stream as the service's. */
+export function createRootLogger(level: LogLevel, destination: DestinationStream = logDestination()): Logger {
+  return pino(
+    {
+      level,
+      base: { service: 'toolhistory' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      hooks: { streamWrite: (line) => redactText(line, LOG_DETECTORS) },
+    },
+    destination,
+  );
+}
+
+/** NestJS's start-up chatter (each module initialised, each route mapped): useful when debugging the wiring only. */
+const START_UP_CONTEXTS = new Set([
+  'InstanceLoader',
+  'RoutesResolver',
+  'RouterExplorer',
+  'NestFactory',
+  'NestApplication',
+  'NestMicroservice',
+]);
+
+/** Routes NestJS's own logs into the same stream as the service's. */
 export class PinoNestLogger implements LoggerService {
   constructor(private readonly logger: Logger) {}
 
   log(message: unknown, context?: string) {
-    this.logger.info({ context }, String(message));
+    if (context !== undefined && START_UP_CONTEXTS.has(context)) this.logger.debug({ context }, String(message));
+    else this.logger.info({ context }, String(message));
   }
   error(message: unknown, trace?: string, context?: string) {
     this.logger.error({ context, trace }, String(message));
