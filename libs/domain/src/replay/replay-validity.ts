@@ -1,6 +1,7 @@
 import { millisOf } from '../projection/row-time';
 import type { InvocationRow, RunRow } from '../projection/read-model.types';
 import type { ReplayRequest } from './replay-history';
+import { resultExpiresAt } from './replay-call-rules';
 import { freshnessWindowSeconds, ReplayPolicy } from './replay-policy';
 
 export interface ReplayValidity {
@@ -38,9 +39,9 @@ export function replayValidity(
     const completed = millisOf(row.completedAt);
     boundary(completed);
     if (!Number.isNaN(completed)) {
-      const windowMs = freshnessWindowSeconds(policy, request.channel, row.toolName ?? '', request.freshnessWindowSeconds) * 1000;
-      // Expired once asOf - completedAt > window, i.e. from completedAt + window + 1 ms on.
-      boundary(completed + windowMs + 1);
+      const windowSeconds = freshnessWindowSeconds(policy, request.channel, row.toolName ?? '', request.freshnessWindowSeconds);
+      // From then on the stale rule (replay-call-rules.ts) drops the result or replaces it by a notice.
+      boundary(resultExpiresAt(completed, windowSeconds));
     }
   }
   return { from, until };

@@ -1,0 +1,174 @@
+import type { InvocationRow, RunRow } from '../projection/read-model.types';
+import { callContextOf, callScopeOf, isLateCall, RunAsOf, runAsOf, SeenRow, seenRowsOf } from './replay-call-context';
+import { iso, policyOf, T0 } from './replay-test-support.fixture';
+
+const RUN = {
+  tenantId: 'acme',
+  conversationId: 'c1',
+  runId: 'r1',
+  channel: 'web',
+  status: 'completed',
+  startedAt: iso(0),
+  lastEventAt: iso(10),
+  endedAt: iso(10),
+  assistantMessageId: 'msg_r1',
+  finishReason: 'stop',
+  inputTokens: null,
+  outputTokens: null,
+  errorCode: null,
+  errorMessage: null,
+} satisfies RunRow;
+
+/** An answered call: requested at +1 s, result at +2 s. */
+function rowWith(fields: Partial<InvocationRow> = {}): InvocationRow {
+  return {
+    tenantId: 'acme',
+    conversationId: 'c1',
+    runId: 'r1',
+    pairKey: `k${fields.roundIndex ?? 0}.${fields.sequenceIndex ?? 0}`,
+    roundIndex: 0,
+    sequenceIndex: 0,
+    toolCallId: 'call_get',
+    toolName: 'get_order',
+    arguments: { orderId: 'A-1' },
+    result: 'shipped',
+    isError: false,
+    requestedAt: iso(1),
+    completedAt: iso(2),
+    callEventId: 'e-call',
+    resultEventId: 'e-result',
+    callAfterRunEnd: false,
+    persist: 'full',
+    argumentRedactions: {},
+    resultRedactions: {},
+    argumentsBytes: null,
+    resultBytes: null,
+    callTokens: null,
+    resultTokens: null,
+    ...fields,
+  };
+}
+
+const seen = (row: InvocationRow, hasCall = true, hasResult = true): SeenRow => ({ row, hasCall, hasResult });
+const ENDED_AT = T0 + 10_000;
+
+describe('isLateCall', () => {
+  it.each([
+    { name: 'requested before the run ended', call: seen(rowWith({ requestedAt: iso(9) })), endedAt: ENDED_AT, late: false },
+    { name: 'requested exactly as the run ended', call: seen(rowWith({ requestedAt: iso(10) })), endedAt: ENDED_AT, late: false },
+    {
+      name: 'requested 1 ms after the run ended',
+      call: seen(rowWith({ requestedAt: new Date(ENDED_AT + 1).toISOString() })),
+      endedAt: ENDED_AT,
+      late: true,
+    },
+    { name: 'a run not ended by asOf', call: seen(rowWith({ requestedAt: iso(99) })), endedAt: Number.POSITIVE_INFINITY, late: false },
+    { name: 'no call seen', call: seen(rowWith({ requestedAt: iso(99) }), false), endedAt: ENDED_AT, late: false },
+  ])('$name', ({ call, endedAt, late }) => {
+    expect(isLateCall(call, endedAt)).toBe(late);
+  });
+});
+
+describe('runAsOf', () => {
+  const rounds = [seen(rowWith({ roundIndex: 0 })), seen(rowWith({ roundIndex: 1, requestedAt: iso(5) }))];
+  it.each<{ name: string; run: RunRow; rows: SeenRow[]; asOf: number; facts: Omit<RunAsOf, 'run'> }>([
+    {
+      name: 'completed by asOf with stop: its last round was sent',
+      run: RUN,
+      rows: rounds,
+      asOf: ENDED_AT,
+      facts: { status: 'completed', endedAt: ENDED_AT, lastRound: 1, lastRoundSent: true },
+    },
+    {
+      name: 'completed after asOf: still running then',
+      run: RUN,
+      rows: rounds,
+      asOf: ENDED_AT - 1,
+      facts: { status: 'running', endedAt: Number.POSITIVE_INFINITY, lastRound: 1, lastRoundSent: false },
+    },
+    {
+      name: 'completed on a tool limit: the last round never reached the model',
+      run: { ...RUN, finishReason: 'tool_limit' },
+      rows: rounds,
+      asOf: ENDED_AT,
+      facts: { status: 'completed', endedAt: ENDED_AT, lastRound: 1, lastRoundSent: false },
+    },
+    {
+      name: 'failed',
+      run: { ...RUN, status: 'failed', finishReason: null },
+      rows: rounds,
+      asOf: ENDED_AT,
+      facts: { status: 'failed', endedAt: ENDED_AT, lastRound: 1, lastRoundSent: false },
+    },
+    {
+      name: 'the last round ignores late calls and results without calls',
+      run: RUN,
+      rows: [...rounds, seen(rowWith({ roundIndex: 2, requestedAt: iso(11) })), seen(rowWith({ roundIndex: 3 }), false)],
+      asOf: ENDED_AT + 5_000,
+      facts: { status: 'completed', endedAt: ENDED_AT, lastRound: 1, lastRoundSent: true },
+    },
+    {
+      name: 'no call yet: no last round',
+      run: { ...RUN, status: 'running', endedAt: null, finishReason: null },
+      rows: [],
+      asOf: ENDED_AT,
+      facts: { status: 'running', endedAt: Number.POSITIVE_INFINITY, lastRound: -1, lastRoundSent: false },
+    },
+  ])('$name', ({ run, rows, asOf, facts }) => {
+    expect(runAsOf(run, rows, asOf)).toStrictEqual({ run, ...facts });
+  });
+});
+
+describe('seenRowsOf', () => {
+  it('keeps rows with a call or a result recorded by asOf, in round then sequence order', () => {
+    const answered = rowWith({ roundIndex: 1, sequenceIndex: 1 });
+    const early = rowWith({ roundIndex: 1, sequenceIndex: 0, completedAt: iso(3) });
+    const resultOnly = rowWith({ roundIndex: 0, callEventId: null, requestedAt: null });
+    const notYet = rowWith({ roundIndex: 0, sequenceIndex: 1, requestedAt: iso(4), completedAt: iso(5) });
+    expect(seenRowsOf([answered, notYet, early, resultOnly], T0 + 2_000)).toStrictEqual([
+      seen(resultOnly, false, true),
+      seen(early, true, false),
+      seen(answered),
+    ]);
+  });
+});
+
+describe('callContextOf', () => {
+  const policy = policyOf({
+    channels: { web: { visibility: 'per_service_call', staleResults: 'placeholder' } },
+    tools: { get_order: { freshnessSeconds: 30, persist: 'metadata' } },
+  });
+  const request = { asOf: ENDED_AT, channel: 'web' };
+  const reportedId = (row: InvocationRow) => `id:${row.toolCallId}`;
+
+  it('looks up the policy, the reported ids and the run facts for one call', () => {
+    const row = rowWith({ roundIndex: 1 });
+    const cancel = rowWith({ toolCallId: 'call_cancel', toolName: 'cancel_order', roundIndex: 2 });
+    const scope = { ...callScopeOf(request, [], policy, reportedId), invalidations: new Map([[row, cancel]]) };
+    const run = runAsOf(RUN, [seen(row)], ENDED_AT);
+    expect(callContextOf(scope, { ...run, lastRoundSent: false }, seen(row))).toStrictEqual({
+      row,
+      toolCallId: 'id:call_get',
+      toolName: 'get_order',
+      hasCall: true,
+      hasResult: true,
+      runStatus: 'completed',
+      visibility: 'per_service_call',
+      late: false,
+      inUnsentLastRound: true,
+      persistToday: 'metadata',
+      staleResults: 'placeholder',
+      freshnessWindowSeconds: 30,
+      asOf: ENDED_AT,
+      invalidation: { toolName: 'cancel_order', toolCallId: 'id:call_cancel' },
+    });
+  });
+
+  it("lets the request's overrides win, and names a result's unknown tool ''", () => {
+    const row = rowWith({ toolName: null, callEventId: null });
+    const scope = callScopeOf({ ...request, freshnessWindowSeconds: 5, staleResults: 'drop' }, [row], policy, reportedId);
+    const context = callContextOf(scope, runAsOf(RUN, [seen(row, false)], ENDED_AT), seen(row, false));
+    expect(context).toMatchObject({ toolName: '', freshnessWindowSeconds: 5, staleResults: 'drop', persistToday: 'full' });
+    expect(context).not.toHaveProperty('invalidation');
+  });
+});

@@ -1,0 +1,299 @@
+import type { InvocationRow } from '../projection/read-model.types';
+import { runFailed, toolCall } from '../../../../test/support/tool-event-factory';
+import {
+  CALL_RULES,
+  CallContext,
+  CallRule,
+  CallVerdict,
+  expiredResultNotice,
+  invalidatedResultNotice,
+  invalidatedRule,
+  orphanCallRule,
+  orphanResultRule,
+  policySkippedRule,
+  runFailedRule,
+  runIncompleteRule,
+  staleRule,
+  trailingUnsentRule,
+  verdictOf,
+} from './replay-call-rules';
+import { inRun, iso, policyOf, replayOf, T0 } from './replay-test-support.fixture';
+
+/** An answered get_order call, result recorded at T0 + 1 s. */
+const ROW = {
+  tenantId: 'acme',
+  conversationId: 'c1',
+  runId: 'r1',
+  pairKey: 'k0',
+  roundIndex: 0,
+  sequenceIndex: 0,
+  toolCallId: 'call_get',
+  toolName: 'get_order',
+  arguments: { orderId: 'A-1' },
+  result: 'shipped',
+  isError: false,
+  requestedAt: iso(0),
+  completedAt: iso(1),
+  callEventId: 'e-call',
+  resultEventId: 'e-result',
+  callAfterRunEnd: false,
+  persist: 'full',
+  argumentRedactions: {},
+  resultRedactions: {},
+  argumentsBytes: null,
+  resultBytes: null,
+  callTokens: null,
+  resultTokens: null,
+} satisfies InvocationRow;
+const COMPLETED_AT = T0 + 1_000;
+
+/** A call every rule keeps: answered, in a completed run's sent round, fully persisted, fresh (60 s of 300 s). */
+function callWith(fields: Partial<Omit<CallContext, 'row'>> & { row?: Partial<InvocationRow> } = {}): CallContext {
+  const { row, ...rest } = fields;
+  return {
+    row: { ...ROW, ...row },
+    toolCallId: 'call_get',
+    toolName: 'get_order',
+    hasCall: true,
+    hasResult: true,
+    runStatus: 'completed',
+    visibility: 'per_run',
+    late: false,
+    inUnsentLastRound: false,
+    persistToday: 'full',
+    staleResults: 'drop',
+    freshnessWindowSeconds: 300,
+    asOf: COMPLETED_AT + 60_000,
+    ...rest,
+  };
+}
+
+interface Case {
+  name: string;
+  call: CallContext;
+  verdict: CallVerdict;
+}
+
+const KEPT: CallVerdict = { kind: 'kept' };
+const omitted = (reason: Extract<CallVerdict, { kind: 'omitted' }>['reason']): CallVerdict => ({ kind: 'omitted', reason });
+const CANCEL = { toolName: 'cancel_order', toolCallId: 'call_cancel' };
+const INVALIDATED_NOTICE = invalidatedResultNotice('get_order', 'cancel_order', 'call_cancel');
+
+const TABLES: Array<[CallRule, Case[]]> = [
+  [
+    runFailedRule,
+    [
+      { name: 'per_run: a failed run shows nothing', call: callWith({ runStatus: 'failed' }), verdict: omitted('run_failed') },
+      { name: 'per_run: a completed run', call: callWith(), verdict: KEPT },
+      { name: 'per_run: a running run is not its concern', call: callWith({ runStatus: 'running' }), verdict: KEPT },
+      {
+        name: "per_service_call: a failed run's sent rounds stay",
+        call: callWith({ runStatus: 'failed', visibility: 'per_service_call' }),
+        verdict: KEPT,
+      },
+    ],
+  ],
+  [
+    runIncompleteRule,
+    [
+      { name: 'per_run: a run still going at asOf', call: callWith({ runStatus: 'running' }), verdict: omitted('run_incomplete') },
+      { name: 'per_run: a completed run', call: callWith(), verdict: KEPT },
+      { name: 'per_run: a failed run is not its concern', call: callWith({ runStatus: 'failed' }), verdict: KEPT },
+      {
+        name: 'per_service_call: a running run',
+        call: callWith({ runStatus: 'running', visibility: 'per_service_call' }),
+        verdict: KEPT,
+      },
+    ],
+  ],
+  [
+    orphanResultRule,
+    [
+      { name: 'a result without its call', call: callWith({ hasCall: false }), verdict: omitted('orphan_result') },
+      {
+        name: 'a result whose call (and tool name) is unknown',
+        call: callWith({ hasCall: false, toolName: '', row: { toolName: null, callEventId: null } }),
+        verdict: omitted('orphan_result'),
+      },
+      { name: 'a call without its result is not its concern', call: callWith({ hasResult: false }), verdict: KEPT },
+      { name: 'a call and its result', call: callWith(), verdict: KEPT },
+    ],
+  ],
+  [
+    orphanCallRule,
+    [
+      { name: 'a call without its result', call: callWith({ hasResult: false }), verdict: omitted('orphan_call') },
+      { name: 'a call and its result', call: callWith(), verdict: KEPT },
+    ],
+  ],
+  [
+    trailingUnsentRule,
+    [
+      { name: 'a call requested after its run ended', call: callWith({ late: true }), verdict: omitted('trailing_unsent') },
+      {
+        name: 'the last round, no later service call carried it',
+        call: callWith({ inUnsentLastRound: true }),
+        verdict: omitted('trailing_unsent'),
+      },
+      { name: 'a round the model answered', call: callWith(), verdict: KEPT },
+    ],
+  ],
+  [
+    policySkippedRule,
+    [
+      { name: "recorded 'full', policy 'full'", call: callWith(), verdict: KEPT },
+      {
+        name: "recorded 'metadata', policy 'full' today",
+        call: callWith({ row: { persist: 'metadata' } }),
+        verdict: omitted('policy_skipped'),
+      },
+      { name: "recorded 'none'", call: callWith({ row: { persist: 'none' } }), verdict: omitted('policy_skipped') },
+      { name: "recorded 'full', policy 'none' today", call: callWith({ persistToday: 'none' }), verdict: omitted('policy_skipped') },
+      {
+        name: "recorded 'metadata', policy 'none' today",
+        call: callWith({ row: { persist: 'metadata' }, persistToday: 'none' }),
+        verdict: omitted('policy_skipped'),
+      },
+      {
+        name: "recorded 'full', policy 'metadata' today",
+        call: callWith({ persistToday: 'metadata' }),
+        verdict: omitted('policy_skipped'),
+      },
+    ],
+  ],
+  [
+    invalidatedRule,
+    [
+      { name: 'no later mutation', call: callWith({ staleResults: 'placeholder' }), verdict: KEPT },
+      {
+        name: "drop: left out, naming the mutation's call",
+        call: callWith({ invalidation: CANCEL }),
+        verdict: { kind: 'omitted', reason: 'invalidated', invalidatedBy: 'call_cancel' },
+      },
+      {
+        name: 'drop: invalidation outranks expiry',
+        call: callWith({ invalidation: CANCEL, freshnessWindowSeconds: 1 }),
+        verdict: { kind: 'omitted', reason: 'invalidated', invalidatedBy: 'call_cancel' },
+      },
+      {
+        name: 'placeholder: a fresh result becomes the invalidated notice',
+        call: callWith({ invalidation: CANCEL, staleResults: 'placeholder' }),
+        verdict: { kind: 'notice', notice: INVALIDATED_NOTICE, expired: false, invalidatedBy: 'call_cancel' },
+      },
+      {
+        name: 'placeholder: an expired result gets the invalidated notice, still marked expired',
+        call: callWith({ invalidation: CANCEL, staleResults: 'placeholder', freshnessWindowSeconds: 1 }),
+        verdict: { kind: 'notice', notice: INVALIDATED_NOTICE, expired: true, invalidatedBy: 'call_cancel' },
+      },
+    ],
+  ],
+  [
+    staleRule,
+    [
+      { name: 'well inside the window', call: callWith(), verdict: KEPT },
+      {
+        name: 'exactly at the window edge is still fresh',
+        call: callWith({ freshnessWindowSeconds: 30, asOf: COMPLETED_AT + 30_000 }),
+        verdict: KEPT,
+      },
+      {
+        name: 'drop: 1 ms past the window edge',
+        call: callWith({ freshnessWindowSeconds: 30, asOf: COMPLETED_AT + 30_001 }),
+        verdict: omitted('stale'),
+      },
+      {
+        name: 'placeholder: 1 ms past the window edge becomes the expired notice',
+        call: callWith({ freshnessWindowSeconds: 30, asOf: COMPLETED_AT + 30_001, staleResults: 'placeholder' }),
+        verdict: { kind: 'notice', notice: expiredResultNotice('get_order', 30), expired: true },
+      },
+      { name: 'window 0: the result as it arrives', call: callWith({ freshnessWindowSeconds: 0, asOf: COMPLETED_AT }), verdict: KEPT },
+      {
+        name: 'window 0: a millisecond later',
+        call: callWith({ freshnessWindowSeconds: 0, asOf: COMPLETED_AT + 1 }),
+        verdict: omitted('stale'),
+      },
+    ],
+  ],
+];
+
+describe.each(TABLES.map(([rule, cases]) => [rule.name, rule, cases] as const))('%s', (_name, rule, cases) => {
+  it.each(cases)('$name', ({ call, verdict }) => {
+    expect(rule(call)).toStrictEqual(verdict);
+  });
+});
+
+describe('CALL_RULES, applied in order (the first verdict that is not kept stands)', () => {
+  it('holds every rule once, in the documented precedence', () => {
+    expect(CALL_RULES).toEqual([
+      runFailedRule,
+      runIncompleteRule,
+      orphanResultRule,
+      orphanCallRule,
+      trailingUnsentRule,
+      policySkippedRule,
+      invalidatedRule,
+      staleRule,
+    ]);
+  });
+
+  it.each<Case>([
+    { name: 'nothing wrong: kept', call: callWith(), verdict: KEPT },
+    {
+      name: 'per_run: an orphan call in a failed run',
+      call: callWith({ runStatus: 'failed', hasResult: false }),
+      verdict: omitted('run_failed'),
+    },
+    {
+      name: 'per_run: an orphan result in a running run',
+      call: callWith({ runStatus: 'running', hasCall: false }),
+      verdict: omitted('run_incomplete'),
+    },
+    {
+      name: 'per_service_call: an orphan call in a failed run',
+      call: callWith({ visibility: 'per_service_call', runStatus: 'failed', hasResult: false }),
+      verdict: omitted('orphan_call'),
+    },
+    {
+      name: 'per_service_call: an orphan result in a running run',
+      call: callWith({ visibility: 'per_service_call', runStatus: 'running', hasCall: false }),
+      verdict: omitted('orphan_result'),
+    },
+    { name: 'a late orphan call', call: callWith({ late: true, hasResult: false }), verdict: omitted('orphan_call') },
+    {
+      name: 'an unsent round of a tool the policy skips',
+      call: callWith({ inUnsentLastRound: true, persistToday: 'none' }),
+      verdict: omitted('trailing_unsent'),
+    },
+    {
+      name: 'a skipped tool whose result was invalidated',
+      call: callWith({ persistToday: 'none', invalidation: CANCEL }),
+      verdict: omitted('policy_skipped'),
+    },
+    {
+      name: 'expired and invalidated, placeholder: the invalidated notice',
+      call: callWith({ invalidation: CANCEL, staleResults: 'placeholder', freshnessWindowSeconds: 1 }),
+      verdict: { kind: 'notice', notice: INVALIDATED_NOTICE, expired: true, invalidatedBy: 'call_cancel' },
+    },
+  ])('$name', ({ call, verdict }) => {
+    expect(verdictOf(call)).toStrictEqual(verdict);
+  });
+
+  it('takes any rule list: the first verdict that is not kept wins, none is kept', () => {
+    const keep: CallRule = () => KEPT;
+    const first: CallRule = () => omitted('stale');
+    const second: CallRule = () => omitted('orphan_call');
+    expect(verdictOf(callWith(), [keep, first, second])).toEqual(omitted('stale'));
+    expect(verdictOf(callWith(), [keep])).toEqual(KEPT);
+    expect(verdictOf(callWith(), [])).toEqual(KEPT);
+  });
+
+  it('through replayHistory: an unanswered call of a failed run is run_failed under per_run, orphan_call per service call', () => {
+    const events = [
+      toolCall(inRun('r1'), { roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_a', occurredAt: iso(0) }),
+      runFailed(inRun('r1'), { occurredAt: iso(2) }),
+    ];
+    expect(replayOf(events).omitted.map((o) => o.reason)).toEqual(['run_failed']);
+    const perServiceCall = policyOf({ channels: { web: { visibility: 'per_service_call' } } });
+    expect(replayOf(events, {}, perServiceCall).omitted.map((o) => o.reason)).toEqual(['orphan_call']);
+  });
+});
