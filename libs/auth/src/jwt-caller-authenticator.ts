@@ -85,7 +85,6 @@ function classify(error: unknown): AppError {
       // ERR_JWKS_TIMEOUT, ERR_JWKS_INVALID and ERR_JOSE_GENERIC (jose's word for a key set endpoint
       // that answered no 200 or no JSON), and network failures.
       return new AppError(ErrorCode.AuthUnavailable, 'tokens cannot be verified right now: the key set is unavailable', {
-        retriable: true,
         cause: error,
       });
   }

@@ -1,2 +1,4 @@
 export * from './app-error';
+export * from './connection-errors';
+export * from './error-codes';
 export * from './require-arguments';

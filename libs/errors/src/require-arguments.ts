@@ -1,4 +1,5 @@
-import { AppError, ErrorCode } from './app-error';
+import { AppError } from './app-error';
+import { ErrorCode } from './error-codes';
 
 /** The longest id a request may carry, as the event contract allows. */
 export const MAX_ID_CHARS = 256;

@@ -49,7 +49,8 @@ describe('classifyEventStoreDbError', () => {
 
   it('retries anything else, so a sick store stalls instead of dead-lettering events', () => {
     for (const cause of [new AccessDeniedError(), new UnknownError(), new TypeError('boom')]) {
-      expect(classifyEventStoreDbError(cause)).toMatchObject({ code: ErrorCode.Internal, retriable: true, cause });
+      // STORAGE_FAILED: the store's failure, not understood here (INTERNAL is this service's own fault, never retried).
+      expect(classifyEventStoreDbError(cause)).toMatchObject({ code: ErrorCode.StorageFailed, retriable: true, cause });
     }
   });
 

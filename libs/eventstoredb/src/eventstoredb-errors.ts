@@ -1,5 +1,5 @@
 import { ErrorType, isCommandError } from '@kurrent/kurrentdb-client';
-import { AppError, ErrorCode } from '@toolhistory/errors';
+import { AppError, ErrorCode, isConnectionError } from '@toolhistory/errors';
 
 /** Failures of the connection rather than of the request: waiting and retrying can succeed. */
 const UNAVAILABLE_TYPES: ReadonlySet<ErrorType> = new Set([
@@ -10,7 +10,6 @@ const UNAVAILABLE_TYPES: ReadonlySet<ErrorType> = new Set([
   ErrorType.CANCELLED,
 ]);
 
-const UNAVAILABLE_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH']);
 /** gRPC status UNAVAILABLE and DEADLINE_EXCEEDED, for errors the client did not convert. */
 const UNAVAILABLE_GRPC_STATUSES = new Set([14, 4]);
 const UNAVAILABLE_MESSAGES = [/failed to discover/i, /connect/i, /unavailable/i, /no connection/i];
@@ -30,26 +29,22 @@ export function classifyEventStoreDbError(error: unknown): AppError {
     switch (error.type) {
       case ErrorType.WRONG_EXPECTED_VERSION:
         return new AppError(ErrorCode.ConcurrencyConflict, `EventStoreDB: stream ${error.streamName} is not at the expected revision`, {
-          retriable: false,
           cause: error,
           details: { expected: String(error.expectedState), actual: String(error.actualState) },
         });
       case ErrorType.STREAM_DELETED:
         return new AppError(ErrorCode.StreamErased, `EventStoreDB: stream ${error.streamName} was erased`, {
-          retriable: false,
           cause: error,
         });
       case ErrorType.MAXIMUM_APPEND_SIZE_EXCEEDED:
         return new AppError(ErrorCode.UnstorableEvent, `EventStoreDB refused an append larger than ${error.maxAppendSize} bytes`, {
-          retriable: false,
           cause: error,
         });
       default:
         return new AppError(
-          UNAVAILABLE_TYPES.has(error.type) ? ErrorCode.StorageUnavailable : ErrorCode.Internal,
+          UNAVAILABLE_TYPES.has(error.type) ? ErrorCode.StorageUnavailable : ErrorCode.StorageFailed,
           `EventStoreDB: ${message}`,
           {
-            retriable: true,
             cause: error,
             details: { type: error.type },
           },
@@ -58,11 +53,10 @@ export function classifyEventStoreDbError(error: unknown): AppError {
   }
   const e = error as { code?: unknown };
   const unavailable =
-    (typeof e?.code === 'string' && UNAVAILABLE_NODE_CODES.has(e.code)) ||
+    isConnectionError(error) ||
     (typeof e?.code === 'number' && UNAVAILABLE_GRPC_STATUSES.has(e.code)) ||
     UNAVAILABLE_MESSAGES.some((pattern) => pattern.test(message));
-  return new AppError(unavailable ? ErrorCode.StorageUnavailable : ErrorCode.Internal, `EventStoreDB: ${message}`, {
-    retriable: true,
+  return new AppError(unavailable ? ErrorCode.StorageUnavailable : ErrorCode.StorageFailed, `EventStoreDB: ${message}`, {
     cause: error,
   });
 }

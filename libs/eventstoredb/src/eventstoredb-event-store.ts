@@ -109,12 +109,12 @@ export class EventStoreDbEventStore implements EventStore {
       const fresh = withoutRecorded(events, state.eventIds);
       const duplicates = events.length - fresh.length;
       if (fresh.length === 0) return { streamPosition: state.count, appended: 0, duplicates };
-      if (state.erased) throw new AppError(ErrorCode.StreamErased, `stream ${describe(stream)} was erased`, { retriable: false });
+      if (state.erased) throw new AppError(ErrorCode.StreamErased, `stream ${describe(stream)} was erased`);
       if (!expectationHolds(expected, state.count)) {
         throw new AppError(
           ErrorCode.ConcurrencyConflict,
           `stream ${describe(stream)} is at position ${state.count}, expected ${expected === 'no_stream' ? 'no stream' : expected}`,
-          { retriable: false, details: { actual: state.count, expected } },
+          { details: { actual: state.count, expected } },
         );
       }
       try {
@@ -133,9 +133,7 @@ export class EventStoreDbEventStore implements EventStore {
       }
       if (attempt >= this.maxAppendAttempts) {
         // Only reachable with 'any' (any other expectation fails on the next read): contention, which passes.
-        throw new AppError(ErrorCode.ConcurrencyConflict, `stream ${describe(stream)} kept changing during ${attempt} append attempts`, {
-          retriable: true,
-        });
+        throw new AppError(ErrorCode.Contention, `stream ${describe(stream)} kept changing during ${attempt} append attempts`);
       }
     }
   }
@@ -215,7 +213,7 @@ export class EventStoreDbEventStore implements EventStore {
       throw classifyEventStoreDbError(error);
     }
     if (signal?.aborted) return;
-    throw new AppError(ErrorCode.StorageUnavailable, 'EventStoreDB ended the subscription to $all', { retriable: true });
+    throw new AppError(ErrorCode.StorageUnavailable, 'EventStoreDB ended the subscription to $all');
   }
 
   /**
@@ -238,7 +236,8 @@ export class EventStoreDbEventStore implements EventStore {
         if (isStreamErased(error)) return 0;
         const failure = classifyEventStoreDbError(error);
         if (failure.code !== ErrorCode.ConcurrencyConflict) throw failure;
-        if (attempt >= this.maxAppendAttempts) throw new AppError(failure.code, failure.message, { retriable: true, cause: error });
+        // Still changing after every attempt: contention, which passes.
+        if (attempt >= this.maxAppendAttempts) throw new AppError(ErrorCode.Contention, failure.message, { cause: error });
       }
     }
   }
@@ -349,7 +348,7 @@ function traceparentOf(event: RecordedEvent): string | undefined {
 function toRecorded(event: RecordedEvent, position: Position): RecordedToolEvent {
   const data: unknown = event.data;
   if (!event.isJson || typeof data !== 'object' || data === null || Array.isArray(data) || data instanceof Uint8Array) {
-    throw new AppError(ErrorCode.Internal, `event ${event.id} of stream ${event.streamId} is not a JSON object`, { retriable: false });
+    throw new AppError(ErrorCode.Internal, `event ${event.id} of stream ${event.streamId} is not a JSON object`);
   }
   const traceparent = traceparentOf(event);
   return {
@@ -364,9 +363,7 @@ function toRecorded(event: RecordedEvent, position: Position): RecordedToolEvent
 /** Stream reads carry the event's $all position since EventStoreDB 22.6; older servers are not supported. */
 function positionOfStreamRead(entry: ResolvedEvent, event: RecordedEvent): Position {
   if (entry.commitPosition === undefined) {
-    throw new AppError(ErrorCode.Internal, `EventStoreDB reported no position for event ${event.id} (version 22.6 or later is needed)`, {
-      retriable: false,
-    });
+    throw new AppError(ErrorCode.Internal, `EventStoreDB reported no position for event ${event.id} (version 22.6 or later is needed)`);
   }
   return { commit: entry.commitPosition, prepare: entry.commitPosition };
 }

@@ -47,7 +47,6 @@ export function brokerAccessError(error: unknown, settings: Pick<KafkaClientSett
   }
   const first = chain[0];
   return new AppError(ErrorCode.BrokerUnavailable, `Kafka does not answer: ${first?.message ?? String(error)}`, {
-    retriable: true,
     cause: error,
   });
 }

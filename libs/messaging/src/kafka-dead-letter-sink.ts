@@ -50,10 +50,9 @@ export class KafkaDeadLetterSink implements DeadLetterSink {
       // A refusal of the record itself is final; anything else (an unreachable or busy broker) may pass.
       const type = errorChain(error).find((link) => link.type !== undefined)?.type;
       if (type !== undefined && REFUSALS_OF_THE_RECORD.has(type)) {
-        throw new AppError(ErrorCode.BrokerRejected, `${this.topic} refused the dead letter (${type})`, { retriable: false, cause: error });
+        throw new AppError(ErrorCode.BrokerRejected, `${this.topic} refused the dead letter (${type})`, { cause: error });
       }
       throw new AppError(ErrorCode.BrokerUnavailable, `could not publish ${letters.length} dead letter(s) to ${this.topic}`, {
-        retriable: true,
         cause: error,
       });
     }

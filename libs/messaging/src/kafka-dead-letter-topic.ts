@@ -69,7 +69,6 @@ export class KafkaDeadLetterTopic implements DeadLetterTopic {
       });
     } catch (error) {
       throw new AppError(ErrorCode.BrokerUnavailable, `could not publish to ${this.eventsTopic}: ${(error as Error).message}`, {
-        retriable: true,
         cause: error,
       });
     }
@@ -84,11 +83,7 @@ export class KafkaDeadLetterTopic implements DeadLetterTopic {
       await new Promise<void>((resolve, reject) => {
         const timer = setTimeout(
           () =>
-            reject(
-              new AppError(ErrorCode.BrokerUnavailable, `${this.name} was not read to its end within ${READ_WITHIN_MS / 1000} s`, {
-                retriable: true,
-              }),
-            ),
+            reject(new AppError(ErrorCode.BrokerUnavailable, `${this.name} was not read to its end within ${READ_WITHIN_MS / 1000} s`, {})),
           READ_WITHIN_MS,
         );
         consumer

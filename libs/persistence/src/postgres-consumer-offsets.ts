@@ -1,5 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
-import { type Offset, offsetGap, type PartitionRef, type RecordBatchCommand } from '@toolhistory/domain';
+import type { Offset, PartitionRef, RecordBatchCommand } from '@toolhistory/domain';
 import { classifyPostgresError } from './postgres-errors';
 
 /**
@@ -43,8 +43,8 @@ export class PostgresConsumerOffsets {
  * Locks the partition's offset row and returns the next offset PostgreSQL
  * holds for it (-1: none yet, the consumer starts the partition at its
  * beginning). A consumer that still holds the partition after a rebalance
- * waits here, then sees the new offset and skips what was committed. A
- * batch that starts beyond that offset would skip messages: refused.
+ * waits here, then sees the new offset and skips what was committed
+ * (decideOffsets says what the batch does against it).
  */
 export async function lockPartitionOffset(client: PoolClient, command: RecordBatchCommand): Promise<bigint> {
   const stored = await client.query<{ next_offset: string }>(
@@ -53,11 +53,7 @@ export async function lockPartitionOffset(client: PoolClient, command: RecordBat
      RETURNING next_offset`,
     [command.consumerGroup, command.topic, command.partition],
   );
-  const committed = BigInt(stored.rows[0].next_offset);
-  if (committed >= 0n && command.firstOffset !== undefined && BigInt(command.firstOffset) > committed) {
-    throw offsetGap(command, committed.toString(), command.firstOffset);
-  }
-  return committed;
+  return BigInt(stored.rows[0].next_offset);
 }
 
 /** Moves the partition's offset inside the batch transaction that holds its row's lock. */

@@ -1,6 +1,5 @@
-import { AppError, ErrorCode } from '@toolhistory/errors';
+import { AppError, ErrorCode, isConnectionError } from '@toolhistory/errors';
 
-const RETRIABLE_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH']);
 const RETRIABLE_MESSAGES = [
   /Connection terminated/i,
   /timeout exceeded when trying to connect/i,
@@ -30,18 +29,16 @@ export function classifyPostgresError(error: unknown): AppError {
   const message = typeof e?.message === 'string' ? e.message : String(error);
   if (/^[0-9A-Z]{5}$/.test(code) && isDataError(code)) {
     return new AppError(ErrorCode.UnstorableEvent, `PostgreSQL rejected the data (${code}): ${message}`, {
-      retriable: false,
       cause: error,
       details: { sqlState: code },
     });
   }
-  const unavailable = RETRIABLE_NODE_CODES.has(code) || RETRIABLE_MESSAGES.some((r) => r.test(message)) || /^(08|53|57|40|55)/.test(code);
+  const unavailable = isConnectionError(error) || RETRIABLE_MESSAGES.some((r) => r.test(message)) || /^(08|53|57|40|55)/.test(code);
   const fromTheDatabase = /^[0-9A-Z]{5}$/.test(code);
   if (!unavailable && !fromTheDatabase) {
-    return new AppError(ErrorCode.Internal, message, { retriable: false, cause: error });
+    return new AppError(ErrorCode.Internal, message, { cause: error });
   }
-  return new AppError(unavailable ? ErrorCode.StorageUnavailable : ErrorCode.Internal, `PostgreSQL: ${message}`, {
-    retriable: true,
+  return new AppError(unavailable ? ErrorCode.StorageUnavailable : ErrorCode.StorageFailed, `PostgreSQL: ${message}`, {
     cause: error,
     details: code ? { code } : {},
   });

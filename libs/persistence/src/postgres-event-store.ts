@@ -76,13 +76,13 @@ export class PostgresEventStore implements EventStore {
       const fresh = await withoutRecordedEvents(client, events, (e) => e);
       const duplicates = events.length - fresh.length;
       if (fresh.length === 0) return { streamPosition: version, appended: 0, duplicates };
-      if (erased) throw new AppError(ErrorCode.StreamErased, `stream ${describe(stream)} was erased`, { retriable: false });
+      if (erased) throw new AppError(ErrorCode.StreamErased, `stream ${describe(stream)} was erased`);
       const conflict = (expected === 'no_stream' && version !== 0) || (typeof expected === 'number' && expected !== version);
       if (conflict) {
         throw new AppError(
           ErrorCode.ConcurrencyConflict,
           `stream ${describe(stream)} is at position ${version}, expected ${expected === 'no_stream' ? 'no stream' : expected}`,
-          { retriable: false, details: { actual: version, expected } },
+          { details: { actual: version, expected } },
         );
       }
       const { positioned } = await allocateStreamPositions(client, fresh);

@@ -1,9 +1,11 @@
 import type { Pool, PoolClient } from 'pg';
 import { StoredToolEvent, ToolEvent, upcastToolEvent } from '@toolhistory/contract';
 import {
+  decideOffsets,
   DEFAULT_REDACTION_POLICY,
   emptySummary,
   Offset,
+  OffsetGap,
   summarizeRecorded,
   projectEvents,
   ReadModelState,
@@ -40,7 +42,7 @@ export class PostgresRecordingStore implements RecordingStore {
     this.offsets = new PostgresConsumerOffsets(pool);
   }
 
-  recordBatch(command: RecordBatchCommand): Promise<RecordBatchOutcome> {
+  recordBatch(command: RecordBatchCommand): Promise<RecordBatchOutcome | OffsetGap> {
     return inTransaction(this.pool, (client) => this.recordInTransaction(client, command));
   }
 
@@ -54,12 +56,11 @@ export class PostgresRecordingStore implements RecordingStore {
    * append. The append comes last so the global append lock is held only
    * for the insert and the commit.
    */
-  private async recordInTransaction(client: PoolClient, command: RecordBatchCommand): Promise<RecordBatchOutcome> {
-    const committed = await lockPartitionOffset(client, command);
-    const fresh = command.events.filter((m) => BigInt(m.offset) >= committed);
-    const alreadyCommitted = command.events.length - fresh.length;
-    if (committed >= BigInt(command.nextOffset))
-      return { appended: 0, duplicates: 0, alreadyCommitted, erased: 0, recorded: emptySummary() };
+  private async recordInTransaction(client: PoolClient, command: RecordBatchCommand): Promise<RecordBatchOutcome | OffsetGap> {
+    const decision = decideOffsets(await lockPartitionOffset(client, command), command);
+    if (decision.kind === 'gap') return decision;
+    const { fresh, alreadyCommitted } = decision;
+    if (decision.upToDate) return { appended: 0, duplicates: 0, alreadyCommitted, erased: 0, recorded: emptySummary() };
 
     const newEvents = await withoutRecordedEvents(client, fresh, (m) => m.event);
     const { positioned, erased } =

@@ -1,5 +1,5 @@
 import { status } from '@grpc/grpc-js';
-import { AppError, ErrorCode } from '@toolhistory/errors';
+import { AppError, ErrorCode, isRetriable } from '@toolhistory/errors';
 import { grpcStatusOf, toRpcException } from './grpc-status';
 import { formatOf, invocationStatusOf, isoToTimestamp, staleResultsOf, timestampToMillis, usageBucketOf } from './proto-mapping';
 
@@ -8,10 +8,22 @@ describe('gRPC edge mapping', () => {
     [ErrorCode.InvalidArgument, false, status.INVALID_ARGUMENT],
     [ErrorCode.StorageUnavailable, true, status.UNAVAILABLE],
     [ErrorCode.BrokerUnavailable, true, status.UNAVAILABLE],
-    [ErrorCode.Internal, true, status.UNAVAILABLE],
+    // A store's failure not understood (was INTERNAL marked retriable): retried, and UNAVAILABLE to callers.
+    [ErrorCode.StorageFailed, true, status.UNAVAILABLE],
     [ErrorCode.Internal, false, status.INTERNAL],
   ])('maps %s (retriable: %s) to status %s', (code, retriable, expected) => {
-    expect(grpcStatusOf(new AppError(code, 'x', { retriable }))).toBe(expected);
+    const error = new AppError(code, 'x');
+    expect(error.retriable).toBe(retriable);
+    expect(grpcStatusOf(error)).toBe(expected);
+  });
+
+  it('answers every retriable code with a status a client retries, and no code with OK', () => {
+    const retryable = new Set([status.UNAVAILABLE, status.RESOURCE_EXHAUSTED, status.DEADLINE_EXCEEDED, status.ABORTED]);
+    for (const code of Object.values(ErrorCode)) {
+      const answered = grpcStatusOf(new AppError(code, 'x'));
+      expect(answered).not.toBe(status.OK);
+      if (isRetriable(code)) expect([code, retryable.has(answered)]).toEqual([code, true]);
+    }
   });
 
   it('keeps internal details out of the status message', () => {

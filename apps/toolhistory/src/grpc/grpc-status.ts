@@ -2,28 +2,40 @@ import { status } from '@grpc/grpc-js';
 import { RpcException } from '@nestjs/microservices';
 import { AppError, ErrorCode, toAppError } from '@toolhistory/errors';
 
-const STATUS_BY_CODE: Partial<Record<ErrorCode, status>> = {
-  [ErrorCode.InvalidArgument]: status.INVALID_ARGUMENT,
+/** Every code's gRPC status: the edge's mapping of the classification (libs/errors/src/error-codes.ts), complete by type. */
+export const GRPC_STATUS_BY_CODE: Readonly<Record<ErrorCode, status>> = {
+  // Kafka messages' faults, met by the recorder: no RPC raises them, and one that did would be our fault.
+  INVALID_EVENT: status.INTERNAL,
+  NOT_JSON: status.INTERNAL,
+  OVERSIZE: status.INTERNAL,
+  UNKNOWN_EVENT_TYPE: status.INTERNAL,
+  UNSUPPORTED_SCHEMA_VERSION: status.INTERNAL,
+  BROKER_REJECTED: status.INTERNAL,
+  STREAM_ERASED: status.INTERNAL,
   // At the API, a value the database cannot take came from the request.
-  [ErrorCode.UnstorableEvent]: status.INVALID_ARGUMENT,
-  [ErrorCode.NotFound]: status.NOT_FOUND,
-  [ErrorCode.StorageUnavailable]: status.UNAVAILABLE,
-  [ErrorCode.BrokerUnavailable]: status.UNAVAILABLE,
-  [ErrorCode.ConcurrencyConflict]: status.ABORTED,
-  [ErrorCode.InvalidConfig]: status.FAILED_PRECONDITION,
-  [ErrorCode.Unauthenticated]: status.UNAUTHENTICATED,
-  [ErrorCode.PermissionDenied]: status.PERMISSION_DENIED,
-  [ErrorCode.ResourceExhausted]: status.RESOURCE_EXHAUSTED,
-  [ErrorCode.DeadlineExceeded]: status.DEADLINE_EXCEEDED,
+  UNSTORABLE_EVENT: status.INVALID_ARGUMENT,
+  INVALID_ARGUMENT: status.INVALID_ARGUMENT,
+  INVALID_CONFIG: status.FAILED_PRECONDITION,
+  NOT_FOUND: status.NOT_FOUND,
+  UNAUTHENTICATED: status.UNAUTHENTICATED,
+  PERMISSION_DENIED: status.PERMISSION_DENIED,
+  CONCURRENCY_CONFLICT: status.ABORTED,
+  INTERNAL: status.INTERNAL,
+  STORAGE_UNAVAILABLE: status.UNAVAILABLE,
+  STORAGE_FAILED: status.UNAVAILABLE,
+  CONTENTION: status.ABORTED,
+  BROKER_UNAVAILABLE: status.UNAVAILABLE,
+  RESOURCE_EXHAUSTED: status.RESOURCE_EXHAUSTED,
+  DEADLINE_EXCEEDED: status.DEADLINE_EXCEEDED,
   // The key set could not be fetched: our dependency failed, not the caller's token.
-  [ErrorCode.AuthUnavailable]: status.UNAVAILABLE,
+  AUTH_UNAVAILABLE: status.UNAVAILABLE,
   // Another instance serves the retry.
-  [ErrorCode.ShuttingDown]: status.UNAVAILABLE,
+  SHUTTING_DOWN: status.UNAVAILABLE,
 };
 
 /** The edge mapping of the error classification to gRPC status codes. */
 export function grpcStatusOf(error: AppError): status {
-  return STATUS_BY_CODE[error.code] ?? (error.retriable ? status.UNAVAILABLE : status.INTERNAL);
+  return GRPC_STATUS_BY_CODE[error.code];
 }
 
 export function toRpcException(thrown: unknown): RpcException {

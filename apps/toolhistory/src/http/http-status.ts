@@ -1,22 +1,36 @@
 import { HttpException, HttpStatus } from '@nestjs/common';
 import { AppError, ErrorCode, toAppError } from '@toolhistory/errors';
 
-const STATUS_BY_CODE: Partial<Record<ErrorCode, HttpStatus>> = {
-  [ErrorCode.InvalidArgument]: HttpStatus.BAD_REQUEST,
-  [ErrorCode.NotFound]: HttpStatus.NOT_FOUND,
-  [ErrorCode.Unauthenticated]: HttpStatus.UNAUTHORIZED,
-  [ErrorCode.PermissionDenied]: HttpStatus.FORBIDDEN,
-  [ErrorCode.ResourceExhausted]: HttpStatus.TOO_MANY_REQUESTS,
-  [ErrorCode.DeadlineExceeded]: HttpStatus.GATEWAY_TIMEOUT,
-  [ErrorCode.StorageUnavailable]: HttpStatus.SERVICE_UNAVAILABLE,
-  [ErrorCode.BrokerUnavailable]: HttpStatus.SERVICE_UNAVAILABLE,
-  [ErrorCode.AuthUnavailable]: HttpStatus.SERVICE_UNAVAILABLE,
-  [ErrorCode.ShuttingDown]: HttpStatus.SERVICE_UNAVAILABLE,
+/** Every code's HTTP status: the edge's mapping of the classification (the gRPC edge has its own, grpc-status.ts), complete by type. */
+export const HTTP_STATUS_BY_CODE: Readonly<Record<ErrorCode, HttpStatus>> = {
+  // Kafka messages' faults, met by the recorder: no route raises them, and one that did would be our fault.
+  INVALID_EVENT: HttpStatus.INTERNAL_SERVER_ERROR,
+  NOT_JSON: HttpStatus.INTERNAL_SERVER_ERROR,
+  OVERSIZE: HttpStatus.INTERNAL_SERVER_ERROR,
+  UNKNOWN_EVENT_TYPE: HttpStatus.INTERNAL_SERVER_ERROR,
+  UNSUPPORTED_SCHEMA_VERSION: HttpStatus.INTERNAL_SERVER_ERROR,
+  BROKER_REJECTED: HttpStatus.INTERNAL_SERVER_ERROR,
+  STREAM_ERASED: HttpStatus.INTERNAL_SERVER_ERROR,
+  UNSTORABLE_EVENT: HttpStatus.INTERNAL_SERVER_ERROR,
+  CONCURRENCY_CONFLICT: HttpStatus.INTERNAL_SERVER_ERROR,
+  INVALID_CONFIG: HttpStatus.INTERNAL_SERVER_ERROR,
+  INTERNAL: HttpStatus.INTERNAL_SERVER_ERROR,
+  INVALID_ARGUMENT: HttpStatus.BAD_REQUEST,
+  NOT_FOUND: HttpStatus.NOT_FOUND,
+  UNAUTHENTICATED: HttpStatus.UNAUTHORIZED,
+  PERMISSION_DENIED: HttpStatus.FORBIDDEN,
+  RESOURCE_EXHAUSTED: HttpStatus.TOO_MANY_REQUESTS,
+  DEADLINE_EXCEEDED: HttpStatus.GATEWAY_TIMEOUT,
+  STORAGE_UNAVAILABLE: HttpStatus.SERVICE_UNAVAILABLE,
+  STORAGE_FAILED: HttpStatus.SERVICE_UNAVAILABLE,
+  CONTENTION: HttpStatus.SERVICE_UNAVAILABLE,
+  BROKER_UNAVAILABLE: HttpStatus.SERVICE_UNAVAILABLE,
+  AUTH_UNAVAILABLE: HttpStatus.SERVICE_UNAVAILABLE,
+  SHUTTING_DOWN: HttpStatus.SERVICE_UNAVAILABLE,
 };
 
-/** The edge mapping of the error classification to HTTP statuses (the gRPC edge has its own, grpc-status.ts). */
 export function httpStatusOf(error: AppError): HttpStatus {
-  return STATUS_BY_CODE[error.code] ?? (error.retriable ? HttpStatus.SERVICE_UNAVAILABLE : HttpStatus.INTERNAL_SERVER_ERROR);
+  return HTTP_STATUS_BY_CODE[error.code];
 }
 
 export function toHttpException(thrown: unknown): HttpException {

@@ -14,7 +14,9 @@ import {
   redactBatch,
   RedactionPolicy,
   StreamRef,
-  offsetGap,
+  decideOffsets,
+  NO_STORED_OFFSET,
+  OffsetGap,
 } from '@toolhistory/domain';
 import { AppError, ErrorCode } from '@toolhistory/errors';
 
@@ -47,21 +49,13 @@ export class EventStoreRecordingStore implements RecordingStore {
     return this.offsets.committed(consumerGroup, topic);
   }
 
-  async recordBatch(command: RecordBatchCommand): Promise<RecordBatchOutcome> {
+  async recordBatch(command: RecordBatchCommand): Promise<RecordBatchOutcome | OffsetGap> {
     const stored = (await this.offsets.committed(command.consumerGroup, command.topic)).get(command.partition);
-    const committed = stored === undefined ? -1n : BigInt(stored);
-    if (committed >= 0n && command.firstOffset !== undefined && BigInt(command.firstOffset) > committed) {
-      throw offsetGap(command, committed.toString(), command.firstOffset);
-    }
-    const fresh = command.events.filter((m) => BigInt(m.offset) >= committed);
-    const outcome: RecordBatchOutcome = {
-      appended: 0,
-      duplicates: 0,
-      alreadyCommitted: command.events.length - fresh.length,
-      erased: 0,
-      recorded: emptySummary(),
-    };
-    if (committed >= BigInt(command.nextOffset)) return outcome;
+    const decision = decideOffsets(stored === undefined ? NO_STORED_OFFSET : BigInt(stored), command);
+    if (decision.kind === 'gap') return decision;
+    const { fresh, alreadyCommitted } = decision;
+    const outcome: RecordBatchOutcome = { appended: 0, duplicates: 0, alreadyCommitted, erased: 0, recorded: emptySummary() };
+    if (decision.upToDate) return outcome;
 
     const streams = new Map<string, { ref: StreamRef; events: StoredToolEvent[] }>();
     for (const { event } of fresh) {

@@ -1,7 +1,7 @@
 import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import type { Logger } from 'pino';
 import type { AppConfig } from '@toolhistory/config';
-import type { RecordingStore, RedactionPolicy } from '@toolhistory/domain';
+import { isOffsetGap, type RecordingStore, type RedactionPolicy } from '@toolhistory/domain';
 import type { BatchSession, Closable, KafkaMessaging, PartitionedConsumer, StreamBatch } from '@toolhistory/messaging';
 import type { DeadLetterSink } from '@toolhistory/domain';
 import { APP_CONFIG, MESSAGING, METRICS, RECORDING_STORE, REDACTION_POLICY, ROOT_LOGGER } from '../tokens';
@@ -93,19 +93,21 @@ export class KafkaRecorderConsumer implements OnApplicationBootstrap, BeforeAppl
     try {
       this.activity.begin();
       outcome = await this.recordWithRetries(recordBatch, batch, session).finally(() => this.activity.end());
-      timed({ outcome: 'recorded' });
-      this.metrics.recordedBatch(outcome.recorded, outcome.duplicates, outcome.deadLetterCodes);
     } catch (error) {
       timed({ outcome: 'failed' });
-      const resumeAt = (error as AppError).code === ErrorCode.OffsetGap ? (error as AppError).details.resumeAt : undefined;
-      if (typeof resumeAt !== 'string') throw error;
+      throw error;
+    }
+    if (isOffsetGap(outcome)) {
+      timed({ outcome: 'failed' });
       this.log.warn(
-        { partition: batch.partition, firstOffset: batch.firstOffset, resumeAt },
+        { partition: batch.partition, firstOffset: batch.firstOffset, resumeAt: outcome.resumeAt },
         'batch beyond the recorded offset; going back',
       );
-      this.consumer?.seek(batch.partition, resumeAt);
+      this.consumer?.seek(batch.partition, outcome.resumeAt);
       return;
     }
+    timed({ outcome: 'recorded' });
+    this.metrics.recordedBatch(outcome.recorded, outcome.duplicates, outcome.deadLetterCodes);
     await session.done().catch((err) => this.log.warn({ err }, 'broker offset commit failed (PostgreSQL holds the position)'));
     this.logOutcome(batch, started, outcome);
   }
@@ -158,12 +160,11 @@ export class KafkaRecorderConsumer implements OnApplicationBootstrap, BeforeAppl
     });
     if (unknown.length === 0) return starts;
     const offsets = await this.messaging.partitionEnds(topic).catch((error: Error) => {
-      throw new AppError(ErrorCode.BrokerUnavailable, `no offsets for ${topic}: ${error.message}`, { retriable: true, cause: error });
+      throw new AppError(ErrorCode.BrokerUnavailable, `no offsets for ${topic}: ${error.message}`, { cause: error });
     });
     for (const partition of unknown) {
       const low = offsets.find((o) => o.partition === partition)?.low;
-      if (low === undefined)
-        throw new AppError(ErrorCode.BrokerUnavailable, `no offsets for partition ${partition} of ${topic}`, { retriable: true });
+      if (low === undefined) throw new AppError(ErrorCode.BrokerUnavailable, `no offsets for partition ${partition} of ${topic}`);
       starts.set(partition, low);
     }
     return starts;
@@ -193,9 +194,9 @@ export class KafkaRecorderConsumer implements OnApplicationBootstrap, BeforeAppl
       whileWaiting: () => session.heartbeat(),
       // What reaches here is no one message's fault (those are set aside inside): an outage is
       // waited out, and anything else is retried too, loudly, rather than thrown to kafkajs,
-      // which would restart its fetch loop on the same batch without end. A gap is not retried:
-      // the consumer goes back to where recording stopped.
-      shouldRetry: (err) => err.code !== ErrorCode.OffsetGap,
+      // which would restart its fetch loop on the same batch without end. (A gap is an outcome, not
+      // a failure: the consumer goes back to where recording stopped.)
+      shouldRetry: () => true,
       onRetry: (err, attempt, delayMs) => {
         this.metrics.batchRetries.inc({ code: err.code });
         const fields = {

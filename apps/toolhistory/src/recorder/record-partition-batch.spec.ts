@@ -163,7 +163,7 @@ describe('RecordPartitionBatch', () => {
   it('lets a retriable store failure through to the caller, dead-lettering nothing for it', async () => {
     const store: RecordingStore = {
       recordBatch: async () => {
-        throw new AppError(ErrorCode.StorageUnavailable, 'down', { retriable: true });
+        throw new AppError(ErrorCode.StorageUnavailable, 'down');
       },
       committedOffsets: async () => new Map(),
     };
@@ -249,7 +249,7 @@ describe('RecordPartitionBatch', () => {
     ).rejects.toMatchObject({ retriable: true, message: expect.stringMatching(/refuses even a stub letter/) });
     const unreachable: DeadLetterSink = {
       publish: async () => {
-        throw new AppError(ErrorCode.BrokerUnavailable, 'no broker', { retriable: true });
+        throw new AppError(ErrorCode.BrokerUnavailable, 'no broker');
       },
     };
     const store = new FakeStore();

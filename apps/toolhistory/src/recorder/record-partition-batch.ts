@@ -5,7 +5,10 @@ import {
   emptySummary,
   type DeadLetterSink,
   DEFAULT_REDACTION_POLICY,
+  isOffsetGap,
   type OffsetEvent,
+  type OffsetGap,
+  type RecordBatchCommand,
   type RecordBatchOutcome,
   type RecordingStore,
   redactDeadLetterValue,
@@ -94,7 +97,8 @@ export class RecordPartitionBatch {
     this.redaction = options.redaction ?? DEFAULT_REDACTION_POLICY;
   }
 
-  async execute(batch: IncomingBatch): Promise<BatchOutcome> {
+  /** The batch's outcome, or the gap when it starts beyond where recording stopped (nothing recorded then). */
+  async execute(batch: IncomingBatch): Promise<BatchOutcome | OffsetGap> {
     if (batch.messages.length === 0) return nothing();
     const outcome = nothing();
     const valid: OffsetEvent[] = [];
@@ -112,7 +116,9 @@ export class RecordPartitionBatch {
     const nextOffset = nextOffsetAfter(batch.messages[batch.messages.length - 1].offset);
     try {
       const firstOffset = batch.messages[0].offset;
-      add(outcome, await this.store.recordBatch({ ...this.partitionRef(batch), events: valid, nextOffset, firstOffset }));
+      const recorded = await this.store.recordBatch({ ...this.partitionRef(batch), events: valid, nextOffset, firstOffset });
+      if (isOffsetGap(recorded)) return recorded;
+      add(outcome, recorded);
       return outcome;
     } catch (thrown) {
       const error = toAppError(thrown);
@@ -154,11 +160,11 @@ export class RecordPartitionBatch {
     const byOffset = new Map(batch.messages.map((m) => [m.offset, m]));
     for (const item of valid) {
       const ref = { ...this.partitionRef(batch), nextOffset: nextOffsetAfter(item.offset) };
-      const failure = await attemptAlone(async () => add(outcome, await this.store.recordBatch({ ...ref, events: [item] })));
+      const failure = await attemptAlone(async () => add(outcome, await this.recordAfterTheGapCheck({ ...ref, events: [item] })));
       if (!failure) continue;
       await this.proveTheEventIsTheCause(batch, item.offset, failure);
       outcome.stubs += await this.publish([this.letter(batch, byOffset.get(item.offset)!, failure)]);
-      await this.store.recordBatch({ ...ref, events: [] });
+      await this.recordAfterTheGapCheck({ ...ref, events: [] });
       outcome.deadLettered += 1;
       outcome.deadLetterCodes.push(failure.code);
       outcome.isolated.push({
@@ -167,7 +173,7 @@ export class RecordPartitionBatch {
         reason: redactReason(failure.message).slice(0, MAX_REASON_CHARS),
       });
     }
-    await this.store.recordBatch({ ...this.partitionRef(batch), events: [], nextOffset });
+    await this.recordAfterTheGapCheck({ ...this.partitionRef(batch), events: [], nextOffset });
   }
 
   /**
@@ -177,10 +183,9 @@ export class RecordPartitionBatch {
    */
   private async proveTheEventIsTheCause(batch: IncomingBatch, offset: string, failure: AppError): Promise<void> {
     try {
-      await this.store.recordBatch({ ...this.partitionRef(batch), events: [], nextOffset: offset });
+      await this.recordAfterTheGapCheck({ ...this.partitionRef(batch), events: [], nextOffset: offset });
     } catch (thrown) {
       throw new AppError(ErrorCode.StorageUnavailable, `recording fails whatever the event (${failure.message})`, {
-        retriable: true,
         cause: thrown,
       });
     }
@@ -217,7 +222,6 @@ export class RecordPartitionBatch {
             ErrorCode.BrokerUnavailable,
             `the dead-letter topic refuses even a stub letter: ${(stubFailure as Error).message}`,
             {
-              retriable: true,
               cause: stubFailure,
             },
           );
@@ -226,6 +230,13 @@ export class RecordPartitionBatch {
       }
     }
     return stubs;
+  }
+
+  /** Records what follows the batch's first write, which passed the gap check: without a first offset, no gap can be answered. */
+  private async recordAfterTheGapCheck(command: Omit<RecordBatchCommand, 'firstOffset'>): Promise<RecordBatchOutcome> {
+    const recorded = await this.store.recordBatch(command);
+    if (isOffsetGap(recorded)) throw new AppError(ErrorCode.Internal, `a store answered a gap for a write without a first offset`);
+    return recorded;
   }
 
   private partitionRef(batch: IncomingBatch) {

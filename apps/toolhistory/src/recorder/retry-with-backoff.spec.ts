@@ -1,7 +1,7 @@
 import { AppError, ErrorCode } from '@toolhistory/errors';
 import { retryWithBackoff } from './retry-with-backoff';
 
-const outage = () => new AppError(ErrorCode.StorageUnavailable, 'connection refused', { retriable: true });
+const outage = () => new AppError(ErrorCode.StorageUnavailable, 'connection refused');
 
 describe('retryWithBackoff', () => {
   const noSleep = { sleep: async () => undefined, initialDelayMs: 100, maxDelayMs: 1_000 };

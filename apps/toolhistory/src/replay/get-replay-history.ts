@@ -271,7 +271,6 @@ export class GetReplayHistory {
       throw new AppError(
         ErrorCode.ResourceExhausted,
         `replay has ${this.maxDatabaseRequests} database requests in flight, its limit; retry after a backoff`,
-        { retriable: true },
       );
     }
     this.databaseRequests += 1;
@@ -319,9 +318,7 @@ export class GetReplayHistory {
       timer = setTimeout(
         () =>
           reject(
-            new AppError(ErrorCode.StorageUnavailable, `the read model did not answer within ${Math.max(0, Math.round(budgetMs))} ms`, {
-              retriable: true,
-            }),
+            new AppError(ErrorCode.StorageUnavailable, `the read model did not answer within ${Math.max(0, Math.round(budgetMs))} ms`, {}),
           ),
         Math.max(0, budgetMs),
       );

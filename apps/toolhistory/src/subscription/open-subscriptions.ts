@@ -19,7 +19,7 @@ export class OpenSubscriptions {
 
   /** Throws RESOURCE_EXHAUSTED past the tenant's limit (UNAVAILABLE while shutting down); the returned release is idempotent. */
   admit(subscription: OpenSubscription): () => void {
-    if (this.closing) throw new AppError(ErrorCode.ShuttingDown, 'server shutting down', { retriable: true });
+    if (this.closing) throw new AppError(ErrorCode.ShuttingDown, 'server shutting down');
     const open = this.byTenant.get(subscription.tenantId) ?? new Set<OpenSubscription>();
     if (open.size >= this.perTenantLimit) {
       throw new AppError(

@@ -1,6 +1,6 @@
 import type { RecordedSummary } from '../recording/recorded-summary';
+import type { OffsetGap } from '../recording/partition-offset';
 import type { StoredToolEvent } from '@toolhistory/contract';
-import { AppError, ErrorCode } from '@toolhistory/errors';
 
 /** Kafka offsets are int64; they travel as decimal strings, as kafkajs gives them. */
 export type Offset = string;
@@ -34,8 +34,8 @@ export interface RecordBatchCommand extends PartitionRef {
   /**
    * The offset of the batch's first message, poison ones included. When it
    * lies beyond the stored next offset, messages in between were never
-   * recorded: the store refuses the batch with OFFSET_GAP instead of
-   * recording across the gap.
+   * recorded: the store answers an OffsetGap instead of recording across
+   * the gap.
    */
   firstOffset?: Offset;
 }
@@ -54,17 +54,11 @@ export interface RecordBatchOutcome {
 
 /**
  * Records a batch atomically: the new events, the read-model update they
- * imply and the consumer's next offset commit together or not at all.
+ * imply and the consumer's next offset commit together or not at all. A
+ * batch that starts beyond the stored offset records nothing and answers
+ * the gap (recording/partition-offset.ts).
  */
-/** The error a store raises for a batch that starts beyond its stored offset; `details.resumeAt` says where to go back to. */
-export const offsetGap = (partition: PartitionRef, stored: Offset, first: Offset) =>
-  new AppError(
-    ErrorCode.OffsetGap,
-    `partition ${partition.partition} of ${partition.topic}: the batch starts at offset ${first}, but recording stopped before ${stored}`,
-    { retriable: true, details: { resumeAt: stored } },
-  );
-
 export interface RecordingStore {
-  recordBatch(command: RecordBatchCommand): Promise<RecordBatchOutcome>;
+  recordBatch(command: RecordBatchCommand): Promise<RecordBatchOutcome | OffsetGap>;
   committedOffsets(consumerGroup: string, topic: string): Promise<Map<number, Offset>>;
 }

@@ -1,1 +1,2 @@
 export * from './recorded-summary';
+export * from './partition-offset';
