@@ -9,6 +9,8 @@ export const REPLAY_POLICY = Symbol('REPLAY_POLICY');
 export const REDACTION_POLICY = Symbol('REDACTION_POLICY');
 export const HEALTH = Symbol('HEALTH');
 export const GET_REPLAY_HISTORY = Symbol('GET_REPLAY_HISTORY');
+/** The replay use case with its cache and request limit, and their figures. */
+export const REPLAY_READING = Symbol('REPLAY_READING');
 export const ERASE_CONVERSATION = Symbol('ERASE_CONVERSATION');
 export const QUERY_AUDIT = Symbol('QUERY_AUDIT');
 export const SUBSCRIBE_TOOL_EVENTS = Symbol('SUBSCRIBE_TOOL_EVENTS');

@@ -36,7 +36,7 @@ export async function replayConversation(
   if (problems.length > 0) throw new AppError(ErrorCode.InvalidArgument, problems.join('; '));
 
   const policy = loadPolicyFile(context.config.policyFile).replay;
-  const replay = new GetReplayHistory(new PostgresReplayReader(context.database()), policy, { cacheBytes: 0, tokens: o200kTokens });
+  const replay = new GetReplayHistory(new PostgresReplayReader(context.database()), policy, { tokens: o200kTokens });
   const history = await replay.execute({ tenantId, conversationId, format, asOf, channel: options.channel, maxHistoryTokens });
   if (options.json) return output.out(JSON.stringify(history));
   output.err(`${history.turns.length} run(s) replayed, ${history.historyTokens} tokens, ${history.omitted.length} call(s) left out`);

@@ -31,12 +31,10 @@ export class GetConversationTimeline {
     const asOf = query.asOf ?? this.now();
     const { invocations, truncated } = await this.storedInvocations(query, signal);
     const runs = await this.audit.conversationRuns(query.tenantId, query.conversationId, signal);
-    const history = await this.replay.execute({
-      tenantId: query.tenantId,
-      conversationId: query.conversationId,
-      format: 'openai_chat',
-      asOf,
-    });
+    const history = await this.replay.execute(
+      { tenantId: query.tenantId, conversationId: query.conversationId, format: 'openai_chat', asOf },
+      signal,
+    );
     const timeline = conversationTimeline(invocations, history, runs);
     const times = invocations.map((i) => i.at).sort();
     return {

@@ -17,7 +17,7 @@ import { SearchToolHistoryGrpcController } from '../audit/search-tool-history.gr
 import { EraseConversation } from '../erasure/erase-conversation';
 import { EraseConversationGrpcController } from '../erasure/erase-conversation.grpc-controller';
 import { EventStoreConversationEraser } from '../erasure/event-store-conversation-eraser';
-import { GetReplayHistory } from '../replay/get-replay-history';
+import { type ReplayReading, replayReading } from '../replay/replay-reading';
 import { GetReplayHistoryGrpcController } from '../replay/get-replay-history.grpc-controller';
 import { OpenSubscriptions } from '../subscription/open-subscriptions';
 import { SubscribeToolEvents } from '../subscription/subscribe-tool-events';
@@ -34,6 +34,7 @@ import {
   QUERY_CANCELLER,
   QUERY_AUDIT,
   REPLAY_POLICY,
+  REPLAY_READING,
   ROOT_LOGGER,
   SUBSCRIBE_TOOL_EVENTS,
 } from '../tokens';
@@ -70,16 +71,17 @@ import type { ServiceMetrics } from '../observability/service-metrics';
         ),
     },
     {
-      provide: GET_REPLAY_HISTORY,
+      provide: REPLAY_READING,
       inject: [GRPC_PG_POOL, QUERY_CANCELLER, REPLAY_POLICY, APP_CONFIG, CONVERSATION_CHANGES],
       useFactory: (pool: Pool, canceller: PostgresQueryCanceller, policy: ReplayPolicy, config: AppConfig, changes: ConversationChanges) =>
-        new GetReplayHistory(new PostgresReplayReader(pool, canceller), policy, {
+        replayReading(new PostgresReplayReader(pool, canceller), policy, {
           cacheBytes: config.grpc.replayCacheBytes,
           tokens: o200kTokens,
           changes,
           maxDatabaseRequests: config.grpc.replayMaxDatabaseRequests,
         }),
     },
+    { provide: GET_REPLAY_HISTORY, inject: [REPLAY_READING], useFactory: (reading: ReplayReading) => reading.replay },
     {
       provide: ERASE_CONVERSATION,
       inject: [GRPC_PG_POOL, APP_CONFIG, GRPC_EVENT_STORE],
@@ -107,7 +109,7 @@ import type { ServiceMetrics } from '../observability/service-metrics';
 export class GrpcModule implements OnApplicationShutdown {
   constructor(
     @Inject(CONVERSATION_CHANGES) private readonly changes: ConversationChanges,
-    @Inject(GET_REPLAY_HISTORY) replay: GetReplayHistory,
+    @Inject(REPLAY_READING) replay: ReplayReading,
     @Inject(OPEN_SUBSCRIPTIONS) subscriptions: OpenSubscriptions,
     @Inject(METRICS) metrics: ServiceMetrics,
   ) {

@@ -1,7 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ErrorCode } from '@toolhistory/errors';
 import type { RecordedSummary } from '@toolhistory/domain';
-import type { ReplayCacheStats } from '../replay/get-replay-history';
+import type { ReplayCacheStats } from '../replay/caching-replay-reader';
 
 /** A gauge's samples, read when scraped. */
 export type Samples<L extends string> = Array<{ labels: Partial<Record<L, string | number>>; value: number }>;

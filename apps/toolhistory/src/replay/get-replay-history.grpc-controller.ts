@@ -31,20 +31,22 @@ export class GetReplayHistoryGrpcController {
   replay(request: GetReplayHistoryRequest, _metadata: Metadata, call: ServerUnaryCall<unknown, unknown>) {
     const ids = { tenantId: request.tenant_id, conversationId: request.conversation_id };
     const budgetMs = budgetOf(call, DEFAULT_REPLAY_BUDGET_MS);
-    // The use case answers UNAVAILABLE within the budget itself; the outer bound is a backstop.
-    return answerUnary(this.log, 'GetReplayHistory', ids, budgetMs + 1_000, async () => {
+    // Past the deadline the answer is DEADLINE_EXCEEDED and the signal cancels the database statement.
+    return answerUnary(this.log, 'GetReplayHistory', ids, budgetMs, async (signal) => {
       const view = viewOf(request.view);
-      const history = await this.getReplayHistory.execute({
-        tenantId: request.tenant_id ?? '',
-        conversationId: request.conversation_id ?? '',
-        channel: request.channel || undefined,
-        asOf: timestampToMillis(request.as_of, 'as_of'),
-        format: formatOf(request.format),
-        freshnessWindowSeconds: request.freshness_window_seconds === undefined ? undefined : Number(request.freshness_window_seconds),
-        staleResults: staleResultsOf(request.stale_results),
-        maxHistoryTokens: request.max_history_tokens ?? undefined,
-        budgetMs,
-      });
+      const history = await this.getReplayHistory.execute(
+        {
+          tenantId: request.tenant_id ?? '',
+          conversationId: request.conversation_id ?? '',
+          channel: request.channel || undefined,
+          asOf: timestampToMillis(request.as_of, 'as_of'),
+          format: formatOf(request.format),
+          freshnessWindowSeconds: request.freshness_window_seconds === undefined ? undefined : Number(request.freshness_window_seconds),
+          staleResults: staleResultsOf(request.stale_results),
+          maxHistoryTokens: request.max_history_tokens ?? undefined,
+        },
+        signal,
+      );
       return this.response(history, view);
     });
   }

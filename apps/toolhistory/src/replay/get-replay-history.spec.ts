@@ -3,7 +3,8 @@ import { AppError, ErrorCode } from '@toolhistory/errors';
 import { readModelOf } from '../../../../libs/domain/src/replay/replay-test-support.fixture';
 import { testTokens } from '../../../../libs/domain/src/projection/test-tokens.fixture';
 import { runCompleted, toolCall, toolResult } from '../../../../test/support/tool-event-factory';
-import { GetReplayHistory } from './get-replay-history';
+import { withinBudget } from '../within-budget';
+import { replayReading, type ReplayReadingOptions } from './replay-reading';
 import { cacheReport } from './replay-cache-report';
 
 const T0 = Date.parse('2026-03-01T12:00:00.000Z');
@@ -45,16 +46,23 @@ class ScriptedChanges implements ConversationChanges {
   async close(): Promise<void> {}
 }
 
+/** The use case as the service wires it (request limit, cache), with the cache's figures. */
+type Replay = ReturnType<typeof replayWith>;
+function replayWith(reader: ReplayReader, options: ReplayReadingOptions) {
+  const { replay, cacheStats } = replayReading(reader, DEFAULT_REPLAY_POLICY, options);
+  return { execute: replay.execute.bind(replay), cacheStats };
+}
+
 describe('GetReplayHistory', () => {
   let now = T0 + 10_000;
   let reader: CountingReader;
-  let useCase: GetReplayHistory;
+  let useCase: Replay;
   const query = { tenantId: 't', conversationId: 'c', format: 'openai_chat' as const };
 
   beforeEach(() => {
     now = T0 + 10_000;
     reader = new CountingReader();
-    useCase = new GetReplayHistory(reader, DEFAULT_REPLAY_POLICY, { tokens: testTokens, cacheBytes: 1_000_000, now: () => now });
+    useCase = replayWith(reader, { tokens: testTokens, cacheBytes: 1_000_000, now: () => now });
   });
 
   it('refuses ids no event could have (over 256 characters, or holding NUL), naming them', async () => {
@@ -127,17 +135,20 @@ describe('GetReplayHistory', () => {
     expect(await useCase.execute(query)).toEqual({ turns: [], omitted: [], historyTokens: 0 });
   });
 
-  it('fails UNAVAILABLE once the budget is spent, rather than late', async () => {
-    const slow = new GetReplayHistory(reader, DEFAULT_REPLAY_POLICY, { tokens: testTokens, cacheBytes: 0 });
+  it("fails DEADLINE_EXCEEDED once the edge's budget is spent, rather than late, and aborts the read", async () => {
+    const slow = replayWith(reader, { tokens: testTokens, cacheBytes: 0 });
     reader.delayMs = 200;
     const started = Date.now();
-    await expect(slow.execute({ ...query, budgetMs: 50 })).rejects.toEqual(expect.any(AppError));
-    await expect(slow.execute({ ...query, budgetMs: 50 })).rejects.toMatchObject({ code: ErrorCode.StorageUnavailable, retriable: true });
+    const signals: AbortSignal[] = [];
+    const within50ms = () => withinBudget('GetReplayHistory', 50, (signal) => (signals.push(signal), slow.execute(query, signal)));
+    await expect(within50ms()).rejects.toEqual(expect.any(AppError));
+    await expect(within50ms()).rejects.toMatchObject({ code: ErrorCode.DeadlineExceeded, retriable: true });
     expect(Date.now() - started).toBeLessThan(190 * 2);
+    expect(signals.map((s) => s.aborted)).toEqual([true, true]);
   });
 
   it('works without a cache', async () => {
-    const uncached = new GetReplayHistory(reader, DEFAULT_REPLAY_POLICY, { tokens: testTokens, cacheBytes: 0, now: () => now });
+    const uncached = replayWith(reader, { tokens: testTokens, cacheBytes: 0, now: () => now });
     await uncached.execute(query);
     await uncached.execute(query);
     expect(reader.full).toBe(2);
@@ -146,7 +157,7 @@ describe('GetReplayHistory', () => {
 
   it('stays within its bytes whatever callers vary (channel, window, format), counting every history it keeps', async () => {
     const cacheBytes = 60_000;
-    const bounded = new GetReplayHistory(reader, DEFAULT_REPLAY_POLICY, { tokens: testTokens, cacheBytes, now: () => now });
+    const bounded = replayWith(reader, { tokens: testTokens, cacheBytes, now: () => now });
     const conversations = ['c1', 'c2', 'c3', 'c4', 'c5'];
     for (let i = 0; i < 2_000; i += 1) {
       await bounded.execute({
@@ -168,12 +179,12 @@ describe('GetReplayHistory', () => {
 
   describe('with a change feed', () => {
     let feed: ScriptedChanges;
-    let fed: GetReplayHistory;
+    let fed: Replay;
     const other = { ...query, format: 'anthropic_messages' as const };
 
     beforeEach(() => {
       feed = new ScriptedChanges();
-      fed = new GetReplayHistory(reader, DEFAULT_REPLAY_POLICY, {
+      fed = replayWith(reader, {
         tokens: testTokens,
         cacheBytes: 1_000_000,
         now: () => now,
@@ -235,7 +246,7 @@ describe('GetReplayHistory', () => {
 
   it('refuses database requests beyond its limit with a retriable RESOURCE_EXHAUSTED, while cached answers go on', async () => {
     const feed = new ScriptedChanges();
-    const limited = new GetReplayHistory(reader, DEFAULT_REPLAY_POLICY, {
+    const limited = replayWith(reader, {
       tokens: testTokens,
       cacheBytes: 1_000_000,
       now: () => now,

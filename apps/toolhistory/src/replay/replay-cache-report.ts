@@ -1,7 +1,8 @@
 import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { GET_REPLAY_HISTORY, ROOT_LOGGER } from '../tokens';
-import type { GetReplayHistory, ReplayCacheStats } from './get-replay-history';
+import { REPLAY_READING, ROOT_LOGGER } from '../tokens';
+import type { ReplayCacheStats } from './caching-replay-reader';
+import type { ReplayReading } from './replay-reading';
 
 /** How often the replay cache reports (until metrics expose it as gauges and counters). */
 export const REPLAY_CACHE_REPORT_INTERVAL_MS = 60_000;
@@ -35,7 +36,7 @@ export class ReplayCacheReport implements OnModuleInit, OnModuleDestroy {
   private readonly log: Logger;
 
   constructor(
-    @Inject(GET_REPLAY_HISTORY) private readonly replay: GetReplayHistory,
+    @Inject(REPLAY_READING) private readonly replay: ReplayReading,
     @Inject(ROOT_LOGGER) logger: Logger,
   ) {
     this.log = logger.child({ component: 'replay' });
