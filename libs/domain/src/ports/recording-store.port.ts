@@ -1,5 +1,4 @@
 import type { RecordedSummary } from '../recording/recorded-summary';
-import type { OffsetGap } from '../recording/partition-offset';
 import type { StoredToolEvent } from '@toolhistory/contract';
 
 /** Kafka offsets are int64; they travel as decimal strings, as kafkajs gives them. */
@@ -50,6 +49,16 @@ export interface RecordBatchOutcome {
   erased: number;
   /** The appended events by type, and the redactions applied to them. */
   recorded: RecordedSummary;
+}
+
+/**
+ * The batch starts beyond the partition's stored next offset: the messages
+ * in between were never recorded. Nothing is recorded; the consumer goes
+ * back to `resumeAt`. An outcome of recording, not a failure.
+ */
+export interface OffsetGap {
+  kind: 'gap';
+  resumeAt: Offset;
 }
 
 /**

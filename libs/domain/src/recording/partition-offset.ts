@@ -1,17 +1,7 @@
-import type { Offset, OffsetEvent, RecordBatchCommand } from '../ports/recording-store.port';
+import type { OffsetEvent, OffsetGap, RecordBatchCommand } from '../ports/recording-store.port';
 
 /** The stored next offset of a partition nothing was recorded from yet: it is recorded from its beginning. */
 export const NO_STORED_OFFSET = -1n;
-
-/**
- * The batch starts beyond the partition's stored next offset: the messages
- * in between were never recorded. Nothing is recorded; the consumer goes
- * back to `resumeAt`. An outcome of recording, not a failure.
- */
-export interface OffsetGap {
-  kind: 'gap';
-  resumeAt: Offset;
-}
 
 export type OffsetDecision =
   | OffsetGap
