@@ -94,7 +94,7 @@ module.exports = {
       comment:
         'Configuration needs no infrastructure: it reads the files it names (fs) and checks addresses and TLS material (net, crypto).',
       from: { path: '^libs/config/', pathNot: TESTS },
-      to: { pathNot: ['^libs/config/', '^libs/errors/', 'node_modules/class-validator/', '^(fs|net|crypto)$'] },
+      to: { pathNot: ['^libs/config/', '^libs/errors/', '^(fs|net|crypto)$'] },
     },
     {
       name: 'adapters-do-not-know-each-other',

@@ -1,5 +1,7 @@
 export * from './load-config';
-export * from './environment-variables';
+export * from './settings';
+export * from './read-settings';
 export * from './secret';
 export * from './security-config';
+export type { Parsed, Parser } from './parsers';
 export type { ReadConfigFile } from './config-files';

@@ -1,8 +1,9 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { ConfigFiles } from './config-files';
-import type { EnvironmentVariables } from './environment-variables';
+import type { Settings } from './read-settings';
 import { Secret } from './secret';
+import type { KafkaSaslMechanism } from './settings';
 
 /** PEM files for a TLS endpoint, read once at boot. */
 export interface TlsFiles {
@@ -27,16 +28,11 @@ export type AuthConfig =
   | { mode: 'none' }
   | { mode: 'unconfigured' };
 
-export const SASL_MECHANISMS = ['plain', 'scram-sha-256', 'scram-sha-512'] as const;
-export type KafkaSaslMechanism = (typeof SASL_MECHANISMS)[number];
-
 export interface KafkaSecurity {
   /** null: plaintext. */
   ssl: { ca: Buffer | null; cert: Buffer | null; key: Secret<Buffer> | null } | null;
   sasl: { mechanism: KafkaSaslMechanism; username: string; password: Secret } | null;
 }
-
-type Env = Partial<Record<keyof EnvironmentVariables, string>>;
 
 /** What a rule found: problems stop start-up, warnings are logged once it starts. */
 export interface Findings {
@@ -55,8 +51,10 @@ export function isLoopbackHost(host: string): boolean {
   return false;
 }
 
-export function authConfig(v: Env, findings: Findings): AuthConfig {
-  const { AUTH_MODE: mode, AUTH_JWKS_FILE: file, AUTH_JWKS_URL: url, AUTH_ISSUER: issuer, AUTH_AUDIENCE: audience } = v;
+export function authConfig({ values, given }: Settings, findings: Findings): AuthConfig {
+  const { AUTH_MODE: mode, AUTH_JWKS_FILE: file, AUTH_ISSUER: issuer, AUTH_AUDIENCE: audience } = values;
+  // As set: a URL its parser refused still names a key set.
+  const url = given.AUTH_JWKS_URL;
   const { problems, warnings } = findings;
   if (file !== undefined && url !== undefined) problems.push('AUTH_JWKS_FILE and AUTH_JWKS_URL are both set: set one of them');
   const keySet = file !== undefined ? ({ kind: 'file', path: file } as const) : url !== undefined ? ({ kind: 'url', url } as const) : null;
@@ -68,7 +66,8 @@ export function authConfig(v: Env, findings: Findings): AuthConfig {
   if (keySet === null) {
     if (mode === 'jwt') problems.push('AUTH_MODE=jwt needs a key set: set AUTH_JWKS_FILE or AUTH_JWKS_URL');
     for (const name of ['AUTH_ISSUER', 'AUTH_AUDIENCE'] as const) {
-      if (v[name] !== undefined) problems.push(`${name} is set, but no key set to verify tokens with: set AUTH_JWKS_FILE or AUTH_JWKS_URL`);
+      if (values[name] !== undefined)
+        problems.push(`${name} is set, but no key set to verify tokens with: set AUTH_JWKS_FILE or AUTH_JWKS_URL`);
     }
     return { mode: 'unconfigured' };
   }
@@ -94,8 +93,9 @@ export function authConfig(v: Env, findings: Findings): AuthConfig {
 }
 
 /** Where a listener binds (`variable`: GRPC_HOST or HTTP_HOST): loopback unless callers must authenticate, or the operator says so. */
-export function listenHost(variable: 'GRPC_HOST' | 'HTTP_HOST', v: Env, auth: AuthConfig, findings: Findings): string {
-  const host = v[variable] ?? (auth.mode === 'jwt' ? '0.0.0.0' : '127.0.0.1');
+export function listenHost(variable: 'GRPC_HOST' | 'HTTP_HOST', { given }: Settings, auth: AuthConfig, findings: Findings): string {
+  // As set: an address its parser refused is still where the operator asked to listen.
+  const host = given[variable] ?? (auth.mode === 'jwt' ? '0.0.0.0' : '127.0.0.1');
   if (isLoopbackHost(host)) return host;
   if (auth.mode === 'unconfigured') {
     findings.problems.push(
@@ -128,8 +128,8 @@ export function warnOfPlaintextListeners(
   );
 }
 
-export function grpcTls(v: Env, files: ConfigFiles, findings: Findings): TlsFiles | null {
-  const { GRPC_TLS_CERT_FILE: certFile, GRPC_TLS_KEY_FILE: keyFile, GRPC_TLS_CLIENT_CA_FILE: caFile } = v;
+export function grpcTls({ values }: Settings, files: ConfigFiles, findings: Findings): TlsFiles | null {
+  const { GRPC_TLS_CERT_FILE: certFile, GRPC_TLS_KEY_FILE: keyFile, GRPC_TLS_CLIENT_CA_FILE: caFile } = values;
   if (certFile === undefined && keyFile === undefined) {
     if (caFile !== undefined)
       findings.problems.push(
@@ -150,9 +150,9 @@ export function grpcTls(v: Env, files: ConfigFiles, findings: Findings): TlsFile
   return { certChain, privateKey: new Secret(privateKey), clientCa };
 }
 
-export function kafkaSecurity(v: Env, files: ConfigFiles, findings: Findings): KafkaSecurity {
+export function kafkaSecurity({ values: v, given }: Settings, files: ConfigFiles, findings: Findings): KafkaSecurity {
   const { problems, warnings } = findings;
-  const sslOn = v.KAFKA_SSL === 'true' || v.KAFKA_SSL === '1';
+  const sslOn = v.KAFKA_SSL;
   let ssl: KafkaSecurity['ssl'] = null;
   if (!sslOn) {
     for (const name of ['KAFKA_SSL_CA_FILE', 'KAFKA_SSL_CERT_FILE', 'KAFKA_SSL_KEY_FILE'] as const) {
@@ -176,9 +176,11 @@ export function kafkaSecurity(v: Env, files: ConfigFiles, findings: Findings): K
     KAFKA_SASL_PASSWORD: password,
     KAFKA_SASL_PASSWORD_FILE: passwordFile,
   } = v;
-  if (mechanism === undefined || !SASL_MECHANISMS.includes(mechanism as KafkaSaslMechanism)) {
+  if (mechanism === undefined) {
+    // A mechanism its parser refused is set all the same: its problem is listed already.
     for (const name of ['KAFKA_SASL_USERNAME', 'KAFKA_SASL_PASSWORD', 'KAFKA_SASL_PASSWORD_FILE'] as const) {
-      if (v[name] !== undefined && mechanism === undefined) problems.push(`${name} is set but KAFKA_SASL_MECHANISM is not`);
+      if (v[name] !== undefined && given.KAFKA_SASL_MECHANISM === undefined)
+        problems.push(`${name} is set but KAFKA_SASL_MECHANISM is not`);
     }
     return { ssl, sasl: null };
   }
@@ -192,15 +194,16 @@ export function kafkaSecurity(v: Env, files: ConfigFiles, findings: Findings): K
   if (mechanism === 'plain' && !sslOn)
     warnings.push('KAFKA_SASL_MECHANISM=plain without KAFKA_SSL: the password crosses the network in the clear');
   if (username === undefined || secret === null || secret === undefined) return { ssl, sasl: null };
-  return { ssl, sasl: { mechanism: mechanism as KafkaSaslMechanism, username, password: new Secret(secret) } };
+  return { ssl, sasl: { mechanism, username, password: new Secret(secret) } };
 }
 
-export function databasePassword(v: Env, files: ConfigFiles, findings: Findings): Secret | null {
-  if (v.DATABASE_PASSWORD_FILE === undefined) return null;
-  if (v.DATABASE_URL !== undefined && urlHasPassword(v.DATABASE_URL)) {
+export function databasePassword({ values, given }: Settings, files: ConfigFiles, findings: Findings): Secret | null {
+  if (values.DATABASE_PASSWORD_FILE === undefined) return null;
+  // As set: a URL its parser refused may still hold the password.
+  if (given.DATABASE_URL !== undefined && urlHasPassword(given.DATABASE_URL)) {
     findings.problems.push('DATABASE_URL holds a password and DATABASE_PASSWORD_FILE is set: keep the password in one place (the file)');
   }
-  const password = files.text('DATABASE_PASSWORD_FILE', v.DATABASE_PASSWORD_FILE);
+  const password = files.text('DATABASE_PASSWORD_FILE', values.DATABASE_PASSWORD_FILE);
   return password === null ? null : new Secret(password);
 }
 
