@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { AUTHENTICATED_HTTP_ROUTES, HTTP_ROUTE_SCOPES, OPEN_HTTP_ROUTES, RPC_SCOPES } from '../libs/domain/src';
 
 const ROOT = join(__dirname, '..');
@@ -11,6 +11,13 @@ const ENTRY_POINTS = new Set([
   'apps/local-stack/src/main.ts',
 ]);
 const TEST_FILE = /\.(spec|int-spec|e2e-spec|fixture)\.ts$/;
+/** Routes the HTTP edge answers itself, with no use case behind them. */
+const EDGE_ONLY_CONTROLLERS = new Set([
+  'apps/toolhistory/src/console/console-assets.http-controller.ts', // the console's static files
+  'apps/toolhistory/src/console/who-am-i.http-controller.ts', // the caller's own identity, as the guard verified it
+  'apps/toolhistory/src/observability/metrics.http-controller.ts', // Prometheus's scrape
+  'apps/toolhistory/src/observability/probes.http-controller.ts', // liveness and readiness
+]);
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -59,6 +66,34 @@ describe('architecture', () => {
     expect(routes.length).toBeGreaterThan(2);
     const ruled = [...Object.keys(HTTP_ROUTE_SCOPES), ...OPEN_HTTP_ROUTES, ...AUTHENTICATED_HTTP_ROUTES].sort();
     expect(routes.sort()).toEqual(ruled);
+  });
+
+  it('answers each RPC and route from one use case, whose folder holds its controllers', () => {
+    // A use case: an exported class with an execute method, in the app.
+    const useCases = new Map<string, string>();
+    for (const f of files.filter((f) => f.startsWith('apps/toolhistory/'))) {
+      const source = readFileSync(join(ROOT, f), 'utf8');
+      for (const m of source.matchAll(/^export class (\w+)[^{]*\{([\s\S]*?)^\}/gm)) {
+        if (/^ {2}(async )?execute\(/m.test(m[2])) useCases.set(m[1], f);
+      }
+    }
+    const controllers = files.filter((f) =>
+      /@GrpcMethod\('ToolHistory'|@(Get|Post|Put|Patch|Delete)\(/.test(readFileSync(join(ROOT, f), 'utf8')),
+    );
+    expect(controllers.length).toBeGreaterThan(10);
+    const misplaced = controllers
+      .filter((f) => !EDGE_ONLY_CONTROLLERS.has(f))
+      .flatMap((f) => {
+        const injected = [...readFileSync(join(ROOT, f), 'utf8').matchAll(/@Inject\(\w+\) private readonly \w+: (\w+)/g)]
+          .map((m) => m[1])
+          .filter((type) => useCases.has(type));
+        if (injected.length !== 1) return [`${f}: ${injected.length} use cases (${injected.join(', ')})`];
+        const home = dirname(useCases.get(injected[0])!);
+        return home === dirname(f) ? [] : [`${f}: its use case ${injected[0]} is in ${home}`];
+      });
+    expect(misplaced).toEqual([]);
+    // Each use case answers at least one RPC or route, or runs from the CLI or the recorder.
+    expect(useCases.size).toBeGreaterThan(8);
   });
 
   it('puts every ToolHistory handler behind the caller guard (registered globally, never bypassed)', () => {

@@ -12,7 +12,10 @@ export const GET_REPLAY_HISTORY = Symbol('GET_REPLAY_HISTORY');
 /** The replay use case with its cache and request limit, and their figures. */
 export const REPLAY_READING = Symbol('REPLAY_READING');
 export const ERASE_CONVERSATION = Symbol('ERASE_CONVERSATION');
-export const QUERY_AUDIT = Symbol('QUERY_AUDIT');
+export const AUDIT_READER = Symbol('AUDIT_READER');
+export const LIST_TOOL_INVOCATIONS = Symbol('LIST_TOOL_INVOCATIONS');
+export const GET_USAGE = Symbol('GET_USAGE');
+export const SEARCH_TOOL_HISTORY = Symbol('SEARCH_TOOL_HISTORY');
 export const SUBSCRIBE_TOOL_EVENTS = Symbol('SUBSCRIBE_TOOL_EVENTS');
 export const EVENT_STORE = Symbol('EVENT_STORE');
 export const APPEND_LISTENER = Symbol('APPEND_LISTENER');

@@ -3,23 +3,34 @@ import type { Pool } from 'pg';
 import type { AppConfig } from '@toolhistory/config';
 import { KafkaMessaging } from '@toolhistory/messaging';
 import { PostgresRedriveLedger } from '@toolhistory/persistence';
-import type { QueryAudit } from '../audit/query-audit';
+import type { AuditReader } from '@toolhistory/domain';
+import { ConversationTimelineHttpController } from '../conversation-timeline/conversation-timeline.http-controller';
+import { GetConversationTimeline } from '../conversation-timeline/get-conversation-timeline';
 import { ListDeadLetters } from '../dead-letters/list-dead-letters';
+import { ListDeadLettersHttpController } from '../dead-letters/list-dead-letters.http-controller';
+import { GetUsageHttpController } from '../get-usage/get-usage.http-controller';
 import { GrpcModule } from '../grpc/grpc.module';
+import type { ListToolInvocations } from '../list-tool-invocations/list-tool-invocations';
 import type { GetReplayHistory } from '../replay/get-replay-history';
-import { APP_CONFIG, CONVERSATION_TIMELINE, GET_REPLAY_HISTORY, GRPC_PG_POOL, LIST_DEAD_LETTERS, MESSAGING, QUERY_AUDIT } from '../tokens';
+import { SearchToolHistoryHttpController } from '../search-tool-history/search-tool-history.http-controller';
+import {
+  APP_CONFIG,
+  AUDIT_READER,
+  CONVERSATION_TIMELINE,
+  GET_REPLAY_HISTORY,
+  GRPC_PG_POOL,
+  LIST_DEAD_LETTERS,
+  LIST_TOOL_INVOCATIONS,
+  MESSAGING,
+} from '../tokens';
 import { ConsoleAssetsHttpController } from './console-assets.http-controller';
-import { ConversationTimelineHttpController } from './conversation-timeline.http-controller';
-import { GetConversationTimeline } from './get-conversation-timeline';
-import { GetUsageHttpController } from './get-usage.http-controller';
-import { ListDeadLettersHttpController } from './list-dead-letters.http-controller';
-import { SearchToolHistoryHttpController } from './search-tool-history.http-controller';
 import { WhoAmIHttpController } from './who-am-i.http-controller';
 
 /**
  * The audit console, with the gRPC role: its page and a JSON API over the
- * same use cases as the RPCs (one controller per use case), every route
- * behind the CallerGuard with its tenant checked.
+ * same use cases as the RPCs (each route's controller beside its use case,
+ * in the use case's folder), every route behind the CallerGuard with its
+ * tenant checked.
  */
 @Module({
   imports: [GrpcModule],
@@ -34,8 +45,9 @@ import { WhoAmIHttpController } from './who-am-i.http-controller';
   providers: [
     {
       provide: CONVERSATION_TIMELINE,
-      inject: [QUERY_AUDIT, GET_REPLAY_HISTORY],
-      useFactory: (audit: QueryAudit, replay: GetReplayHistory) => new GetConversationTimeline(audit, replay),
+      inject: [LIST_TOOL_INVOCATIONS, AUDIT_READER, GET_REPLAY_HISTORY],
+      useFactory: (invocations: ListToolInvocations, reader: AuditReader, replay: GetReplayHistory) =>
+        new GetConversationTimeline(invocations, reader, replay),
     },
     {
       provide: LIST_DEAD_LETTERS,

@@ -2,7 +2,7 @@ import { Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { AppConfig } from '@toolhistory/config';
-import type { ConversationChanges, EventStore, ReplayPolicy } from '@toolhistory/domain';
+import type { AuditReader, ConversationChanges, EventStore, ReplayPolicy } from '@toolhistory/domain';
 import {
   PostgresAuditReader,
   PostgresConversationChanges,
@@ -10,10 +10,12 @@ import {
   type PostgresQueryCanceller,
   PostgresReplayReader,
 } from '@toolhistory/persistence';
-import { GetUsageGrpcController } from '../audit/get-usage.grpc-controller';
-import { ListToolInvocationsGrpcController } from '../audit/list-tool-invocations.grpc-controller';
-import { QueryAudit } from '../audit/query-audit';
-import { SearchToolHistoryGrpcController } from '../audit/search-tool-history.grpc-controller';
+import { GetUsage } from '../get-usage/get-usage';
+import { GetUsageGrpcController } from '../get-usage/get-usage.grpc-controller';
+import { ListToolInvocations } from '../list-tool-invocations/list-tool-invocations';
+import { ListToolInvocationsGrpcController } from '../list-tool-invocations/list-tool-invocations.grpc-controller';
+import { SearchToolHistory } from '../search-tool-history/search-tool-history';
+import { SearchToolHistoryGrpcController } from '../search-tool-history/search-tool-history.grpc-controller';
 import { EraseConversation } from '../erasure/erase-conversation';
 import { EraseConversationGrpcController } from '../erasure/erase-conversation.grpc-controller';
 import { EventStoreConversationEraser } from '../erasure/event-store-conversation-eraser';
@@ -32,7 +34,10 @@ import {
   METRICS,
   GRPC_PG_POOL,
   QUERY_CANCELLER,
-  QUERY_AUDIT,
+  AUDIT_READER,
+  LIST_TOOL_INVOCATIONS,
+  GET_USAGE,
+  SEARCH_TOOL_HISTORY,
   REPLAY_POLICY,
   REPLAY_READING,
   ROOT_LOGGER,
@@ -93,10 +98,13 @@ import type { ServiceMetrics } from '../observability/service-metrics';
         ),
     },
     {
-      provide: QUERY_AUDIT,
+      provide: AUDIT_READER,
       inject: [GRPC_PG_POOL, QUERY_CANCELLER],
-      useFactory: (pool: Pool, canceller: PostgresQueryCanceller) => new QueryAudit(new PostgresAuditReader(pool, canceller)),
+      useFactory: (pool: Pool, canceller: PostgresQueryCanceller) => new PostgresAuditReader(pool, canceller),
     },
+    { provide: LIST_TOOL_INVOCATIONS, inject: [AUDIT_READER], useFactory: (reader: AuditReader) => new ListToolInvocations(reader) },
+    { provide: GET_USAGE, inject: [AUDIT_READER], useFactory: (reader: AuditReader) => new GetUsage(reader) },
+    { provide: SEARCH_TOOL_HISTORY, inject: [AUDIT_READER], useFactory: (reader: AuditReader) => new SearchToolHistory(reader) },
     {
       provide: SUBSCRIBE_TOOL_EVENTS,
       inject: [GRPC_EVENT_STORE],
@@ -104,7 +112,7 @@ import type { ServiceMetrics } from '../observability/service-metrics';
     },
   ],
   // The console's HTTP API answers from the same use cases (and the same replay cache).
-  exports: [OPEN_SUBSCRIPTIONS, QUERY_AUDIT, GET_REPLAY_HISTORY],
+  exports: [OPEN_SUBSCRIPTIONS, AUDIT_READER, LIST_TOOL_INVOCATIONS, GET_USAGE, SEARCH_TOOL_HISTORY, GET_REPLAY_HISTORY],
 })
 export class GrpcModule implements OnApplicationShutdown {
   constructor(

@@ -41,7 +41,7 @@ export class SubscribeToolEventsGrpcController {
       let release = () => undefined as void;
       let shuttingDown = false;
       const stream = async () => {
-        const events = this.subscribeToolEvents.open(
+        const events = this.subscribeToolEvents.execute(
           { tenantId, fromPosition: ids.fromPosition, types: request.types ?? [] },
           abort.signal,
         );

@@ -10,7 +10,7 @@ export class SubscribeToolEvents {
   constructor(private readonly events: EventStore) {}
 
   /** Throws INVALID_ARGUMENT before anything is read; the iterable ends when `signal` aborts. */
-  open(request: SubscriptionRequest, signal: AbortSignal): AsyncIterable<RecordedToolEvent> {
+  execute(request: SubscriptionRequest, signal: AbortSignal): AsyncIterable<RecordedToolEvent> {
     const checked = checkSubscriptionRequest(request);
     if (!checked.ok) throw new AppError(ErrorCode.InvalidArgument, checked.error);
     const { tenantId, after, types } = checked.value;

@@ -5,9 +5,9 @@ import type { Logger } from 'pino';
 import type { ListToolInvocationsRequest } from '@toolhistory/grpc-api';
 import { answerUnary, budgetOf } from '../grpc/grpc-call';
 import { invocationStatusOf, timestampToMillis, toInvocationMessage } from '../grpc/proto-mapping';
-import { QUERY_AUDIT, ROOT_LOGGER } from '../tokens';
-import { DEFAULT_AUDIT_BUDGET_MS } from './audit-budget';
-import { QueryAudit } from './query-audit';
+import { LIST_TOOL_INVOCATIONS, ROOT_LOGGER } from '../tokens';
+import { DEFAULT_AUDIT_BUDGET_MS } from '../audit-budget';
+import { ListToolInvocations } from './list-tool-invocations';
 
 /** ListToolInvocations: every recorded invocation of a tenant, filtered and paged. */
 @Controller()
@@ -15,7 +15,7 @@ export class ListToolInvocationsGrpcController {
   private readonly log: Logger;
 
   constructor(
-    @Inject(QUERY_AUDIT) private readonly queryAudit: QueryAudit,
+    @Inject(LIST_TOOL_INVOCATIONS) private readonly useCase: ListToolInvocations,
     @Inject(ROOT_LOGGER) logger: Logger,
   ) {
     this.log = logger.child({ component: 'grpc' });
@@ -29,7 +29,7 @@ export class ListToolInvocationsGrpcController {
       { tenantId: request.tenant_id },
       budgetOf(call, DEFAULT_AUDIT_BUDGET_MS),
       async (signal) => {
-        const page = await this.queryAudit.listInvocations(
+        const page = await this.useCase.execute(
           {
             tenantId: request.tenant_id ?? '',
             conversationId: request.conversation_id,

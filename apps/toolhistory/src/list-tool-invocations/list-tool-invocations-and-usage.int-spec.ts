@@ -2,17 +2,20 @@ import type { StoredToolEvent } from '@toolhistory/contract';
 import { PostgresAuditReader, PostgresRecordingStore } from '@toolhistory/persistence';
 import { freshSchema, FreshSchema } from '../../../../test/support/fresh-schema';
 import { runCompleted, runCompletedV1, toolCall, toolResult } from '../../../../test/support/tool-event-factory';
-import { QueryAudit } from './query-audit';
+import { GetUsage } from '../get-usage/get-usage';
+import { ListToolInvocations } from './list-tool-invocations';
 
 const at = (minute: number, second = 0) => `2026-11-20T10:${String(minute).padStart(2, '0')}:${String(second).padStart(2, '0')}.000Z`;
 
-describe('audit queries (real PostgreSQL)', () => {
+describe('ListToolInvocations and GetUsage (real PostgreSQL)', () => {
   let db: FreshSchema;
-  let audit: QueryAudit;
+  let audit: { listInvocations: ListToolInvocations['execute']; usage: GetUsage['execute'] };
 
   beforeAll(async () => {
     db = await freshSchema('audit');
-    audit = new QueryAudit(new PostgresAuditReader(db.pool));
+    const reader = new PostgresAuditReader(db.pool);
+    const [list, usage] = [new ListToolInvocations(reader), new GetUsage(reader)];
+    audit = { listInvocations: (query, signal) => list.execute(query, signal), usage: (request, signal) => usage.execute(request, signal) };
     const events: StoredToolEvent[] = [];
     // 2 conversations x 3 runs x 5 calls; every 4th call fails, every 7th has no result yet.
     let n = 0;

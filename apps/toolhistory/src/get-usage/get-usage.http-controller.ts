@@ -1,11 +1,11 @@
 import { Controller, Get, Inject, Param, Query } from '@nestjs/common';
 import type { Logger } from 'pino';
 import type { UsageView } from '@toolhistory/console-api';
-import { DEFAULT_AUDIT_BUDGET_MS } from '../audit/audit-budget';
-import type { QueryAudit } from '../audit/query-audit';
+import { DEFAULT_AUDIT_BUDGET_MS } from '../audit-budget';
+import type { GetUsage } from './get-usage';
 import { answerHttp } from '../http/answer-http';
-import { QUERY_AUDIT, ROOT_LOGGER } from '../tokens';
-import { ConsoleQuery } from './console-query';
+import { GET_USAGE, ROOT_LOGGER } from '../tokens';
+import { ConsoleQuery } from '../console/console-query';
 
 const DAY_MS = 86_400_000;
 
@@ -15,7 +15,7 @@ export class GetUsageHttpController {
   private readonly log: Logger;
 
   constructor(
-    @Inject(QUERY_AUDIT) private readonly audit: QueryAudit,
+    @Inject(GET_USAGE) private readonly useCase: GetUsage,
     @Inject(ROOT_LOGGER) logger: Logger,
   ) {
     this.log = logger.child({ component: 'console' });
@@ -29,7 +29,7 @@ export class GetUsageHttpController {
       const to = params.time('to') ?? Date.now();
       const from = params.time('from') ?? to - 7 * DAY_MS;
       params.check();
-      const report = await this.audit.usage({ tenantId, from, to, bucket }, signal);
+      const report = await this.useCase.execute({ tenantId, from, to, bucket }, signal);
       return { bucket, from: new Date(from).toISOString(), to: new Date(to).toISOString(), ...report };
     });
   }

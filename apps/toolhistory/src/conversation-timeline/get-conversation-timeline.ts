@@ -1,8 +1,9 @@
-import { conversationTimeline, type InvocationRecord } from '@toolhistory/domain';
+import { type AuditReader, conversationTimeline, type InvocationRecord } from '@toolhistory/domain';
 import type { ConversationTimelineView } from '@toolhistory/console-api';
-import type { QueryAudit } from '../audit/query-audit';
+import { checkRequestIds, requireArguments } from '@toolhistory/errors';
+import { toTimelineRunViews } from '../console/console-views';
+import type { ListToolInvocations } from '../list-tool-invocations/list-tool-invocations';
 import type { GetReplayHistory } from '../replay/get-replay-history';
-import { toTimelineRunViews } from './console-views';
 
 /** A timeline shows at most this many invocations; a longer conversation says it is truncated. */
 export const TIMELINE_MAX_INVOCATIONS = 5_000;
@@ -22,15 +23,18 @@ export interface TimelineQuery {
  */
 export class GetConversationTimeline {
   constructor(
-    private readonly audit: QueryAudit,
+    private readonly invocations: ListToolInvocations,
+    private readonly reader: AuditReader,
     private readonly replay: GetReplayHistory,
     private readonly now: () => number = Date.now,
   ) {}
 
   async execute(query: TimelineQuery, signal?: AbortSignal): Promise<ConversationTimelineView> {
+    requireArguments({ tenant_id: query.tenantId, conversation_id: query.conversationId });
+    checkRequestIds({ tenant_id: query.tenantId, conversation_id: query.conversationId });
     const asOf = query.asOf ?? this.now();
     const { invocations, truncated } = await this.storedInvocations(query, signal);
-    const runs = await this.audit.conversationRuns(query.tenantId, query.conversationId, signal);
+    const runs = await this.reader.conversationRuns(query.tenantId, query.conversationId, signal);
     const history = await this.replay.execute(
       { tenantId: query.tenantId, conversationId: query.conversationId, format: 'openai_chat', asOf },
       signal,
@@ -59,7 +63,7 @@ export class GetConversationTimeline {
     const invocations: InvocationRecord[] = [];
     let pageToken = '';
     do {
-      const page = await this.audit.listInvocations(
+      const page = await this.invocations.execute(
         { tenantId: query.tenantId, conversationId: query.conversationId, pageSize: PAGE_SIZE, pageToken },
         signal,
       );

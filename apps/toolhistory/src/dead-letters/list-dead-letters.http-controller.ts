@@ -1,11 +1,11 @@
 import { Controller, Get, Inject, Query } from '@nestjs/common';
 import type { Logger } from 'pino';
 import type { DeadLettersView } from '@toolhistory/console-api';
-import { DEFAULT_AUDIT_BUDGET_MS } from '../audit/audit-budget';
-import type { ListDeadLetters } from '../dead-letters/list-dead-letters';
+import { DEFAULT_AUDIT_BUDGET_MS } from '../audit-budget';
+import type { ListDeadLetters } from './list-dead-letters';
 import { answerHttp } from '../http/answer-http';
 import { LIST_DEAD_LETTERS, ROOT_LOGGER } from '../tokens';
-import { ConsoleQuery } from './console-query';
+import { ConsoleQuery } from '../console/console-query';
 
 /** The console shows the newest letters, and of each value at most this much. */
 const MAX_LETTERS = 500;

@@ -5,9 +5,9 @@ import type { Logger } from 'pino';
 import type { GetUsageRequest } from '@toolhistory/grpc-api';
 import { answerUnary, budgetOf } from '../grpc/grpc-call';
 import { timestampToMillis, toUsageResponse, usageBucketOf } from '../grpc/proto-mapping';
-import { QUERY_AUDIT, ROOT_LOGGER } from '../tokens';
-import { DEFAULT_AUDIT_BUDGET_MS } from './audit-budget';
-import { QueryAudit } from './query-audit';
+import { GET_USAGE, ROOT_LOGGER } from '../tokens';
+import { DEFAULT_AUDIT_BUDGET_MS } from '../audit-budget';
+import { GetUsage } from './get-usage';
 
 /** GetUsage: calls, errors, durations and tokens per tool and period, for billing. */
 @Controller()
@@ -15,7 +15,7 @@ export class GetUsageGrpcController {
   private readonly log: Logger;
 
   constructor(
-    @Inject(QUERY_AUDIT) private readonly queryAudit: QueryAudit,
+    @Inject(GET_USAGE) private readonly useCase: GetUsage,
     @Inject(ROOT_LOGGER) logger: Logger,
   ) {
     this.log = logger.child({ component: 'grpc' });
@@ -25,7 +25,7 @@ export class GetUsageGrpcController {
   usage(request: GetUsageRequest, _metadata: Metadata, call: ServerUnaryCall<unknown, unknown>) {
     return answerUnary(this.log, 'GetUsage', { tenantId: request.tenant_id }, budgetOf(call, DEFAULT_AUDIT_BUDGET_MS), async (signal) =>
       toUsageResponse(
-        await this.queryAudit.usage(
+        await this.useCase.execute(
           {
             tenantId: request.tenant_id ?? '',
             from: timestampToMillis(request.from, 'from'),

@@ -1,10 +1,10 @@
 import { Controller, Get, Inject, Param, Query } from '@nestjs/common';
 import type { Logger } from 'pino';
 import type { ConversationTimelineView } from '@toolhistory/console-api';
-import { DEFAULT_AUDIT_BUDGET_MS } from '../audit/audit-budget';
+import { DEFAULT_AUDIT_BUDGET_MS } from '../audit-budget';
 import { answerHttp } from '../http/answer-http';
 import { CONVERSATION_TIMELINE, ROOT_LOGGER } from '../tokens';
-import { ConsoleQuery } from './console-query';
+import { ConsoleQuery } from '../console/console-query';
 import type { GetConversationTimeline } from './get-conversation-timeline';
 
 /** A conversation's invocations as stored, each with what replay makes of it at `asOf` (default now). */

@@ -4,7 +4,7 @@ import { PostgresAuditReader, PostgresRecordingStore, SEARCH_RANKING_BOUND } fro
 import { freshSchema, FreshSchema } from '../../../../test/support/fresh-schema';
 import { catchUpSearch } from '../../../../test/support/read-model-queries';
 import { runCompleted, toolCall, toolResult } from '../../../../test/support/tool-event-factory';
-import { QueryAudit } from './query-audit';
+import { SearchToolHistory } from './search-tool-history';
 
 const at = (minute: number, second = 0) => `2026-11-20T10:${String(minute).padStart(2, '0')}:${String(second).padStart(2, '0')}.000Z`;
 const filler = (words: number, seed: number) =>
@@ -15,14 +15,14 @@ if (!parsed.ok) throw new Error(parsed.problems.join('\n'));
 
 describe('SearchToolHistory: full-text search over invocations (real PostgreSQL)', () => {
   let db: FreshSchema;
-  let audit: QueryAudit;
+  let audit: SearchToolHistory;
   const keyOf = (hit: SearchHit) => `${hit.invocation.conversationId}/${hit.invocation.toolName}`;
-  const search = (query: string, extra: Partial<Parameters<QueryAudit['search']>[0]> = {}) =>
-    audit.search({ tenantId: 'acme', query, ...extra });
+  const search = (query: string, extra: Partial<Parameters<SearchToolHistory['execute']>[0]> = {}) =>
+    audit.execute({ tenantId: 'acme', query, ...extra });
 
   beforeAll(async () => {
     db = await freshSchema('search');
-    audit = new QueryAudit(new PostgresAuditReader(db.pool));
+    audit = new SearchToolHistory(new PostgresAuditReader(db.pool));
     const code = { tenantId: 'acme', conversationId: 'c-code', runId: 'r1' };
     const billing = { tenantId: 'acme', conversationId: 'c-billing', runId: 'r1' };
     const mail = { tenantId: 'acme', conversationId: 'c-mail', runId: 'r1' };
@@ -99,12 +99,12 @@ describe('SearchToolHistory: full-text search over invocations (real PostgreSQL)
       expect(hits.length).toBeGreaterThan(0);
       expect(hits.every((h) => h.invocation.tenantId === 'acme')).toBe(true);
     }
-    const theirs = await audit.search({ tenantId: 'other', query: 'refund invoice' });
+    const theirs = await audit.execute({ tenantId: 'other', query: 'refund invoice' });
     expect(theirs.map((h) => [h.invocation.tenantId, h.invocation.toolName])).toEqual([
       ['other', 'create_refund'],
       ['other', 'git_status'],
     ]);
-    expect(await audit.search({ tenantId: 'nobody', query: 'refund' })).toEqual([]);
+    expect(await audit.execute({ tenantId: 'nobody', query: 'refund' })).toEqual([]);
   });
 
   it('finds identifiers and paths: a tool named git_status, src/app.ts by its whole path, its file name or its folder', async () => {
@@ -215,7 +215,7 @@ describe('SearchToolHistory: full-text search over invocations (real PostgreSQL)
     expect((await search('invoice '.repeat(2_000))).map(keyOf).sort()).toEqual(['c-billing/create_refund', 'c-billing/fetch_page']);
     expect((await db.pool.query('SELECT count(*)::int AS n FROM invocations')).rows[0].n).toBe(8 + 2 + 1 + 120);
     await expect(search('   ')).rejects.toThrow('query is required');
-    await expect(audit.search({ tenantId: '', query: 'x' })).rejects.toThrow('tenant_id is required');
+    await expect(audit.execute({ tenantId: '', query: 'x' })).rejects.toThrow('tenant_id is required');
     await expect(search('x', { from: 2, to: 1 })).rejects.toThrow('from must be before to');
   });
 
@@ -302,11 +302,11 @@ describe('SearchToolHistory: full-text search over invocations (real PostgreSQL)
       nextOffset: String(events.length),
     });
     await catchUpSearch(db.pool);
-    const hits = await audit.search({ tenantId: 'bound', query: 'kiwiword', limit: 100 });
+    const hits = await audit.execute({ tenantId: 'bound', query: 'kiwiword', limit: 100 });
     expect(hits).toHaveLength(100);
     expect(hits.map((h) => h.invocation.toolName)).not.toContain('kiwiword_lookup');
     // Narrowed by time to where it lies, the better match is found and ranked first.
-    const older = await audit.search({ tenantId: 'bound', query: 'kiwiword', to: Date.parse(at(1)) });
+    const older = await audit.execute({ tenantId: 'bound', query: 'kiwiword', to: Date.parse(at(1)) });
     expect(older[0].invocation.toolName).toBe('kiwiword_lookup');
   });
 });

@@ -1,12 +1,12 @@
 import { Controller, Get, Inject, Param, Query } from '@nestjs/common';
 import type { Logger } from 'pino';
 import type { SearchResultsView } from '@toolhistory/console-api';
-import { DEFAULT_AUDIT_BUDGET_MS } from '../audit/audit-budget';
-import type { QueryAudit } from '../audit/query-audit';
+import { DEFAULT_AUDIT_BUDGET_MS } from '../audit-budget';
+import type { SearchToolHistory } from './search-tool-history';
 import { answerHttp } from '../http/answer-http';
-import { QUERY_AUDIT, ROOT_LOGGER } from '../tokens';
-import { ConsoleQuery } from './console-query';
-import { toInvocationView } from './console-views';
+import { SEARCH_TOOL_HISTORY, ROOT_LOGGER } from '../tokens';
+import { ConsoleQuery } from '../console/console-query';
+import { toInvocationView } from '../console/console-views';
 
 /** Full-text search over the tenant's tool history (the SearchToolHistory rules). */
 @Controller('api/v1/tenants/:tenant')
@@ -14,7 +14,7 @@ export class SearchToolHistoryHttpController {
   private readonly log: Logger;
 
   constructor(
-    @Inject(QUERY_AUDIT) private readonly audit: QueryAudit,
+    @Inject(SEARCH_TOOL_HISTORY) private readonly useCase: SearchToolHistory,
     @Inject(ROOT_LOGGER) logger: Logger,
   ) {
     this.log = logger.child({ component: 'console' });
@@ -33,7 +33,7 @@ export class SearchToolHistoryHttpController {
         limit: params.wholeNumber('limit'),
       };
       params.check();
-      const hits = await this.audit.search(request, signal);
+      const hits = await this.useCase.execute(request, signal);
       return { hits: hits.map((hit) => ({ invocation: toInvocationView(hit.invocation), score: hit.score, snippet: hit.snippet })) };
     });
   }

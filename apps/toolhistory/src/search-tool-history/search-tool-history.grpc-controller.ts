@@ -5,9 +5,9 @@ import type { Logger } from 'pino';
 import type { SearchToolHistoryRequest } from '@toolhistory/grpc-api';
 import { answerUnary, budgetOf } from '../grpc/grpc-call';
 import { timestampToMillis, toSearchResponse } from '../grpc/proto-mapping';
-import { QUERY_AUDIT, ROOT_LOGGER } from '../tokens';
-import { DEFAULT_AUDIT_BUDGET_MS } from './audit-budget';
-import { QueryAudit } from './query-audit';
+import { SEARCH_TOOL_HISTORY, ROOT_LOGGER } from '../tokens';
+import { DEFAULT_AUDIT_BUDGET_MS } from '../audit-budget';
+import { SearchToolHistory } from './search-tool-history';
 
 /** SearchToolHistory: full-text search over a tenant's redacted payloads. */
 @Controller()
@@ -15,7 +15,7 @@ export class SearchToolHistoryGrpcController {
   private readonly log: Logger;
 
   constructor(
-    @Inject(QUERY_AUDIT) private readonly queryAudit: QueryAudit,
+    @Inject(SEARCH_TOOL_HISTORY) private readonly useCase: SearchToolHistory,
     @Inject(ROOT_LOGGER) logger: Logger,
   ) {
     this.log = logger.child({ component: 'grpc' });
@@ -31,7 +31,7 @@ export class SearchToolHistoryGrpcController {
       budgetOf(call, DEFAULT_AUDIT_BUDGET_MS),
       async (signal) =>
         toSearchResponse(
-          await this.queryAudit.search(
+          await this.useCase.execute(
             {
               tenantId: request.tenant_id ?? '',
               query: request.query ?? '',
