@@ -1,6 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Producer } from 'kafkajs';
@@ -10,18 +9,9 @@ import { connectedProducer, freshTopic, publishEvents, testKafka } from './suppo
 import { TEST_KAFKA_BROKERS, uniqueName } from './support/test-environment';
 import { runCompleted, toolCall, toolResult } from './support/tool-event-factory';
 import { waitFor } from './support/wait-for';
+import { answersOnLoopback } from './support/listening-sockets';
 
 const LAUNCHER = resolve(__dirname, '../dist/apps/local-stack/src/main.js');
-
-const answers = (port: number) =>
-  new Promise<boolean>((done) => {
-    const socket = createConnection({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      done(true);
-    });
-    socket.once('error', () => done(false));
-  });
 
 /**
  * `npm run start:local` on a machine with no database: DATABASE_URL unset and
@@ -140,10 +130,10 @@ describe('start:local with no database on the machine', () => {
 
   it('stops the embedded PostgreSQL with the service', async () => {
     const port = embeddedPort();
-    expect(await answers(port)).toBe(true);
+    expect(await answersOnLoopback(port)).toBe(true);
     launcher.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(output).toContain('service ended; the embedded PostgreSQL stopped');
-    expect(await answers(port)).toBe(false);
+    expect(await answersOnLoopback(port)).toBe(false);
   });
 });

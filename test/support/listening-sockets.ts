@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { createConnection } from 'node:net';
 
 const LISTEN = '0A';
 
@@ -43,4 +44,16 @@ export function listeningAddresses(port: number): string[] {
     }
   }
   return found;
+}
+
+/** Whether something accepts a TCP connection on 127.0.0.1:`port` now. */
+export function answersOnLoopback(port: number): Promise<boolean> {
+  return new Promise<boolean>((done) => {
+    const socket = createConnection({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      done(true);
+    });
+    socket.once('error', () => done(false));
+  });
 }

@@ -1,20 +1,10 @@
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { type EmbeddedPostgres, freeLoopbackPort, startEmbeddedPostgres } from './embedded-postgres';
 import { probeLocalPostgres } from './probe-local-postgres';
-
-const answers = (port: number) =>
-  new Promise<boolean>((done) => {
-    const socket = createConnection({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      done(true);
-    });
-    socket.once('error', () => done(false));
-  });
+import { answersOnLoopback } from '../../../test/support/listening-sockets';
 
 describe('the embedded PostgreSQL, on a real cluster from the npm package', () => {
   let folder: string;
@@ -51,7 +41,7 @@ describe('the embedded PostgreSQL, on a real cluster from the npm package', () =
     await setup.query('CREATE DATABASE kept');
     await setup.end();
     await first.stop();
-    expect(await answers(first.port)).toBe(false);
+    expect(await answersOnLoopback(first.port)).toBe(false);
 
     cluster = await startEmbeddedPostgres(join(folder, 'cluster'));
     const again = new Client({ connectionString: cluster.urlFor('kept') });
