@@ -29,6 +29,7 @@ async function keep(request: KeeperRequest): Promise<void> {
   const asRoot = process.getuid?.() === 0;
   checkEmbeddedBinaries();
   if (asRoot) postgresUserCanReach(directory);
+  refuseIfRunning(dataDir);
   if (!existsSync(passwordFile)) writeFileSync(passwordFile, randomBytes(18).toString('base64url'), { mode: 0o600 });
   const password = readFileSync(passwordFile, 'utf8').trim();
 
@@ -86,6 +87,36 @@ async function keep(request: KeeperRequest): Promise<void> {
   process.on('disconnect', () => void stop());
   process.on('SIGTERM', () => void stop());
   tell({ kind: 'ready', passwordFile, logFile });
+}
+
+/**
+ * One cluster folder serves one user at a time (PostgreSQL locks it): a
+ * second test run or start:local of the same checkout is told who holds it,
+ * rather than PostgreSQL's lock-file message. A lock left by a process that
+ * is gone is PostgreSQL's to clear.
+ */
+function refuseIfRunning(dataDir: string): void {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  } catch {
+    return;
+  }
+  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return;
+  throw new Error(
+    `another process of this checkout (a test run, or start:local) uses the embedded PostgreSQL in ${dataDir} ` +
+      `(postgres pid ${pid}): wait until it ends, or name a database with the URL variable`,
+  );
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists, under another user (the user postgres, when started as root).
+    return (error as { code?: string }).code === 'EPERM';
+  }
 }
 
 process.once('message', (request: KeeperRequest) => {

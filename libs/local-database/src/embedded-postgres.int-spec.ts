@@ -34,6 +34,16 @@ describe('the embedded PostgreSQL, on a real cluster from the npm package', () =
     expect(await probeLocalPostgres(cluster.port)).toEqual({ answers: false, why: 'it asks for a password' });
   });
 
+  it('refuses a second user of the same cluster folder while the first runs, naming why', async () => {
+    await expect(startEmbeddedPostgres(join(folder, 'cluster'))).rejects.toThrow(
+      /another process of this checkout \(a test run, or start:local\) uses the embedded PostgreSQL in .*cluster\/data \(postgres pid \d+\)/,
+    );
+    // The first one is unharmed.
+    const client = new Client({ connectionString: cluster!.urlFor('postgres') });
+    await client.connect();
+    await client.end();
+  });
+
   it('stops when asked, and starts again on the data it kept', async () => {
     const first = cluster!;
     const setup = new Client({ connectionString: first.urlFor('postgres') });
