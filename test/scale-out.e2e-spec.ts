@@ -93,11 +93,14 @@ describe('scale-out: three recorders in one consumer group and two gRPC processe
     const { rows: offsets } = await db.pool.query('SELECT count(*)::int AS n FROM consumer_offsets WHERE group_id = $1', [groupId]);
     expect(offsets[0].n).toBe(6);
 
-    // Replay is the same from either gRPC process, conversation by conversation.
+    // Replay is the same from either gRPC process, conversation by conversation, asked of both at one
+    // moment: the traffic's times run up to now and beyond, so two processes' own "now" could see
+    // different runs.
+    const settled = asOf(Math.max(...events.map((e) => Date.parse(e.occurredAt))) + 1_000);
     const conversations = [...new Set(events.map((e) => `${e.tenantId}\u0000${e.conversationId}`))].slice(0, 25);
     for (const key of conversations) {
       const [tenant_id, conversation_id] = key.split('\u0000');
-      const [a, b] = await Promise.all(clients.map((c) => c.getReplayHistory({ tenant_id, conversation_id })));
+      const [a, b] = await Promise.all(clients.map((c) => c.getReplayHistory({ tenant_id, conversation_id, as_of: settled })));
       // Something to compare: each call is replayed or explained as left out.
       expect(a.turns.length + a.omitted.length).toBeGreaterThan(0);
       expect(b).toEqual(a);
@@ -120,7 +123,13 @@ describe('scale-out: three recorders in one consumer group and two gRPC processe
         { what: 'the new run replayed by each gRPC process' },
       );
     }
-    const [a, b] = await Promise.all(clients.map((c) => c.getReplayHistory({ tenant_id, conversation_id })));
+    const afterChange = asOf(Math.max(Number(settled.seconds) * 1000, Date.now()) + 1_000);
+    const [a, b] = await Promise.all(clients.map((c) => c.getReplayHistory({ tenant_id, conversation_id, as_of: afterChange })));
     expect(b).toEqual(a);
   });
 });
+
+/** A moment as the proto's Timestamp. */
+function asOf(ms: number): { seconds: string; nanos: number } {
+  return { seconds: String(Math.floor(ms / 1000)), nanos: (ms % 1000) * 1_000_000 };
+}

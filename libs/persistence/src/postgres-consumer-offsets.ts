@@ -1,15 +1,15 @@
 import type { Pool, PoolClient } from 'pg';
-import type { Offset, PartitionRef, RecordBatchCommand } from '@toolhistory/domain';
+import type { ConsumerOffsets, Offset, PartitionRef } from '@toolhistory/domain';
 import { classifyPostgresError } from './postgres-errors';
 
 /**
  * The recorder's Kafka positions kept in PostgreSQL (`consumer_offsets`):
  * where to resume after a restart or a rebalance. The PostgreSQL recording
- * store moves them inside its batch transaction; with another event store
+ * unit moves them inside its batch transaction; with another event store
  * they are moved after the batch is appended (idempotent appends make a
  * repeat harmless).
  */
-export class PostgresConsumerOffsets {
+export class PostgresConsumerOffsets implements ConsumerOffsets {
   constructor(private readonly pool: Pool) {}
 
   async committed(consumerGroup: string, topic: string): Promise<Map<number, Offset>> {
@@ -46,21 +46,21 @@ export class PostgresConsumerOffsets {
  * waits here, then sees the new offset and skips what was committed
  * (decideOffsets says what the batch does against it).
  */
-export async function lockPartitionOffset(client: PoolClient, command: RecordBatchCommand): Promise<bigint> {
+export async function lockPartitionOffset(client: PoolClient, partition: PartitionRef): Promise<bigint> {
   const stored = await client.query<{ next_offset: string }>(
     `INSERT INTO consumer_offsets (group_id, topic, partition, next_offset) VALUES ($1, $2, $3, -1)
      ON CONFLICT (group_id, topic, partition) DO UPDATE SET next_offset = consumer_offsets.next_offset
      RETURNING next_offset`,
-    [command.consumerGroup, command.topic, command.partition],
+    [partition.consumerGroup, partition.topic, partition.partition],
   );
   return BigInt(stored.rows[0].next_offset);
 }
 
 /** Moves the partition's offset inside the batch transaction that holds its row's lock. */
-export async function advancePartitionOffset(client: PoolClient, command: RecordBatchCommand): Promise<void> {
+export async function advancePartitionOffset(client: PoolClient, partition: PartitionRef, nextOffset: Offset): Promise<void> {
   await client.query(
     `UPDATE consumer_offsets SET next_offset = $4, updated_at = now()
      WHERE group_id = $1 AND topic = $2 AND partition = $3`,
-    [command.consumerGroup, command.topic, command.partition, command.nextOffset],
+    [partition.consumerGroup, partition.topic, partition.partition, nextOffset],
   );
 }

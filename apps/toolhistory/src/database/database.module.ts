@@ -2,18 +2,18 @@ import { Global, Inject, Module, type OnApplicationShutdown } from '@nestjs/comm
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { AppConfig } from '@toolhistory/config';
-import type { EventStore, RedactionPolicy } from '@toolhistory/domain';
-import { EventStoreDbEventStore } from '@toolhistory/eventstoredb';
+import { type EventStore, RecordBatch, type RedactionPolicy } from '@toolhistory/domain';
+import { EventStoreDbEventStore, EventStoreRecordingStorage } from '@toolhistory/eventstoredb';
 import {
   createPool,
   PostgresAppendListener,
   PostgresConsumerOffsets,
   PostgresEventStore,
   PostgresQueryCanceller,
-  PostgresRecordingStore,
+  PostgresRecordingStorage,
 } from '@toolhistory/persistence';
+import { o200kTokens } from '@toolhistory/tokenizer';
 import type { ServiceMetrics } from '../observability/service-metrics';
-import { EventStoreRecordingStore } from '../recorder/event-store-recording-store';
 import {
   APP_CONFIG,
   APPEND_LISTENER,
@@ -64,12 +64,16 @@ const isEventStoreDb = (config: AppConfig) => config.eventStore.kind === 'events
         ),
     },
     {
+      // One recording service; where the events go is its storage's.
       provide: RECORDING_STORE,
       inject: [APP_CONFIG, PG_POOL, REDACTION_POLICY, EVENT_STORE],
       useFactory: (config: AppConfig, pool: Pool, redaction: RedactionPolicy, events: EventStore) =>
-        config.eventStore.kind === 'eventstoredb'
-          ? new EventStoreRecordingStore(events, new PostgresConsumerOffsets(pool), redaction)
-          : new PostgresRecordingStore(pool, redaction),
+        new RecordBatch(
+          config.eventStore.kind === 'eventstoredb'
+            ? new EventStoreRecordingStorage(events, new PostgresConsumerOffsets(pool))
+            : new PostgresRecordingStorage(pool),
+          { redaction, tokens: o200kTokens },
+        ),
     },
     {
       provide: APPEND_LISTENER,

@@ -1,5 +1,5 @@
 import type { StoredToolEvent } from '@toolhistory/contract';
-import { parsePolicyDocument, type RecordBatchOutcome, START_POSITION } from '@toolhistory/domain';
+import { parsePolicyDocument, RecordBatch, type RecordBatchOutcome, START_POSITION } from '@toolhistory/domain';
 import {
   PostgresAuditReader,
   PostgresConsumerOffsets,
@@ -14,10 +14,10 @@ import { countRows, readModelChecksum } from '../../../../test/support/read-mode
 import { toolCall, toolResult } from '../../../../test/support/tool-event-factory';
 import { agentTraffic } from '../../../../test/support/traffic';
 import { waitFor } from '../../../../test/support/wait-for';
-import { EventStoreDbEventStore } from '@toolhistory/eventstoredb';
+import { EventStoreDbEventStore, EventStoreRecordingStorage } from '@toolhistory/eventstoredb';
+import { o200kTokens } from '@toolhistory/tokenizer';
 import { InMemoryEventStoreDbClient } from '../../../../libs/eventstoredb/src/in-memory-eventstoredb-client.fixture';
 import { EventStoreConversationEraser } from '../erasure/event-store-conversation-eraser';
-import { EventStoreRecordingStore } from '../recorder/event-store-recording-store';
 import { RebuildReadModel } from '../rebuild/rebuild-read-model';
 import { ReadModelProjector } from './read-model-projector';
 
@@ -55,7 +55,10 @@ describe('recording through the EventStore port, read model fed by the checkpoin
     // Calls come before their results here: the port path cannot re-redact an early result (see the README).
     const events: StoredToolEvent[] = [...agentTraffic(4_000, { seed: 31, tenants: 2, conversations: 80, duplicateRate: 0.02 })];
     const store = new PostgresEventStore(viaPort.pool);
-    const recorder = new EventStoreRecordingStore(store, new PostgresConsumerOffsets(viaPort.pool), redaction);
+    const recorder = new RecordBatch(new EventStoreRecordingStorage(store, new PostgresConsumerOffsets(viaPort.pool)), {
+      redaction,
+      tokens: o200kTokens,
+    });
     const reference_ = new PostgresRecordingStore(reference.pool, redaction);
     const projector = new ReadModelProjector(store, new PostgresReadModelProjection(viaPort.pool, store), { batchSize: 300 });
     projector.start();
@@ -150,7 +153,10 @@ describe('recording through the EventStore port, read model fed by the checkpoin
     const db = await freshSchema('external_traces');
     try {
       const store = new EventStoreDbEventStore(new InMemoryEventStoreDbClient().asClient());
-      const recorder = new EventStoreRecordingStore(store, new PostgresConsumerOffsets(db.pool), redaction);
+      const recorder = new RecordBatch(new EventStoreRecordingStorage(store, new PostgresConsumerOffsets(db.pool)), {
+        redaction,
+        tokens: o200kTokens,
+      });
       const scope = { tenantId: 'acme', conversationId: 'traced', runId: 'r1' };
       const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
       const events: StoredToolEvent[] = [

@@ -1,7 +1,7 @@
 import type { ToolEventType } from '@toolhistory/contract';
 import type { CheckpointedProjection, EventStore, RecordedToolEvent } from '@toolhistory/domain';
-import { toAppError } from '@toolhistory/errors';
-import { attemptAlone } from '../recorder/attempt-alone';
+import { type AppError, toAppError } from '@toolhistory/errors';
+import { narrowDownFailures } from '../recorder/narrow-down-failures';
 import { retryWithBackoff } from '../recorder/retry-with-backoff';
 import { inBatches } from './in-batches';
 
@@ -143,29 +143,28 @@ export class ReadModelProjector {
    * the projection's failures, and the others go on.
    */
   private async applyBatch(batch: readonly RecordedToolEvent[]): Promise<void> {
-    try {
-      await this.projection.apply(batch);
-      this.noteApplied(batch);
-      return;
-    } catch (thrown) {
-      if (toAppError(thrown).retriable) throw thrown;
-    }
-    for (const recorded of batch) {
-      const failure = await attemptAlone(() => this.projection.apply([recorded]));
-      if (!failure) continue;
-      await this.projection.skip(recorded, { code: failure.code, reason: failure.message.slice(0, 2_000) });
-      this.options.log?.error(
-        {
-          position: recorded.globalPosition,
-          eventId: recorded.event.eventId,
-          type: recorded.event.type,
-          code: failure.code,
-          reason: failure.message,
-        },
-        `event skipped by the ${this.name} projection: it fails to apply while the others apply`,
-      );
-    }
+    await narrowDownFailures(
+      batch,
+      () => this.projection.apply(batch),
+      (recorded) => this.projection.apply([recorded]),
+      (recorded, failure) => this.skip(recorded, failure),
+    );
     this.noteApplied(batch);
+  }
+
+  /** Keeps the event in the projection's failures, with its reason, and moves the checkpoint past it. */
+  private async skip(recorded: RecordedToolEvent, failure: AppError): Promise<void> {
+    await this.projection.skip(recorded, { code: failure.code, reason: failure.message.slice(0, 2_000) });
+    this.options.log?.error(
+      {
+        position: recorded.globalPosition,
+        eventId: recorded.event.eventId,
+        type: recorded.event.type,
+        code: failure.code,
+        reason: failure.message,
+      },
+      `event skipped by the ${this.name} projection: it fails to apply while the others apply`,
+    );
   }
 }
 

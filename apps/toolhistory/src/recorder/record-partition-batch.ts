@@ -16,7 +16,7 @@ import {
   redactReason,
 } from '@toolhistory/domain';
 import { AppError, ErrorCode, toAppError } from '@toolhistory/errors';
-import { attemptAlone } from './attempt-alone';
+import { narrowDownFailures } from './narrow-down-failures';
 
 export interface IncomingMessage {
   offset: string;
@@ -114,17 +114,21 @@ export class RecordPartitionBatch {
     outcome.deadLetterCodes.push(...letters.map((l) => l.errorCode));
 
     const nextOffset = nextOffsetAfter(batch.messages[batch.messages.length - 1].offset);
-    try {
-      const firstOffset = batch.messages[0].offset;
-      const recorded = await this.store.recordBatch({ ...this.partitionRef(batch), events: valid, nextOffset, firstOffset });
-      if (isOffsetGap(recorded)) return recorded;
-      add(outcome, recorded);
+    const partition = this.partitionRef(batch);
+    const recorded = await narrowDownFailures(
+      valid,
+      () => this.store.recordBatch({ ...partition, events: valid, nextOffset, firstOffset: batch.messages[0].offset }),
+      async (item) =>
+        add(outcome, await this.recordAfterTheGapCheck({ ...partition, events: [item], nextOffset: nextOffsetAfter(item.offset) })),
+      (item, failure) => this.deadLetter(batch, item, failure, outcome),
+    );
+    if (!recorded.whole) {
+      // One by one, the offset moved to each valid event's; now past the batch's last message, poison ones included.
+      await this.recordAfterTheGapCheck({ ...partition, events: [], nextOffset });
       return outcome;
-    } catch (thrown) {
-      const error = toAppError(thrown);
-      if (error.retriable) throw error;
     }
-    await this.recordOneByOne(batch, valid, nextOffset, outcome);
+    if (isOffsetGap(recorded.result)) return recorded.result;
+    add(outcome, recorded.result);
     return outcome;
   }
 
@@ -151,29 +155,23 @@ export class RecordPartitionBatch {
     }
   }
 
-  private async recordOneByOne(
-    batch: IncomingBatch,
-    valid: readonly OffsetEvent[],
-    nextOffset: string,
-    outcome: BatchOutcome,
-  ): Promise<void> {
-    const byOffset = new Map(batch.messages.map((m) => [m.offset, m]));
-    for (const item of valid) {
-      const ref = { ...this.partitionRef(batch), nextOffset: nextOffsetAfter(item.offset) };
-      const failure = await attemptAlone(async () => add(outcome, await this.recordAfterTheGapCheck({ ...ref, events: [item] })));
-      if (!failure) continue;
-      await this.proveTheEventIsTheCause(batch, item.offset, failure);
-      outcome.stubs += await this.publish([this.letter(batch, byOffset.get(item.offset)!, failure)]);
-      await this.recordAfterTheGapCheck({ ...ref, events: [] });
-      outcome.deadLettered += 1;
-      outcome.deadLetterCodes.push(failure.code);
-      outcome.isolated.push({
-        offset: item.offset,
-        errorCode: failure.code,
-        reason: redactReason(failure.message).slice(0, MAX_REASON_CHARS),
-      });
-    }
-    await this.recordAfterTheGapCheck({ ...this.partitionRef(batch), events: [], nextOffset });
+  /**
+   * Sets aside an event that fails alone while its neighbours record: once
+   * recording without it is shown to work, it is dead-lettered with its
+   * reason and the partition's offset moves past it.
+   */
+  private async deadLetter(batch: IncomingBatch, item: OffsetEvent, failure: AppError, outcome: BatchOutcome): Promise<void> {
+    await this.proveTheEventIsTheCause(batch, item.offset, failure);
+    const message = batch.messages.find((m) => m.offset === item.offset)!;
+    outcome.stubs += await this.publish([this.letter(batch, message, failure)]);
+    await this.recordAfterTheGapCheck({ ...this.partitionRef(batch), events: [], nextOffset: nextOffsetAfter(item.offset) });
+    outcome.deadLettered += 1;
+    outcome.deadLetterCodes.push(failure.code);
+    outcome.isolated.push({
+      offset: item.offset,
+      errorCode: failure.code,
+      reason: redactReason(failure.message).slice(0, MAX_REASON_CHARS),
+    });
   }
 
   /**

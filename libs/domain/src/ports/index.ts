@@ -1,4 +1,5 @@
 export * from './recording-store.port';
+export * from './recording-unit.port';
 export * from './dead-letter-sink.port';
 export * from './replay-reader.port';
 export * from './conversation-eraser.port';

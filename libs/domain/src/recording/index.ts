@@ -1,2 +1,3 @@
 export * from './recorded-summary';
 export * from './partition-offset';
+export * from './record-batch';

@@ -1,0 +1,123 @@
+import type { Pool, PoolClient } from 'pg';
+import type { StoredToolEvent } from '@toolhistory/contract';
+import type {
+  AppendedEvents,
+  Offset,
+  OffsetEvent,
+  OpenedStreams,
+  PartitionRef,
+  ReadModelChanges,
+  ReadModelInUnit,
+  ReadModelState,
+  RecordedBefore,
+  RecordingStorage,
+  RecordingUnit,
+} from '@toolhistory/domain';
+import { AppError, ErrorCode } from '@toolhistory/errors';
+import { inTransaction } from './in-transaction';
+import { advancePartitionOffset, lockPartitionOffset, PostgresConsumerOffsets } from './postgres-consumer-offsets';
+import { allocateStreamPositions, insertEvents, PositionedEvent, withoutRecordedEvents } from './postgres-event-append';
+import { loadReadModelState, writeReadModelChanges } from './postgres-read-model-writer';
+
+/**
+ * The PostgreSQL side of recording: one transaction per partition batch,
+ * holding the events, the read-model update and the partition's next
+ * offset (docs/adr/001). The recording service runs the steps in an order
+ * that takes the locks as ADR 001 and 002 say: the partition's offset row
+ * first, the stream rows next (per conversation, in a fixed order), the
+ * global append lock last, only around allocating global positions,
+ * inserting and committing.
+ */
+export class PostgresRecordingStorage implements RecordingStorage {
+  private readonly offsets: PostgresConsumerOffsets;
+
+  constructor(private readonly pool: Pool) {
+    this.offsets = new PostgresConsumerOffsets(pool);
+  }
+
+  inUnitOfWork<T>(partition: PartitionRef, work: (unit: RecordingUnit) => Promise<T>): Promise<T> {
+    return inTransaction(this.pool, (client) => work(new PostgresRecordingUnit(client, partition)));
+  }
+
+  committedOffsets(consumerGroup: string, topic: string): Promise<Map<number, Offset>> {
+    return this.offsets.committed(consumerGroup, topic);
+  }
+}
+
+/** The steps of one batch, each a statement or a few in the batch's transaction. */
+class PostgresRecordingUnit implements RecordingUnit {
+  /** Each open event's position in its stream, by eventId (lower case), as `openStreams` numbered them. */
+  private readonly streamPositions = new Map<string, number>();
+
+  constructor(
+    private readonly client: PoolClient,
+    private readonly partition: PartitionRef,
+  ) {}
+
+  /** Locks the partition's offset row for the transaction: a consumer that still holds the partition after a rebalance waits here. */
+  storedOffset(): Promise<bigint> {
+    return lockPartitionOffset(this.client, this.partition);
+  }
+
+  /** Across the whole store; exact, since a concurrent writer of the same ids serializes on the append lock. */
+  withoutRecorded(events: readonly OffsetEvent[]): Promise<OffsetEvent[]> {
+    return withoutRecordedEvents(this.client, events, (m) => m.event);
+  }
+
+  /** Locks and bumps each conversation's stream row, numbering its events; the row's tombstone drops an erased one's. */
+  async openStreams(events: readonly OffsetEvent[]): Promise<OpenedStreams> {
+    const { positioned, erased } = await allocateStreamPositions(
+      this.client,
+      events.map((m) => m.event),
+    );
+    for (const p of positioned) this.streamPositions.set(p.event.eventId.toLowerCase(), p.streamPosition);
+    return { open: events.filter((m) => this.streamPositions.has(m.event.eventId.toLowerCase())), erased };
+  }
+
+  /** The read-model rows the batch touches, read under the stream locks: they name the tools, and the batch is projected into them. */
+  async recordedBefore(events: readonly StoredToolEvent[]): Promise<RecordedBefore> {
+    const state = await loadReadModelState(this.client, events);
+    return { toolNames: { rows: state.invocations.values() }, readModel: new PostgresReadModelInUnit(this.client, state) };
+  }
+
+  /** Written now, visible at commit; before the append, so the append lock is held only around the insert and the commit. */
+  advance(nextOffset: Offset): Promise<void> {
+    return advancePartitionOffset(this.client, this.partition, nextOffset);
+  }
+
+  /** Takes the global append lock (held until commit), allocates global positions and inserts. */
+  async append(events: readonly OffsetEvent[]): Promise<AppendedEvents> {
+    const positioned = events.map((m): PositionedEvent => {
+      const streamPosition = this.streamPositions.get(m.event.eventId.toLowerCase());
+      if (streamPosition === undefined)
+        throw new AppError(ErrorCode.Internal, `event ${m.event.eventId} is appended without an open stream`);
+      return { event: m.event, streamPosition, globalPosition: '', traceparent: m.traceparent };
+    });
+    await insertEvents(this.client, positioned);
+    // Duplicates and erased conversations were dropped before: withoutRecorded, openStreams.
+    return { written: positioned.map((p) => p.event), duplicates: 0, erased: 0 };
+  }
+}
+
+/** The live read model and the events table, in the batch's transaction. */
+class PostgresReadModelInUnit implements ReadModelInUnit {
+  constructor(
+    private readonly client: PoolClient,
+    readonly state: ReadModelState,
+  ) {}
+
+  async storedEvents(eventIds: readonly string[]): Promise<StoredToolEvent[]> {
+    const { rows } = await this.client.query<{ payload: StoredToolEvent }>('SELECT payload FROM events WHERE event_id = ANY($1::uuid[])', [
+      eventIds,
+    ]);
+    return rows.map((r) => r.payload);
+  }
+
+  async rewrite(event: StoredToolEvent): Promise<void> {
+    await this.client.query('UPDATE events SET payload = $2 WHERE event_id = $1', [event.eventId, event]);
+  }
+
+  write(changes: ReadModelChanges): Promise<void> {
+    return writeReadModelChanges(this.client, changes, 'events');
+  }
+}
