@@ -1,6 +1,6 @@
 import type { LoggerService } from '@nestjs/common';
 import pino, { type DestinationStream, type Logger } from 'pino';
-import pretty from 'pino-pretty';
+import type { PrettyStream } from 'pino-pretty';
 import type { LogLevel } from '@toolhistory/config';
 import { DETECTOR_KINDS, redactText } from '@toolhistory/domain';
 
@@ -17,7 +17,11 @@ const LOG_DETECTORS = new Set(DETECTOR_KINDS.filter((kind) => kind !== 'ip'));
  * renders it.
  */
 export function logDestination(stdout: { isTTY?: boolean } = process.stdout): DestinationStream {
-  return stdout.isTTY ? pretty({ sync: true, ignore: 'service' }) : pino.destination({ fd: 1 });
+  if (!stdout.isTTY) return pino.destination({ fd: 1 });
+  // Loaded only for a person at a terminal: a service writing JSON never pays for it at start-up.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const pretty = require('pino-pretty') as (options: { sync: boolean; ignore: string }) => PrettyStream;
+  return pretty({ sync: true, ignore: 'service' });
 }
 
 export function createRootLogger(level: LogLevel, destination: DestinationStream = logDestination()): Logger {
