@@ -1,6 +1,6 @@
 import type { InvocationRow, RunRow } from '../projection/read-model.types';
 import { callContextOf, callScopeOf, isLateCall, RunAsOf, runAsOf, SeenRow, seenRowsOf } from './replay-call-context';
-import { iso, policyOf, T0 } from './replay-test-support.fixture';
+import { answeredRow, iso, policyOf, T0 } from './replay-test-support.fixture';
 
 const RUN = {
   tenantId: 'acme',
@@ -21,32 +21,12 @@ const RUN = {
 
 /** An answered call: requested at +1 s, result at +2 s. */
 function rowWith(fields: Partial<InvocationRow> = {}): InvocationRow {
-  return {
-    tenantId: 'acme',
-    conversationId: 'c1',
-    runId: 'r1',
+  return answeredRow({
     pairKey: `k${fields.roundIndex ?? 0}.${fields.sequenceIndex ?? 0}`,
-    roundIndex: 0,
-    sequenceIndex: 0,
-    toolCallId: 'call_get',
-    toolName: 'get_order',
-    arguments: { orderId: 'A-1' },
-    result: 'shipped',
-    isError: false,
     requestedAt: iso(1),
     completedAt: iso(2),
-    callEventId: 'e-call',
-    resultEventId: 'e-result',
-    callAfterRunEnd: false,
-    persist: 'full',
-    argumentRedactions: {},
-    resultRedactions: {},
-    argumentsBytes: null,
-    resultBytes: null,
-    callTokens: null,
-    resultTokens: null,
     ...fields,
-  };
+  });
 }
 
 const seen = (row: InvocationRow, hasCall = true, hasResult = true): SeenRow => ({ row, hasCall, hasResult });

@@ -17,34 +17,10 @@ import {
   trailingUnsentRule,
   verdictOf,
 } from './replay-call-rules';
-import { inRun, iso, policyOf, replayOf, T0 } from './replay-test-support.fixture';
+import { answeredRow, inRun, iso, policyOf, replayOf, T0 } from './replay-test-support.fixture';
 
 /** An answered get_order call, result recorded at T0 + 1 s. */
-const ROW = {
-  tenantId: 'acme',
-  conversationId: 'c1',
-  runId: 'r1',
-  pairKey: 'k0',
-  roundIndex: 0,
-  sequenceIndex: 0,
-  toolCallId: 'call_get',
-  toolName: 'get_order',
-  arguments: { orderId: 'A-1' },
-  result: 'shipped',
-  isError: false,
-  requestedAt: iso(0),
-  completedAt: iso(1),
-  callEventId: 'e-call',
-  resultEventId: 'e-result',
-  callAfterRunEnd: false,
-  persist: 'full',
-  argumentRedactions: {},
-  resultRedactions: {},
-  argumentsBytes: null,
-  resultBytes: null,
-  callTokens: null,
-  resultTokens: null,
-} satisfies InvocationRow;
+const ROW = answeredRow();
 const COMPLETED_AT = T0 + 1_000;
 
 /** A call every rule keeps: answered, in a completed run's sent round, fully persisted, fresh (60 s of 300 s). */

@@ -1,6 +1,7 @@
 import type { ToolEvent } from '@toolhistory/contract';
 import { conversationKeyString, invocationKeyString, runKeyString } from '../projection/read-model-keys';
 import { projectEvents, ReadModelState } from '../projection/evolve-read-model';
+import type { InvocationRow } from '../projection/read-model.types';
 import type { ProviderMessage } from './provider-messages';
 import { replayHistory, ReplayRequest } from './replay-history';
 import { DEFAULT_REPLAY_POLICY, parseReplayPolicy, ReplayPolicy } from './replay-policy';
@@ -96,4 +97,34 @@ export function anthropicProblems(messages: readonly ProviderMessage[]): string[
     if (new Set(asked).size !== asked.length) problems.push(`message ${i}: repeated tool_use id`);
   }
   return problems;
+}
+
+/** One answered get_order call of run r1, as the read model holds it; the rule tables override what they vary. */
+export function answeredRow(fields: Partial<InvocationRow> = {}): InvocationRow {
+  return {
+    tenantId: 'acme',
+    conversationId: 'c1',
+    runId: 'r1',
+    pairKey: 'k0',
+    roundIndex: 0,
+    sequenceIndex: 0,
+    toolCallId: 'call_get',
+    toolName: 'get_order',
+    arguments: { orderId: 'A-1' },
+    result: 'shipped',
+    isError: false,
+    requestedAt: iso(0),
+    completedAt: iso(1),
+    callEventId: 'e-call',
+    resultEventId: 'e-result',
+    callAfterRunEnd: false,
+    persist: 'full',
+    argumentRedactions: {},
+    resultRedactions: {},
+    argumentsBytes: null,
+    resultBytes: null,
+    callTokens: null,
+    resultTokens: null,
+    ...fields,
+  };
 }
