@@ -32,6 +32,25 @@ export const VALID_SAMPLES: Record<string, Record<string, unknown>> = {
     result: { status: 'shipped', carrier: 'DHL' },
     isError: false,
   },
+  ToolApprovalRequested: {
+    ...envelope,
+    type: 'ToolApprovalRequested',
+    toolCallId: 'call_refund1',
+    roundIndex: 1,
+    sequenceIndex: 0,
+    reason: 'refunds over 100 EUR need a person',
+  },
+  ToolApprovalDecided: {
+    ...envelope,
+    runId: 'run-8',
+    type: 'ToolApprovalDecided',
+    toolCallId: 'call_refund1',
+    roundIndex: 1,
+    sequenceIndex: 0,
+    approved: false,
+    reason: 'customer already refunded',
+    decidedBy: 'agent-desk-3',
+  },
   RunCompleted: {
     ...envelope,
     type: 'RunCompleted',
@@ -76,6 +95,16 @@ export const MORE_VALID_SAMPLES: Array<[string, Record<string, unknown>]> = [
   ['a time with an offset', { ...VALID_SAMPLES.RunFailed, occurredAt: '2026-11-02T12:15:30+02:00' }],
   ['empty arguments', { ...VALID_SAMPLES.ToolCallRequested, arguments: {} }],
   ['an unknown extra property', { ...VALID_SAMPLES.RunCompleted, traceId: 'abc' }],
+  ['a call with the user message that started the run', { ...VALID_SAMPLES.ToolCallRequested, userMessageId: 'msg-990' }],
+  ['a call cut by its producer', { ...VALID_SAMPLES.ToolCallRequested, originalBytes: 3_145_728 }],
+  ['a result cut by its producer', { ...VALID_SAMPLES.ToolResultReceived, originalBytes: 3_145_728 }],
+  ['an approval request without a reason', { ...VALID_SAMPLES.ToolApprovalRequested, reason: undefined }],
+  [
+    'an approval without reason or decider',
+    { ...VALID_SAMPLES.ToolApprovalDecided, approved: true, reason: undefined, decidedBy: undefined },
+  ],
+  ['a failure with usage', { ...VALID_SAMPLES.RunFailed, usage: [usageEntry, { ...usageEntry, model: 'model-large' }] }],
+  ['a version 1 approval', { ...VALID_SAMPLES.ToolApprovalDecided, schemaVersion: 1 }],
 ];
 
 /** [description, sample, field the error must name] */
@@ -141,6 +170,18 @@ export const INVALID_SAMPLES: Array<[string, Record<string, unknown>, string]> =
   ['an error without a code', { ...VALID_SAMPLES.RunFailed, error: { message: 'x' } }, 'error.code'],
   ['an error as a string', { ...VALID_SAMPLES.RunFailed, error: 'boom' }, 'error'],
   ['an id longer than 256 characters', { ...VALID_SAMPLES.RunFailed, runId: 'r'.repeat(257) }, 'runId'],
+  ['an empty userMessageId', { ...VALID_SAMPLES.ToolCallRequested, userMessageId: '' }, 'userMessageId'],
+  ['a null userMessageId', { ...VALID_SAMPLES.RunFailed, userMessageId: null }, 'userMessageId'],
+  ['a negative originalBytes', { ...VALID_SAMPLES.ToolResultReceived, originalBytes: -1 }, 'originalBytes'],
+  ['a fractional originalBytes', { ...VALID_SAMPLES.ToolCallRequested, originalBytes: 1.5 }, 'originalBytes'],
+  ['an approval request with an empty toolCallId', { ...VALID_SAMPLES.ToolApprovalRequested, toolCallId: '' }, 'toolCallId'],
+  ['an approval request without a sequenceIndex', { ...VALID_SAMPLES.ToolApprovalRequested, sequenceIndex: undefined }, 'sequenceIndex'],
+  ['an approval request with a numeric reason', { ...VALID_SAMPLES.ToolApprovalRequested, reason: 42 }, 'reason'],
+  ['a decision without approved', { ...VALID_SAMPLES.ToolApprovalDecided, approved: undefined }, 'approved'],
+  ['a decision with approved as a string', { ...VALID_SAMPLES.ToolApprovalDecided, approved: 'yes' }, 'approved'],
+  ['a decision with an empty decidedBy', { ...VALID_SAMPLES.ToolApprovalDecided, decidedBy: '' }, 'decidedBy'],
+  ['a decision with a null reason', { ...VALID_SAMPLES.ToolApprovalDecided, reason: null }, 'reason'],
+  ['a failure with a usage object', { ...VALID_SAMPLES.RunFailed, usage: usageEntry }, 'usage'],
 ];
 
 /** JSON.stringify drops undefined properties, which is how "missing" samples are made. */

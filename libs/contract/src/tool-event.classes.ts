@@ -88,6 +88,26 @@ export class EventEnvelopeDto implements T.EventEnvelope {
   @Matches(DATE_TIME_PATTERN, { message: 'occurredAt must be an ISO-8601 date-time with a time zone' })
   @IsISO8601({ strict: true }, { message: 'occurredAt must be a valid ISO-8601 date-time' })
   occurredAt: string;
+
+  @ValidateIf((event: EventEnvelopeDto) => event.userMessageId !== undefined)
+  @Id()
+  userMessageId?: string;
+}
+
+/** The producer's size of a payload it cut to fit: optional, and never null. */
+function OriginalBytes(): PropertyDecorator {
+  return (target, key) => {
+    ValidateIf((event: Record<string | symbol, unknown>) => event[key] !== undefined)(target, key);
+    Index()(target, key);
+  };
+}
+
+/** Optional free text: absent is fine, null is not. */
+function OptionalText(): PropertyDecorator {
+  return (target, key) => {
+    ValidateIf((event: Record<string | symbol, unknown>) => event[key] !== undefined)(target, key);
+    IsString()(target, key);
+  };
 }
 
 export class ToolCallRequestedDto extends EventEnvelopeDto implements T.ToolCallRequested {
@@ -104,6 +124,8 @@ export class ToolCallRequestedDto extends EventEnvelopeDto implements T.ToolCall
   @IsObject({ message: 'arguments must be a JSON object' })
   @MaxJsonDepth()
   arguments: JsonObject;
+
+  @OriginalBytes() originalBytes?: number;
 }
 
 export class ToolResultReceivedDto extends EventEnvelopeDto implements T.ToolResultReceived {
@@ -121,6 +143,30 @@ export class ToolResultReceivedDto extends EventEnvelopeDto implements T.ToolRes
   result: JsonValue;
 
   @IsBoolean() isError: boolean;
+
+  @OriginalBytes() originalBytes?: number;
+}
+
+/** Approvals name the call by its id: a decision may come in a later run, where only the id finds it. */
+export class ToolApprovalRequestedDto extends EventEnvelopeDto implements T.ToolApprovalRequested {
+  @Equals('ToolApprovalRequested') override type = 'ToolApprovalRequested' as const;
+  @Id() toolCallId: string;
+  @Index() roundIndex: number;
+  @Index() sequenceIndex: number;
+  @OptionalText() reason?: string;
+}
+
+export class ToolApprovalDecidedDto extends EventEnvelopeDto implements T.ToolApprovalDecided {
+  @Equals('ToolApprovalDecided') override type = 'ToolApprovalDecided' as const;
+  @Id() toolCallId: string;
+  @Index() roundIndex: number;
+  @Index() sequenceIndex: number;
+  @IsBoolean() approved: boolean;
+  @OptionalText() reason?: string;
+
+  @ValidateIf((event: ToolApprovalDecidedDto) => event.decidedBy !== undefined)
+  @Id()
+  decidedBy?: string;
 }
 
 /** An array of at most MAX_USAGE_ENTRIES, with a message that says which of the two it is not. */
@@ -189,12 +235,20 @@ export class RunFailedDto extends EventEnvelopeDto implements T.RunFailed {
   @IsObject({ message: 'error must be an object with code and message' })
   @ValidateNested()
   error: RunFailureDetailDto;
+
+  @ValidateIf((event: RunFailedDto) => event.usage !== undefined)
+  @UsageList()
+  @IsObject({ each: true, message: 'usage entries must be JSON objects' })
+  @ValidateNested({ each: true })
+  usage?: TokenUsageDto[];
 }
 
 /** The classes of the current version. */
 export const DTO_BY_TYPE = {
   ToolCallRequested: ToolCallRequestedDto,
   ToolResultReceived: ToolResultReceivedDto,
+  ToolApprovalRequested: ToolApprovalRequestedDto,
+  ToolApprovalDecided: ToolApprovalDecidedDto,
   RunCompleted: RunCompletedDto,
   RunFailed: RunFailedDto,
 } as const;
@@ -224,5 +278,5 @@ export const NESTED_DTOS: ReadonlyMap<new () => EventEnvelopeDto, Record<string,
 >([
   [RunCompletedDto, { usage: TokenUsageDto }],
   [RunCompletedV1Dto, { usage: TokenUsageV1Dto }],
-  [RunFailedDto, { error: RunFailureDetailDto }],
+  [RunFailedDto, { error: RunFailureDetailDto, usage: TokenUsageDto }],
 ]);

@@ -2,7 +2,14 @@
  * The Kafka contract as plain data. Field names are the wire names; the
  * validated classes in tool-event.classes.ts implement these shapes.
  */
-export const TOOL_EVENT_TYPES = ['ToolCallRequested', 'ToolResultReceived', 'RunCompleted', 'RunFailed'] as const;
+export const TOOL_EVENT_TYPES = [
+  'ToolCallRequested',
+  'ToolResultReceived',
+  'ToolApprovalRequested',
+  'ToolApprovalDecided',
+  'RunCompleted',
+  'RunFailed',
+] as const;
 export type ToolEventType = (typeof TOOL_EVENT_TYPES)[number];
 
 /**
@@ -48,6 +55,8 @@ export interface EventEnvelope {
   channel: string;
   runId: string;
   occurredAt: string;
+  /** The host's id of the message that started the run, when the producer knows it: replay places the run's tools after it. */
+  userMessageId?: string;
   /** Present on recorded events only. */
   redaction?: RedactionNote;
 }
@@ -59,6 +68,8 @@ export interface ToolCallRequested extends EventEnvelope {
   toolCallId: string;
   toolName: string;
   arguments: JsonObject;
+  /** Set when the producer cut `arguments` to fit the event limit: their size in bytes (UTF-8 JSON) before the cut. */
+  originalBytes?: number;
 }
 
 export interface ToolResultReceived extends EventEnvelope {
@@ -68,6 +79,37 @@ export interface ToolResultReceived extends EventEnvelope {
   sequenceIndex: number;
   result: JsonValue;
   isError: boolean;
+  /** Set when the producer cut `result` to fit the event limit: its size in bytes (UTF-8 JSON) before the cut. */
+  originalBytes?: number;
+}
+
+/**
+ * A call waits for a person's approval before it runs. Keyed like the call
+ * (its toolCallId must not be empty): published in the call's run.
+ */
+export interface ToolApprovalRequested extends EventEnvelope {
+  type: 'ToolApprovalRequested';
+  toolCallId: string;
+  roundIndex: number;
+  sequenceIndex: number;
+  /** Why the call needs approval, as shown to the person. */
+  reason?: string;
+}
+
+/**
+ * The person's answer. May be published in a later run of the conversation
+ * than its call (the run that resumed): it pairs with the conversation's
+ * call of that toolCallId, round and sequence.
+ */
+export interface ToolApprovalDecided extends EventEnvelope {
+  type: 'ToolApprovalDecided';
+  toolCallId: string;
+  roundIndex: number;
+  sequenceIndex: number;
+  approved: boolean;
+  reason?: string;
+  /** Who decided, as the host names them (passes the detectors like every text). */
+  decidedBy?: string;
 }
 
 /** The tokens of one service (LLM) call of a run. */
@@ -112,13 +154,18 @@ export interface RunFailureDetail {
 export interface RunFailed extends EventEnvelope {
   type: 'RunFailed';
   error: RunFailureDetail;
+  /** The tokens of the service calls the run made before it failed, as RunCompleted's. */
+  usage?: TokenUsage[];
 }
 
 /** An event in the current schema version: what every rule consumes. */
-export type ToolEvent = ToolCallRequested | ToolResultReceived | RunCompleted | RunFailed;
+export type ToolEvent = ToolCallRequested | ToolResultReceived | ToolApprovalRequested | ToolApprovalDecided | RunCompleted | RunFailed;
+
+/** The events about one invocation: keyed by toolCallId, roundIndex and sequenceIndex. */
+export type InvocationEvent = ToolCallRequested | ToolResultReceived | ToolApprovalRequested | ToolApprovalDecided;
 
 /** schemaVersion 1: only RunCompleted differs from the current shapes. */
-export type ToolEventV1 = ToolCallRequested | ToolResultReceived | RunCompletedV1 | RunFailed;
+export type ToolEventV1 = ToolCallRequested | ToolResultReceived | ToolApprovalRequested | ToolApprovalDecided | RunCompletedV1 | RunFailed;
 
 /**
  * An event in any supported version, as validated and as stored (events

@@ -5,13 +5,13 @@
 "use strict";
 export const validate = validate20;
 export default validate20;
-const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://toolhistory.dev/schema/tool-event/v2.json","title":"toolhistory tool event (schemaVersion 2, and 1)","description":"One message on the tool-events topic, keyed by conversationId. Producers set eventId (a UUID) once per event; it is the idempotency key. Unknown properties are ignored and not stored. New producers publish schemaVersion 2; schemaVersion 1 is still accepted (it differs only in RunCompleted.usage).","type":"object","required":["eventId","type","schemaVersion","tenantId","conversationId","channel","runId","occurredAt"],"properties":{"eventId":{"type":"string","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},"type":{"enum":["ToolCallRequested","ToolResultReceived","RunCompleted","RunFailed"]},"schemaVersion":{"enum":[1,2],"description":"2 is current; 1 is still accepted."},"tenantId":{"$ref":"#/$defs/id"},"conversationId":{"$ref":"#/$defs/id"},"channel":{"$ref":"#/$defs/id"},"runId":{"$ref":"#/$defs/id"},"occurredAt":{"type":"string","format":"date-time","pattern":"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?(Z|[+-]\\d{2}:\\d{2})$"}},"allOf":[{"if":{"properties":{"type":{"const":"ToolCallRequested"}},"required":["type"]},"then":{"required":["roundIndex","sequenceIndex","toolCallId","toolName","arguments"],"properties":{"roundIndex":{"$ref":"#/$defs/index"},"sequenceIndex":{"$ref":"#/$defs/index"},"toolCallId":{"$ref":"#/$defs/toolCallId"},"toolName":{"$ref":"#/$defs/id"},"arguments":{"type":"object","description":"Nests at most 64 levels deep (checked by the service; JSON Schema cannot say it)."}}}},{"if":{"properties":{"type":{"const":"ToolResultReceived"}},"required":["type"]},"then":{"required":["toolCallId","roundIndex","sequenceIndex","result","isError"],"properties":{"toolCallId":{"$ref":"#/$defs/toolCallId"},"roundIndex":{"$ref":"#/$defs/index"},"sequenceIndex":{"$ref":"#/$defs/index"},"result":{"description":"A string, or any JSON value but null, nesting at most 64 levels deep (checked by the service; JSON Schema cannot say it).","not":{"type":"null"}},"isError":{"type":"boolean"}}}},{"if":{"properties":{"type":{"const":"RunCompleted"}},"required":["type"]},"then":{"required":["assistantMessageId","finishReason"],"properties":{"assistantMessageId":{"$ref":"#/$defs/id"},"finishReason":{"$ref":"#/$defs/id","description":"\"stop\" when the model answered after the last round's results; anything else (e.g. tool_limit, terminated) when the loop ended right after executing tools."}},"if":{"properties":{"schemaVersion":{"const":1}},"required":["schemaVersion"]},"then":{"properties":{"usage":{"$ref":"#/$defs/usageV1"}}},"else":{"properties":{"usage":{"$ref":"#/$defs/usage"}}}}},{"if":{"properties":{"type":{"const":"RunFailed"}},"required":["type"]},"then":{"required":["error"],"properties":{"error":{"type":"object","required":["code","message"],"properties":{"code":{"$ref":"#/$defs/id"},"message":{"type":"string"}}}}}}],"$defs":{"id":{"type":"string","minLength":1,"maxLength":256},"toolCallId":{"type":"string","maxLength":256,"description":"The id the LLM gave the call; may be empty."},"index":{"type":"integer","minimum":0,"maximum":2147483647},"countV1":{"type":"integer","minimum":0},"usage":{"description":"schemaVersion 2: the tokens of each service (LLM) call of the run, in call order.","type":"array","maxItems":1000,"items":{"type":"object","required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"$ref":"#/$defs/index"},"outputTokens":{"$ref":"#/$defs/index"},"model":{"$ref":"#/$defs/id","description":"The model the call went to, when known."}}}},"usageV1":{"description":"schemaVersion 1: one total for the whole run.","type":"object","required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"$ref":"#/$defs/countV1"},"outputTokens":{"$ref":"#/$defs/countV1"}}}}};
+const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://toolhistory.dev/schema/tool-event/v2.json","title":"toolhistory tool event (schemaVersion 2, and 1)","description":"One message on the tool-events topic, keyed by conversationId. Producers set eventId (a UUID) once per event; it is the idempotency key. Unknown properties are ignored and not stored. New producers publish schemaVersion 2; schemaVersion 1 is still accepted (it differs only in RunCompleted.usage).","type":"object","required":["eventId","type","schemaVersion","tenantId","conversationId","channel","runId","occurredAt"],"properties":{"eventId":{"type":"string","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},"type":{"enum":["ToolCallRequested","ToolResultReceived","ToolApprovalRequested","ToolApprovalDecided","RunCompleted","RunFailed"]},"schemaVersion":{"enum":[1,2],"description":"2 is current; 1 is still accepted."},"tenantId":{"$ref":"#/$defs/id"},"conversationId":{"$ref":"#/$defs/id"},"channel":{"$ref":"#/$defs/id"},"runId":{"$ref":"#/$defs/id"},"occurredAt":{"type":"string","format":"date-time","pattern":"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?(Z|[+-]\\d{2}:\\d{2})$"},"userMessageId":{"$ref":"#/$defs/id","description":"Optional: the host's id of the message that started the run. Replay places the run's tool calls right after it when the run has no assistant message id (a failed or running run)."}},"allOf":[{"if":{"properties":{"type":{"const":"ToolCallRequested"}},"required":["type"]},"then":{"required":["roundIndex","sequenceIndex","toolCallId","toolName","arguments"],"properties":{"roundIndex":{"$ref":"#/$defs/index"},"sequenceIndex":{"$ref":"#/$defs/index"},"toolCallId":{"$ref":"#/$defs/toolCallId"},"toolName":{"$ref":"#/$defs/id"},"arguments":{"type":"object","description":"Nests at most 64 levels deep (checked by the service; JSON Schema cannot say it)."},"originalBytes":{"$ref":"#/$defs/originalBytes"}}}},{"if":{"properties":{"type":{"const":"ToolResultReceived"}},"required":["type"]},"then":{"required":["toolCallId","roundIndex","sequenceIndex","result","isError"],"properties":{"toolCallId":{"$ref":"#/$defs/toolCallId"},"roundIndex":{"$ref":"#/$defs/index"},"sequenceIndex":{"$ref":"#/$defs/index"},"result":{"description":"A string, or any JSON value but null, nesting at most 64 levels deep (checked by the service; JSON Schema cannot say it).","not":{"type":"null"}},"isError":{"type":"boolean"},"originalBytes":{"$ref":"#/$defs/originalBytes"}}}},{"if":{"properties":{"type":{"const":"ToolApprovalRequested"}},"required":["type"]},"then":{"description":"A call waits for a person's approval. Published in the call's run, keyed like the call.","required":["toolCallId","roundIndex","sequenceIndex"],"properties":{"toolCallId":{"$ref":"#/$defs/id","description":"The call's id; must not be empty."},"roundIndex":{"$ref":"#/$defs/index"},"sequenceIndex":{"$ref":"#/$defs/index"},"reason":{"type":"string","description":"Why the call needs approval, as shown to the person."}}}},{"if":{"properties":{"type":{"const":"ToolApprovalDecided"}},"required":["type"]},"then":{"description":"The person's answer. May be published in a later run of the conversation than its call (the run that resumed), with the call's toolCallId, roundIndex and sequenceIndex.","required":["toolCallId","roundIndex","sequenceIndex","approved"],"properties":{"toolCallId":{"$ref":"#/$defs/id","description":"The call's id; must not be empty."},"roundIndex":{"$ref":"#/$defs/index"},"sequenceIndex":{"$ref":"#/$defs/index"},"approved":{"type":"boolean"},"reason":{"type":"string"},"decidedBy":{"$ref":"#/$defs/id","description":"Who decided, as the host names them."}}}},{"if":{"properties":{"type":{"const":"RunCompleted"}},"required":["type"]},"then":{"required":["assistantMessageId","finishReason"],"properties":{"assistantMessageId":{"$ref":"#/$defs/id"},"finishReason":{"$ref":"#/$defs/id","description":"\"stop\" when the model answered after the last round's results; anything else (e.g. tool_limit, terminated) when the loop ended right after executing tools."}},"if":{"properties":{"schemaVersion":{"const":1}},"required":["schemaVersion"]},"then":{"properties":{"usage":{"$ref":"#/$defs/usageV1"}}},"else":{"properties":{"usage":{"$ref":"#/$defs/usage"}}}}},{"if":{"properties":{"type":{"const":"RunFailed"}},"required":["type"]},"then":{"required":["error"],"properties":{"error":{"type":"object","required":["code","message"],"properties":{"code":{"$ref":"#/$defs/id"},"message":{"type":"string"}}},"usage":{"$ref":"#/$defs/usage","description":"The tokens of the service calls made before the run failed."}}}}],"$defs":{"id":{"type":"string","minLength":1,"maxLength":256},"toolCallId":{"type":"string","maxLength":256,"description":"The id the LLM gave the call; may be empty."},"index":{"type":"integer","minimum":0,"maximum":2147483647},"countV1":{"type":"integer","minimum":0},"originalBytes":{"$ref":"#/$defs/index","description":"Set when the producer cut the payload to fit the event limit: its size in bytes (UTF-8 JSON) before the cut."},"usage":{"description":"schemaVersion 2: the tokens of each service (LLM) call of the run, in call order.","type":"array","maxItems":1000,"items":{"type":"object","required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"$ref":"#/$defs/index"},"outputTokens":{"$ref":"#/$defs/index"},"model":{"$ref":"#/$defs/id","description":"The model the call went to, when known."}}}},"usageV1":{"description":"schemaVersion 1: one total for the whole run.","type":"object","required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"$ref":"#/$defs/countV1"},"outputTokens":{"$ref":"#/$defs/countV1"}}}}};
 const schema32 = {"type":"integer","minimum":0,"maximum":2147483647};
 const schema34 = {"type":"string","maxLength":256,"description":"The id the LLM gave the call; may be empty."};
 const schema35 = {"type":"string","minLength":1,"maxLength":256};
 const func1 = require("ajv/dist/runtime/ucs2length").default;
-const schema39 = {"description":"schemaVersion 1: one total for the whole run.","type":"object","required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"$ref":"#/$defs/countV1"},"outputTokens":{"$ref":"#/$defs/countV1"}}};
-const schema40 = {"type":"integer","minimum":0};
+const schema48 = {"description":"schemaVersion 1: one total for the whole run.","type":"object","required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"$ref":"#/$defs/countV1"},"outputTokens":{"$ref":"#/$defs/countV1"}}};
+const schema49 = {"type":"integer","minimum":0};
 
 function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -87,7 +87,7 @@ return errors === 0;
 }
 validate21.evaluated = {"props":{"inputTokens":true,"outputTokens":true},"dynamicProps":false,"dynamicItems":false};
 
-const schema42 = {"description":"schemaVersion 2: the tokens of each service (LLM) call of the run, in call order.","type":"array","maxItems":1000,"items":{"type":"object","required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"$ref":"#/$defs/index"},"outputTokens":{"$ref":"#/$defs/index"},"model":{"$ref":"#/$defs/id","description":"The model the call went to, when known."}}}};
+const schema51 = {"description":"schemaVersion 2: the tokens of each service (LLM) call of the run, in call order.","type":"array","maxItems":1000,"items":{"type":"object","required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"$ref":"#/$defs/index"},"outputTokens":{"$ref":"#/$defs/index"},"model":{"$ref":"#/$defs/id","description":"The model the call went to, when known."}}}};
 
 function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -411,6 +411,35 @@ var valid3 = _errs18 === errors;
 else {
 var valid3 = true;
 }
+if(valid3){
+if(data.originalBytes !== undefined){
+let data6 = data.originalBytes;
+const _errs20 = errors;
+const _errs21 = errors;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+validate20.errors = [{instancePath:instancePath+"/originalBytes",schemaPath:"#/$defs/originalBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs21){
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 > 2147483647 || isNaN(data6)){
+validate20.errors = [{instancePath:instancePath+"/originalBytes",schemaPath:"#/$defs/originalBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
+return false;
+}
+else {
+if(data6 < 0 || isNaN(data6)){
+validate20.errors = [{instancePath:instancePath+"/originalBytes",schemaPath:"#/$defs/originalBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid3 = _errs20 === errors;
+}
+else {
+var valid3 = true;
+}
+}
 }
 }
 }
@@ -426,6 +455,7 @@ props0.sequenceIndex = true;
 props0.toolCallId = true;
 props0.toolName = true;
 props0.arguments = true;
+props0.originalBytes = true;
 props0.type = true;
 }
 }
@@ -443,10 +473,10 @@ return false;
 }
 var valid0 = _errs1 === errors;
 if(valid0){
-const _errs20 = errors;
-const _errs21 = errors;
-let valid8 = true;
-const _errs22 = errors;
+const _errs23 = errors;
+const _errs24 = errors;
+let valid9 = true;
+const _errs25 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing2;
 if((data.type === undefined) && (missing2 = "type")){
@@ -474,18 +504,18 @@ errors++;
 }
 }
 }
-var _valid1 = _errs22 === errors;
-errors = _errs21;
+var _valid1 = _errs25 === errors;
+errors = _errs24;
 if(vErrors !== null){
-if(_errs21){
-vErrors.length = _errs21;
+if(_errs24){
+vErrors.length = _errs24;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid1){
-const _errs24 = errors;
+const _errs27 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing3;
 if((((((data.toolCallId === undefined) && (missing3 = "toolCallId")) || ((data.roundIndex === undefined) && (missing3 = "roundIndex"))) || ((data.sequenceIndex === undefined) && (missing3 = "sequenceIndex"))) || ((data.result === undefined) && (missing3 = "result"))) || ((data.isError === undefined) && (missing3 = "isError"))){
@@ -494,12 +524,12 @@ return false;
 }
 else {
 if(data.toolCallId !== undefined){
-let data7 = data.toolCallId;
-const _errs25 = errors;
-const _errs26 = errors;
-if(errors === _errs26){
-if(typeof data7 === "string"){
-if(func1(data7) > 256){
+let data8 = data.toolCallId;
+const _errs28 = errors;
+const _errs29 = errors;
+if(errors === _errs29){
+if(typeof data8 === "string"){
+if(func1(data8) > 256){
 validate20.errors = [{instancePath:instancePath+"/toolCallId",schemaPath:"#/$defs/toolCallId/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
@@ -509,72 +539,72 @@ validate20.errors = [{instancePath:instancePath+"/toolCallId",schemaPath:"#/$def
 return false;
 }
 }
-var valid10 = _errs25 === errors;
+var valid11 = _errs28 === errors;
 }
 else {
-var valid10 = true;
+var valid11 = true;
 }
-if(valid10){
+if(valid11){
 if(data.roundIndex !== undefined){
-let data8 = data.roundIndex;
-const _errs28 = errors;
-const _errs29 = errors;
-if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+let data9 = data.roundIndex;
+const _errs31 = errors;
+const _errs32 = errors;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
 validate20.errors = [{instancePath:instancePath+"/roundIndex",schemaPath:"#/$defs/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs29){
-if((typeof data8 == "number") && (isFinite(data8))){
-if(data8 > 2147483647 || isNaN(data8)){
+if(errors === _errs32){
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 > 2147483647 || isNaN(data9)){
 validate20.errors = [{instancePath:instancePath+"/roundIndex",schemaPath:"#/$defs/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
 return false;
 }
 else {
-if(data8 < 0 || isNaN(data8)){
+if(data9 < 0 || isNaN(data9)){
 validate20.errors = [{instancePath:instancePath+"/roundIndex",schemaPath:"#/$defs/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 }
-var valid10 = _errs28 === errors;
+var valid11 = _errs31 === errors;
 }
 else {
-var valid10 = true;
+var valid11 = true;
 }
-if(valid10){
+if(valid11){
 if(data.sequenceIndex !== undefined){
-let data9 = data.sequenceIndex;
-const _errs31 = errors;
-const _errs32 = errors;
-if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+let data10 = data.sequenceIndex;
+const _errs34 = errors;
+const _errs35 = errors;
+if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
 validate20.errors = [{instancePath:instancePath+"/sequenceIndex",schemaPath:"#/$defs/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs32){
-if((typeof data9 == "number") && (isFinite(data9))){
-if(data9 > 2147483647 || isNaN(data9)){
+if(errors === _errs35){
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 > 2147483647 || isNaN(data10)){
 validate20.errors = [{instancePath:instancePath+"/sequenceIndex",schemaPath:"#/$defs/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
 return false;
 }
 else {
-if(data9 < 0 || isNaN(data9)){
+if(data10 < 0 || isNaN(data10)){
 validate20.errors = [{instancePath:instancePath+"/sequenceIndex",schemaPath:"#/$defs/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 }
-var valid10 = _errs31 === errors;
+var valid11 = _errs34 === errors;
 }
 else {
-var valid10 = true;
+var valid11 = true;
 }
-if(valid10){
+if(valid11){
 if(data.result !== undefined){
-const _errs34 = errors;
-const _errs35 = errors;
-const _errs36 = errors;
+const _errs37 = errors;
+const _errs38 = errors;
+const _errs39 = errors;
 if(data.result !== null){
 const err5 = {};
 if(vErrors === null){
@@ -585,38 +615,66 @@ vErrors.push(err5);
 }
 errors++;
 }
-var valid14 = _errs36 === errors;
-if(valid14){
+var valid15 = _errs39 === errors;
+if(valid15){
 validate20.errors = [{instancePath:instancePath+"/result",schemaPath:"#/allOf/1/then/properties/result/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
 }
 else {
-errors = _errs35;
+errors = _errs38;
 if(vErrors !== null){
-if(_errs35){
-vErrors.length = _errs35;
+if(_errs38){
+vErrors.length = _errs38;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid10 = _errs34 === errors;
+var valid11 = _errs37 === errors;
 }
 else {
-var valid10 = true;
+var valid11 = true;
 }
-if(valid10){
+if(valid11){
 if(data.isError !== undefined){
-const _errs38 = errors;
+const _errs41 = errors;
 if(typeof data.isError !== "boolean"){
 validate20.errors = [{instancePath:instancePath+"/isError",schemaPath:"#/allOf/1/then/properties/isError/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid10 = _errs38 === errors;
+var valid11 = _errs41 === errors;
 }
 else {
-var valid10 = true;
+var valid11 = true;
+}
+if(valid11){
+if(data.originalBytes !== undefined){
+let data13 = data.originalBytes;
+const _errs43 = errors;
+const _errs44 = errors;
+if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
+validate20.errors = [{instancePath:instancePath+"/originalBytes",schemaPath:"#/$defs/originalBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs44){
+if((typeof data13 == "number") && (isFinite(data13))){
+if(data13 > 2147483647 || isNaN(data13)){
+validate20.errors = [{instancePath:instancePath+"/originalBytes",schemaPath:"#/$defs/originalBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
+return false;
+}
+else {
+if(data13 < 0 || isNaN(data13)){
+validate20.errors = [{instancePath:instancePath+"/originalBytes",schemaPath:"#/$defs/originalBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid11 = _errs43 === errors;
+}
+else {
+var valid11 = true;
 }
 }
 }
@@ -624,19 +682,21 @@ var valid10 = true;
 }
 }
 }
-var _valid1 = _errs24 === errors;
-valid8 = _valid1;
-if(valid8){
+}
+var _valid1 = _errs27 === errors;
+valid9 = _valid1;
+if(valid9){
 var props1 = {};
 props1.toolCallId = true;
 props1.roundIndex = true;
 props1.sequenceIndex = true;
 props1.result = true;
 props1.isError = true;
+props1.originalBytes = true;
 props1.type = true;
 }
 }
-if(!valid8){
+if(!valid9){
 const err6 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err6];
@@ -648,7 +708,7 @@ errors++;
 validate20.errors = vErrors;
 return false;
 }
-var valid0 = _errs20 === errors;
+var valid0 = _errs23 === errors;
 if(valid0){
 if(props0 !== true && props1 !== undefined){
 if(props1 === true){
@@ -659,10 +719,10 @@ props0 = props0 || {};
 Object.assign(props0, props1);
 }
 }
-const _errs40 = errors;
-const _errs41 = errors;
-let valid15 = true;
-const _errs42 = errors;
+const _errs46 = errors;
+const _errs47 = errors;
+let valid17 = true;
+const _errs48 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing4;
 if((data.type === undefined) && (missing4 = "type")){
@@ -677,7 +737,7 @@ errors++;
 }
 else {
 if(data.type !== undefined){
-if("RunCompleted" !== data.type){
+if("ToolApprovalRequested" !== data.type){
 const err8 = {};
 if(vErrors === null){
 vErrors = [err8];
@@ -690,25 +750,138 @@ errors++;
 }
 }
 }
-var _valid2 = _errs42 === errors;
-errors = _errs41;
+var _valid2 = _errs48 === errors;
+errors = _errs47;
 if(vErrors !== null){
-if(_errs41){
-vErrors.length = _errs41;
+if(_errs47){
+vErrors.length = _errs47;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid2){
-const _errs44 = errors;
-const _errs45 = errors;
-let valid17 = true;
-const _errs46 = errors;
+const _errs50 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing5;
-if((data.schemaVersion === undefined) && (missing5 = "schemaVersion")){
-const err9 = {};
+if((((data.toolCallId === undefined) && (missing5 = "toolCallId")) || ((data.roundIndex === undefined) && (missing5 = "roundIndex"))) || ((data.sequenceIndex === undefined) && (missing5 = "sequenceIndex"))){
+validate20.errors = [{instancePath,schemaPath:"#/allOf/2/then/required",keyword:"required",params:{missingProperty: missing5},message:"must have required property '"+missing5+"'"}];
+return false;
+}
+else {
+if(data.toolCallId !== undefined){
+let data15 = data.toolCallId;
+const _errs51 = errors;
+const _errs52 = errors;
+if(errors === _errs52){
+if(typeof data15 === "string"){
+if(func1(data15) > 256){
+validate20.errors = [{instancePath:instancePath+"/toolCallId",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+return false;
+}
+else {
+if(func1(data15) < 1){
+validate20.errors = [{instancePath:instancePath+"/toolCallId",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/toolCallId",schemaPath:"#/$defs/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid19 = _errs51 === errors;
+}
+else {
+var valid19 = true;
+}
+if(valid19){
+if(data.roundIndex !== undefined){
+let data16 = data.roundIndex;
+const _errs54 = errors;
+const _errs55 = errors;
+if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
+validate20.errors = [{instancePath:instancePath+"/roundIndex",schemaPath:"#/$defs/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs55){
+if((typeof data16 == "number") && (isFinite(data16))){
+if(data16 > 2147483647 || isNaN(data16)){
+validate20.errors = [{instancePath:instancePath+"/roundIndex",schemaPath:"#/$defs/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
+return false;
+}
+else {
+if(data16 < 0 || isNaN(data16)){
+validate20.errors = [{instancePath:instancePath+"/roundIndex",schemaPath:"#/$defs/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid19 = _errs54 === errors;
+}
+else {
+var valid19 = true;
+}
+if(valid19){
+if(data.sequenceIndex !== undefined){
+let data17 = data.sequenceIndex;
+const _errs57 = errors;
+const _errs58 = errors;
+if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
+validate20.errors = [{instancePath:instancePath+"/sequenceIndex",schemaPath:"#/$defs/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs58){
+if((typeof data17 == "number") && (isFinite(data17))){
+if(data17 > 2147483647 || isNaN(data17)){
+validate20.errors = [{instancePath:instancePath+"/sequenceIndex",schemaPath:"#/$defs/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
+return false;
+}
+else {
+if(data17 < 0 || isNaN(data17)){
+validate20.errors = [{instancePath:instancePath+"/sequenceIndex",schemaPath:"#/$defs/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid19 = _errs57 === errors;
+}
+else {
+var valid19 = true;
+}
+if(valid19){
+if(data.reason !== undefined){
+const _errs60 = errors;
+if(typeof data.reason !== "string"){
+validate20.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/allOf/2/then/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid19 = _errs60 === errors;
+}
+else {
+var valid19 = true;
+}
+}
+}
+}
+}
+}
+var _valid2 = _errs50 === errors;
+valid17 = _valid2;
+if(valid17){
+var props2 = {};
+props2.toolCallId = true;
+props2.roundIndex = true;
+props2.sequenceIndex = true;
+props2.reason = true;
+props2.type = true;
+}
+}
+if(!valid17){
+const err9 = {instancePath,schemaPath:"#/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -716,178 +889,10 @@ else {
 vErrors.push(err9);
 }
 errors++;
-}
-else {
-if(data.schemaVersion !== undefined){
-if(1 !== data.schemaVersion){
-const err10 = {};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-}
-}
-var _valid3 = _errs46 === errors;
-errors = _errs45;
-if(vErrors !== null){
-if(_errs45){
-vErrors.length = _errs45;
-}
-else {
-vErrors = null;
-}
-}
-let ifClause0;
-if(_valid3){
-const _errs48 = errors;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.usage !== undefined){
-if(!(validate21(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate21.errors : vErrors.concat(validate21.errors);
-errors = vErrors.length;
-}
-}
-}
-var _valid3 = _errs48 === errors;
-valid17 = _valid3;
-if(valid17){
-var props2 = {};
-props2.usage = true;
-props2.schemaVersion = true;
-}
-ifClause0 = "then";
-}
-else {
-const _errs50 = errors;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.usage !== undefined){
-if(!(validate23(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
-errors = vErrors.length;
-}
-}
-}
-var _valid3 = _errs50 === errors;
-valid17 = _valid3;
-if(valid17){
-if(props2 !== true){
-props2 = props2 || {};
-props2.usage = true;
-}
-}
-ifClause0 = "else";
-}
-if(!valid17){
-const err11 = {instancePath,schemaPath:"#/allOf/2/then/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
 validate20.errors = vErrors;
 return false;
 }
-if(errors === _errs44){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing6;
-if(((data.assistantMessageId === undefined) && (missing6 = "assistantMessageId")) || ((data.finishReason === undefined) && (missing6 = "finishReason"))){
-validate20.errors = [{instancePath,schemaPath:"#/allOf/2/then/required",keyword:"required",params:{missingProperty: missing6},message:"must have required property '"+missing6+"'"}];
-return false;
-}
-else {
-if(props2 !== true){
-props2 = props2 || {};
-props2.assistantMessageId = true;
-props2.finishReason = true;
-}
-if(data.assistantMessageId !== undefined){
-let data16 = data.assistantMessageId;
-const _errs52 = errors;
-const _errs53 = errors;
-if(errors === _errs53){
-if(typeof data16 === "string"){
-if(func1(data16) > 256){
-validate20.errors = [{instancePath:instancePath+"/assistantMessageId",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
-return false;
-}
-else {
-if(func1(data16) < 1){
-validate20.errors = [{instancePath:instancePath+"/assistantMessageId",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/assistantMessageId",schemaPath:"#/$defs/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid21 = _errs52 === errors;
-}
-else {
-var valid21 = true;
-}
-if(valid21){
-if(data.finishReason !== undefined){
-let data17 = data.finishReason;
-const _errs55 = errors;
-const _errs56 = errors;
-if(errors === _errs56){
-if(typeof data17 === "string"){
-if(func1(data17) > 256){
-validate20.errors = [{instancePath:instancePath+"/finishReason",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
-return false;
-}
-else {
-if(func1(data17) < 1){
-validate20.errors = [{instancePath:instancePath+"/finishReason",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/finishReason",schemaPath:"#/$defs/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid21 = _errs55 === errors;
-}
-else {
-var valid21 = true;
-}
-}
-}
-}
-}
-var _valid2 = _errs44 === errors;
-valid15 = _valid2;
-if(valid15){
-if(props2 !== true){
-props2 = props2 || {};
-props2.type = true;
-}
-}
-}
-if(!valid15){
-const err12 = {instancePath,schemaPath:"#/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-validate20.errors = vErrors;
-return false;
-}
-var valid0 = _errs40 === errors;
+var valid0 = _errs46 === errors;
 if(valid0){
 if(props0 !== true && props2 !== undefined){
 if(props2 === true){
@@ -898,13 +903,241 @@ props0 = props0 || {};
 Object.assign(props0, props2);
 }
 }
-const _errs58 = errors;
-const _errs59 = errors;
-let valid24 = true;
-const _errs60 = errors;
+const _errs62 = errors;
+const _errs63 = errors;
+let valid23 = true;
+const _errs64 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing6;
+if((data.type === undefined) && (missing6 = "type")){
+const err10 = {};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+else {
+if(data.type !== undefined){
+if("ToolApprovalDecided" !== data.type){
+const err11 = {};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+}
+var _valid3 = _errs64 === errors;
+errors = _errs63;
+if(vErrors !== null){
+if(_errs63){
+vErrors.length = _errs63;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid3){
+const _errs66 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing7;
-if((data.type === undefined) && (missing7 = "type")){
+if(((((data.toolCallId === undefined) && (missing7 = "toolCallId")) || ((data.roundIndex === undefined) && (missing7 = "roundIndex"))) || ((data.sequenceIndex === undefined) && (missing7 = "sequenceIndex"))) || ((data.approved === undefined) && (missing7 = "approved"))){
+validate20.errors = [{instancePath,schemaPath:"#/allOf/3/then/required",keyword:"required",params:{missingProperty: missing7},message:"must have required property '"+missing7+"'"}];
+return false;
+}
+else {
+if(data.toolCallId !== undefined){
+let data20 = data.toolCallId;
+const _errs67 = errors;
+const _errs68 = errors;
+if(errors === _errs68){
+if(typeof data20 === "string"){
+if(func1(data20) > 256){
+validate20.errors = [{instancePath:instancePath+"/toolCallId",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+return false;
+}
+else {
+if(func1(data20) < 1){
+validate20.errors = [{instancePath:instancePath+"/toolCallId",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/toolCallId",schemaPath:"#/$defs/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid25 = _errs67 === errors;
+}
+else {
+var valid25 = true;
+}
+if(valid25){
+if(data.roundIndex !== undefined){
+let data21 = data.roundIndex;
+const _errs70 = errors;
+const _errs71 = errors;
+if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
+validate20.errors = [{instancePath:instancePath+"/roundIndex",schemaPath:"#/$defs/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs71){
+if((typeof data21 == "number") && (isFinite(data21))){
+if(data21 > 2147483647 || isNaN(data21)){
+validate20.errors = [{instancePath:instancePath+"/roundIndex",schemaPath:"#/$defs/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
+return false;
+}
+else {
+if(data21 < 0 || isNaN(data21)){
+validate20.errors = [{instancePath:instancePath+"/roundIndex",schemaPath:"#/$defs/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid25 = _errs70 === errors;
+}
+else {
+var valid25 = true;
+}
+if(valid25){
+if(data.sequenceIndex !== undefined){
+let data22 = data.sequenceIndex;
+const _errs73 = errors;
+const _errs74 = errors;
+if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
+validate20.errors = [{instancePath:instancePath+"/sequenceIndex",schemaPath:"#/$defs/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs74){
+if((typeof data22 == "number") && (isFinite(data22))){
+if(data22 > 2147483647 || isNaN(data22)){
+validate20.errors = [{instancePath:instancePath+"/sequenceIndex",schemaPath:"#/$defs/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
+return false;
+}
+else {
+if(data22 < 0 || isNaN(data22)){
+validate20.errors = [{instancePath:instancePath+"/sequenceIndex",schemaPath:"#/$defs/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid25 = _errs73 === errors;
+}
+else {
+var valid25 = true;
+}
+if(valid25){
+if(data.approved !== undefined){
+const _errs76 = errors;
+if(typeof data.approved !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/approved",schemaPath:"#/allOf/3/then/properties/approved/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid25 = _errs76 === errors;
+}
+else {
+var valid25 = true;
+}
+if(valid25){
+if(data.reason !== undefined){
+const _errs78 = errors;
+if(typeof data.reason !== "string"){
+validate20.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/allOf/3/then/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid25 = _errs78 === errors;
+}
+else {
+var valid25 = true;
+}
+if(valid25){
+if(data.decidedBy !== undefined){
+let data25 = data.decidedBy;
+const _errs80 = errors;
+const _errs81 = errors;
+if(errors === _errs81){
+if(typeof data25 === "string"){
+if(func1(data25) > 256){
+validate20.errors = [{instancePath:instancePath+"/decidedBy",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+return false;
+}
+else {
+if(func1(data25) < 1){
+validate20.errors = [{instancePath:instancePath+"/decidedBy",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/decidedBy",schemaPath:"#/$defs/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid25 = _errs80 === errors;
+}
+else {
+var valid25 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+var _valid3 = _errs66 === errors;
+valid23 = _valid3;
+if(valid23){
+var props3 = {};
+props3.toolCallId = true;
+props3.roundIndex = true;
+props3.sequenceIndex = true;
+props3.approved = true;
+props3.reason = true;
+props3.decidedBy = true;
+props3.type = true;
+}
+}
+if(!valid23){
+const err12 = {instancePath,schemaPath:"#/allOf/3/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+validate20.errors = vErrors;
+return false;
+}
+var valid0 = _errs62 === errors;
+if(valid0){
+if(props0 !== true && props3 !== undefined){
+if(props3 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props3);
+}
+}
+const _errs83 = errors;
+const _errs84 = errors;
+let valid30 = true;
+const _errs85 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing8;
+if((data.type === undefined) && (missing8 = "type")){
 const err13 = {};
 if(vErrors === null){
 vErrors = [err13];
@@ -916,7 +1149,7 @@ errors++;
 }
 else {
 if(data.type !== undefined){
-if("RunFailed" !== data.type){
+if("RunCompleted" !== data.type){
 const err14 = {};
 if(vErrors === null){
 vErrors = [err14];
@@ -929,48 +1162,287 @@ errors++;
 }
 }
 }
-var _valid4 = _errs60 === errors;
-errors = _errs59;
+var _valid4 = _errs85 === errors;
+errors = _errs84;
 if(vErrors !== null){
-if(_errs59){
-vErrors.length = _errs59;
+if(_errs84){
+vErrors.length = _errs84;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid4){
-const _errs62 = errors;
+const _errs87 = errors;
+const _errs88 = errors;
+let valid32 = true;
+const _errs89 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing8;
-if((data.error === undefined) && (missing8 = "error")){
-validate20.errors = [{instancePath,schemaPath:"#/allOf/3/then/required",keyword:"required",params:{missingProperty: missing8},message:"must have required property '"+missing8+"'"}];
+let missing9;
+if((data.schemaVersion === undefined) && (missing9 = "schemaVersion")){
+const err15 = {};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+else {
+if(data.schemaVersion !== undefined){
+if(1 !== data.schemaVersion){
+const err16 = {};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+}
+var _valid5 = _errs89 === errors;
+errors = _errs88;
+if(vErrors !== null){
+if(_errs88){
+vErrors.length = _errs88;
+}
+else {
+vErrors = null;
+}
+}
+let ifClause0;
+if(_valid5){
+const _errs91 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.usage !== undefined){
+if(!(validate21(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate21.errors : vErrors.concat(validate21.errors);
+errors = vErrors.length;
+}
+}
+}
+var _valid5 = _errs91 === errors;
+valid32 = _valid5;
+if(valid32){
+var props4 = {};
+props4.usage = true;
+props4.schemaVersion = true;
+}
+ifClause0 = "then";
+}
+else {
+const _errs93 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.usage !== undefined){
+if(!(validate23(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+}
+}
+var _valid5 = _errs93 === errors;
+valid32 = _valid5;
+if(valid32){
+if(props4 !== true){
+props4 = props4 || {};
+props4.usage = true;
+}
+}
+ifClause0 = "else";
+}
+if(!valid32){
+const err17 = {instancePath,schemaPath:"#/allOf/4/then/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+validate20.errors = vErrors;
+return false;
+}
+if(errors === _errs87){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing10;
+if(((data.assistantMessageId === undefined) && (missing10 = "assistantMessageId")) || ((data.finishReason === undefined) && (missing10 = "finishReason"))){
+validate20.errors = [{instancePath,schemaPath:"#/allOf/4/then/required",keyword:"required",params:{missingProperty: missing10},message:"must have required property '"+missing10+"'"}];
+return false;
+}
+else {
+if(props4 !== true){
+props4 = props4 || {};
+props4.assistantMessageId = true;
+props4.finishReason = true;
+}
+if(data.assistantMessageId !== undefined){
+let data30 = data.assistantMessageId;
+const _errs95 = errors;
+const _errs96 = errors;
+if(errors === _errs96){
+if(typeof data30 === "string"){
+if(func1(data30) > 256){
+validate20.errors = [{instancePath:instancePath+"/assistantMessageId",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+return false;
+}
+else {
+if(func1(data30) < 1){
+validate20.errors = [{instancePath:instancePath+"/assistantMessageId",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/assistantMessageId",schemaPath:"#/$defs/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid36 = _errs95 === errors;
+}
+else {
+var valid36 = true;
+}
+if(valid36){
+if(data.finishReason !== undefined){
+let data31 = data.finishReason;
+const _errs98 = errors;
+const _errs99 = errors;
+if(errors === _errs99){
+if(typeof data31 === "string"){
+if(func1(data31) > 256){
+validate20.errors = [{instancePath:instancePath+"/finishReason",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+return false;
+}
+else {
+if(func1(data31) < 1){
+validate20.errors = [{instancePath:instancePath+"/finishReason",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/finishReason",schemaPath:"#/$defs/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid36 = _errs98 === errors;
+}
+else {
+var valid36 = true;
+}
+}
+}
+}
+}
+var _valid4 = _errs87 === errors;
+valid30 = _valid4;
+if(valid30){
+if(props4 !== true){
+props4 = props4 || {};
+props4.type = true;
+}
+}
+}
+if(!valid30){
+const err18 = {instancePath,schemaPath:"#/allOf/4/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+validate20.errors = vErrors;
+return false;
+}
+var valid0 = _errs83 === errors;
+if(valid0){
+if(props0 !== true && props4 !== undefined){
+if(props4 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props4);
+}
+}
+const _errs101 = errors;
+const _errs102 = errors;
+let valid39 = true;
+const _errs103 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing11;
+if((data.type === undefined) && (missing11 = "type")){
+const err19 = {};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+else {
+if(data.type !== undefined){
+if("RunFailed" !== data.type){
+const err20 = {};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+var _valid6 = _errs103 === errors;
+errors = _errs102;
+if(vErrors !== null){
+if(_errs102){
+vErrors.length = _errs102;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid6){
+const _errs105 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing12;
+if((data.error === undefined) && (missing12 = "error")){
+validate20.errors = [{instancePath,schemaPath:"#/allOf/5/then/required",keyword:"required",params:{missingProperty: missing12},message:"must have required property '"+missing12+"'"}];
 return false;
 }
 else {
 if(data.error !== undefined){
-let data19 = data.error;
-const _errs63 = errors;
-if(errors === _errs63){
-if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
-let missing9;
-if(((data19.code === undefined) && (missing9 = "code")) || ((data19.message === undefined) && (missing9 = "message"))){
-validate20.errors = [{instancePath:instancePath+"/error",schemaPath:"#/allOf/3/then/properties/error/required",keyword:"required",params:{missingProperty: missing9},message:"must have required property '"+missing9+"'"}];
+let data33 = data.error;
+const _errs106 = errors;
+if(errors === _errs106){
+if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
+let missing13;
+if(((data33.code === undefined) && (missing13 = "code")) || ((data33.message === undefined) && (missing13 = "message"))){
+validate20.errors = [{instancePath:instancePath+"/error",schemaPath:"#/allOf/5/then/properties/error/required",keyword:"required",params:{missingProperty: missing13},message:"must have required property '"+missing13+"'"}];
 return false;
 }
 else {
-if(data19.code !== undefined){
-let data20 = data19.code;
-const _errs65 = errors;
-const _errs66 = errors;
-if(errors === _errs66){
-if(typeof data20 === "string"){
-if(func1(data20) > 256){
+if(data33.code !== undefined){
+let data34 = data33.code;
+const _errs108 = errors;
+const _errs109 = errors;
+if(errors === _errs109){
+if(typeof data34 === "string"){
+if(func1(data34) > 256){
 validate20.errors = [{instancePath:instancePath+"/error/code",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
-if(func1(data20) < 1){
+if(func1(data34) < 1){
 validate20.errors = [{instancePath:instancePath+"/error/code",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -981,63 +1453,83 @@ validate20.errors = [{instancePath:instancePath+"/error/code",schemaPath:"#/$def
 return false;
 }
 }
-var valid27 = _errs65 === errors;
+var valid42 = _errs108 === errors;
 }
 else {
-var valid27 = true;
+var valid42 = true;
 }
-if(valid27){
-if(data19.message !== undefined){
-const _errs68 = errors;
-if(typeof data19.message !== "string"){
-validate20.errors = [{instancePath:instancePath+"/error/message",schemaPath:"#/allOf/3/then/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(valid42){
+if(data33.message !== undefined){
+const _errs111 = errors;
+if(typeof data33.message !== "string"){
+validate20.errors = [{instancePath:instancePath+"/error/message",schemaPath:"#/allOf/5/then/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid27 = _errs68 === errors;
+var valid42 = _errs111 === errors;
 }
 else {
-var valid27 = true;
+var valid42 = true;
 }
 }
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/error",schemaPath:"#/allOf/3/then/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate20.errors = [{instancePath:instancePath+"/error",schemaPath:"#/allOf/5/then/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
+var valid41 = _errs106 === errors;
+}
+else {
+var valid41 = true;
+}
+if(valid41){
+if(data.usage !== undefined){
+const _errs113 = errors;
+if(!(validate23(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+var valid41 = _errs113 === errors;
+}
+else {
+var valid41 = true;
 }
 }
 }
-var _valid4 = _errs62 === errors;
-valid24 = _valid4;
-if(valid24){
-var props3 = {};
-props3.error = true;
-props3.type = true;
+}
+var _valid6 = _errs105 === errors;
+valid39 = _valid6;
+if(valid39){
+var props5 = {};
+props5.error = true;
+props5.usage = true;
+props5.type = true;
 }
 }
-if(!valid24){
-const err15 = {instancePath,schemaPath:"#/allOf/3/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid39){
+const err21 = {instancePath,schemaPath:"#/allOf/5/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err15];
+vErrors = [err21];
 }
 else {
-vErrors.push(err15);
+vErrors.push(err21);
 }
 errors++;
 validate20.errors = vErrors;
 return false;
 }
-var valid0 = _errs58 === errors;
+var valid0 = _errs101 === errors;
 if(valid0){
-if(props0 !== true && props3 !== undefined){
-if(props3 === true){
+if(props0 !== true && props5 !== undefined){
+if(props5 === true){
 props0 = true;
 }
 else {
 props0 = props0 || {};
-Object.assign(props0, props3);
+Object.assign(props0, props5);
+}
+}
 }
 }
 }
@@ -1046,9 +1538,9 @@ Object.assign(props0, props3);
 }
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing10;
-if(((((((((data.eventId === undefined) && (missing10 = "eventId")) || ((data.type === undefined) && (missing10 = "type"))) || ((data.schemaVersion === undefined) && (missing10 = "schemaVersion"))) || ((data.tenantId === undefined) && (missing10 = "tenantId"))) || ((data.conversationId === undefined) && (missing10 = "conversationId"))) || ((data.channel === undefined) && (missing10 = "channel"))) || ((data.runId === undefined) && (missing10 = "runId"))) || ((data.occurredAt === undefined) && (missing10 = "occurredAt"))){
-validate20.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing10},message:"must have required property '"+missing10+"'"}];
+let missing14;
+if(((((((((data.eventId === undefined) && (missing14 = "eventId")) || ((data.type === undefined) && (missing14 = "type"))) || ((data.schemaVersion === undefined) && (missing14 = "schemaVersion"))) || ((data.tenantId === undefined) && (missing14 = "tenantId"))) || ((data.conversationId === undefined) && (missing14 = "conversationId"))) || ((data.channel === undefined) && (missing14 = "channel"))) || ((data.runId === undefined) && (missing14 = "runId"))) || ((data.occurredAt === undefined) && (missing14 = "occurredAt"))){
+validate20.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing14},message:"must have required property '"+missing14+"'"}];
 return false;
 }
 else {
@@ -1062,13 +1554,14 @@ props0.conversationId = true;
 props0.channel = true;
 props0.runId = true;
 props0.occurredAt = true;
+props0.userMessageId = true;
 }
 if(data.eventId !== undefined){
-let data22 = data.eventId;
-const _errs70 = errors;
-if(errors === _errs70){
-if(typeof data22 === "string"){
-if(!pattern4.test(data22)){
+let data37 = data.eventId;
+const _errs114 = errors;
+if(errors === _errs114){
+if(typeof data37 === "string"){
+if(!pattern4.test(data37)){
 validate20.errors = [{instancePath:instancePath+"/eventId",schemaPath:"#/properties/eventId/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""}];
 return false;
 }
@@ -1078,50 +1571,50 @@ validate20.errors = [{instancePath:instancePath+"/eventId",schemaPath:"#/propert
 return false;
 }
 }
-var valid29 = _errs70 === errors;
+var valid44 = _errs114 === errors;
 }
 else {
-var valid29 = true;
+var valid44 = true;
 }
-if(valid29){
+if(valid44){
 if(data.type !== undefined){
-let data23 = data.type;
-const _errs72 = errors;
-if(!((((data23 === "ToolCallRequested") || (data23 === "ToolResultReceived")) || (data23 === "RunCompleted")) || (data23 === "RunFailed"))){
+let data38 = data.type;
+const _errs116 = errors;
+if(!((((((data38 === "ToolCallRequested") || (data38 === "ToolResultReceived")) || (data38 === "ToolApprovalRequested")) || (data38 === "ToolApprovalDecided")) || (data38 === "RunCompleted")) || (data38 === "RunFailed"))){
 validate20.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema31.properties.type.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid29 = _errs72 === errors;
+var valid44 = _errs116 === errors;
 }
 else {
-var valid29 = true;
+var valid44 = true;
 }
-if(valid29){
+if(valid44){
 if(data.schemaVersion !== undefined){
-let data24 = data.schemaVersion;
-const _errs73 = errors;
-if(!((data24 === 1) || (data24 === 2))){
+let data39 = data.schemaVersion;
+const _errs117 = errors;
+if(!((data39 === 1) || (data39 === 2))){
 validate20.errors = [{instancePath:instancePath+"/schemaVersion",schemaPath:"#/properties/schemaVersion/enum",keyword:"enum",params:{allowedValues: schema31.properties.schemaVersion.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid29 = _errs73 === errors;
+var valid44 = _errs117 === errors;
 }
 else {
-var valid29 = true;
+var valid44 = true;
 }
-if(valid29){
+if(valid44){
 if(data.tenantId !== undefined){
-let data25 = data.tenantId;
-const _errs74 = errors;
-const _errs75 = errors;
-if(errors === _errs75){
-if(typeof data25 === "string"){
-if(func1(data25) > 256){
+let data40 = data.tenantId;
+const _errs118 = errors;
+const _errs119 = errors;
+if(errors === _errs119){
+if(typeof data40 === "string"){
+if(func1(data40) > 256){
 validate20.errors = [{instancePath:instancePath+"/tenantId",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
-if(func1(data25) < 1){
+if(func1(data40) < 1){
 validate20.errors = [{instancePath:instancePath+"/tenantId",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1132,24 +1625,24 @@ validate20.errors = [{instancePath:instancePath+"/tenantId",schemaPath:"#/$defs/
 return false;
 }
 }
-var valid29 = _errs74 === errors;
+var valid44 = _errs118 === errors;
 }
 else {
-var valid29 = true;
+var valid44 = true;
 }
-if(valid29){
+if(valid44){
 if(data.conversationId !== undefined){
-let data26 = data.conversationId;
-const _errs77 = errors;
-const _errs78 = errors;
-if(errors === _errs78){
-if(typeof data26 === "string"){
-if(func1(data26) > 256){
+let data41 = data.conversationId;
+const _errs121 = errors;
+const _errs122 = errors;
+if(errors === _errs122){
+if(typeof data41 === "string"){
+if(func1(data41) > 256){
 validate20.errors = [{instancePath:instancePath+"/conversationId",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
-if(func1(data26) < 1){
+if(func1(data41) < 1){
 validate20.errors = [{instancePath:instancePath+"/conversationId",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1160,24 +1653,24 @@ validate20.errors = [{instancePath:instancePath+"/conversationId",schemaPath:"#/
 return false;
 }
 }
-var valid29 = _errs77 === errors;
+var valid44 = _errs121 === errors;
 }
 else {
-var valid29 = true;
+var valid44 = true;
 }
-if(valid29){
+if(valid44){
 if(data.channel !== undefined){
-let data27 = data.channel;
-const _errs80 = errors;
-const _errs81 = errors;
-if(errors === _errs81){
-if(typeof data27 === "string"){
-if(func1(data27) > 256){
+let data42 = data.channel;
+const _errs124 = errors;
+const _errs125 = errors;
+if(errors === _errs125){
+if(typeof data42 === "string"){
+if(func1(data42) > 256){
 validate20.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
-if(func1(data27) < 1){
+if(func1(data42) < 1){
 validate20.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1188,24 +1681,24 @@ validate20.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/$defs/i
 return false;
 }
 }
-var valid29 = _errs80 === errors;
+var valid44 = _errs124 === errors;
 }
 else {
-var valid29 = true;
+var valid44 = true;
 }
-if(valid29){
+if(valid44){
 if(data.runId !== undefined){
-let data28 = data.runId;
-const _errs83 = errors;
-const _errs84 = errors;
-if(errors === _errs84){
-if(typeof data28 === "string"){
-if(func1(data28) > 256){
+let data43 = data.runId;
+const _errs127 = errors;
+const _errs128 = errors;
+if(errors === _errs128){
+if(typeof data43 === "string"){
+if(func1(data43) > 256){
 validate20.errors = [{instancePath:instancePath+"/runId",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
-if(func1(data28) < 1){
+if(func1(data43) < 1){
 validate20.errors = [{instancePath:instancePath+"/runId",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1216,24 +1709,24 @@ validate20.errors = [{instancePath:instancePath+"/runId",schemaPath:"#/$defs/id/
 return false;
 }
 }
-var valid29 = _errs83 === errors;
+var valid44 = _errs127 === errors;
 }
 else {
-var valid29 = true;
+var valid44 = true;
 }
-if(valid29){
+if(valid44){
 if(data.occurredAt !== undefined){
-let data29 = data.occurredAt;
-const _errs86 = errors;
-if(errors === _errs86){
-if(errors === _errs86){
-if(typeof data29 === "string"){
-if(!pattern5.test(data29)){
+let data44 = data.occurredAt;
+const _errs130 = errors;
+if(errors === _errs130){
+if(errors === _errs130){
+if(typeof data44 === "string"){
+if(!pattern5.test(data44)){
 validate20.errors = [{instancePath:instancePath+"/occurredAt",schemaPath:"#/properties/occurredAt/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?(Z|[+-]\\d{2}:\\d{2})$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?(Z|[+-]\\d{2}:\\d{2})$"+"\""}];
 return false;
 }
 else {
-if(!(formats0.validate(data29))){
+if(!(formats0.validate(data44))){
 validate20.errors = [{instancePath:instancePath+"/occurredAt",schemaPath:"#/properties/occurredAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
 return false;
 }
@@ -1245,10 +1738,39 @@ return false;
 }
 }
 }
-var valid29 = _errs86 === errors;
+var valid44 = _errs130 === errors;
 }
 else {
-var valid29 = true;
+var valid44 = true;
+}
+if(valid44){
+if(data.userMessageId !== undefined){
+let data45 = data.userMessageId;
+const _errs132 = errors;
+const _errs133 = errors;
+if(errors === _errs133){
+if(typeof data45 === "string"){
+if(func1(data45) > 256){
+validate20.errors = [{instancePath:instancePath+"/userMessageId",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+return false;
+}
+else {
+if(func1(data45) < 1){
+validate20.errors = [{instancePath:instancePath+"/userMessageId",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/userMessageId",schemaPath:"#/$defs/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid44 = _errs132 === errors;
+}
+else {
+var valid44 = true;
+}
 }
 }
 }

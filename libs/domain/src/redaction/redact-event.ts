@@ -1,4 +1,13 @@
-import type { JsonObject, JsonValue, RedactionNote, StoredToolEvent, ToolEvent, ToolResultReceived } from '@toolhistory/contract';
+import type {
+  JsonObject,
+  JsonValue,
+  RedactionNote,
+  StoredToolEvent,
+  ToolApprovalDecided,
+  ToolApprovalRequested,
+  ToolEvent,
+  ToolResultReceived,
+} from '@toolhistory/contract';
 import { redactPayload } from './redact-payload';
 import { redactText, RedactionCounts } from './redact-text';
 import { RedactionPolicy, RedactionRule, redactionRuleFor } from './redaction-policy';
@@ -20,7 +29,7 @@ function note(persist: RedactionNote['persist'], counts: RedactionCounts, origin
  *
  * It takes the event in the schema version it was received in and returns
  * it in that version, because that is how it is stored: it touches only
- * arguments, results and failure messages, whose shape every supported
+ * arguments, results, failure messages and approvals' texts, whose shape every supported
  * version shares. A RunCompleted (whose usage changed between versions)
  * carries no free text and is returned as it is.
  */
@@ -43,9 +52,23 @@ export function redactToolEvent(event: StoredToolEvent, policy: RedactionPolicy,
       const error = { code: redactText(event.error.code, detectors, counts), message: redactText(event.error.message, detectors, counts) };
       return { ...event, error, redaction: note('full', counts) };
     }
+    case 'ToolApprovalRequested':
+    case 'ToolApprovalDecided':
+      return redactApprovalTexts(event, policy);
     case 'RunCompleted':
       return event;
   }
+}
+
+/** A person's reason and name are free text like a failure message: the default detectors apply. */
+function redactApprovalTexts<E extends ToolApprovalRequested | ToolApprovalDecided>(event: E, policy: RedactionPolicy): E {
+  const counts: RedactionCounts = {};
+  const detectors = policy.defaults.detectors;
+  const out: E = { ...event };
+  if (event.reason !== undefined) out.reason = redactText(event.reason, detectors, counts);
+  if (event.type === 'ToolApprovalDecided' && event.decidedBy !== undefined)
+    (out as ToolApprovalDecided).decidedBy = redactText(event.decidedBy, detectors, counts);
+  return { ...out, redaction: note('full', counts) };
 }
 
 function redactResult(event: ToolResultReceived, rule: RedactionRule): ToolResultReceived {
