@@ -157,6 +157,60 @@ export function usageBucketToNumber(object: UsageBucket): number {
   }
 }
 
+export enum ApprovalStatus {
+  /** APPROVAL_STATUS_UNSPECIFIED - not set by this service */
+  APPROVAL_STATUS_UNSPECIFIED = "APPROVAL_STATUS_UNSPECIFIED",
+  /** APPROVAL_STATUS_NONE - no approval was asked for */
+  APPROVAL_STATUS_NONE = "APPROVAL_STATUS_NONE",
+  /** APPROVAL_STATUS_PENDING - asked, not decided (yet) */
+  APPROVAL_STATUS_PENDING = "APPROVAL_STATUS_PENDING",
+  APPROVAL_STATUS_APPROVED = "APPROVAL_STATUS_APPROVED",
+  APPROVAL_STATUS_DENIED = "APPROVAL_STATUS_DENIED",
+  UNRECOGNIZED = "UNRECOGNIZED",
+}
+
+export function approvalStatusFromJSON(object: any): ApprovalStatus {
+  switch (object) {
+    case 0:
+    case "APPROVAL_STATUS_UNSPECIFIED":
+      return ApprovalStatus.APPROVAL_STATUS_UNSPECIFIED;
+    case 1:
+    case "APPROVAL_STATUS_NONE":
+      return ApprovalStatus.APPROVAL_STATUS_NONE;
+    case 2:
+    case "APPROVAL_STATUS_PENDING":
+      return ApprovalStatus.APPROVAL_STATUS_PENDING;
+    case 3:
+    case "APPROVAL_STATUS_APPROVED":
+      return ApprovalStatus.APPROVAL_STATUS_APPROVED;
+    case 4:
+    case "APPROVAL_STATUS_DENIED":
+      return ApprovalStatus.APPROVAL_STATUS_DENIED;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return ApprovalStatus.UNRECOGNIZED;
+  }
+}
+
+export function approvalStatusToNumber(object: ApprovalStatus): number {
+  switch (object) {
+    case ApprovalStatus.APPROVAL_STATUS_UNSPECIFIED:
+      return 0;
+    case ApprovalStatus.APPROVAL_STATUS_NONE:
+      return 1;
+    case ApprovalStatus.APPROVAL_STATUS_PENDING:
+      return 2;
+    case ApprovalStatus.APPROVAL_STATUS_APPROVED:
+      return 3;
+    case ApprovalStatus.APPROVAL_STATUS_DENIED:
+      return 4;
+    case ApprovalStatus.UNRECOGNIZED:
+    default:
+      return -1;
+  }
+}
+
 export enum HistoryFormat {
   /** HISTORY_FORMAT_UNSPECIFIED - treated as HISTORY_FORMAT_OPENAI_CHAT */
   HISTORY_FORMAT_UNSPECIFIED = "HISTORY_FORMAT_UNSPECIFIED",
@@ -309,6 +363,10 @@ export enum OmissionReason {
    * maxHistoryTokens): whole rounds leave, oldest first
    */
   OMISSION_REASON_TOKEN_BUDGET = "OMISSION_REASON_TOKEN_BUDGET",
+  /** OMISSION_REASON_AWAITING_APPROVAL - the call waits for a person's approval (listed in pending_approvals) */
+  OMISSION_REASON_AWAITING_APPROVAL = "OMISSION_REASON_AWAITING_APPROVAL",
+  /** OMISSION_REASON_AWAITING_RESULT - approved, and its result not recorded yet */
+  OMISSION_REASON_AWAITING_RESULT = "OMISSION_REASON_AWAITING_RESULT",
   UNRECOGNIZED = "UNRECOGNIZED",
 }
 
@@ -344,6 +402,12 @@ export function omissionReasonFromJSON(object: any): OmissionReason {
     case 9:
     case "OMISSION_REASON_TOKEN_BUDGET":
       return OmissionReason.OMISSION_REASON_TOKEN_BUDGET;
+    case 10:
+    case "OMISSION_REASON_AWAITING_APPROVAL":
+      return OmissionReason.OMISSION_REASON_AWAITING_APPROVAL;
+    case 11:
+    case "OMISSION_REASON_AWAITING_RESULT":
+      return OmissionReason.OMISSION_REASON_AWAITING_RESULT;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -373,6 +437,10 @@ export function omissionReasonToNumber(object: OmissionReason): number {
       return 8;
     case OmissionReason.OMISSION_REASON_TOKEN_BUDGET:
       return 9;
+    case OmissionReason.OMISSION_REASON_AWAITING_APPROVAL:
+      return 10;
+    case OmissionReason.OMISSION_REASON_AWAITING_RESULT:
+      return 11;
     case OmissionReason.UNRECOGNIZED:
     default:
       return -1;
@@ -516,6 +584,31 @@ export interface Invocation {
    * the Kafka message's traceparent header; empty when it sent none.
    */
   traceId: string;
+  /** Whether the call waited for a person's approval, and their answer. */
+  approval: ApprovalStatus;
+  /** redacted like every text; empty when not given */
+  approvalDecidedBy: string;
+  approvalDecidedAt?:
+    | Date
+    | undefined;
+  /** why approval was asked (redacted) */
+  approvalRequestReason: string;
+  /** the person's reason (redacted) */
+  approvalDecisionReason: string;
+  /**
+   * The sizes in bytes (UTF-8 JSON) of the arguments and of the result as
+   * the producer had them, before it cut them to fit the event limit and
+   * before redaction; unset when unknown or when the policy kept nothing.
+   */
+  argumentsOriginalBytes?: string | undefined;
+  resultOriginalBytes?:
+    | string
+    | undefined;
+  /**
+   * The run that recorded the result, when it is a later run than the call's
+   * (a call answered after a person approved it, in the run that resumed).
+   */
+  resultRunId: string;
 }
 
 export interface Invocation_ArgumentRedactionsEntry {
@@ -641,6 +734,30 @@ export interface GetReplayHistoryResponse {
    * notices) replayed; message framing and call ids are not counted.
    */
   historyTokens: number;
+  /**
+   * Calls waiting for a person's approval at as_of, oldest first: left out
+   * of turns (OMISSION_REASON_AWAITING_APPROVAL), listed here so the host can
+   * ask again.
+   */
+  pendingApprovals: PendingApproval[];
+}
+
+export interface PendingApproval {
+  /** as replayed in the requested format */
+  toolCallId: string;
+  toolName: string;
+  /** redacted; "{}" when the policy kept no payload */
+  argumentsJson: string;
+  /** the run that made the call */
+  runId: string;
+  /** when approval was asked */
+  requestedAt?:
+    | Date
+    | undefined;
+  /** why approval was asked (redacted); empty when not given */
+  reason: string;
+  roundIndex: number;
+  sequenceIndex: number;
 }
 
 export interface Turn {
@@ -654,11 +771,23 @@ export interface Turn {
    * before the host's message assistant_message_id.
    */
   messagesJson: string;
+  /**
+   * The host's message that started the run (the events' userMessageId), if
+   * the producer gave it. A turn without an assistant_message_id (a failed or
+   * running run) goes right after this message.
+   */
+  afterMessageId: string;
 }
 
 export interface Round {
   roundIndex: number;
   calls: ToolCall[];
+  /**
+   * Set when the round's calls were made in an earlier run and resolved in
+   * this turn's run (a person approved or denied them): that run's id. Such
+   * rounds come first in the turn, before the run's own rounds.
+   */
+  resumedFromRunId: string;
 }
 
 export interface ToolCall {
@@ -682,6 +811,14 @@ export interface ToolCall {
    * mutating call that made it stale.
    */
   invalidatedBy: string;
+  /**
+   * The result is the fixed notice for a side-effect tool's call whose result
+   * was never recorded: it was interrupted and may or may not have taken
+   * effect (is_error is set).
+   */
+  interrupted: boolean;
+  /** APPROVAL_STATUS_DENIED: the result says so (is_error) */
+  approval: ApprovalStatus;
 }
 
 export interface Omission {
@@ -1199,6 +1336,14 @@ function createBaseInvocation(): Invocation {
     argumentRedactions: {},
     resultRedactions: {},
     traceId: "",
+    approval: ApprovalStatus.APPROVAL_STATUS_UNSPECIFIED,
+    approvalDecidedBy: "",
+    approvalDecidedAt: undefined,
+    approvalRequestReason: "",
+    approvalDecisionReason: "",
+    argumentsOriginalBytes: undefined,
+    resultOriginalBytes: undefined,
+    resultRunId: "",
   };
 }
 
@@ -1257,6 +1402,30 @@ export const Invocation: MessageFns<Invocation> = {
     });
     if (message.traceId !== "") {
       writer.uint32(146).string(message.traceId);
+    }
+    if (message.approval !== ApprovalStatus.APPROVAL_STATUS_UNSPECIFIED) {
+      writer.uint32(152).int32(approvalStatusToNumber(message.approval));
+    }
+    if (message.approvalDecidedBy !== "") {
+      writer.uint32(162).string(message.approvalDecidedBy);
+    }
+    if (message.approvalDecidedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.approvalDecidedAt), writer.uint32(170).fork()).join();
+    }
+    if (message.approvalRequestReason !== "") {
+      writer.uint32(178).string(message.approvalRequestReason);
+    }
+    if (message.approvalDecisionReason !== "") {
+      writer.uint32(186).string(message.approvalDecisionReason);
+    }
+    if (message.argumentsOriginalBytes !== undefined) {
+      writer.uint32(192).int64(message.argumentsOriginalBytes);
+    }
+    if (message.resultOriginalBytes !== undefined) {
+      writer.uint32(200).int64(message.resultOriginalBytes);
+    }
+    if (message.resultRunId !== "") {
+      writer.uint32(210).string(message.resultRunId);
     }
     return writer;
   },
@@ -1424,6 +1593,70 @@ export const Invocation: MessageFns<Invocation> = {
             message.traceId = reader.string();
             continue;
           }
+          case 19: {
+            if (tag !== 152) {
+              break;
+            }
+
+            message.approval = approvalStatusFromJSON(reader.int32());
+            continue;
+          }
+          case 20: {
+            if (tag !== 162) {
+              break;
+            }
+
+            message.approvalDecidedBy = reader.string();
+            continue;
+          }
+          case 21: {
+            if (tag !== 170) {
+              break;
+            }
+
+            message.approvalDecidedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 22: {
+            if (tag !== 178) {
+              break;
+            }
+
+            message.approvalRequestReason = reader.string();
+            continue;
+          }
+          case 23: {
+            if (tag !== 186) {
+              break;
+            }
+
+            message.approvalDecisionReason = reader.string();
+            continue;
+          }
+          case 24: {
+            if (tag !== 192) {
+              break;
+            }
+
+            message.argumentsOriginalBytes = reader.int64().toString();
+            continue;
+          }
+          case 25: {
+            if (tag !== 200) {
+              break;
+            }
+
+            message.resultOriginalBytes = reader.int64().toString();
+            continue;
+          }
+          case 26: {
+            if (tag !== 210) {
+              break;
+            }
+
+            message.resultRunId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1473,6 +1706,14 @@ export const Invocation: MessageFns<Invocation> = {
       {},
     );
     message.traceId = object.traceId ?? "";
+    message.approval = object.approval ?? ApprovalStatus.APPROVAL_STATUS_UNSPECIFIED;
+    message.approvalDecidedBy = object.approvalDecidedBy ?? "";
+    message.approvalDecidedAt = object.approvalDecidedAt ?? undefined;
+    message.approvalRequestReason = object.approvalRequestReason ?? "";
+    message.approvalDecisionReason = object.approvalDecisionReason ?? "";
+    message.argumentsOriginalBytes = object.argumentsOriginalBytes ?? undefined;
+    message.resultOriginalBytes = object.resultOriginalBytes ?? undefined;
+    message.resultRunId = object.resultRunId ?? "";
     return message;
   },
 };
@@ -2458,7 +2699,7 @@ export const GetReplayHistoryRequest: MessageFns<GetReplayHistoryRequest> = {
 };
 
 function createBaseGetReplayHistoryResponse(): GetReplayHistoryResponse {
-  return { turns: [], omitted: [], historyTokens: 0 };
+  return { turns: [], omitted: [], historyTokens: 0, pendingApprovals: [] };
 }
 
 export const GetReplayHistoryResponse: MessageFns<GetReplayHistoryResponse> = {
@@ -2471,6 +2712,9 @@ export const GetReplayHistoryResponse: MessageFns<GetReplayHistoryResponse> = {
     }
     if (message.historyTokens !== 0) {
       writer.uint32(24).int32(message.historyTokens);
+    }
+    for (const v of message.pendingApprovals) {
+      PendingApproval.encode(v!, writer.uint32(34).fork()).join();
     }
     return writer;
   },
@@ -2512,6 +2756,14 @@ export const GetReplayHistoryResponse: MessageFns<GetReplayHistoryResponse> = {
             message.historyTokens = reader.int32();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.pendingApprovals.push(PendingApproval.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2532,12 +2784,168 @@ export const GetReplayHistoryResponse: MessageFns<GetReplayHistoryResponse> = {
     message.turns = object.turns?.map((e) => Turn.fromPartial(e)) || [];
     message.omitted = object.omitted?.map((e) => Omission.fromPartial(e)) || [];
     message.historyTokens = object.historyTokens ?? 0;
+    message.pendingApprovals = object.pendingApprovals?.map((e) => PendingApproval.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBasePendingApproval(): PendingApproval {
+  return {
+    toolCallId: "",
+    toolName: "",
+    argumentsJson: "",
+    runId: "",
+    requestedAt: undefined,
+    reason: "",
+    roundIndex: 0,
+    sequenceIndex: 0,
+  };
+}
+
+export const PendingApproval: MessageFns<PendingApproval> = {
+  encode(message: PendingApproval, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.toolCallId !== "") {
+      writer.uint32(10).string(message.toolCallId);
+    }
+    if (message.toolName !== "") {
+      writer.uint32(18).string(message.toolName);
+    }
+    if (message.argumentsJson !== "") {
+      writer.uint32(26).string(message.argumentsJson);
+    }
+    if (message.runId !== "") {
+      writer.uint32(34).string(message.runId);
+    }
+    if (message.requestedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.requestedAt), writer.uint32(42).fork()).join();
+    }
+    if (message.reason !== "") {
+      writer.uint32(50).string(message.reason);
+    }
+    if (message.roundIndex !== 0) {
+      writer.uint32(56).int32(message.roundIndex);
+    }
+    if (message.sequenceIndex !== 0) {
+      writer.uint32(64).int32(message.sequenceIndex);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PendingApproval {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePendingApproval();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.toolCallId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.toolName = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.argumentsJson = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.runId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.requestedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.roundIndex = reader.int32();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.sequenceIndex = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create<I extends Exact<DeepPartial<PendingApproval>, I>>(base?: I): PendingApproval {
+    return PendingApproval.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<PendingApproval>, I>>(object: I): PendingApproval {
+    const message = createBasePendingApproval();
+    message.toolCallId = object.toolCallId ?? "";
+    message.toolName = object.toolName ?? "";
+    message.argumentsJson = object.argumentsJson ?? "";
+    message.runId = object.runId ?? "";
+    message.requestedAt = object.requestedAt ?? undefined;
+    message.reason = object.reason ?? "";
+    message.roundIndex = object.roundIndex ?? 0;
+    message.sequenceIndex = object.sequenceIndex ?? 0;
     return message;
   },
 };
 
 function createBaseTurn(): Turn {
-  return { runId: "", assistantMessageId: "", status: RunStatus.RUN_STATUS_UNSPECIFIED, rounds: [], messagesJson: "" };
+  return {
+    runId: "",
+    assistantMessageId: "",
+    status: RunStatus.RUN_STATUS_UNSPECIFIED,
+    rounds: [],
+    messagesJson: "",
+    afterMessageId: "",
+  };
 }
 
 export const Turn: MessageFns<Turn> = {
@@ -2556,6 +2964,9 @@ export const Turn: MessageFns<Turn> = {
     }
     if (message.messagesJson !== "") {
       writer.uint32(42).string(message.messagesJson);
+    }
+    if (message.afterMessageId !== "") {
+      writer.uint32(50).string(message.afterMessageId);
     }
     return writer;
   },
@@ -2613,6 +3024,14 @@ export const Turn: MessageFns<Turn> = {
             message.messagesJson = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.afterMessageId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2635,12 +3054,13 @@ export const Turn: MessageFns<Turn> = {
     message.status = object.status ?? RunStatus.RUN_STATUS_UNSPECIFIED;
     message.rounds = object.rounds?.map((e) => Round.fromPartial(e)) || [];
     message.messagesJson = object.messagesJson ?? "";
+    message.afterMessageId = object.afterMessageId ?? "";
     return message;
   },
 };
 
 function createBaseRound(): Round {
-  return { roundIndex: 0, calls: [] };
+  return { roundIndex: 0, calls: [], resumedFromRunId: "" };
 }
 
 export const Round: MessageFns<Round> = {
@@ -2650,6 +3070,9 @@ export const Round: MessageFns<Round> = {
     }
     for (const v of message.calls) {
       ToolCall.encode(v!, writer.uint32(18).fork()).join();
+    }
+    if (message.resumedFromRunId !== "") {
+      writer.uint32(26).string(message.resumedFromRunId);
     }
     return writer;
   },
@@ -2683,6 +3106,14 @@ export const Round: MessageFns<Round> = {
             message.calls.push(ToolCall.decode(reader, reader.uint32()));
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.resumedFromRunId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2702,6 +3133,7 @@ export const Round: MessageFns<Round> = {
     const message = createBaseRound();
     message.roundIndex = object.roundIndex ?? 0;
     message.calls = object.calls?.map((e) => ToolCall.fromPartial(e)) || [];
+    message.resumedFromRunId = object.resumedFromRunId ?? "";
     return message;
   },
 };
@@ -2718,6 +3150,8 @@ function createBaseToolCall(): ToolCall {
     completedAt: undefined,
     expired: false,
     invalidatedBy: "",
+    interrupted: false,
+    approval: ApprovalStatus.APPROVAL_STATUS_UNSPECIFIED,
   };
 }
 
@@ -2752,6 +3186,12 @@ export const ToolCall: MessageFns<ToolCall> = {
     }
     if (message.invalidatedBy !== "") {
       writer.uint32(82).string(message.invalidatedBy);
+    }
+    if (message.interrupted !== false) {
+      writer.uint32(88).bool(message.interrupted);
+    }
+    if (message.approval !== ApprovalStatus.APPROVAL_STATUS_UNSPECIFIED) {
+      writer.uint32(96).int32(approvalStatusToNumber(message.approval));
     }
     return writer;
   },
@@ -2849,6 +3289,22 @@ export const ToolCall: MessageFns<ToolCall> = {
             message.invalidatedBy = reader.string();
             continue;
           }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.interrupted = reader.bool();
+            continue;
+          }
+          case 12: {
+            if (tag !== 96) {
+              break;
+            }
+
+            message.approval = approvalStatusFromJSON(reader.int32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2876,6 +3332,8 @@ export const ToolCall: MessageFns<ToolCall> = {
     message.completedAt = object.completedAt ?? undefined;
     message.expired = object.expired ?? false;
     message.invalidatedBy = object.invalidatedBy ?? "";
+    message.interrupted = object.interrupted ?? false;
+    message.approval = object.approval ?? ApprovalStatus.APPROVAL_STATUS_UNSPECIFIED;
     return message;
   },
 };

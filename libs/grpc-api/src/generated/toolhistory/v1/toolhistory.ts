@@ -36,6 +36,18 @@ export enum UsageBucket {
   UNRECOGNIZED = "UNRECOGNIZED",
 }
 
+export enum ApprovalStatus {
+  /** APPROVAL_STATUS_UNSPECIFIED - not set by this service */
+  APPROVAL_STATUS_UNSPECIFIED = "APPROVAL_STATUS_UNSPECIFIED",
+  /** APPROVAL_STATUS_NONE - no approval was asked for */
+  APPROVAL_STATUS_NONE = "APPROVAL_STATUS_NONE",
+  /** APPROVAL_STATUS_PENDING - asked, not decided (yet) */
+  APPROVAL_STATUS_PENDING = "APPROVAL_STATUS_PENDING",
+  APPROVAL_STATUS_APPROVED = "APPROVAL_STATUS_APPROVED",
+  APPROVAL_STATUS_DENIED = "APPROVAL_STATUS_DENIED",
+  UNRECOGNIZED = "UNRECOGNIZED",
+}
+
 export enum HistoryFormat {
   /** HISTORY_FORMAT_UNSPECIFIED - treated as HISTORY_FORMAT_OPENAI_CHAT */
   HISTORY_FORMAT_UNSPECIFIED = "HISTORY_FORMAT_UNSPECIFIED",
@@ -87,6 +99,10 @@ export enum OmissionReason {
    * maxHistoryTokens): whole rounds leave, oldest first
    */
   OMISSION_REASON_TOKEN_BUDGET = "OMISSION_REASON_TOKEN_BUDGET",
+  /** OMISSION_REASON_AWAITING_APPROVAL - the call waits for a person's approval (listed in pending_approvals) */
+  OMISSION_REASON_AWAITING_APPROVAL = "OMISSION_REASON_AWAITING_APPROVAL",
+  /** OMISSION_REASON_AWAITING_RESULT - approved, and its result not recorded yet */
+  OMISSION_REASON_AWAITING_RESULT = "OMISSION_REASON_AWAITING_RESULT",
   UNRECOGNIZED = "UNRECOGNIZED",
 }
 
@@ -218,7 +234,40 @@ export interface Invocation {
    * The W3C trace id the producer sent with the call (else the result) in
    * the Kafka message's traceparent header; empty when it sent none.
    */
-  trace_id?: string | undefined;
+  trace_id?:
+    | string
+    | undefined;
+  /** Whether the call waited for a person's approval, and their answer. */
+  approval?:
+    | ApprovalStatus
+    | undefined;
+  /** redacted like every text; empty when not given */
+  approval_decided_by?: string | undefined;
+  approval_decided_at?:
+    | Timestamp
+    | undefined;
+  /** why approval was asked (redacted) */
+  approval_request_reason?:
+    | string
+    | undefined;
+  /** the person's reason (redacted) */
+  approval_decision_reason?:
+    | string
+    | undefined;
+  /**
+   * The sizes in bytes (UTF-8 JSON) of the arguments and of the result as
+   * the producer had them, before it cut them to fit the event limit and
+   * before redaction; unset when unknown or when the policy kept nothing.
+   */
+  arguments_original_bytes?: string | undefined;
+  result_original_bytes?:
+    | string
+    | undefined;
+  /**
+   * The run that recorded the result, when it is a later run than the call's
+   * (a call answered after a person approved it, in the run that resumed).
+   */
+  result_run_id?: string | undefined;
 }
 
 export interface Invocation_ArgumentRedactionsEntry {
@@ -367,7 +416,39 @@ export interface GetReplayHistoryResponse {
    * The tokens (o200k_base) of the tool names, arguments and results (or
    * notices) replayed; message framing and call ids are not counted.
    */
-  history_tokens?: number | undefined;
+  history_tokens?:
+    | number
+    | undefined;
+  /**
+   * Calls waiting for a person's approval at as_of, oldest first: left out
+   * of turns (OMISSION_REASON_AWAITING_APPROVAL), listed here so the host can
+   * ask again.
+   */
+  pending_approvals?: PendingApproval[] | undefined;
+}
+
+export interface PendingApproval {
+  /** as replayed in the requested format */
+  tool_call_id?: string | undefined;
+  tool_name?:
+    | string
+    | undefined;
+  /** redacted; "{}" when the policy kept no payload */
+  arguments_json?:
+    | string
+    | undefined;
+  /** the run that made the call */
+  run_id?:
+    | string
+    | undefined;
+  /** when approval was asked */
+  requested_at?:
+    | Timestamp
+    | undefined;
+  /** why approval was asked (redacted); empty when not given */
+  reason?: string | undefined;
+  round_index?: number | undefined;
+  sequence_index?: number | undefined;
 }
 
 export interface Turn {
@@ -384,12 +465,28 @@ export interface Turn {
    * JSON array: this turn's tool segment in the requested format, to splice
    * before the host's message assistant_message_id.
    */
-  messages_json?: string | undefined;
+  messages_json?:
+    | string
+    | undefined;
+  /**
+   * The host's message that started the run (the events' userMessageId), if
+   * the producer gave it. A turn without an assistant_message_id (a failed or
+   * running run) goes right after this message.
+   */
+  after_message_id?: string | undefined;
 }
 
 export interface Round {
   round_index?: number | undefined;
-  calls?: ToolCall[] | undefined;
+  calls?:
+    | ToolCall[]
+    | undefined;
+  /**
+   * Set when the round's calls were made in an earlier run and resolved in
+   * this turn's run (a person approved or denied them): that run's id. Such
+   * rounds come first in the turn, before the run's own rounds.
+   */
+  resumed_from_run_id?: string | undefined;
 }
 
 export interface ToolCall {
@@ -416,7 +513,19 @@ export interface ToolCall {
    * (STALE_RESULT_MODE_PLACEHOLDER): the replayed tool_call_id of the later
    * mutating call that made it stale.
    */
-  invalidated_by?: string | undefined;
+  invalidated_by?:
+    | string
+    | undefined;
+  /**
+   * The result is the fixed notice for a side-effect tool's call whose result
+   * was never recorded: it was interrupted and may or may not have taken
+   * effect (is_error is set).
+   */
+  interrupted?:
+    | boolean
+    | undefined;
+  /** APPROVAL_STATUS_DENIED: the result says so (is_error) */
+  approval?: ApprovalStatus | undefined;
 }
 
 export interface Omission {
