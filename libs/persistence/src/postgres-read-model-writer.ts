@@ -1,6 +1,7 @@
 import type { PoolClient } from 'pg';
 import type { StoredToolEvent, ToolEvent, ToolResultReceived } from '@toolhistory/contract';
 import {
+  awaitedCallLookups,
   conversationKeyString,
   EventStore,
   projectEvents,
@@ -67,10 +68,23 @@ export async function loadReadModelState(
     ['tenant_id', 'conversation_id', 'run_id', 'pair_key'],
     keys.invocations.map((k) => [k.tenantId, k.conversationId, k.runId, k.pairKey]),
   );
+  const rows = new Map(invocations.map((r) => [invocationKeyString(r), { ...r, result: r.result === null ? undefined : r.result }]));
+  // Decisions and results a later run records for an earlier run's call that awaits approval (cross-run-pairing.ts).
+  const lookups = awaitedCallLookups(events, rows);
+  if (lookups.length > 0) {
+    const awaiting = await loadRows<InvocationRow>(
+      client,
+      `${fromTable(SELECT_INVOCATION, 'invocations', tables.invocations)}`,
+      ['tenant_id', 'conversation_id', 'tool_call_id'],
+      lookups.map((k) => [k.tenantId, k.conversationId, k.toolCallId]),
+      'approval_requested_at IS NOT NULL',
+    );
+    for (const r of awaiting) rows.set(invocationKeyString(r), { ...r, result: r.result === null ? undefined : r.result });
+  }
   return {
     conversations: new Map(conversations.map((r) => [conversationKeyString(r), r])),
     runs: new Map(runs.map((r) => [runKeyString(r), r])),
-    invocations: new Map(invocations.map((r) => [invocationKeyString(r), { ...r, result: r.result === null ? undefined : r.result }])),
+    invocations: rows,
   };
 }
 
@@ -142,10 +156,16 @@ async function takeRecordedResults(
 }
 
 /** Loads the rows whose composite keys are given, in one query. */
-async function loadRows<Row>(client: PoolClient, select: string, keyColumns: string[], keys: string[][]): Promise<Row[]> {
+async function loadRows<Row>(
+  client: PoolClient,
+  select: string,
+  keyColumns: string[],
+  keys: string[][],
+  condition?: string,
+): Promise<Row[]> {
   if (keys.length === 0) return [];
   const params = keyColumns.map((_, i) => `$${i + 1}::text[]`).join(', ');
-  const text = `${select} WHERE (${keyColumns.join(', ')}) IN (SELECT * FROM unnest(${params}))`;
+  const text = `${select} WHERE (${keyColumns.join(', ')}) IN (SELECT * FROM unnest(${params}))${condition === undefined ? '' : ` AND ${condition}`}`;
   const values = keyColumns.map((_, i) => keys.map((k) => k[i]));
   const { rows } = await client.query<Row & Record<string, unknown>>(text, values);
   return rows;

@@ -30,9 +30,15 @@ export async function refreshSearchDocuments(
   await client.query(
     `INSERT INTO ${tables.search} (tenant_id, conversation_id, run_id, pair_key, at, document)
      SELECT i.tenant_id, i.conversation_id, i.run_id, i.pair_key, i.at, ${documentSql('i')}
-     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS k(tenant_id, conversation_id, run_id, pair_key, n)
-     JOIN ${tables.invocations} i USING (tenant_id, conversation_id, run_id, pair_key)
-     ORDER BY k.n
+     FROM (
+       -- A key names its event's run: the row's own, or the later run that recorded its result (cross-run-pairing.ts).
+       SELECT DISTINCT ON (i.tenant_id, i.conversation_id, i.run_id, i.pair_key) i.*, k.n
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS k(tenant_id, conversation_id, run_id, pair_key, n)
+       JOIN ${tables.invocations} i ON i.tenant_id = k.tenant_id AND i.conversation_id = k.conversation_id AND i.pair_key = k.pair_key
+         AND (i.run_id = k.run_id OR i.result_run_id = k.run_id)
+       ORDER BY i.tenant_id, i.conversation_id, i.run_id, i.pair_key, k.n
+     ) i
+     ORDER BY i.n
      ON CONFLICT (tenant_id, conversation_id, run_id, pair_key) DO UPDATE SET at = EXCLUDED.at, document = EXCLUDED.document`,
     [sorted.map((k) => k.tenantId), sorted.map((k) => k.conversationId), sorted.map((k) => k.runId), sorted.map((k) => k.pairKey)],
   );

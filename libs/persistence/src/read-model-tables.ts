@@ -25,6 +25,7 @@ export const RUN_COLUMNS: ColumnSpec<RunRow>[] = [
   { name: 'output_tokens', sqlType: 'int4', value: (r) => r.outputTokens },
   { name: 'error_code', sqlType: 'text', value: (r) => r.errorCode },
   { name: 'error_message', sqlType: 'text', value: (r) => r.errorMessage },
+  { name: 'user_message_id', sqlType: 'text', value: (r) => r.userMessageId },
 ];
 
 const ALL_INVOCATION_COLUMNS: ColumnSpec<InvocationRow>[] = [
@@ -51,6 +52,14 @@ const ALL_INVOCATION_COLUMNS: ColumnSpec<InvocationRow>[] = [
   { name: 'result_bytes', sqlType: 'int4', value: (r) => r.resultBytes },
   { name: 'call_tokens', sqlType: 'int4', value: (r) => r.callTokens },
   { name: 'result_tokens', sqlType: 'int4', value: (r) => r.resultTokens },
+  { name: 'approval_requested_at', sqlType: 'timestamptz', value: (r) => r.approvalRequestedAt },
+  { name: 'approval_request_reason', sqlType: 'text', value: (r) => r.approvalRequestReason },
+  { name: 'approval_decided_at', sqlType: 'timestamptz', value: (r) => r.approvalDecidedAt },
+  { name: 'approved', sqlType: 'bool', value: (r) => r.approved },
+  { name: 'approval_decided_by', sqlType: 'text', value: (r) => r.approvalDecidedBy },
+  { name: 'approval_decision_reason', sqlType: 'text', value: (r) => r.approvalDecisionReason },
+  { name: 'decision_run_id', sqlType: 'text', value: (r) => r.decisionRunId },
+  { name: 'result_run_id', sqlType: 'text', value: (r) => r.resultRunId },
 ];
 
 /**
@@ -84,7 +93,8 @@ export const SELECT_CONVERSATION = `SELECT tenant_id AS "tenantId", conversation
 export const SELECT_RUN = `SELECT tenant_id AS "tenantId", conversation_id AS "conversationId", run_id AS "runId", channel, status,
   ${isoText('started_at')} AS "startedAt", ${isoText('last_event_at')} AS "lastEventAt", ${isoText('ended_at')} AS "endedAt",
   assistant_message_id AS "assistantMessageId", finish_reason AS "finishReason", input_tokens AS "inputTokens",
-  output_tokens AS "outputTokens", error_code AS "errorCode", error_message AS "errorMessage" FROM runs`;
+  output_tokens AS "outputTokens", error_code AS "errorCode", error_message AS "errorMessage",
+  user_message_id AS "userMessageId" FROM runs`;
 
 const selectInvocation = (argumentsSql: string, resultSql: string): string => `SELECT tenant_id AS "tenantId",
   conversation_id AS "conversationId", run_id AS "runId", pair_key AS "pairKey", round_index AS "roundIndex",
@@ -93,7 +103,10 @@ const selectInvocation = (argumentsSql: string, resultSql: string): string => `S
   ${isoText('completed_at')} AS "completedAt", call_event_id AS "callEventId", result_event_id AS "resultEventId",
   call_after_run_end AS "callAfterRunEnd", persist, argument_redactions AS "argumentRedactions",
   result_redactions AS "resultRedactions", arguments_bytes AS "argumentsBytes", result_bytes AS "resultBytes",
-  call_tokens AS "callTokens", result_tokens AS "resultTokens" FROM invocations`;
+  call_tokens AS "callTokens", result_tokens AS "resultTokens", ${isoText('approval_requested_at')} AS "approvalRequestedAt",
+  approval_request_reason AS "approvalRequestReason", ${isoText('approval_decided_at')} AS "approvalDecidedAt", approved,
+  approval_decided_by AS "approvalDecidedBy", approval_decision_reason AS "approvalDecisionReason",
+  decision_run_id AS "decisionRunId", result_run_id AS "resultRunId" FROM invocations`;
 
 /** The rows as stored, for projecting (which never reads a payload back). */
 export const SELECT_INVOCATION = selectInvocation('arguments', 'result');

@@ -1,5 +1,16 @@
-import type { RunCompleted, RunFailed, TokenUsage, ToolCallRequested, ToolEvent, ToolResultReceived } from '@toolhistory/contract';
-import { conversationKeyString, invocationKeyString, isInvocationEvent, pairKeyOf, runKeyString } from './read-model-keys';
+import type {
+  InvocationEvent,
+  RunCompleted,
+  RunFailed,
+  TokenUsage,
+  ToolApprovalDecided,
+  ToolApprovalRequested,
+  ToolCallRequested,
+  ToolEvent,
+  ToolResultReceived,
+} from '@toolhistory/contract';
+import { InvocationRowIndex } from './cross-run-pairing';
+import { conversationKeyString, isInvocationEvent, pairKeyOf, runKeyString } from './read-model-keys';
 import type { ConversationRow, InvocationRow, RunRow } from './read-model.types';
 import { callTokens, resultTokens, TokenCounter } from './invocation-tokens';
 
@@ -42,6 +53,7 @@ function newRun(event: ToolEvent): RunRow {
     outputTokens: null,
     errorCode: null,
     errorMessage: null,
+    userMessageId: event.userMessageId ?? null,
   };
 }
 
@@ -56,6 +68,7 @@ export function evolveRun(row: RunRow | undefined, event: ToolEvent): RunRow {
     ...base,
     startedAt: earliest(base.startedAt, event.occurredAt),
     lastEventAt: latest(base.lastEventAt, event.occurredAt),
+    userMessageId: base.userMessageId ?? event.userMessageId ?? null,
   };
   if (base.status !== 'running') return next;
   if (event.type === 'RunCompleted') return completeRun(next, event);
@@ -87,10 +100,13 @@ function failRun(run: RunRow, event: RunFailed): RunRow {
     endedAt: event.occurredAt,
     errorCode: event.error.code,
     errorMessage: event.error.message,
+    // Billed like a completed run: the service calls it made before failing were paid for.
+    inputTokens: tokenTotal(event.usage, 'inputTokens'),
+    outputTokens: tokenTotal(event.usage, 'outputTokens'),
   };
 }
 
-function newInvocation(event: ToolCallRequested | ToolResultReceived): InvocationRow {
+function newInvocation(event: InvocationEvent): InvocationRow {
   return {
     tenantId: event.tenantId,
     conversationId: event.conversationId,
@@ -115,8 +131,25 @@ function newInvocation(event: ToolCallRequested | ToolResultReceived): Invocatio
     resultBytes: null,
     callTokens: null,
     resultTokens: null,
+    approvalRequestedAt: null,
+    approvalRequestReason: null,
+    approvalDecidedAt: null,
+    approved: null,
+    approvalDecidedBy: null,
+    approvalDecisionReason: null,
+    decisionRunId: null,
+    resultRunId: null,
   };
 }
+
+/** The producer's size of a payload it cut wins over the size the service received; nothing when the policy keeps nothing. */
+function receivedBytes(event: ToolCallRequested | ToolResultReceived): number | null {
+  if (event.redaction?.persist === 'none') return null;
+  return event.originalBytes ?? event.redaction?.originalBytes ?? null;
+}
+
+/** A later run's id, when the event came from one (the run that resumed after a person answered). */
+const laterRunOf = (row: InvocationRow, event: InvocationEvent): string | null => (event.runId === row.runId ? null : event.runId);
 
 /**
  * Pairs a call with its result whichever arrives first. The first call and
@@ -125,11 +158,13 @@ function newInvocation(event: ToolCallRequested | ToolResultReceived): Invocatio
  */
 export function evolveInvocation(
   row: InvocationRow | undefined,
-  event: ToolCallRequested | ToolResultReceived,
+  event: InvocationEvent,
   runEnded: boolean,
   tokens: TokenCounter,
 ): InvocationRow {
   const base = row ?? newInvocation(event);
+  if (event.type === 'ToolApprovalRequested') return approvalRequested(base, event);
+  if (event.type === 'ToolApprovalDecided') return approvalDecided(base, event);
   if (event.type === 'ToolCallRequested') {
     if (base.callEventId !== null) return base;
     return {
@@ -145,7 +180,7 @@ export function evolveInvocation(
       callAfterRunEnd: runEnded,
       persist: event.redaction?.persist ?? 'full',
       argumentRedactions: event.redaction?.counts ?? {},
-      argumentsBytes: event.redaction?.originalBytes ?? null,
+      argumentsBytes: receivedBytes(event),
       callTokens: callTokens(tokens, event.toolName, event.arguments),
     };
   }
@@ -157,8 +192,28 @@ export function evolveInvocation(
     completedAt: event.occurredAt,
     resultEventId: event.eventId,
     resultRedactions: event.redaction?.counts ?? {},
-    resultBytes: event.redaction?.originalBytes ?? null,
+    resultBytes: receivedBytes(event),
     resultTokens: resultTokens(tokens, event.result),
+    resultRunId: laterRunOf(base, event),
+  };
+}
+
+/** The first request counts; a repeat (a re-run step under a new id) changes nothing. */
+function approvalRequested(row: InvocationRow, event: ToolApprovalRequested): InvocationRow {
+  if (row.approvalRequestedAt !== null) return row;
+  return { ...row, approvalRequestedAt: event.occurredAt, approvalRequestReason: event.reason ?? null };
+}
+
+/** The first decision counts: a person's answer is not taken back by a contradicting repeat. */
+function approvalDecided(row: InvocationRow, event: ToolApprovalDecided): InvocationRow {
+  if (row.approvalDecidedAt !== null) return row;
+  return {
+    ...row,
+    approvalDecidedAt: event.occurredAt,
+    approved: event.approved,
+    approvalDecidedBy: event.decidedBy ?? null,
+    approvalDecisionReason: event.reason ?? null,
+    decisionRunId: laterRunOf(row, event),
   };
 }
 
@@ -182,7 +237,7 @@ export interface ReadModelChanges {
 export function projectEvents(state: ReadModelState, events: readonly ToolEvent[], tokens: TokenCounter): ReadModelChanges {
   const conversations = new Map(state.conversations);
   const runs = new Map(state.runs);
-  const invocations = new Map(state.invocations);
+  const invocations = new InvocationRowIndex(state.invocations);
   const changed = { conversations: new Set<string>(), runs: new Set<string>(), invocations: new Set<string>() };
 
   for (const event of events) {
@@ -193,7 +248,8 @@ export function projectEvents(state: ReadModelState, events: readonly ToolEvent[
     const runKey = runKeyString(event);
     const runBefore = runs.get(runKey);
     if (isInvocationEvent(event)) {
-      const key = invocationKeyString({ ...event, pairKey: pairKeyOf(event) });
+      // Its own run's row, else an earlier run's call that awaits this decision or result (cross-run-pairing.ts).
+      const key = invocations.keyFor(event);
       const runEnded = runBefore !== undefined && runBefore.status !== 'running';
       invocations.set(key, evolveInvocation(invocations.get(key), event, runEnded, tokens));
       changed.invocations.add(key);

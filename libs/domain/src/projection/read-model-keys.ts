@@ -1,4 +1,4 @@
-import type { StoredToolEvent, ToolCallRequested, ToolResultReceived } from '@toolhistory/contract';
+import type { InvocationEvent, StoredToolEvent, ToolCallRequested, ToolResultReceived } from '@toolhistory/contract';
 
 export interface ConversationKey {
   tenantId: string;
@@ -25,7 +25,18 @@ export const conversationKeyString = (k: ConversationKey): string => `${k.tenant
 export const runKeyString = (k: RunKey): string => `${conversationKeyString(k)}${SEP}${k.runId}`;
 export const invocationKeyString = (k: InvocationKey): string => `${runKeyString(k)}${SEP}${k.pairKey}`;
 
-export function isInvocationEvent(event: StoredToolEvent): event is ToolCallRequested | ToolResultReceived {
+/** The events about one invocation (a call, its approval, its result), keyed by its pair key. */
+export function isInvocationEvent(event: StoredToolEvent): event is InvocationEvent {
+  return (
+    event.type === 'ToolCallRequested' ||
+    event.type === 'ToolResultReceived' ||
+    event.type === 'ToolApprovalRequested' ||
+    event.type === 'ToolApprovalDecided'
+  );
+}
+
+/** A call or its result: the events that carry a payload. */
+export function isPayloadEvent(event: StoredToolEvent): event is ToolCallRequested | ToolResultReceived {
   return event.type === 'ToolCallRequested' || event.type === 'ToolResultReceived';
 }
 

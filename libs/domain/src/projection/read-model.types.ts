@@ -28,6 +28,8 @@ export interface RunRow {
   outputTokens: number | null;
   errorCode: string | null;
   errorMessage: string | null;
+  /** The host's message that started the run (the first userMessageId its events carried). */
+  userMessageId: string | null;
 }
 
 export interface InvocationRow {
@@ -59,4 +61,15 @@ export interface InvocationRow {
   /** Tokens of the call and of the result as replayed (invocation-tokens.ts), counted once when recorded; null until then. */
   callTokens: number | null;
   resultTokens: number | null;
+  /** When a person's approval was asked for (the first ToolApprovalRequested), and why. */
+  approvalRequestedAt: string | null;
+  approvalRequestReason: string | null;
+  /** The first ToolApprovalDecided: when, the answer, by whom and why. */
+  approvalDecidedAt: string | null;
+  approved: boolean | null;
+  approvalDecidedBy: string | null;
+  approvalDecisionReason: string | null;
+  /** The run that recorded the decision, or the result, when it is a later run than the call's (the run that resumed). */
+  decisionRunId: string | null;
+  resultRunId: string | null;
 }

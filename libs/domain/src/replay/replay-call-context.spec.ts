@@ -17,6 +17,7 @@ const RUN = {
   outputTokens: null,
   errorCode: null,
   errorMessage: null,
+  userMessageId: null,
 } satisfies RunRow;
 
 /** An answered call: requested at +1 s, result at +2 s. */

@@ -125,6 +125,14 @@ export function answeredRow(fields: Partial<InvocationRow> = {}): InvocationRow 
     resultBytes: null,
     callTokens: null,
     resultTokens: null,
+    approvalRequestedAt: null,
+    approvalRequestReason: null,
+    approvalDecidedAt: null,
+    approved: null,
+    approvalDecidedBy: null,
+    approvalDecisionReason: null,
+    decisionRunId: null,
+    resultRunId: null,
     ...fields,
   };
 }
