@@ -1,7 +1,16 @@
-import type { HistoryFormat, Omission, OmissionReason, RecordedToolEvent, ReplayHistory, StaleResultMode } from '@toolhistory/domain';
+import type {
+  ApprovalState,
+  HistoryFormat,
+  Omission,
+  OmissionReason,
+  RecordedToolEvent,
+  ReplayHistory,
+  StaleResultMode,
+} from '@toolhistory/domain';
 import { AppError, ErrorCode } from '@toolhistory/errors';
 import type { Timestamp } from '@toolhistory/grpc-api';
 import {
+  approvalAsOf,
   InvocationRecord,
   InvocationStatus,
   PersistMode,
@@ -91,6 +100,15 @@ const OMISSION_REASON: Record<OmissionReason, string> = {
   policy_skipped: 'OMISSION_REASON_POLICY_SKIPPED',
   invalidated: 'OMISSION_REASON_INVALIDATED',
   token_budget: 'OMISSION_REASON_TOKEN_BUDGET',
+  awaiting_approval: 'OMISSION_REASON_AWAITING_APPROVAL',
+  awaiting_result: 'OMISSION_REASON_AWAITING_RESULT',
+};
+
+const APPROVAL_STATUS: Record<ApprovalState, string> = {
+  none: 'APPROVAL_STATUS_NONE',
+  pending: 'APPROVAL_STATUS_PENDING',
+  approved: 'APPROVAL_STATUS_APPROVED',
+  denied: 'APPROVAL_STATUS_DENIED',
 };
 
 export function toResponse(history: ReplayHistory, view: ReplayView = 'all') {
@@ -101,6 +119,7 @@ export function toResponse(history: ReplayHistory, view: ReplayView = 'all') {
       status: RUN_STATUS[turn.status],
       rounds: (view === 'messages' ? [] : turn.rounds).map((round) => ({
         round_index: round.roundIndex,
+        resumed_from_run_id: round.resumedFromRunId ?? '',
         calls: round.calls.map((call) => ({
           tool_call_id: call.toolCallId,
           tool_name: call.toolName,
@@ -109,12 +128,15 @@ export function toResponse(history: ReplayHistory, view: ReplayView = 'all') {
           is_error: call.isError,
           sequence_index: call.sequenceIndex,
           requested_at: isoToTimestamp(call.requestedAt),
-          completed_at: isoToTimestamp(call.completedAt),
+          completed_at: call.completedAt === null ? null : isoToTimestamp(call.completedAt),
           expired: call.expired,
           invalidated_by: call.invalidatedBy ?? '',
+          interrupted: call.interrupted,
+          approval: APPROVAL_STATUS[call.approval],
         })),
       })),
       messages_json: view === 'structured' ? '' : JSON.stringify(turn.messages),
+      after_message_id: turn.afterMessageId ?? '',
     })),
     omitted: history.omitted.map((o: Omission) => ({
       run_id: o.runId,
@@ -126,6 +148,16 @@ export function toResponse(history: ReplayHistory, view: ReplayView = 'all') {
       invalidated_by: o.invalidatedBy ?? '',
     })),
     history_tokens: history.historyTokens,
+    pending_approvals: history.pendingApprovals.map((p) => ({
+      tool_call_id: p.toolCallId,
+      tool_name: p.toolName,
+      arguments_json: JSON.stringify(p.arguments),
+      run_id: p.runId,
+      requested_at: isoToTimestamp(p.requestedAt),
+      reason: p.reason ?? '',
+      round_index: p.roundIndex,
+      sequence_index: p.sequenceIndex,
+    })),
   };
 }
 
@@ -162,6 +194,14 @@ export function toInvocationMessage(record: InvocationRecord) {
     argument_redactions: record.argumentRedactions,
     result_redactions: record.resultRedactions,
     trace_id: record.traceId ?? '',
+    approval: APPROVAL_STATUS[approvalAsOf(record)],
+    approval_decided_by: record.approvalDecidedBy ?? '',
+    approval_decided_at: record.approvalDecidedAt ? isoToTimestamp(record.approvalDecidedAt) : null,
+    approval_request_reason: record.approvalRequestReason ?? '',
+    approval_decision_reason: record.approvalDecisionReason ?? '',
+    arguments_original_bytes: record.argumentsBytes ?? undefined,
+    result_original_bytes: record.resultBytes ?? undefined,
+    result_run_id: record.resultRunId ?? '',
   };
 }
 

@@ -46,6 +46,15 @@ export interface InvocationRecord extends Pick<
   | 'persist'
   | 'argumentRedactions'
   | 'resultRedactions'
+  | 'argumentsBytes'
+  | 'resultBytes'
+  | 'approvalRequestedAt'
+  | 'approvalRequestReason'
+  | 'approvalDecidedAt'
+  | 'approved'
+  | 'approvalDecidedBy'
+  | 'approvalDecisionReason'
+  | 'resultRunId'
 > {
   arguments: unknown;
   result: unknown;

@@ -4,3 +4,4 @@ export * from './evolve-read-model';
 export * from './recorded-result';
 export * from './invocation-tokens';
 export * from './cross-run-pairing';
+export * from './approval-state';

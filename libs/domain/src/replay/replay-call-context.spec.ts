@@ -58,45 +58,69 @@ describe('runAsOf', () => {
       run: RUN,
       rows: rounds,
       asOf: ENDED_AT,
-      facts: { status: 'completed', endedAt: ENDED_AT, lastRound: 1, lastRoundSent: true },
+      facts: { status: 'completed', endedAt: ENDED_AT, lastRound: 1, lastRoundSent: true, settled: true },
     },
     {
       name: 'completed after asOf: still running then',
       run: RUN,
       rows: rounds,
       asOf: ENDED_AT - 1,
-      facts: { status: 'running', endedAt: Number.POSITIVE_INFINITY, lastRound: 1, lastRoundSent: false },
+      facts: { status: 'running', endedAt: Number.POSITIVE_INFINITY, lastRound: 1, lastRoundSent: false, settled: false },
     },
     {
       name: 'completed on a tool limit: the last round never reached the model',
       run: { ...RUN, finishReason: 'tool_limit' },
       rows: rounds,
       asOf: ENDED_AT,
-      facts: { status: 'completed', endedAt: ENDED_AT, lastRound: 1, lastRoundSent: false },
+      facts: { status: 'completed', endedAt: ENDED_AT, lastRound: 1, lastRoundSent: false, settled: true },
     },
     {
       name: 'failed',
       run: { ...RUN, status: 'failed', finishReason: null },
       rows: rounds,
       asOf: ENDED_AT,
-      facts: { status: 'failed', endedAt: ENDED_AT, lastRound: 1, lastRoundSent: false },
+      facts: { status: 'failed', endedAt: ENDED_AT, lastRound: 1, lastRoundSent: false, settled: true },
     },
     {
       name: 'the last round ignores late calls and results without calls',
       run: RUN,
       rows: [...rounds, seen(rowWith({ roundIndex: 2, requestedAt: iso(11) })), seen(rowWith({ roundIndex: 3 }), false)],
       asOf: ENDED_AT + 5_000,
-      facts: { status: 'completed', endedAt: ENDED_AT, lastRound: 1, lastRoundSent: true },
+      facts: { status: 'completed', endedAt: ENDED_AT, lastRound: 1, lastRoundSent: true, settled: true },
     },
     {
       name: 'no call yet: no last round',
       run: { ...RUN, status: 'running', endedAt: null, finishReason: null },
       rows: [],
       asOf: ENDED_AT,
-      facts: { status: 'running', endedAt: Number.POSITIVE_INFINITY, lastRound: -1, lastRoundSent: false },
+      facts: { status: 'running', endedAt: Number.POSITIVE_INFINITY, lastRound: -1, lastRoundSent: false, settled: false },
+    },
+    {
+      name: 'running and silent for longer than the abandonment limit: settled',
+      run: { ...RUN, status: 'running', endedAt: null, finishReason: null, lastEventAt: iso(5) },
+      rows: rounds,
+      asOf: T0 + 5_000 + 600_001,
+      facts: { status: 'running', endedAt: Number.POSITIVE_INFINITY, lastRound: 1, lastRoundSent: false, settled: true },
+    },
+    {
+      name: 'running and silent for exactly the abandonment limit: not yet',
+      run: { ...RUN, status: 'running', endedAt: null, finishReason: null, lastEventAt: iso(5) },
+      rows: rounds,
+      asOf: T0 + 5_000 + 600_000,
+      facts: { status: 'running', endedAt: Number.POSITIVE_INFINITY, lastRound: 1, lastRoundSent: false, settled: false },
+    },
+    {
+      name: 'stopped for approval, then approved: its last round was sent by the resumed run',
+      run: { ...RUN, finishReason: 'tool-calls' },
+      rows: [
+        rounds[0],
+        seen(rowWith({ roundIndex: 1, requestedAt: iso(5), approvalRequestedAt: iso(5), approvalDecidedAt: iso(9), approved: true })),
+      ],
+      asOf: ENDED_AT,
+      facts: { status: 'completed', endedAt: ENDED_AT, lastRound: 1, lastRoundSent: true, settled: true },
     },
   ])('$name', ({ run, rows, asOf, facts }) => {
-    expect(runAsOf(run, rows, asOf)).toStrictEqual({ run, ...facts });
+    expect(runAsOf(run, rows, asOf, 600_000)).toStrictEqual({ run, ...facts });
   });
 });
 
@@ -142,6 +166,9 @@ describe('callContextOf', () => {
       freshnessWindowSeconds: 30,
       asOf: ENDED_AT,
       invalidation: { toolName: 'cancel_order', toolCallId: 'id:call_cancel' },
+      approval: 'none',
+      sideEffects: false,
+      settled: true,
     });
   });
 

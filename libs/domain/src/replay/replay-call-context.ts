@@ -5,9 +5,12 @@
 import { millisOf as at } from '../projection/row-time';
 import type { InvocationRow, RunRow, RunStatus } from '../projection/read-model.types';
 import { findInvalidations } from './causal-invalidation';
+import { ApprovalState, approvalAsOf } from '../projection/approval-state';
 import type { CallContext } from './replay-call-rules';
 import {
+  abandonedAfterSeconds,
   freshnessWindowSeconds,
+  hasSideEffects,
   invalidationRules,
   persistMode,
   ReplayPolicy,
@@ -30,6 +33,8 @@ export interface CallScope {
   invalidations: ReadonlyMap<InvocationRow, InvocationRow>;
   /** The id a row is reported by, in the requested format. */
   reportedId: (row: InvocationRow) => string;
+  /** Milliseconds of silence after which a running run counts as abandoned. */
+  abandonedAfterMs: number;
 }
 
 /** A row with a call or a result recorded by asOf. */
@@ -47,8 +52,10 @@ export interface RunAsOf {
   endedAt: number;
   /** The highest round holding a call the model made (-1 when none). */
   lastRound: number;
-  /** The last round's results reached a later service call only if the model then answered. */
+  /** The last round's results reached a later service call: the model then answered, or a person's decision resumed it. */
   lastRoundSent: boolean;
+  /** Ended by asOf, or silent for longer than abandonedAfterSeconds: no more results will come from it. */
+  settled: boolean;
 }
 
 export function callScopeOf(
@@ -66,7 +73,21 @@ export function callScopeOf(
     visibility: visibilityOf(policy, request.channel),
     invalidations: findInvalidations(invocations, (toolName) => invalidationRules(policy, toolName), request.asOf),
     reportedId,
+    abandonedAfterMs: abandonedAfterSeconds(policy, request.channel) * 1000,
   };
+}
+
+/** The last moment by asOf at which anything of the run was recorded: where its silence starts. */
+export function lastSeenAsOf(run: RunRow, rows: readonly InvocationRow[], asOf: number): number {
+  const lastEvent = at(run.lastEventAt);
+  if (lastEvent <= asOf) return lastEvent;
+  let last = at(run.startedAt);
+  for (const row of rows)
+    for (const time of [row.requestedAt, row.completedAt, row.approvalRequestedAt, row.approvalDecidedAt]) {
+      const t = at(time);
+      if (t <= asOf && t > last) last = t;
+    }
+  return last;
 }
 
 function byPosition(a: InvocationRow, b: InvocationRow): number {
@@ -90,17 +111,47 @@ export function isLateCall(seen: Pick<SeenRow, 'row' | 'hasCall'>, endedAt: numb
   return seen.hasCall && at(seen.row.requestedAt) > endedAt;
 }
 
-export function runAsOf(run: RunRow, seen: readonly SeenRow[], asOf: number): RunAsOf {
+export function runAsOf(run: RunRow, seen: readonly SeenRow[], asOf: number, abandonedAfterMs = Number.POSITIVE_INFINITY): RunAsOf {
   const ended = run.status !== 'running' && run.endedAt !== null && at(run.endedAt) <= asOf;
   const status: RunStatus = ended ? run.status : 'running';
   const endedAt = ended ? at(run.endedAt) : Number.POSITIVE_INFINITY;
   const lastRound = Math.max(-1, ...seen.filter((r) => r.hasCall && !isLateCall(r, endedAt)).map((r) => r.row.roundIndex));
-  return { run, status, endedAt, lastRound, lastRoundSent: status === 'completed' && run.finishReason === 'stop' };
+  // A run that stopped for a person's approval goes on with its last round's results once they decide.
+  const decided = seen.some(
+    (r) => r.row.roundIndex === lastRound && r.hasCall && ['approved', 'denied'].includes(approvalAsOf(r.row, asOf)),
+  );
+  const silent =
+    asOf -
+      lastSeenAsOf(
+        run,
+        seen.map((r) => r.row),
+        asOf,
+      ) >
+    abandonedAfterMs;
+  return {
+    run,
+    status,
+    endedAt,
+    lastRound,
+    lastRoundSent: (status === 'completed' && run.finishReason === 'stop') || decided,
+    settled: ended || silent,
+  };
 }
 
-export function callContextOf(scope: CallScope, run: RunAsOf, { row, hasCall, hasResult }: SeenRow): CallContext {
+/** The run whose end decides whether a call's result can still come: for an approved call, the run that resumed. */
+function runAwaitedBy(row: InvocationRow, own: RunAsOf, runs: ReadonlyMap<string, RunAsOf>, approval: ApprovalState): RunAsOf {
+  return approval === 'approved' && row.decisionRunId !== null ? (runs.get(row.decisionRunId) ?? own) : own;
+}
+
+export function callContextOf(
+  scope: CallScope,
+  run: RunAsOf,
+  { row, hasCall, hasResult }: SeenRow,
+  runs: ReadonlyMap<string, RunAsOf> = new Map(),
+): CallContext {
   const toolName = row.toolName ?? '';
   const mutation = scope.invalidations.get(row);
+  const approval = approvalAsOf(row, scope.asOf);
   return {
     row,
     toolCallId: scope.reportedId(row),
@@ -116,6 +167,9 @@ export function callContextOf(scope: CallScope, run: RunAsOf, { row, hasCall, ha
     freshnessWindowSeconds: freshnessWindowSeconds(scope.policy, scope.channel, toolName, scope.freshnessWindowSeconds),
     asOf: scope.asOf,
     ...(mutation === undefined ? {} : { invalidation: { toolName: mutation.toolName ?? '', toolCallId: scope.reportedId(mutation) } }),
+    approval,
+    sideEffects: hasSideEffects(scope.policy, toolName),
+    settled: runAwaitedBy(row, run, runs, approval).settled,
   };
 }
 
@@ -127,12 +181,13 @@ export function runsAsOf(scope: CallScope, runs: readonly RunRow[], invocations:
     rows.push(row);
     byRun.set(row.runId, rows);
   }
-  return runs
+  const started = runs
     .filter((run) => at(run.startedAt) <= scope.asOf)
     .sort((a, b) => at(a.startedAt) - at(b.startedAt) || (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0))
     .map((run) => {
       const seen = seenRowsOf(byRun.get(run.runId) ?? [], scope.asOf);
-      const facts = runAsOf(run, seen, scope.asOf);
-      return { run: facts, calls: seen.map((r) => callContextOf(scope, facts, r)) };
+      return { facts: runAsOf(run, seen, scope.asOf, scope.abandonedAfterMs), seen };
     });
+  const factsById = new Map(started.map(({ facts }) => [facts.run.runId, facts]));
+  return started.map(({ facts, seen }) => ({ run: facts, calls: seen.map((r) => callContextOf(scope, facts, r, factsById)) }));
 }

@@ -1,11 +1,16 @@
 import type { InvocationRow } from '../projection/read-model.types';
 import { runFailed, toolCall } from '../../../../test/support/tool-event-factory';
 import {
+  awaitingApprovalRule,
   CALL_RULES,
   CallContext,
   CallRule,
   CallVerdict,
+  deniedCallNotice,
+  deniedRule,
   expiredResultNotice,
+  interruptedRule,
+  INTERRUPTED_CALL_NOTICE,
   invalidatedResultNotice,
   invalidatedRule,
   orphanCallRule,
@@ -40,6 +45,9 @@ function callWith(fields: Partial<Omit<CallContext, 'row'>> & { row?: Partial<In
     staleResults: 'drop',
     freshnessWindowSeconds: 300,
     asOf: COMPLETED_AT + 60_000,
+    approval: 'none',
+    sideEffects: false,
+    settled: true,
     ...rest,
   };
 }
@@ -55,11 +63,43 @@ const omitted = (reason: Extract<CallVerdict, { kind: 'omitted' }>['reason']): C
 const CANCEL = { toolName: 'cancel_order', toolCallId: 'call_cancel' };
 const INVALIDATED_NOTICE = invalidatedResultNotice('get_order', 'cancel_order', 'call_cancel');
 
+const DENIED_NOTICE = deniedCallNotice('get_order', 'over the limit');
+const DENIED: CallVerdict = { kind: 'notice', notice: DENIED_NOTICE, expired: false, isError: true };
+const INTERRUPTED: CallVerdict = { kind: 'notice', notice: INTERRUPTED_CALL_NOTICE, expired: false, isError: true, interrupted: true };
+const DENIED_ROW = { approvalDecisionReason: 'over the limit' };
+
 const TABLES: Array<[CallRule, Case[]]> = [
+  [
+    awaitingApprovalRule,
+    [
+      {
+        name: 'a call waiting for a decision',
+        call: callWith({ approval: 'pending', hasResult: false }),
+        verdict: omitted('awaiting_approval'),
+      },
+      {
+        name: 'waiting, whatever its run did (failed)',
+        call: callWith({ approval: 'pending', hasResult: false, runStatus: 'failed' }),
+        verdict: omitted('awaiting_approval'),
+      },
+      { name: 'approved', call: callWith({ approval: 'approved' }), verdict: KEPT },
+      { name: 'denied', call: callWith({ approval: 'denied', hasResult: false }), verdict: KEPT },
+      { name: 'no approval asked', call: callWith(), verdict: KEPT },
+      { name: 'a decision without its call is not its concern', call: callWith({ approval: 'pending', hasCall: false }), verdict: KEPT },
+    ],
+  ],
   [
     runFailedRule,
     [
       { name: 'per_run: a failed run shows nothing', call: callWith({ runStatus: 'failed' }), verdict: omitted('run_failed') },
+      { name: 'per_run: but a denied call', call: callWith({ runStatus: 'failed', approval: 'denied', hasResult: false }), verdict: KEPT },
+      { name: 'per_run: but an approved and answered call', call: callWith({ runStatus: 'failed', approval: 'approved' }), verdict: KEPT },
+      {
+        name: 'per_run: an approved call still without its result is not shown',
+        call: callWith({ runStatus: 'failed', approval: 'approved', hasResult: false, settled: false }),
+        verdict: omitted('run_failed'),
+      },
+      { name: 'per_run: but a side-effect call', call: callWith({ runStatus: 'failed', sideEffects: true }), verdict: KEPT },
       { name: 'per_run: a completed run', call: callWith(), verdict: KEPT },
       { name: 'per_run: a running run is not its concern', call: callWith({ runStatus: 'running' }), verdict: KEPT },
       {
@@ -72,7 +112,26 @@ const TABLES: Array<[CallRule, Case[]]> = [
   [
     runIncompleteRule,
     [
-      { name: 'per_run: a run still going at asOf', call: callWith({ runStatus: 'running' }), verdict: omitted('run_incomplete') },
+      {
+        name: 'per_run: a run still going at asOf',
+        call: callWith({ runStatus: 'running', settled: false }),
+        verdict: omitted('run_incomplete'),
+      },
+      {
+        name: 'per_run: a side-effect call of a run still going',
+        call: callWith({ runStatus: 'running', settled: false, sideEffects: true }),
+        verdict: omitted('run_incomplete'),
+      },
+      {
+        name: 'per_run: a side-effect call of a run gone silent',
+        call: callWith({ runStatus: 'running', settled: true, sideEffects: true, hasResult: false }),
+        verdict: KEPT,
+      },
+      {
+        name: 'per_run: a denied call of a run paused for approval',
+        call: callWith({ runStatus: 'running', settled: false, approval: 'denied', hasResult: false }),
+        verdict: KEPT,
+      },
       { name: 'per_run: a completed run', call: callWith(), verdict: KEPT },
       { name: 'per_run: a failed run is not its concern', call: callWith({ runStatus: 'failed' }), verdict: KEPT },
       {
@@ -100,6 +159,32 @@ const TABLES: Array<[CallRule, Case[]]> = [
     [
       { name: 'a call without its result', call: callWith({ hasResult: false }), verdict: omitted('orphan_call') },
       { name: 'a call and its result', call: callWith(), verdict: KEPT },
+      {
+        name: 'approved, its result not recorded yet',
+        call: callWith({ hasResult: false, approval: 'approved', settled: false }),
+        verdict: omitted('awaiting_result'),
+      },
+      {
+        name: 'approved, a side-effect call whose resumed run ended without its result: the notice below',
+        call: callWith({ hasResult: false, approval: 'approved', sideEffects: true }),
+        verdict: KEPT,
+      },
+      {
+        name: 'approved, not a side-effect tool: waits for its result however long',
+        call: callWith({ hasResult: false, approval: 'approved' }),
+        verdict: omitted('awaiting_result'),
+      },
+      { name: 'denied: the denial below', call: callWith({ hasResult: false, approval: 'denied' }), verdict: KEPT },
+      {
+        name: 'a side-effect call of a settled run: the notice below',
+        call: callWith({ hasResult: false, sideEffects: true }),
+        verdict: KEPT,
+      },
+      {
+        name: 'a side-effect call of a run still going',
+        call: callWith({ hasResult: false, sideEffects: true, settled: false }),
+        verdict: omitted('orphan_call'),
+      },
     ],
   ],
   [
@@ -112,6 +197,47 @@ const TABLES: Array<[CallRule, Case[]]> = [
         verdict: omitted('trailing_unsent'),
       },
       { name: 'a round the model answered', call: callWith(), verdict: KEPT },
+      {
+        name: 'a side-effect call in the last round, with its result',
+        call: callWith({ inUnsentLastRound: true, sideEffects: true }),
+        verdict: KEPT,
+      },
+      {
+        name: 'a side-effect call requested after its run ended, without result',
+        call: callWith({ late: true, sideEffects: true, hasResult: false }),
+        verdict: KEPT,
+      },
+      { name: 'a denied call in the last round', call: callWith({ inUnsentLastRound: true, approval: 'denied' }), verdict: KEPT },
+    ],
+  ],
+  [
+    deniedRule,
+    [
+      {
+        name: 'denied and never run: the denial, as an error',
+        call: callWith({ hasResult: false, approval: 'denied', row: DENIED_ROW }),
+        verdict: DENIED,
+      },
+      {
+        name: 'denied without a reason',
+        call: callWith({ hasResult: false, approval: 'denied' }),
+        verdict: { ...DENIED, notice: deniedCallNotice('get_order', null) } as CallVerdict,
+      },
+      { name: 'denied, and the producer recorded a result: the result stands', call: callWith({ approval: 'denied' }), verdict: KEPT },
+      { name: 'approved', call: callWith({ approval: 'approved' }), verdict: KEPT },
+    ],
+  ],
+  [
+    interruptedRule,
+    [
+      {
+        name: 'a side-effect call, no result, its run over',
+        call: callWith({ hasResult: false, sideEffects: true }),
+        verdict: INTERRUPTED,
+      },
+      { name: 'its run still going', call: callWith({ hasResult: false, sideEffects: true, settled: false }), verdict: KEPT },
+      { name: 'with its result', call: callWith({ sideEffects: true }), verdict: KEPT },
+      { name: 'not a side-effect tool', call: callWith({ hasResult: false }), verdict: KEPT },
     ],
   ],
   [
@@ -201,12 +327,15 @@ describe.each(TABLES.map(([rule, cases]) => [rule.name, rule, cases] as const))(
 describe('CALL_RULES, applied in order (the first verdict that is not kept stands)', () => {
   it('holds every rule once, in the documented precedence', () => {
     expect(CALL_RULES).toEqual([
+      awaitingApprovalRule,
       runFailedRule,
       runIncompleteRule,
       orphanResultRule,
       orphanCallRule,
       trailingUnsentRule,
       policySkippedRule,
+      deniedRule,
+      interruptedRule,
       invalidatedRule,
       staleRule,
     ]);
@@ -244,6 +373,36 @@ describe('CALL_RULES, applied in order (the first verdict that is not kept stand
       name: 'a skipped tool whose result was invalidated',
       call: callWith({ persistToday: 'none', invalidation: CANCEL }),
       verdict: omitted('policy_skipped'),
+    },
+    {
+      name: 'per_run: a side-effect call cut off in a failed run: the interrupted notice',
+      call: callWith({ runStatus: 'failed', hasResult: false, sideEffects: true }),
+      verdict: INTERRUPTED,
+    },
+    {
+      name: 'a side-effect call whose real result expired: freshness applies',
+      call: callWith({ sideEffects: true, freshnessWindowSeconds: 1 }),
+      verdict: omitted('stale'),
+    },
+    {
+      name: 'the interrupted notice never expires',
+      call: callWith({ sideEffects: true, hasResult: false, freshnessWindowSeconds: 0, asOf: COMPLETED_AT + 10_000_000 }),
+      verdict: INTERRUPTED,
+    },
+    {
+      name: 'a side-effect tool the policy skips stays skipped',
+      call: callWith({ sideEffects: true, hasResult: false, persistToday: 'none' }),
+      verdict: omitted('policy_skipped'),
+    },
+    {
+      name: 'a denied call in an unsent last round of a completed run: the denial',
+      call: callWith({ approval: 'denied', hasResult: false, inUnsentLastRound: true, row: DENIED_ROW }),
+      verdict: DENIED,
+    },
+    {
+      name: 'pending in a failed run: awaiting approval, not run_failed',
+      call: callWith({ approval: 'pending', hasResult: false, runStatus: 'failed' }),
+      verdict: omitted('awaiting_approval'),
     },
     {
       name: 'expired and invalidated, placeholder: the invalidated notice',

@@ -8,12 +8,22 @@
  */
 import { millisOf as at } from '../projection/row-time';
 import type { InvocationRow, RunStatus } from '../projection/read-model.types';
+import type { ApprovalState } from '../projection/approval-state';
 import type { PersistMode } from '../policy/policy-vocabulary';
 import type { StaleResultMode, Visibility } from './replay-policy';
 
 /** The reasons a call rule gives; replay-history.ts adds the history-level 'token_budget'. */
 export type CallOmissionReason =
-  'stale' | 'orphan_call' | 'orphan_result' | 'run_failed' | 'run_incomplete' | 'trailing_unsent' | 'policy_skipped' | 'invalidated';
+  | 'stale'
+  | 'orphan_call'
+  | 'orphan_result'
+  | 'run_failed'
+  | 'run_incomplete'
+  | 'trailing_unsent'
+  | 'policy_skipped'
+  | 'invalidated'
+  | 'awaiting_approval'
+  | 'awaiting_result';
 
 /** One call as replay sees it at `asOf`, every fact a rule may need already looked up. */
 export interface CallContext {
@@ -39,12 +49,25 @@ export interface CallContext {
   asOf: number;
   /** The later successful mutation that made the result stale (causal-invalidation.ts), as reported. */
   invalidation?: { toolName: string; toolCallId: string };
+  approval: ApprovalState;
+  /** The tool's policy says its calls change the world (`sideEffects`). */
+  sideEffects: boolean;
+  /**
+   * The run the call's fate depends on (its own; for an approved call, the
+   * run that recorded the decision) had ended by asOf, or had gone silent
+   * for longer than abandonedAfterSeconds: no result will come from it.
+   */
+  settled: boolean;
 }
 
 export type CallVerdict =
   | { kind: 'kept' }
-  /** Replayed, with the notice in place of the result text. */
-  | { kind: 'notice'; notice: string; expired: boolean; invalidatedBy?: string }
+  /**
+   * Replayed, with the notice in place of the result text; `isError` for a
+   * notice that stands for a result the tool never gave (denied,
+   * interrupted), `interrupted` for the side-effect notice.
+   */
+  | { kind: 'notice'; notice: string; expired: boolean; invalidatedBy?: string; isError?: boolean; interrupted?: boolean }
   | { kind: 'omitted'; reason: CallOmissionReason; invalidatedBy?: string };
 
 export type CallRule = (call: CallContext) => CallVerdict;
@@ -60,6 +83,15 @@ export function invalidatedResultNotice(toolName: string, mutatingToolName: stri
   return `[invalidated] This ${toolName} result was made stale by a later ${mutatingToolName} call (${mutatingCallId}); call the tool again for current data.`;
 }
 
+/** Fixed, so every replay gives the same bytes: the model learns that the effect is unknown, not that it failed. */
+export const INTERRUPTED_CALL_NOTICE =
+  '[interrupted] This call was interrupted before its result was recorded: it may or may not have taken effect. Check before calling it again.';
+
+export function deniedCallNotice(toolName: string, reason: string | null): string {
+  const why = reason === null || reason.trim() === '' ? 'No reason was given.' : `Reason: ${reason}`;
+  return `[denied] A person did not approve this ${toolName} call, so it did not run. ${why}`;
+}
+
 /** A result is expired once it is strictly older than its window; at exactly the window it is still fresh. */
 export function isResultExpired(asOf: number, completedAt: number, windowSeconds: number): boolean {
   return asOf - completedAt > windowSeconds * 1000;
@@ -72,14 +104,31 @@ export function resultExpiresAt(completedAt: number, windowSeconds: number): num
 
 const expiredAt = (call: CallContext) => isResultExpired(call.asOf, at(call.row.completedAt), call.freshnessWindowSeconds);
 
+/**
+ * What replay must show whatever the run's visibility and last round: a
+ * call a person decided on (their answer is part of the conversation,
+ * whatever became of the run that asked), and a side-effect call once its
+ * run is over (the world may have changed).
+ */
+export function mustBeShown(call: CallContext): boolean {
+  if (!call.hasCall) return false;
+  if (call.approval === 'denied' || (call.approval === 'approved' && call.hasResult)) return true;
+  return call.sideEffects && call.settled;
+}
+
+/** A call waits for a person: nothing to replay yet (the host finds it in pending_approvals). */
+export function awaitingApprovalRule(call: CallContext): CallVerdict {
+  return call.hasCall && call.approval === 'pending' ? omitted('awaiting_approval') : KEPT;
+}
+
 /** per_run: the model only ever builds on runs that completed, so a failed run shows nothing. */
 export function runFailedRule(call: CallContext): CallVerdict {
-  return call.visibility === 'per_run' && call.runStatus === 'failed' ? omitted('run_failed') : KEPT;
+  return call.visibility === 'per_run' && call.runStatus === 'failed' && !mustBeShown(call) ? omitted('run_failed') : KEPT;
 }
 
 /** per_run: a run still going at asOf has not become part of the conversation yet. */
 export function runIncompleteRule(call: CallContext): CallVerdict {
-  return call.visibility === 'per_run' && call.runStatus === 'running' ? omitted('run_incomplete') : KEPT;
+  return call.visibility === 'per_run' && call.runStatus === 'running' && !mustBeShown(call) ? omitted('run_incomplete') : KEPT;
 }
 
 /** A result with no call to answer: providers refuse an answer nobody asked for. */
@@ -87,14 +136,31 @@ export function orphanResultRule(call: CallContext): CallVerdict {
   return call.hasCall ? KEPT : omitted('orphan_result');
 }
 
-/** A call with no result: providers refuse a call left unanswered. */
+/**
+ * A call with no result: providers refuse a call left unanswered. A denied
+ * call and a settled side-effect call get a notice below instead; an
+ * approved call waits for the result its resumed run will record.
+ */
 export function orphanCallRule(call: CallContext): CallVerdict {
-  return call.hasResult ? KEPT : omitted('orphan_call');
+  if (call.hasResult || mustBeShown(call)) return KEPT;
+  return call.approval === 'approved' ? omitted('awaiting_result') : omitted('orphan_call');
 }
 
 /** What the model never saw: a call made after its run ended, or a last round no later service call carried. */
 export function trailingUnsentRule(call: CallContext): CallVerdict {
-  return call.late || call.inUnsentLastRound ? omitted('trailing_unsent') : KEPT;
+  return (call.late || call.inUnsentLastRound) && !mustBeShown(call) ? omitted('trailing_unsent') : KEPT;
+}
+
+/** A denied call that never ran answers with the denial, so the model does not ask again blindly. */
+export function deniedRule(call: CallContext): CallVerdict {
+  if (call.approval !== 'denied' || call.hasResult) return KEPT;
+  return { kind: 'notice', notice: deniedCallNotice(call.toolName, call.row.approvalDecisionReason), expired: false, isError: true };
+}
+
+/** A side-effect call without a result, its run over: the model must know the effect is unknown. The notice never expires. */
+export function interruptedRule(call: CallContext): CallVerdict {
+  if (call.hasResult || !call.sideEffects || !call.settled) return KEPT;
+  return { kind: 'notice', notice: INTERRUPTED_CALL_NOTICE, expired: false, isError: true, interrupted: true };
 }
 
 /** What was recorded decides, and so does today's policy: either one withholding the payload skips it. */
@@ -121,12 +187,15 @@ export function staleRule(call: CallContext): CallVerdict {
 
 /** In precedence order: the first verdict that is not 'kept' stands. */
 export const CALL_RULES: readonly CallRule[] = Object.freeze([
+  awaitingApprovalRule,
   runFailedRule,
   runIncompleteRule,
   orphanResultRule,
   orphanCallRule,
   trailingUnsentRule,
   policySkippedRule,
+  deniedRule,
+  interruptedRule,
   invalidatedRule,
   staleRule,
 ]);

@@ -301,7 +301,7 @@ describe('replayHistory', () => {
     const events = simpleRun('r', 0); // call at 0 s, result at 1 s, completed at 3 s
     expect(replay(events, { asOf: T0 + 2_000 }).omitted).toEqual([expect.objectContaining({ reason: 'run_incomplete' })]);
     expect(replay(events, { asOf: T0 + 3_000 }).turns).toHaveLength(1);
-    expect(replay(events, { asOf: T0 - 1_000 })).toEqual({ turns: [], omitted: [], historyTokens: 0 });
+    expect(replay(events, { asOf: T0 - 1_000 })).toEqual({ turns: [], omitted: [], pendingApprovals: [], historyTokens: 0 });
   });
 
   it('treats a call requested after its run ended as never sent', () => {
@@ -319,7 +319,13 @@ describe('replayHistory', () => {
 describe('parseReplayPolicy', () => {
   it('accepts the documented shape and fills defaults', () => {
     const policy = policyOf({ channels: { support: { visibility: 'per_service_call' } }, tools: { search: { freshnessSeconds: 60 } } });
-    expect(policy.defaults).toEqual({ freshnessSeconds: 300, visibility: 'per_run', staleResults: 'drop', persist: 'full' });
+    expect(policy.defaults).toEqual({
+      freshnessSeconds: 300,
+      visibility: 'per_run',
+      staleResults: 'drop',
+      persist: 'full',
+      abandonedAfterSeconds: 600,
+    });
     expect(policy.channels.support.visibility).toBe('per_service_call');
   });
 
@@ -335,7 +341,7 @@ describe('parseReplayPolicy', () => {
     expect(parsed.problems).toEqual([
       'extra: unknown key (expected defaults, channels, tools)',
       'defaults.freshnessSeconds: must be a whole number of seconds, 0 or more',
-      'defaults.visibilty: unknown key (allowed here: freshnessSeconds, visibility, staleResults, persist, maxHistoryTokens, maskArguments, maskResult, detectors, maxResultChars)',
+      'defaults.visibilty: unknown key (allowed here: freshnessSeconds, visibility, staleResults, persist, maxHistoryTokens, abandonedAfterSeconds, maskArguments, maskResult, detectors, maxResultChars)',
       'channels.web.visibility: must be one of per_run, per_service_call',
       'tools.search.freshnessSeconds: must be a whole number of seconds, 0 or more',
       'tools.weather: must be an object',

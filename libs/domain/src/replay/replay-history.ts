@@ -3,12 +3,13 @@ import type { InvocationRow, RunRow, RunStatus } from '../projection/read-model.
 import { callTokens, resultText, resultTokens, TokenCounter } from '../projection/invocation-tokens';
 import { fitTokenBudget } from './token-budget';
 import { toAnthropicMessages, toOpenAiChatMessages, ProviderMessage } from './provider-messages';
+import type { ApprovalState } from '../projection/approval-state';
 import { CallContext, CallOmissionReason, CallVerdict, verdictOf } from './replay-call-rules';
 import { callScopeOf, RunAsOf, runsAsOf } from './replay-call-context';
 import { historyTokenBudget, ReplayPolicy, StaleResultMode } from './replay-policy';
 import { anthropicToolUseId, replayedToolCallId } from './replayed-tool-call-id';
 
-export { expiredResultNotice, invalidatedResultNotice } from './replay-call-rules';
+export { deniedCallNotice, expiredResultNotice, INTERRUPTED_CALL_NOTICE, invalidatedResultNotice } from './replay-call-rules';
 
 export type HistoryFormat = 'openai_chat' | 'anthropic_messages';
 
@@ -35,13 +36,17 @@ export interface ReplayedCall {
   toolCallId: string;
   toolName: string;
   arguments: JsonObject;
-  /** JSON results serialized; replaced by a notice when the result expired and the policy keeps a placeholder. */
+  /** JSON results serialized; replaced by a notice when the result expired and the policy keeps a placeholder, or never came (denied, interrupted). */
   result: string;
   isError: boolean;
   sequenceIndex: number;
   requestedAt: string;
-  completedAt: string;
+  /** null when no result was recorded (the notice of a denied or an interrupted call stands for it). */
+  completedAt: string | null;
   expired: boolean;
+  /** The result is the notice of a side-effect call cut off before its result was recorded. */
+  interrupted: boolean;
+  approval: ApprovalState;
   /** Set when a later mutating call made the result stale and the policy keeps a placeholder: that call's replayed id. */
   invalidatedBy?: string;
   /** What the call and its result (or its notice) take in the model's context. */
@@ -51,14 +56,30 @@ export interface ReplayedCall {
 export interface ReplayedRound {
   roundIndex: number;
   calls: ReplayedCall[];
+  /** Set on a round of an earlier run whose calls a person's decision resolved in this turn's run: that run's id. */
+  resumedFromRunId?: string;
 }
 
 export interface ReplayedTurn {
   runId: string;
   assistantMessageId: string | null;
+  /** The host's message that started the run, when its events named it: where a turn without an assistant message goes. */
+  afterMessageId: string | null;
   status: RunStatus;
   rounds: ReplayedRound[];
   messages: ProviderMessage[];
+}
+
+/** A call that waits for a person's decision at asOf: left out of the turns, listed so the host can ask again. */
+export interface PendingApproval {
+  toolCallId: string;
+  toolName: string;
+  arguments: JsonObject;
+  runId: string;
+  roundIndex: number;
+  sequenceIndex: number;
+  requestedAt: string;
+  reason: string | null;
 }
 
 type TurnDraft = Omit<ReplayedTurn, 'messages'>;
@@ -77,6 +98,8 @@ export interface Omission {
 export interface ReplayHistory {
   turns: ReplayedTurn[];
   omitted: Omission[];
+  /** Oldest request first. */
+  pendingApprovals: PendingApproval[];
   /** The tokens of every call and result replayed (invocation-tokens.ts). */
   historyTokens: number;
 }
@@ -96,13 +119,13 @@ export function replayHistory(
   tokens: TokenCounter,
 ): ReplayHistory {
   const scope = callScopeOf(request, invocations, policy, reportedIdIn(request.format));
-  const judged = runsAsOf(scope, runs, invocations).map(({ run, calls }) => replayRun(run, calls, tokens));
-  const drafts = judged.flatMap(({ turn }) => (turn === undefined ? [] : [turn]));
+  const judged = judgeCalls(runsAsOf(scope, runs, invocations), tokens);
+  const drafts = judged.turns;
   // Over the budget, whole rounds leave oldest first, so what stays is still a valid history.
   const fitted = fitTokenBudget<ReplayedRound, TurnDraft>(drafts, historyTokenBudget(policy, request.channel, request.maxHistoryTokens));
-  const omitted = [...judged.flatMap((run) => run.omitted), ...fitted.dropped.flatMap(overBudget)];
+  const omitted = [...judged.omitted, ...fitted.dropped.flatMap(overBudget)];
   const turns = fitted.turns.map((turn) => ({ ...turn, messages: messagesOf(turn.rounds, request.format) }));
-  return { turns, omitted, historyTokens: fitted.tokens };
+  return { turns, omitted, pendingApprovals: judged.pendingApprovals, historyTokens: fitted.tokens };
 }
 
 /** Ids are reported as the requested format carries them. */
@@ -113,26 +136,91 @@ function reportedIdIn(format: HistoryFormat): (row: InvocationRow) => string {
   };
 }
 
-/** One run's calls judged by the call rules: its turn (none when nothing is kept) and what it leaves out. */
-function replayRun(run: RunAsOf, calls: readonly CallContext[], tokens: TokenCounter): { turn?: TurnDraft; omitted: Omission[] } {
+/**
+ * The run a kept call is replayed in: its own, unless a person's decision
+ * resolved it in a later run (the run that resumed records the result, or
+ * the denial), where the model went on from the person's answer.
+ */
+function resumedInRunId(call: CallContext): string | null {
+  const { row } = call;
+  const later = call.hasResult ? row.resultRunId : call.approval === 'denied' ? row.decisionRunId : null;
+  return later !== null && later !== row.runId ? later : null;
+}
+
+interface JudgedCalls {
+  turns: TurnDraft[];
+  omitted: Omission[];
+  pendingApprovals: PendingApproval[];
+}
+
+/**
+ * Every run's calls judged by the call rules, grouped into turns: a turn
+ * per run with something kept, its resumed calls (from earlier runs) first,
+ * then its own rounds. Each call is either in a turn or omitted, once.
+ */
+function judgeCalls(runs: ReadonlyArray<{ run: RunAsOf; calls: readonly CallContext[] }>, tokens: TokenCounter): JudgedCalls {
   const omitted: Omission[] = [];
-  const byRound = new Map<number, ReplayedCall[]>();
-  for (const call of calls) {
-    const verdict = verdictOf(call);
-    if (verdict.kind === 'omitted') {
-      omitted.push(omissionOf(call, verdict.reason, verdict.invalidatedBy));
-      continue;
+  const pendingApprovals: PendingApproval[] = [];
+  const own = new Map<string, Map<number, ReplayedCall[]>>();
+  const resumed = new Map<string, Map<string, ReplayedCall[]>>();
+  const runIds = new Set(runs.map(({ run }) => run.run.runId));
+  for (const { run, calls } of runs) {
+    for (const call of calls) {
+      const verdict = verdictOf(call);
+      if (verdict.kind === 'omitted') {
+        omitted.push(omissionOf(call, verdict.reason, verdict.invalidatedBy));
+        if (verdict.reason === 'awaiting_approval') pendingApprovals.push(pendingApprovalOf(call));
+        continue;
+      }
+      const replayed = replayedCallOf(call, verdict, tokens);
+      const laterRun = resumedInRunId(call);
+      if (laterRun !== null && runIds.has(laterRun)) {
+        // Keyed by origin run, then round: rounds of earlier runs keep their order.
+        const byOrigin = resumed.get(laterRun) ?? new Map<string, ReplayedCall[]>();
+        const originKey = `${run.run.runId}\u0000${call.row.roundIndex}`;
+        byOrigin.set(originKey, [...(byOrigin.get(originKey) ?? []), replayed]);
+        resumed.set(laterRun, byOrigin);
+      } else {
+        const byRound = own.get(run.run.runId) ?? new Map<number, ReplayedCall[]>();
+        byRound.set(call.row.roundIndex, [...(byRound.get(call.row.roundIndex) ?? []), replayed]);
+        own.set(run.run.runId, byRound);
+      }
     }
-    const round = byRound.get(call.row.roundIndex) ?? [];
-    round.push(replayedCallOf(call, verdict, tokens));
-    byRound.set(call.row.roundIndex, round);
   }
-  if (byRound.size === 0) return { omitted };
-  const rounds = [...byRound.entries()].sort(([a], [b]) => a - b).map(([roundIndex, kept]) => ({ roundIndex, calls: kept }));
-  const { runId, assistantMessageId } = run.run;
+  const turns: TurnDraft[] = [];
+  for (const { run } of runs) {
+    const { runId, assistantMessageId, userMessageId } = run.run;
+    const resumedRounds = [...(resumed.get(runId)?.entries() ?? [])].map(([originKey, calls]) => {
+      const [origin, roundIndex] = originKey.split('\u0000');
+      return { roundIndex: Number(roundIndex), calls, resumedFromRunId: origin };
+    });
+    const ownRounds = [...(own.get(runId)?.entries() ?? [])]
+      .sort(([a], [b]) => a - b)
+      .map(([roundIndex, calls]) => ({ roundIndex, calls }));
+    if (resumedRounds.length === 0 && ownRounds.length === 0) continue;
+    turns.push({
+      runId,
+      assistantMessageId: run.status === 'completed' ? assistantMessageId : null,
+      afterMessageId: userMessageId,
+      status: run.status,
+      rounds: [...resumedRounds, ...ownRounds],
+    });
+  }
+  pendingApprovals.sort((a, b) => Date.parse(a.requestedAt) - Date.parse(b.requestedAt));
+  return { turns, omitted, pendingApprovals };
+}
+
+function pendingApprovalOf(call: CallContext): PendingApproval {
+  const { row } = call;
   return {
-    turn: { runId, assistantMessageId: run.status === 'completed' ? assistantMessageId : null, status: run.status, rounds },
-    omitted,
+    toolCallId: call.toolCallId,
+    toolName: call.toolName,
+    arguments: row.arguments ?? {},
+    runId: row.runId,
+    roundIndex: row.roundIndex,
+    sequenceIndex: row.sequenceIndex,
+    requestedAt: row.approvalRequestedAt ?? row.requestedAt!,
+    reason: row.approvalRequestReason,
   };
 }
 
@@ -140,22 +228,23 @@ function replayRun(run: RunAsOf, calls: readonly CallContext[], tokens: TokenCou
 function replayedCallOf(call: CallContext, verdict: Exclude<CallVerdict, { kind: 'omitted' }>, tokens: TokenCounter): ReplayedCall {
   const { row, toolName } = call;
   const args = row.arguments ?? {};
-  const notice = verdict.kind === 'notice' ? verdict.notice : undefined;
-  const invalidatedBy = verdict.kind === 'notice' ? verdict.invalidatedBy : undefined;
+  const notice = verdict.kind === 'notice' ? verdict : undefined;
   // Counted when recorded; rows recorded before counts were kept are counted here.
   const callCost = row.callTokens ?? callTokens(tokens, toolName, args);
-  const resultCost = notice !== undefined ? tokens(notice) : (row.resultTokens ?? resultTokens(tokens, row.result));
+  const resultCost = notice !== undefined ? tokens(notice.notice) : (row.resultTokens ?? resultTokens(tokens, row.result));
   return {
     toolCallId: call.toolCallId,
     toolName,
     arguments: args,
-    result: notice ?? resultText(row.result),
-    isError: notice !== undefined ? false : row.isError === true,
+    result: notice?.notice ?? resultText(row.result),
+    isError: notice !== undefined ? notice.isError === true : row.isError === true,
     sequenceIndex: row.sequenceIndex,
     requestedAt: row.requestedAt!,
-    completedAt: row.completedAt!,
-    expired: verdict.kind === 'notice' && verdict.expired,
-    ...(invalidatedBy === undefined ? {} : { invalidatedBy }),
+    completedAt: call.hasResult ? row.completedAt : null,
+    expired: notice?.expired === true,
+    interrupted: notice?.interrupted === true,
+    approval: call.approval,
+    ...(notice?.invalidatedBy === undefined ? {} : { invalidatedBy: notice.invalidatedBy }),
     tokens: callCost + resultCost,
   };
 }

@@ -16,6 +16,8 @@ export interface ToolReplayRule {
   persist?: PersistMode;
   /** Earlier results a successful call of this tool makes stale (causal-invalidation.ts). */
   invalidates?: InvalidationRule[];
+  /** The tool changes the world (charges a card, sends a mail): its calls are never silently dropped (replay-call-rules.ts). */
+  sideEffects?: boolean;
 }
 
 export interface ChannelReplayRule {
@@ -23,6 +25,7 @@ export interface ChannelReplayRule {
   visibility?: Visibility;
   staleResults?: StaleResultMode;
   maxHistoryTokens?: number;
+  abandonedAfterSeconds?: number;
 }
 
 export interface ReplayPolicy {
@@ -33,15 +36,24 @@ export interface ReplayPolicy {
     persist: PersistMode;
     /** No limit when absent. */
     maxHistoryTokens?: number;
+    /** A running run with no event for longer than this is taken as abandoned: its side-effect calls get their notice. */
+    abandonedAfterSeconds: number;
   };
   channels: Record<string, ChannelReplayRule>;
   tools: Record<string, ToolReplayRule>;
 }
 
 export const DEFAULT_FRESHNESS_SECONDS = 300;
+export const DEFAULT_ABANDONED_AFTER_SECONDS = 600;
 
 export const DEFAULT_REPLAY_POLICY: ReplayPolicy = Object.freeze({
-  defaults: { freshnessSeconds: DEFAULT_FRESHNESS_SECONDS, visibility: 'per_run', staleResults: 'drop', persist: 'full' },
+  defaults: {
+    freshnessSeconds: DEFAULT_FRESHNESS_SECONDS,
+    visibility: 'per_run',
+    staleResults: 'drop',
+    persist: 'full',
+    abandonedAfterSeconds: DEFAULT_ABANDONED_AFTER_SECONDS,
+  },
   channels: {},
   tools: {},
 }) as ReplayPolicy;
@@ -68,7 +80,7 @@ export function parseReplayPolicy(document: unknown): PolicyParseResult {
     const rule = readRule(
       'defaults',
       document.defaults,
-      ['freshnessSeconds', 'visibility', 'staleResults', 'persist', 'maxHistoryTokens', ...REDACTION_KEYS],
+      ['freshnessSeconds', 'visibility', 'staleResults', 'persist', 'maxHistoryTokens', 'abandonedAfterSeconds', ...REDACTION_KEYS],
       problems,
     );
     Object.assign(defaults, rule);
@@ -78,14 +90,14 @@ export function parseReplayPolicy(document: unknown): PolicyParseResult {
     document,
     'channels',
     'channel',
-    ['freshnessSeconds', 'visibility', 'staleResults', 'maxHistoryTokens'],
+    ['freshnessSeconds', 'visibility', 'staleResults', 'maxHistoryTokens', 'abandonedAfterSeconds'],
     problems,
   );
   const tools: Record<string, ToolReplayRule> = readSection(
     document,
     'tools',
     'tool name',
-    ['freshnessSeconds', 'staleResults', 'persist', 'invalidates', ...REDACTION_KEYS],
+    ['freshnessSeconds', 'staleResults', 'persist', 'invalidates', 'sideEffects', ...REDACTION_KEYS],
     problems,
   );
 
@@ -121,8 +133,11 @@ function readRule(path: string, value: unknown, allowed: readonly string[], prob
     const at = `${path}.${key}`;
     if (!allowed.includes(key)) {
       problems.push(`${at}: unknown key (allowed here: ${allowed.join(', ')})`);
-    } else if (key === 'freshnessSeconds') {
+    } else if (key === 'freshnessSeconds' || key === 'abandonedAfterSeconds') {
       if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) problems.push(`${at}: must be a whole number of seconds, 0 or more`);
+      else rule[key] = v;
+    } else if (key === 'sideEffects') {
+      if (typeof v !== 'boolean') problems.push(`${at}: must be true or false`);
       else rule[key] = v;
     } else if (key === 'visibility') {
       if (!VISIBILITIES.includes(v as Visibility)) problems.push(`${at}: must be one of ${VISIBILITIES.join(', ')}`);
@@ -170,6 +185,16 @@ export function persistMode(policy: ReplayPolicy, toolName: string): PersistMode
 /** The request's budget beats its channel's, which beats the default; undefined is no limit. */
 export function historyTokenBudget(policy: ReplayPolicy, channel: string, override?: number): number | undefined {
   return override ?? own(policy.channels, channel)?.maxHistoryTokens ?? policy.defaults.maxHistoryTokens;
+}
+
+/** Whether the tool's calls change the world, so replay never drops one silently. */
+export function hasSideEffects(policy: ReplayPolicy, toolName: string): boolean {
+  return own(policy.tools, toolName)?.sideEffects === true;
+}
+
+/** A channel's silence limit beats the default. */
+export function abandonedAfterSeconds(policy: ReplayPolicy, channel: string): number {
+  return own(policy.channels, channel)?.abandonedAfterSeconds ?? policy.defaults.abandonedAfterSeconds;
 }
 
 /** What a successful call of `toolName` invalidates, if it has a rule. */

@@ -2,7 +2,8 @@ import { millisOf } from '../projection/row-time';
 import type { InvocationRow, RunRow } from '../projection/read-model.types';
 import type { ReplayRequest } from './replay-history';
 import { resultExpiresAt } from './replay-call-rules';
-import { freshnessWindowSeconds, ReplayPolicy } from './replay-policy';
+import { lastSeenAsOf } from './replay-call-context';
+import { abandonedAfterSeconds, freshnessWindowSeconds, ReplayPolicy } from './replay-policy';
 
 export interface ReplayValidity {
   /** The history computed at asOf is the same for every asOf' with from <= asOf' < until (ms since the epoch). */
@@ -13,8 +14,9 @@ export interface ReplayValidity {
 /**
  * The stretch of time around `request.asOf` over which replayHistory gives
  * the same answer for the same rows: it changes only when as_of crosses an
- * event time (something starts to exist) or a freshness boundary (a result
- * expires). Lets a reader reuse a computed history until then.
+ * event time (something starts to exist), a freshness boundary (a result
+ * expires) or a running run's abandonment (its side-effect calls get their
+ * notice). Lets a reader reuse a computed history until then.
  */
 export function replayValidity(
   request: Pick<ReplayRequest, 'asOf' | 'channel' | 'freshnessWindowSeconds'>,
@@ -30,12 +32,19 @@ export function replayValidity(
     else until = Math.min(until, t);
   };
 
+  const abandonedAfterMs = abandonedAfterSeconds(policy, request.channel) * 1000;
+  const rowsByRun = new Map<string, InvocationRow[]>();
+  for (const row of invocations) rowsByRun.set(row.runId, [...(rowsByRun.get(row.runId) ?? []), row]);
   for (const run of runs) {
     boundary(millisOf(run.startedAt));
     boundary(millisOf(run.endedAt));
+    // Between event times the run's silence only grows: it counts as abandoned from this moment on (runAsOf).
+    boundary(lastSeenAsOf(run, rowsByRun.get(run.runId) ?? [], request.asOf) + abandonedAfterMs + 1);
   }
   for (const row of invocations) {
     boundary(millisOf(row.requestedAt));
+    boundary(millisOf(row.approvalRequestedAt));
+    boundary(millisOf(row.approvalDecidedAt));
     const completed = millisOf(row.completedAt);
     boundary(completed);
     if (!Number.isNaN(completed)) {

@@ -3526,7 +3526,8 @@ export const ToolHistoryService = {
   },
   /**
    * Per bucket (hour or day) and tool: calls, errors, p50 and p95 duration;
-   * and the tokens of the runs that completed in the period.
+   * and the tokens of the runs that ended in the period (completed, or failed
+   * with usage reported).
    */
   getUsage: {
     path: "/toolhistory.v1.ToolHistory/GetUsage" as const,
@@ -3596,7 +3597,8 @@ export interface ToolHistoryServer extends UntypedServiceImplementation {
   listToolInvocations: handleUnaryCall<ListToolInvocationsRequest, ListToolInvocationsResponse>;
   /**
    * Per bucket (hour or day) and tool: calls, errors, p50 and p95 duration;
-   * and the tokens of the runs that completed in the period.
+   * and the tokens of the runs that ended in the period (completed, or failed
+   * with usage reported).
    */
   getUsage: handleUnaryCall<GetUsageRequest, GetUsageResponse>;
   /**
@@ -3681,7 +3683,8 @@ export interface ToolHistoryClient extends Client {
   ): ClientUnaryCall;
   /**
    * Per bucket (hour or day) and tool: calls, errors, p50 and p95 duration;
-   * and the tokens of the runs that completed in the period.
+   * and the tokens of the runs that ended in the period (completed, or failed
+   * with usage reported).
    */
   getUsage(
     request: GetUsageRequest,
