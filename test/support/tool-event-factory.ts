@@ -1,12 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import { CURRENT_SCHEMA_VERSION } from '../../libs/contract/src';
-import type { RunCompleted, RunCompletedV1, RunFailed, ToolCallRequested, ToolEvent, ToolResultReceived } from '../../libs/contract/src';
+import type {
+  RunCompleted,
+  RunCompletedV1,
+  RunFailed,
+  ToolApprovalDecided,
+  ToolApprovalRequested,
+  ToolCallRequested,
+  ToolEvent,
+  ToolResultReceived,
+} from '../../libs/contract/src';
 
 export interface RunScope {
   tenantId: string;
   conversationId: string;
   runId: string;
   channel?: string;
+  /** Carried by every event of the run when set. */
+  userMessageId?: string;
 }
 
 let clock = Date.parse('2026-01-01T00:00:00.000Z');
@@ -25,6 +36,7 @@ function envelope(scope: RunScope, occurredAt?: string) {
     channel: scope.channel ?? 'web',
     runId: scope.runId,
     occurredAt: occurredAt ?? nextTimestamp(),
+    ...(scope.userMessageId === undefined ? {} : { userMessageId: scope.userMessageId }),
   };
 }
 
@@ -52,6 +64,33 @@ export function toolResult(
     toolCallId: `call_${fields.roundIndex}_${fields.sequenceIndex}_${scope.runId}`,
     result: { status: 'shipped' },
     isError: false,
+    ...fields,
+  };
+}
+
+/** A person is asked to approve the call at (round, sequence) of `callRun` (its id as toolCall gives it). */
+export function approvalRequested(
+  scope: RunScope,
+  fields: Partial<Omit<ToolApprovalRequested, 'type'>> & { roundIndex: number; sequenceIndex: number },
+): ToolApprovalRequested {
+  return {
+    ...envelope(scope, fields.occurredAt),
+    type: 'ToolApprovalRequested',
+    toolCallId: `call_${fields.roundIndex}_${fields.sequenceIndex}_${scope.runId}`,
+    reason: 'needs a person',
+    ...fields,
+  };
+}
+
+/** A person's decision; pass the call's toolCallId when it is published in a later run than the call. */
+export function approvalDecided(
+  scope: RunScope,
+  fields: Partial<Omit<ToolApprovalDecided, 'type'>> & { roundIndex: number; sequenceIndex: number; approved: boolean },
+): ToolApprovalDecided {
+  return {
+    ...envelope(scope, fields.occurredAt),
+    type: 'ToolApprovalDecided',
+    toolCallId: `call_${fields.roundIndex}_${fields.sequenceIndex}_${scope.runId}`,
     ...fields,
   };
 }
