@@ -32,6 +32,7 @@ const ALL_MIGRATIONS = [
   '015_dead-letter-redrives',
   '016_event-trace-context',
   '017_external-event-traces',
+  '018_approvals-and-resumed-runs',
 ];
 
 describe('runMigrations (real PostgreSQL)', () => {

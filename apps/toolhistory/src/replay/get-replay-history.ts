@@ -33,7 +33,8 @@ export interface GetReplayHistoryOptions {
   now?: () => number;
 }
 
-const EMPTY: ReplayHistory = Object.freeze({ turns: [], omitted: [], historyTokens: 0 }) as unknown as ReplayHistory;
+/** An unknown conversation's answer; typed, so a new field of the history cannot be missing here. */
+const EMPTY: Readonly<ReplayHistory> = Object.freeze({ turns: [], omitted: [], pendingApprovals: [], historyTokens: 0 });
 
 const NO_MEMO: ReplayHistoryMemo = { recall: () => undefined, keep: (_rows, _request, history) => history };
 
