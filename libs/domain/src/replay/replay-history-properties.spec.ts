@@ -103,7 +103,7 @@ describe('replayHistory properties (any delivery of any trace)', () => {
             t.rounds.flatMap((r) =>
               r.calls
                 .filter((c) => c.invalidatedBy !== undefined)
-                .map((c) => ({ row: rowAt(t.runId, r.roundIndex, c.sequenceIndex), by: c.invalidatedBy })),
+                .map((c) => ({ row: rowAt(r.resumedFromRunId ?? t.runId, r.roundIndex, c.sequenceIndex), by: c.invalidatedBy })),
             ),
           ),
         ];
@@ -122,7 +122,9 @@ describe('replayHistory properties (any delivery of any trace)', () => {
           ...openai.omitted.filter((o) => o.reason === 'stale').map((o) => rowAt(o.runId, o.roundIndex, o.sequenceIndex)),
           ...openai.turns.flatMap((t) =>
             t.rounds.flatMap((r) =>
-              r.calls.filter((c) => c.invalidatedBy === undefined).map((c) => rowAt(t.runId, r.roundIndex, c.sequenceIndex)),
+              r.calls
+                .filter((c) => c.invalidatedBy === undefined)
+                .map((c) => rowAt(r.resumedFromRunId ?? t.runId, r.roundIndex, c.sequenceIndex)),
             ),
           ),
         ];
@@ -148,7 +150,7 @@ describe('replayHistory properties (any delivery of any trace)', () => {
         );
         const limited = replayHistory({ ...req, format: 'openai_chat', maxHistoryTokens: budget }, runs, invocations, policy, testTokens);
         const roundsOf = (h: typeof limited) =>
-          h.turns.flatMap((t) => t.rounds.map((r) => ({ key: `${t.runId}/${r.roundIndex}`, round: r })));
+          h.turns.flatMap((t) => t.rounds.map((r) => ({ key: `${r.resumedFromRunId ?? t.runId}/${r.roundIndex}`, round: r })));
         const cost = (r: { round: { calls: Array<{ tokens: number }> } }) => r.round.calls.reduce((sum, c) => sum + c.tokens, 0);
         const all = roundsOf(unlimited);
         const kept = roundsOf(limited);
@@ -174,20 +176,99 @@ describe('replayHistory properties (any delivery of any trace)', () => {
     expect(cut).toBeGreaterThan(0);
   });
 
-  it('orders each turn by round and sequence, and never replays a run that per_run visibility hides', () => {
+  it('orders each turn by round and sequence (resumed rounds first), and never replays a run that per_run visibility hides', () => {
     fc.assert(
       fc.property(delivered, request, ({ events, batchCuts }, req) => {
-        const { openai, invocations } = replayAll(events, batchCuts, parseOk({}), req);
+        const { openai } = replayAll(events, batchCuts, parseOk({}), req);
         for (const turn of openai.turns) {
-          expect(turn.status).toBe('completed');
-          const positions = turn.rounds.flatMap((r) => r.calls.map((c) => [r.roundIndex, c.sequenceIndex]));
-          const sorted = [...positions].sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-          expect(positions).toEqual(sorted);
+          const resumed = turn.rounds.filter((r) => r.resumedFromRunId !== undefined);
+          const own = turn.rounds.filter((r) => r.resumedFromRunId === undefined);
+          // Resumed rounds come before the run's own rounds.
+          expect(turn.rounds).toEqual([...resumed, ...own]);
+          const positions = own.flatMap((r) => r.calls.map((c) => [r.roundIndex, c.sequenceIndex]));
+          expect(positions).toEqual([...positions].sort((a, b) => a[0] - b[0] || a[1] - b[1]));
+          // Only a person's decision shows calls of a run that did not complete (no tool has side effects here).
+          if (turn.status !== 'completed')
+            for (const round of own) for (const call of round.calls) expect(['approved', 'denied']).toContain(call.approval);
+          for (const round of resumed) for (const call of round.calls) expect(['approved', 'denied']).toContain(call.approval);
         }
-        expect(invocations).toBeDefined();
       }),
       { numRuns: 200 },
     );
+  });
+
+  it('lists as pending exactly the calls whose approval was asked and not decided by as_of, and replays none of them', () => {
+    let pendingSeen = 0;
+    fc.assert(
+      fc.property(delivered, policies, request, ({ events, batchCuts }, policy, req) => {
+        const { openai } = replayAll(events, batchCuts, policy, req);
+        const seen = (e: ToolEvent) => Date.parse(e.occurredAt) <= req.asOf;
+        const key = (e: { runId: string; toolCallId: string }) => `${e.runId}/${e.toolCallId}`;
+        // Restated from the events: a call seen, its request seen, and no decision seen that answers it: one of
+        // the call's own run, or one of a later run delivered after the call and its request (Kafka keeps a
+        // conversation's order; a later run's decision delivered earlier has nothing to pair with yet).
+        const firstIndex = (e: ToolEvent) => events.findIndex((x) => x.eventId === e.eventId);
+        const expected = new Set<string>();
+        for (const request of events) {
+          if (request.type !== 'ToolApprovalRequested' || !seen(request)) continue;
+          const call = events.find(
+            (e) => e.type === 'ToolCallRequested' && e.runId === request.runId && e.toolCallId === request.toolCallId,
+          );
+          if (call === undefined || !seen(call)) continue;
+          const answered = events.some(
+            (d) =>
+              d.type === 'ToolApprovalDecided' &&
+              seen(d) &&
+              d.toolCallId === request.toolCallId &&
+              (d.runId === request.runId || (events.indexOf(d) > firstIndex(request) && events.indexOf(d) > firstIndex(call))),
+          );
+          if (!answered) expected.add(key(request));
+        }
+        const pending = openai.pendingApprovals.map((p) => key(p));
+        pendingSeen += pending.length;
+        expect(new Set(pending)).toEqual(expected);
+        expect(pending.length).toBe(expected.size);
+        const replayed = new Set(openai.turns.flatMap((t) => t.rounds.flatMap((r) => r.calls.map((c) => c.toolCallId))));
+        for (const p of openai.pendingApprovals) expect(replayed.has(p.toolCallId)).toBe(false);
+        expect(
+          openai.omitted
+            .filter((o) => o.reason === 'awaiting_approval')
+            .map((o) => `${o.runId}/${o.toolCallId}`)
+            .sort(),
+        ).toEqual([...pending].sort());
+      }),
+      { numRuns: 300 },
+    );
+    expect(pendingSeen).toBeGreaterThan(0);
+  });
+
+  it('never leaves out a side-effect call of a run that is over, unless a person has not decided on it or a rule about its result applies', () => {
+    let noticed = 0;
+    fc.assert(
+      fc.property(delivered, policies, request, ({ events, batchCuts }, policy, req) => {
+        const { openai } = replayAll(events, batchCuts, policy, req);
+        if (policy.tools.tool_0?.sideEffects !== true) return;
+        const ended = new Set(
+          events
+            .filter((e) => (e.type === 'RunCompleted' || e.type === 'RunFailed') && Date.parse(e.occurredAt) <= req.asOf)
+            .map((e) => e.runId),
+        );
+        // Side-effect calls (tool_0) left out for reasons that a run being over does not excuse.
+        for (const o of openai.omitted.filter((o) => o.toolName === 'tool_0')) {
+          expect(o.reason).not.toBe('run_failed');
+          if (['orphan_call', 'run_incomplete', 'trailing_unsent', 'awaiting_result'].includes(o.reason)) {
+            // Its run, or the run that resumed it, has not ended (runs never go silent within these traces' 400 s).
+            const decision = events.find(
+              (e) => e.type === 'ToolApprovalDecided' && e.toolCallId === o.toolCallId && Date.parse(e.occurredAt) <= req.asOf,
+            );
+            expect(ended.has(o.reason === 'awaiting_result' && decision ? decision.runId : o.runId)).toBe(false);
+          }
+        }
+        noticed += openai.turns.flatMap((t) => t.rounds.flatMap((r) => r.calls)).filter((c) => c.interrupted).length;
+      }),
+      { numRuns: 400 },
+    );
+    expect(noticed).toBeGreaterThan(0);
   });
 });
 

@@ -264,7 +264,8 @@ function omissionOf(call: CallContext, reason: OmissionReason, invalidatedBy?: s
 
 function overBudget({ turn, round }: { turn: TurnDraft; round: ReplayedRound }): Omission[] {
   return round.calls.map((call): Omission => ({
-    runId: turn.runId,
+    // A resumed round is omitted as its calls were made: in their own run.
+    runId: round.resumedFromRunId ?? turn.runId,
     roundIndex: round.roundIndex,
     sequenceIndex: call.sequenceIndex,
     toolCallId: call.toolCallId,

@@ -18,18 +18,35 @@ export const runShape = fc.record({
   emptyIds: fc.boolean(),
   /** The second call of each round (tool_1) answers with an error. */
   errors: fc.boolean(),
+  /**
+   * The first call of the run's last round (tool_0): answered as usual, cut
+   * off before its result, or paused for a person's approval (still
+   * pending; decided in the next run, which then records the result of an
+   * approved call; denied within the run).
+   */
+  lastCall: fc.constantFrom('answered', 'answered', 'cut_off', 'pending', 'approved_later', 'denied_later', 'denied_here'),
 });
 
+type RunShape = { rounds: number[]; ending: string; emptyIds: boolean; errors: boolean; lastCall?: string };
+
 /** A conversation of well-formed runs, in the order a producer would publish them. */
-export function traceOf(runs: fc.Arbitrary<Array<{ rounds: number[]; ending: string; emptyIds: boolean; errors: boolean }>>) {
+export function traceOf(runs: fc.Arbitrary<RunShape[]>) {
   return runs.map((shapes) => {
     const events: ToolEvent[] = [];
     let t = T0;
     const next = () => new Date((t += 1_000)).toISOString();
+    /** What the next run publishes first for a call the previous run left to a person. */
+    let resumes: (envelope: typeof scope & { runId: string }) => ToolEvent[] = () => [];
     shapes.forEach((shape, r) => {
       const envelope = { ...scope, runId: `run-${r}` };
+      events.push(...resumes(envelope));
+      resumes = () => [];
+      const lastRound = shape.rounds.length - 1;
+      // Approvals name the call by its id: an empty one cannot wait for a person.
+      const lastCall = shape.emptyIds && shape.lastCall !== 'cut_off' ? 'answered' : (shape.lastCall ?? 'answered');
       shape.rounds.forEach((calls, roundIndex) => {
         const callIds = Array.from({ length: calls }, (_, s) => (shape.emptyIds ? '' : `call_${r}_${roundIndex}_${s}`));
+        const paused = roundIndex === lastRound && lastCall !== 'answered';
         callIds.forEach((toolCallId, sequenceIndex) =>
           events.push({
             ...envelope,
@@ -43,19 +60,32 @@ export function traceOf(runs: fc.Arbitrary<Array<{ rounds: number[]; ending: str
             arguments: { q: roundIndex },
           }),
         );
-        callIds.forEach((toolCallId, sequenceIndex) =>
-          events.push({
-            ...envelope,
-            eventId: uuid(),
-            type: 'ToolResultReceived',
-            occurredAt: next(),
-            roundIndex,
-            sequenceIndex,
-            toolCallId,
-            result: { n: sequenceIndex },
-            isError: shape.errors && sequenceIndex === 1,
-          }),
-        );
+        const keys = { roundIndex, sequenceIndex: 0, toolCallId: callIds[0] };
+        const result = (e: typeof envelope, sequenceIndex: number, toolCallId: string): ToolEvent => ({
+          ...e,
+          eventId: uuid(),
+          type: 'ToolResultReceived',
+          occurredAt: next(),
+          roundIndex,
+          sequenceIndex,
+          toolCallId,
+          result: { n: sequenceIndex },
+          isError: shape.errors && sequenceIndex === 1,
+        });
+        if (paused && lastCall !== 'cut_off')
+          events.push({ ...envelope, eventId: uuid(), type: 'ToolApprovalRequested', occurredAt: next(), ...keys, reason: 'check' });
+        if (paused && lastCall === 'denied_here')
+          events.push({ ...envelope, eventId: uuid(), type: 'ToolApprovalDecided', occurredAt: next(), ...keys, approved: false });
+        if (paused && (lastCall === 'approved_later' || lastCall === 'denied_later')) {
+          const approved = lastCall === 'approved_later';
+          resumes = (later) => [
+            { ...later, eventId: uuid(), type: 'ToolApprovalDecided', occurredAt: next(), ...keys, approved },
+            ...(approved ? [result(later, 0, keys.toolCallId)] : []),
+          ];
+        }
+        callIds.forEach((toolCallId, sequenceIndex) => {
+          if (!(paused && sequenceIndex === 0)) events.push(result(envelope, sequenceIndex, toolCallId));
+        });
       });
       if (shape.ending === 'failed')
         events.push({ ...envelope, eventId: uuid(), type: 'RunFailed', occurredAt: next(), error: { code: 'x', message: 'y' } });
@@ -104,15 +134,16 @@ export const policies = fc
     freshnessSeconds: fc.constantFrom(5, 60, 300, 100_000),
     staleResults: fc.constantFrom('drop', 'placeholder'),
     invalidation: fc.constantFrom('none', 'other', 'self'),
+    /** tool_0 changes the world: its calls are never silently dropped. */
+    sideEffects: fc.boolean(),
     // A round of the traces takes about 6 to 30 test tokens.
     maxHistoryTokens: fc.option(fc.integer({ min: 0, max: 150 }), { nil: undefined }),
   })
-  .map(({ invalidation, maxHistoryTokens, ...rest }) => {
+  .map(({ invalidation, sideEffects, maxHistoryTokens, ...rest }) => {
     const channel = maxHistoryTokens === undefined ? rest : { ...rest, maxHistoryTokens };
-    const parsed = parseReplayPolicy({
-      channels: { web: channel },
-      tools: INVALIDATION_RULES[invalidation as keyof typeof INVALIDATION_RULES],
-    });
+    const tools: Record<string, Record<string, unknown>> = { ...INVALIDATION_RULES[invalidation as keyof typeof INVALIDATION_RULES] };
+    if (sideEffects) tools.tool_0 = { ...tools.tool_0, sideEffects: true };
+    const parsed = parseReplayPolicy({ channels: { web: channel }, tools });
     if (!parsed.ok) throw new Error(parsed.problems.join());
     return parsed.policy;
   });
