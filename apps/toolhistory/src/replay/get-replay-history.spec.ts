@@ -132,7 +132,7 @@ describe('GetReplayHistory', () => {
   it('answers a conversation that disappeared as unknown', async () => {
     await useCase.execute(query);
     reader.rows = null;
-    expect(await useCase.execute(query)).toEqual({ turns: [], omitted: [], historyTokens: 0 });
+    expect(await useCase.execute(query)).toEqual({ turns: [], omitted: [], pendingApprovals: [], historyTokens: 0 });
   });
 
   it("fails DEADLINE_EXCEEDED once the edge's budget is spent, rather than late, and aborts the read", async () => {

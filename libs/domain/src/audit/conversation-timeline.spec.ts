@@ -105,7 +105,7 @@ describe('conversationTimeline properties (any delivery of any trace, any policy
         const { history, timeline } = timelineOf(events, batchCuts, policy, req);
         const calls = timeline.runs.flatMap((r) => r.rounds.flatMap((round) => round.calls));
         const replayed = history.turns.flatMap((t) =>
-          t.rounds.flatMap((r) => r.calls.map((c) => `${t.runId}/${r.roundIndex}/${c.sequenceIndex}/${c.expired}`)),
+          t.rounds.flatMap((r) => r.calls.map((c) => `${r.resumedFromRunId ?? t.runId}/${r.roundIndex}/${c.sequenceIndex}/${c.expired}`)),
         );
         const keptCalls = calls.filter((c) => c.replay.kept);
         expect(

@@ -70,7 +70,8 @@ export function conversationTimeline(
   for (const turn of history.turns) {
     for (const round of turn.rounds) {
       for (const call of round.calls) {
-        kept.set(keyOf(turn.runId, round.roundIndex, call.sequenceIndex, call.toolCallId), {
+        // A resumed round is shown where its calls were made.
+        kept.set(keyOf(round.resumedFromRunId ?? turn.runId, round.roundIndex, call.sequenceIndex, call.toolCallId), {
           expired: call.expired,
           ...(call.invalidatedBy ? { invalidatedBy: call.invalidatedBy } : {}),
         });

@@ -103,23 +103,35 @@ export function traceOf(runs: fc.Arbitrary<RunShape[]>) {
   });
 }
 
-/** Delivery as Kafka and producers may make it: reordered, repeated, cut short. */
-export const delivered = traceOf(fc.array(runShape, { minLength: 1, maxLength: 4 })).chain((events) =>
-  fc
-    .tuple(
-      fc.shuffledSubarray(events, { minLength: events.length, maxLength: events.length }),
-      fc.array(fc.nat({ max: events.length - 1 }), { maxLength: 5 }),
-      fc.nat({ max: events.length }),
-      fc.array(fc.nat({ max: events.length }), { maxLength: 4 }),
-      fc.boolean(),
-    )
-    .map(([shuffled, repeats, cut, batchCuts, keepOrder]) => {
-      const ordered = keepOrder ? events : shuffled;
-      const withRepeats = [...ordered];
-      for (const i of repeats) withRepeats.splice(i, 0, ordered[i]);
-      return { events: withRepeats.slice(0, cut), batchCuts };
-    }),
-);
+/** Delivery as Kafka and producers may make it: repeated and cut short, and (when `reorder`) reordered. */
+function deliveries(reorder: boolean) {
+  return traceOf(fc.array(runShape, { minLength: 1, maxLength: 4 })).chain((events) =>
+    fc
+      .tuple(
+        fc.shuffledSubarray(events, { minLength: events.length, maxLength: events.length }),
+        fc.array(fc.nat({ max: events.length - 1 }), { maxLength: 5 }),
+        fc.nat({ max: events.length }),
+        fc.array(fc.nat({ max: events.length }), { maxLength: 4 }),
+        fc.boolean(),
+      )
+      .map(([shuffled, repeats, cut, batchCuts, keepOrder]) => {
+        const ordered = keepOrder || !reorder ? events : shuffled;
+        const withRepeats = [...ordered];
+        for (const i of repeats) withRepeats.splice(i, 0, ordered[i]);
+        return { events: withRepeats.slice(0, cut), batchCuts };
+      }),
+  );
+}
+
+/** Any delivery: what every rule must survive. */
+export const delivered = deliveries(true);
+
+/**
+ * A conversation's events in the order they were published, as Kafka keeps
+ * them (one partition per conversation): what pairing a later run's
+ * decision or result with an earlier run's call relies on.
+ */
+export const deliveredInOrder = deliveries(false);
 
 /** Causal invalidation on the traces' arguments ({q: round}): none, tool_1 invalidates tool_0, or tool_0 its own earlier results. */
 const INVALIDATION_RULES = {
