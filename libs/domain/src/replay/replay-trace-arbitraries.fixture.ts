@@ -117,7 +117,8 @@ function deliveries(reorder: boolean) {
       .map(([shuffled, repeats, cut, batchCuts, keepOrder]) => {
         const ordered = keepOrder || !reorder ? events : shuffled;
         const withRepeats = [...ordered];
-        for (const i of repeats) withRepeats.splice(i, 0, ordered[i]);
+        // A redelivered event comes again after itself (Kafka redelivers from an offset); reordered, anywhere.
+        for (const i of repeats) withRepeats.splice(reorder ? i : withRepeats.indexOf(ordered[i]) + 1, 0, ordered[i]);
         return { events: withRepeats.slice(0, cut), batchCuts };
       }),
   );
