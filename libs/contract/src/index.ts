@@ -3,3 +3,4 @@ export * from './tool-event.classes';
 export * from './parse-tool-event';
 export * from './upcast-tool-event';
 export * from './json-depth';
+export * from './truncation-marker';

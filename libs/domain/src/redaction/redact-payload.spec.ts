@@ -1,7 +1,8 @@
+import { truncationMarker } from '@toolhistory/contract';
 import fc from 'fast-check';
 import { DETECTOR_KINDS } from './detectors';
 import { parseJsonPath, PathStep } from './json-path';
-import { MAX_REDACTION_DEPTH, redactPayload, truncationMarker } from './redact-payload';
+import { MAX_REDACTION_DEPTH, redactPayload } from './redact-payload';
 
 const path = (p: string): { path: string; steps: PathStep[] } => {
   const parsed = parseJsonPath(p);

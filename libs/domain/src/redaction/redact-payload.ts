@@ -1,8 +1,9 @@
+import { TRUNCATION_TAIL, truncationMarker } from '@toolhistory/contract';
 import { setJsonMember } from './json-member';
 import type { DetectorKind } from './detectors';
 import type { PathStep } from './json-path';
 import { replaceAtPath } from './json-path';
-import { REDACTION_MARKER, redactionMarker, redactText, RedactionCounts, TRUNCATION_TAIL } from './redact-text';
+import { REDACTION_MARKER, redactionMarker, redactText, RedactionCounts } from './redact-text';
 
 export interface PayloadRedactionRule {
   /** Paths whose values become `[REDACTED:<path>]`, already parsed. */
@@ -10,10 +11,6 @@ export interface PayloadRedactionRule {
   detectors: ReadonlySet<DetectorKind>;
   /** Longer strings are cut, with a visible marker; undefined = no limit. */
   maxChars?: number;
-}
-
-export function truncationMarker(removed: number): string {
-  return `…[truncated ${removed.toLocaleString('en-US')} chars]`;
 }
 
 /**

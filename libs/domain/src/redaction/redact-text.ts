@@ -1,3 +1,4 @@
+import { TRUNCATION_TAIL } from '@toolhistory/contract';
 import { DETECTORS, DetectorKind } from './detectors';
 
 export type RedactionCounts = Partial<Record<string, number>>;
@@ -11,8 +12,6 @@ export const redactionMarker = (label: string): string => `[REDACTED:${label}]`;
  */
 export const REDACTION_MARKER = /\[REDACTED:[^\]]{1,80}\]/g;
 const MIN_MATCH_LENGTH = 6;
-/** The marker a size limit leaves at the very end of a cut text (see redact-payload.ts). */
-export const TRUNCATION_TAIL = /…\[truncated [\d,]+ chars\]$/;
 
 /**
  * Replaces every detected value of the enabled kinds by `[REDACTED:<kind>]`
