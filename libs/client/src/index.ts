@@ -8,6 +8,8 @@ export {
   type Invocation,
   type Omission,
   OmissionReason,
+  type PendingApproval,
+  ApprovalStatus,
   type RecordedEvent,
   type Round,
   RunStatus,

@@ -18,6 +18,7 @@ import {
   InvocationStatus,
   ListToolInvocationsRequest,
   type Omission,
+  type PendingApproval,
   type RecordedEvent,
   SearchToolHistoryRequest,
   type SearchToolHistoryResponse,
@@ -113,6 +114,8 @@ export interface ReplayHistory<M> {
   omitted: Omission[];
   /** The tokens (o200k_base) of the tool names, arguments and results replayed. */
   historyTokens: number;
+  /** Calls waiting for a person's approval, oldest first: not in `turns` (each in `omitted` too), so the host can ask again. */
+  pendingApprovals: PendingApproval[];
 }
 
 export interface InvocationFilter extends CallControl {
@@ -255,7 +258,13 @@ export class ToolHistoryClient {
         ? toAiSdkMessages(turn.rounds)
         : JSON.parse(turn.messagesJson || '[]')) as HistoryMessages[F][],
     }));
-    return { messages: turns.flatMap((turn) => turn.messages), turns, omitted: response.omitted, historyTokens: response.historyTokens };
+    return {
+      messages: turns.flatMap((turn) => turn.messages),
+      turns,
+      omitted: response.omitted,
+      historyTokens: response.historyTokens,
+      pendingApprovals: response.pendingApprovals,
+    };
   }
 
   /** Every invocation that matches, page after page, in the service's stable order. */
