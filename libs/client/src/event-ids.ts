@@ -22,9 +22,19 @@ export function nameBasedUuid(name: string, namespace = TOOL_EVENT_ID_NAMESPACE)
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-/** What makes one event of a run the same event when a worker publishes it again. */
+/**
+ * What makes one event of a run the same event when a worker publishes it
+ * again. The events about one invocation (its call, its result, the request
+ * for approval and the answer) are keyed by the call's round, sequence and
+ * toolCallId; a run's end by its type alone.
+ */
 export type EventIdentity =
-  | { type: 'ToolCallRequested' | 'ToolResultReceived'; roundIndex: number; sequenceIndex: number; toolCallId: string }
+  | {
+      type: 'ToolCallRequested' | 'ToolResultReceived' | 'ToolApprovalRequested' | 'ToolApprovalDecided';
+      roundIndex: number;
+      sequenceIndex: number;
+      toolCallId: string;
+    }
   | { type: 'RunCompleted' | 'RunFailed' };
 
 export interface RunIdentity {

@@ -16,7 +16,17 @@ const validateAgainstSchema = ajv.compile(schema);
  * JSON Schema cannot state. Throws
  * InvalidToolEventError naming each field and rule; returns the JSON to send.
  */
-export function serializeValidEvent(event: Record<string, unknown>): string {
+export function serializeValidEvent(event: Record<string, unknown>, maxEventBytes = MAX_EVENT_BYTES): string {
+  const problems = eventProblems(event);
+  if (problems.length > 0) throw new InvalidToolEventError(problems);
+  const json = JSON.stringify(event);
+  const bytes = Buffer.byteLength(json);
+  if (bytes > maxEventBytes) throw new InvalidToolEventError([eventTooLarge(bytes, maxEventBytes)]);
+  return json;
+}
+
+/** What breaks the contract in an event apart from its size: the JSON Schema's rules and the payload depth. */
+export function eventProblems(event: Record<string, unknown>): string[] {
   const problems: string[] = [];
   if (!validateAgainstSchema(event)) problems.push(...describeSchemaErrors(validateAgainstSchema.errors ?? []));
   for (const field of ['arguments', 'result'] as const) {
@@ -24,12 +34,11 @@ export function serializeValidEvent(event: Record<string, unknown>): string {
       problems.push(`${field} must not nest deeper than ${MAX_JSON_DEPTH} levels`);
     }
   }
-  if (problems.length > 0) throw new InvalidToolEventError(problems);
-  const json = JSON.stringify(event);
-  const bytes = Buffer.byteLength(json);
-  if (bytes > MAX_EVENT_BYTES)
-    throw new InvalidToolEventError([`event is ${bytes} bytes, larger than the limit of ${MAX_EVENT_BYTES} bytes`]);
-  return json;
+  return problems;
+}
+
+export function eventTooLarge(bytes: number, maxEventBytes: number): string {
+  return `event is ${bytes} bytes, larger than the limit of ${maxEventBytes} bytes`;
 }
 
 function describeSchemaErrors(errors: readonly ErrorObject[]): string[] {

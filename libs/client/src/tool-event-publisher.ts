@@ -1,6 +1,8 @@
 import { Kafka, type KafkaConfig, logLevel as KafkaLogLevel, Partitioners, type Producer, type RetryOptions } from 'kafkajs';
+// A plain file of the contract with no imports of its own: bundled into the package when it is built.
+import { DEFAULT_MAX_EVENT_BYTES } from '../../contract/src/tool-event.types';
 import { deriveEventId, type EventIdentity } from './event-ids';
-import { serializeValidEvent } from './event-validation';
+import { checkMaxResultChars, type MaxResultChars, resultCharLimit, serializeFittedEvent } from './payload-truncation';
 import type { JsonObject, JsonValue, RunFailureDetail, TokenUsage, ToolEventType } from './tool-event-types';
 
 export const DEFAULT_TOOL_EVENTS_TOPIC = 'agent.tool-events';
@@ -23,6 +25,24 @@ export interface ToolEventPublisherOptions {
    * so a retry that did reach the broker is still recorded once.
    */
   retry?: RetryOptions;
+  /**
+   * The largest event (UTF-8 JSON) to send; default DEFAULT_MAX_EVENT_BYTES
+   * (1 MiB), the service's default MAX_EVENT_BYTES. Set it to the service's
+   * MAX_EVENT_BYTES when that differs. A call's arguments or a result that
+   * would make its event larger are cut to fit, with the truncation marker,
+   * and the event says how large they were (`originalBytes`): a big payload
+   * does not fail the turn.
+   */
+  maxEventBytes?: number;
+  /**
+   * Results longer than this (in characters of a string result's text, or of
+   * another result's JSON text) are cut to it, with the truncation marker,
+   * before they are sent: one limit, or `{ defaults, tools: { <toolName>: n } }`
+   * as the service's policy file states it. A result's tool is the `toolName`
+   * given with it, else the tool of the call this RunPublisher published
+   * with the same round, sequence and toolCallId. Default: no limit.
+   */
+  maxResultChars?: MaxResultChars;
 }
 
 export const DEFAULT_PUBLISH_RETRY: RetryOptions = { retries: 5, initialRetryTime: 300, maxRetryTime: 5_000 };
@@ -33,6 +53,12 @@ export interface RunScope {
   conversationId: string;
   channel: string;
   runId: string;
+  /**
+   * The host's id of the message that started the run (the user's message):
+   * every event of the run carries it, and replay places a run that has no
+   * final answer (failed, or still running) right after that message.
+   */
+  userMessageId?: string;
 }
 
 /** Fields every publishing method accepts: both default to what a first publication of the step would use. */
@@ -59,6 +85,38 @@ export interface ToolResultInput extends EventOverrides {
   result: JsonValue;
   /** Default false. */
   isError?: boolean;
+  /**
+   * The tool that gave the result, for the publisher's per-tool
+   * `maxResultChars` (it is not sent: the call names the tool). Default: the
+   * tool of the call this RunPublisher published for the same step.
+   */
+  toolName?: string;
+}
+
+/** A call waits for a person's approval before it runs: published after the call, keyed like it. */
+export interface ToolApprovalRequestInput extends EventOverrides {
+  roundIndex: number;
+  sequenceIndex: number;
+  /** The call's id; must not be empty (an approval is asked for a call the host can name). */
+  toolCallId: string;
+  /** Why the call needs approval, as shown to the person. */
+  reason?: string;
+}
+
+/**
+ * The person's answer, with the call's round, sequence and toolCallId. May be
+ * published by a later run of the conversation than the call's (the run that
+ * resumed after the answer).
+ */
+export interface ToolApprovalDecisionInput extends EventOverrides {
+  roundIndex: number;
+  sequenceIndex: number;
+  toolCallId: string;
+  approved: boolean;
+  /** The person's reason, if they gave one. */
+  reason?: string;
+  /** Who decided, as the host names them. */
+  decidedBy?: string;
 }
 
 export interface RunCompletionInput extends EventOverrides {
@@ -72,6 +130,8 @@ export interface RunCompletionInput extends EventOverrides {
 
 export interface RunFailureInput extends EventOverrides {
   error: RunFailureDetail;
+  /** Tokens per service (LLM) call the run made before it failed, in call order, as for complete(). */
+  usage?: TokenUsage[];
 }
 
 /** What the broker acknowledged. */
@@ -92,10 +152,19 @@ export interface PublishedEvent {
 export class ToolEventPublisher {
   readonly topic: string;
   private readonly producer: Producer;
+  private readonly maxEventBytes: number;
+  private readonly maxResultChars: MaxResultChars | undefined;
 
   constructor(options: ToolEventPublisherOptions) {
     if (!Array.isArray(options.brokers) || options.brokers.length === 0)
       throw new TypeError('brokers: at least one broker address is required');
+    const { maxEventBytes = DEFAULT_MAX_EVENT_BYTES } = options;
+    if (!(Number.isSafeInteger(maxEventBytes) && maxEventBytes >= 1))
+      throw new TypeError(`maxEventBytes: must be a whole number of bytes, 1 or more (got ${String(maxEventBytes)})`);
+    checkMaxResultChars(options.maxResultChars);
+    this.maxEventBytes = maxEventBytes;
+    // A copy: a caller changing its object later does not change what this publisher cuts.
+    this.maxResultChars = structuredClone(options.maxResultChars);
     this.topic = options.topic ?? DEFAULT_TOOL_EVENTS_TOPIC;
     const kafka = new Kafka({
       clientId: options.clientId ?? 'toolhistory-publisher',
@@ -128,28 +197,20 @@ export class ToolEventPublisher {
     for (const field of ['tenantId', 'conversationId', 'channel', 'runId'] as const) {
       if (typeof scope?.[field] !== 'string' || scope[field].length === 0) throw new TypeError(`${field} is required`);
     }
-    return new RunPublisher({ ...scope }, (events) => this.publish(scope, events));
+    const { userMessageId } = scope;
+    if (userMessageId !== undefined && (typeof userMessageId !== 'string' || userMessageId.length === 0))
+      throw new TypeError('userMessageId: must be a non-empty string when given (leave it out when the host has no id for the message)');
+    const frozen: RunScope = { ...scope };
+    return new RunPublisher(frozen, (events) => this.publish(frozen, events));
   }
 
-  /** Checks every event first (nothing is sent if one is invalid), then sends them in one request, in order. */
+  /**
+   * Checks every event first (nothing is sent if one is invalid or cannot be
+   * made to fit), cutting payloads over the limits, then sends them in one
+   * request, in order.
+   */
   private async publish(scope: RunScope, events: readonly PendingEvent[]): Promise<PublishedEvent[]> {
-    const now = new Date();
-    const prepared = events.map(({ identity, overrides, fields }) => {
-      const eventId = overrides.eventId ?? deriveEventId(scope, identity);
-      const occurredAt = overrides.occurredAt ?? now;
-      const value = serializeValidEvent({
-        eventId,
-        type: identity.type,
-        schemaVersion: PUBLISHED_SCHEMA_VERSION,
-        tenantId: scope.tenantId,
-        conversationId: scope.conversationId,
-        channel: scope.channel,
-        runId: scope.runId,
-        occurredAt: occurredAt instanceof Date ? occurredAt.toISOString() : occurredAt,
-        ...fields,
-      });
-      return { eventId, type: identity.type, value };
-    });
+    const prepared = prepareEvents(scope, events, { maxEventBytes: this.maxEventBytes, maxResultChars: this.maxResultChars });
     if (prepared.length === 0) return [];
     const [ack] = await this.producer.send({
       topic: this.topic,
@@ -167,38 +228,113 @@ export class ToolEventPublisher {
   }
 }
 
+/** The limits the publisher cuts payloads to (see ToolEventPublisherOptions). */
+export interface PayloadLimits {
+  maxEventBytes: number;
+  maxResultChars?: MaxResultChars;
+}
+
+/** An event as it goes to the broker. */
+export interface PreparedEvent {
+  eventId: string;
+  type: ToolEventType;
+  /** The event's JSON: the message value. */
+  value: string;
+}
+
+/**
+ * What ToolEventPublisher sends for a run's pending events: each with its
+ * envelope (derived event id and `now` unless overridden), checked against
+ * the contract and cut to the limits, in order. Throws InvalidToolEventError
+ * for the first event that is invalid or cannot be made to fit, so a batch is
+ * sent whole or not at all. For a host that sends the events itself (e.g.
+ * through an outbox): a RunPublisher over a Publish function that calls this.
+ */
+export function prepareEvents(scope: RunScope, events: readonly PendingEvent[], limits: PayloadLimits, now = new Date()): PreparedEvent[] {
+  return events.map(({ identity, overrides, fields, toolName }) => {
+    const eventId = overrides.eventId ?? deriveEventId(scope, identity);
+    const occurredAt = overrides.occurredAt ?? now;
+    const event = {
+      eventId,
+      type: identity.type,
+      schemaVersion: PUBLISHED_SCHEMA_VERSION,
+      tenantId: scope.tenantId,
+      conversationId: scope.conversationId,
+      channel: scope.channel,
+      runId: scope.runId,
+      occurredAt: occurredAt instanceof Date ? occurredAt.toISOString() : occurredAt,
+      ...(scope.userMessageId === undefined ? {} : { userMessageId: scope.userMessageId }),
+      ...fields,
+    };
+    const maxResultChars = identity.type === 'ToolResultReceived' ? resultCharLimit(limits.maxResultChars, toolName) : undefined;
+    return { eventId, type: identity.type, value: serializeFittedEvent(event, { maxEventBytes: limits.maxEventBytes, maxResultChars }) };
+  });
+}
+
 /** An event of a run before its envelope is added: what a RunPublisher hands to the publisher. */
 export interface PendingEvent {
   identity: EventIdentity;
   overrides: EventOverrides;
   fields: Record<string, unknown>;
+  /** A result's tool, when known: picks the tool's `maxResultChars`. Not sent. */
+  toolName?: string;
 }
 
 export type Publish = (events: readonly PendingEvent[]) => Promise<PublishedEvent[]>;
 
 /** One run's events. Each method resolves once the broker has the event. */
 export class RunPublisher {
+  /** The tool of each call published here, by step: a result's tool for the per-tool result limit. */
+  private readonly toolNames = new Map<string, string>();
+
   constructor(
     readonly scope: Readonly<RunScope>,
     private readonly publish: Publish,
   ) {}
 
   toolCall(input: ToolCallInput): Promise<PublishedEvent> {
-    return this.one(toolCallEvent(input));
+    return this.one(this.toolCallEvent(input));
   }
 
   /** A round's calls in one request: one acknowledgement for all of them. Nothing is sent if one is invalid. */
   toolCalls(inputs: readonly ToolCallInput[]): Promise<PublishedEvent[]> {
-    return this.publish(inputs.map(toolCallEvent));
+    return this.publish(inputs.map((input) => this.toolCallEvent(input)));
   }
 
   toolResult(input: ToolResultInput): Promise<PublishedEvent> {
-    return this.one(toolResultEvent(input));
+    return this.one(this.toolResultEvent(input));
   }
 
   /** Several results in one request: one acknowledgement for all of them. Nothing is sent if one is invalid. */
   toolResults(inputs: readonly ToolResultInput[]): Promise<PublishedEvent[]> {
-    return this.publish(inputs.map(toolResultEvent));
+    return this.publish(inputs.map((input) => this.toolResultEvent(input)));
+  }
+
+  /** The call waits for a person's approval (publish the call first). */
+  approvalRequested(input: ToolApprovalRequestInput): Promise<PublishedEvent> {
+    const { roundIndex, sequenceIndex, toolCallId } = input;
+    return this.one({
+      identity: { type: 'ToolApprovalRequested', roundIndex, sequenceIndex, toolCallId },
+      overrides: input,
+      fields: { toolCallId, roundIndex, sequenceIndex, ...(input.reason === undefined ? {} : { reason: input.reason }) },
+    });
+  }
+
+  /** The person's answer to the call of that round, sequence and toolCallId; this run may be a later one than the call's. */
+  approvalDecided(input: ToolApprovalDecisionInput): Promise<PublishedEvent> {
+    const { roundIndex, sequenceIndex, toolCallId, approved } = input;
+    return this.one({
+      identity: { type: 'ToolApprovalDecided', roundIndex, sequenceIndex, toolCallId },
+      overrides: input,
+      fields: {
+        toolCallId,
+        roundIndex,
+        sequenceIndex,
+        approved,
+        ...(input.reason === undefined ? {} : { reason: input.reason }),
+        ...(input.decidedBy === undefined ? {} : { decidedBy: input.decidedBy }),
+      },
+    });
   }
 
   complete(input: RunCompletionInput): Promise<PublishedEvent> {
@@ -217,7 +353,10 @@ export class RunPublisher {
     return this.one({
       identity: { type: 'RunFailed' },
       overrides: input,
-      fields: { error: { code: input.error?.code, message: input.error?.message } },
+      fields: {
+        error: { code: input.error?.code, message: input.error?.message },
+        ...(input.usage === undefined ? {} : { usage: input.usage }),
+      },
     });
   }
 
@@ -225,22 +364,29 @@ export class RunPublisher {
     const [published] = await this.publish([event]);
     return published;
   }
+
+  private toolCallEvent(input: ToolCallInput): PendingEvent {
+    const { roundIndex, sequenceIndex, toolCallId, toolName } = input;
+    if (typeof toolName === 'string') this.toolNames.set(stepKey(roundIndex, sequenceIndex, toolCallId), toolName);
+    return {
+      identity: { type: 'ToolCallRequested', roundIndex, sequenceIndex, toolCallId },
+      overrides: input,
+      fields: { roundIndex, sequenceIndex, toolCallId, toolName, arguments: input.arguments },
+    };
+  }
+
+  private toolResultEvent(input: ToolResultInput): PendingEvent {
+    const { roundIndex, sequenceIndex, toolCallId, result } = input;
+    return {
+      identity: { type: 'ToolResultReceived', roundIndex, sequenceIndex, toolCallId },
+      overrides: input,
+      fields: { toolCallId, roundIndex, sequenceIndex, result, isError: input.isError ?? false },
+      toolName: input.toolName ?? this.toolNames.get(stepKey(roundIndex, sequenceIndex, toolCallId)),
+    };
+  }
 }
 
-function toolCallEvent(input: ToolCallInput): PendingEvent {
-  const { roundIndex, sequenceIndex, toolCallId, toolName } = input;
-  return {
-    identity: { type: 'ToolCallRequested', roundIndex, sequenceIndex, toolCallId },
-    overrides: input,
-    fields: { roundIndex, sequenceIndex, toolCallId, toolName, arguments: input.arguments },
-  };
-}
-
-function toolResultEvent(input: ToolResultInput): PendingEvent {
-  const { roundIndex, sequenceIndex, toolCallId, result } = input;
-  return {
-    identity: { type: 'ToolResultReceived', roundIndex, sequenceIndex, toolCallId },
-    overrides: input,
-    fields: { toolCallId, roundIndex, sequenceIndex, result, isError: input.isError ?? false },
-  };
+/** A call's step as a map key: a JSON array keeps the parts apart whatever they hold. */
+function stepKey(roundIndex: number, sequenceIndex: number, toolCallId: string): string {
+  return JSON.stringify([roundIndex, sequenceIndex, toolCallId]);
 }

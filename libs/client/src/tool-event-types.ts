@@ -8,6 +8,8 @@ export type {
   ToolEvent,
   ToolEventType,
   ToolResultReceived,
+  ToolApprovalRequested,
+  ToolApprovalDecided,
   RunCompleted,
   RunFailed,
 } from '../../contract/src/tool-event.types';
