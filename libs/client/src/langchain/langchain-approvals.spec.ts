@@ -90,9 +90,9 @@ describe('callPositionIn', () => {
   ];
 
   it.each<[string, object | undefined]>([
-    ['c2', { roundIndex: 1, sequenceIndex: 1, toolName: 'refund' }],
-    ['c0', { roundIndex: 0, sequenceIndex: 0, toolName: 'get_order' }],
-    ['old', { roundIndex: 0, sequenceIndex: 0, toolName: 'get_order' }],
+    ['c2', { roundIndex: 1, sequenceIndex: 1, toolName: 'refund', callsInRound: 2 }],
+    ['c0', { roundIndex: 0, sequenceIndex: 0, toolName: 'get_order', callsInRound: 1 }],
+    ['old', { roundIndex: 0, sequenceIndex: 0, toolName: 'get_order', callsInRound: 1 }],
     ['unknown', undefined],
   ])('places %s by the rounds since the last human message before it', (toolCallId, position) => {
     expect(callPositionIn(messages, toolCallId)).toEqual(position);

@@ -94,23 +94,24 @@ function wordDecision(word: string): ApprovalDecision | undefined {
 
 /**
  * Where the model's call `toolCallId` sits, by the agent's messages (its
- * graph state): its index in its AIMessage's tool_calls, and the count of
- * AIMessages with tool calls since the last HumanMessage before it. Right
- * when the call's run began at that HumanMessage; a run that itself resumed
- * an interrupt leaves no mark in the messages, so for a call made after a
- * resume, pass the replay's `pendingApprovals` to the handler instead.
+ * graph state): its index in its AIMessage's tool_calls (of
+ * `callsInRound`), and the count of AIMessages with tool calls since the
+ * last HumanMessage before it. Right when the call's run began at that
+ * HumanMessage; a run that itself resumed an interrupt leaves no mark in the
+ * messages, so for a call made after a resume, pass the replay's
+ * `pendingApprovals` to the handler instead.
  */
 export function callPositionIn(
   messages: readonly BaseMessage[],
   toolCallId: string,
-): { roundIndex: number; sequenceIndex: number; toolName: string } | undefined {
+): { roundIndex: number; sequenceIndex: number; toolName: string; callsInRound: number } | undefined {
   for (let at = messages.length - 1; at >= 0; at--) {
     const calls = toolCallsIn(messages[at]);
     const sequenceIndex = calls.findIndex((call) => call.id === toolCallId);
     if (sequenceIndex === -1) continue;
     let roundIndex = 0;
     for (let i = at - 1; i >= 0 && !HumanMessage.isInstance(messages[i]); i--) if (toolCallsIn(messages[i]).length > 0) roundIndex++;
-    return { roundIndex, sequenceIndex, toolName: calls[sequenceIndex].name };
+    return { roundIndex, sequenceIndex, toolName: calls[sequenceIndex].name, callsInRound: calls.length };
   }
   return undefined;
 }
