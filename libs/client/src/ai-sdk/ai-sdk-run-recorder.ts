@@ -8,7 +8,8 @@ import type {
   ToolSet,
   UIMessage,
 } from 'ai';
-import type { RunPublisher, RunScope, ToolEventPublisher } from '../tool-event-publisher';
+import { type RunTarget, runOfTarget } from '../run-target';
+import type { RunPublisher } from '../tool-event-publisher';
 import { approvalAnswers, type KnownPendingApproval, resumedResults, splitResumedStep } from './ai-sdk-approvals';
 import { errorText, runFailure, runFinishReason, stepInvocations, stepUsage } from './ai-sdk-step-mapper';
 
@@ -16,7 +17,7 @@ import { errorText, runFailure, runFinishReason, stepInvocations, stepUsage } fr
 export type FinishedCall<TOOLS extends ToolSet = ToolSet> = Pick<OnFinishEvent<TOOLS>, 'steps' | 'response' | 'text'>;
 
 /** Where a call is recorded: one run's publisher, or a publisher and the run's scope (then `userMessageId` can be added to it). */
-export type AiSdkRunTarget = RunPublisher | { publisher: Pick<ToolEventPublisher, 'run'>; scope: RunScope };
+export type AiSdkRunTarget = RunTarget;
 
 /** A tool call that needs approval, as `approvalReason` gets it. */
 export interface ApprovalRequestCall {
@@ -116,7 +117,7 @@ export function toolHistoryCallbacks<TOOLS extends ToolSet = ToolSet>(
   target: AiSdkRunTarget,
   options: RecordingOptions<TOOLS> = {},
 ): ToolHistoryCallbacks<TOOLS> {
-  const run = runOf(target, options);
+  const run = runOfTarget(target, options.userMessageId ?? lastUserMessageId(options.uiMessages));
   let nextRoundIndex = 0;
   let resumeRecorded = false;
   let ended = false;
@@ -280,19 +281,6 @@ export function toolHistoryCallbacks<TOOLS extends ToolSet = ToolSet>(
     fail: (error) => end(() => run.fail({ error: runFailure(error), ...usageSoFar() })),
     recorded,
   };
-}
-
-/** The run to record to: the target's, with the userMessageId the options give, if any. */
-function runOf(target: AiSdkRunTarget, options: Pick<RecordingOptions, 'userMessageId' | 'uiMessages'>): RunPublisher {
-  const userMessageId = options.userMessageId ?? lastUserMessageId(options.uiMessages);
-  if ('publisher' in target) return target.publisher.run(userMessageId === undefined ? target.scope : { ...target.scope, userMessageId });
-  if (userMessageId !== undefined && target.scope.userMessageId !== userMessageId) {
-    throw new TypeError(
-      `userMessageId: a RunPublisher's scope is fixed (it has ${JSON.stringify(target.scope.userMessageId)}, not ${JSON.stringify(userMessageId)}): ` +
-        'pass { publisher, scope }, or give publisher.run() the userMessageId',
-    );
-  }
-  return target;
 }
 
 /** The id of the last user message among the host's UI messages. */

@@ -5,7 +5,8 @@ import { type BaseMessage, HumanMessage } from '@langchain/core/messages';
 import type { LLMResult } from '@langchain/core/outputs';
 import type { ChainValues } from '@langchain/core/utils/types';
 import type { PendingApproval } from '../generated/toolhistory/v1/toolhistory';
-import type { PublishedEvent, RunPublisher, RunScope, ToolEventPublisher } from '../tool-event-publisher';
+import { checkFixedScope, type RunTarget, runOfTarget } from '../run-target';
+import type { PublishedEvent, RunPublisher } from '../tool-event-publisher';
 import type { TokenUsage } from '../tool-event-types';
 import {
   approvalDecisionOf,
@@ -31,7 +32,7 @@ import {
 import { OrderedPublishQueue, type PublishFailure } from './ordered-publish-queue';
 
 /** Where the handler publishes: one run's publisher, or a publisher and the run's scope. */
-export type ToolHistoryRunTarget = RunPublisher | { publisher: Pick<ToolEventPublisher, 'run'>; scope: RunScope };
+export type ToolHistoryRunTarget = RunTarget;
 
 export interface ToolHistoryCallbackHandlerOptions {
   /** The host's final assistant message of the run; default: the id of the model's last output (LangChain's `run-<id>` when the model gave none). */
@@ -151,12 +152,7 @@ export class ToolHistoryCallbackHandler extends BaseCallbackHandler {
 
   constructor(target: ToolHistoryRunTarget, options: ToolHistoryCallbackHandlerOptions = {}) {
     super({ raiseError: options.raiseError ?? false, _awaitHandler: options.awaitPublishing ?? true });
-    if (!('publisher' in target) && options.userMessageId !== undefined && options.userMessageId !== target.scope.userMessageId) {
-      throw new TypeError(
-        `userMessageId: a RunPublisher's scope is fixed (it has ${JSON.stringify(target.scope.userMessageId)}): ` +
-          'pass { publisher, scope }, or give publisher.run() the userMessageId',
-      );
-    }
+    checkFixedScope(target, options.userMessageId);
     this.target = target;
     this.options = { ...options };
     this.queue = new OrderedPublishQueue(options.onPublishError);
@@ -168,9 +164,9 @@ export class ToolHistoryCallbackHandler extends BaseCallbackHandler {
   }
 
   private openRun(inputs: ChainValues | undefined): RunPublisher {
+    // The input's message id only where the run can take it: a RunPublisher's scope is the host's choice.
     if (!('publisher' in this.target)) return this.target;
-    const userMessageId = this.options.userMessageId ?? lastHumanMessageId(inputs);
-    return this.target.publisher.run(userMessageId === undefined ? this.target.scope : { ...this.target.scope, userMessageId });
+    return runOfTarget(this.target, this.options.userMessageId ?? lastHumanMessageId(inputs));
   }
 
   /** The handler keeps one run's state: LangChain gets the same instance back. */
