@@ -3,15 +3,22 @@ import { logLevel } from 'kafkajs';
 import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
 import { z } from 'zod';
 import {
+  DEFAULT_MAX_EVENT_BYTES,
   InvalidToolEventError,
   OmissionReason,
+  type PublishedEvent,
   RunPublisher,
   ToolEventPublisher,
   ToolHistoryClient,
   ToolHistoryError,
   type SubscribedEvent,
+  type ToolEvent,
+  type ToolResultReceived,
+  TRUNCATION_TAIL,
+  truncationMarker,
 } from '../../libs/client/src';
 import { toLangChainMessages } from '../../libs/client/src/langchain';
+import { freshTopic, readTopic, testKafka } from '../support/kafka-fixtures';
 import { RunningStack, startRunningStack } from '../support/running-stack';
 import { uniqueName } from '../support/test-environment';
 import { waitFor } from '../support/wait-for';
@@ -198,6 +205,57 @@ describe('@toolhistory/client through the real broker and the real gRPC server',
     ]);
     const listed = await collect(client.listToolInvocations({ tenantId: other.tenantId }));
     expect(listed.map((i) => i.toolCallId)).toEqual(['call_0', 'call_1', 'call_2']);
+  });
+
+  it('cuts a 3 MB result to fit the event limit instead of failing the turn: the broker gets the cut event, the service replays it', async () => {
+    const big = {
+      tenantId: uniqueName('tenant'),
+      conversationId: uniqueName('conv'),
+      channel: 'web',
+      runId: 'run-big',
+      userMessageId: 'msg-user-big',
+    };
+    const page = 'All work and no play makes Jack a dull boy. '.repeat(70_000);
+    expect(Buffer.byteLength(page)).toBeGreaterThan(3_000_000);
+    const step = { roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_page' };
+    const publishRun = async (run: RunPublisher) => {
+      await run.toolCall({ ...step, toolName: 'fetch_page', arguments: { url: 'https://example.com/long' } });
+      const published = await run.toolResult({ ...step, result: page });
+      await run.complete({ assistantMessageId: 'msg-big' });
+      return published;
+    };
+
+    // On a topic of its own, to read back exactly what the publisher sent.
+    const kafka = testKafka('client-big-result');
+    const { topic } = await freshTopic(kafka, 1);
+    const own = new ToolEventPublisher({ brokers: stack.brokers, topic });
+    await own.connect();
+    let published: PublishedEvent;
+    try {
+      published = await publishRun(own.run(big));
+    } finally {
+      await own.disconnect();
+    }
+    const messages = await readTopic(kafka, topic, 3);
+    const sent = messages.find((message) => message.offset === published.offset)!;
+    expect(Buffer.byteLength(sent.value!)).toBeLessThanOrEqual(DEFAULT_MAX_EVENT_BYTES);
+    const event = JSON.parse(sent.value!) as ToolResultReceived;
+    expect(event).toMatchObject({ type: 'ToolResultReceived', eventId: published.eventId, userMessageId: 'msg-user-big', ...step });
+    expect(event.originalBytes).toBe(Buffer.byteLength(JSON.stringify(page)));
+    const marker = TRUNCATION_TAIL.exec(event.result as string)!;
+    const kept = (event.result as string).slice(0, marker.index);
+    expect(page.startsWith(kept)).toBe(true);
+    expect(marker[0]).toBe(truncationMarker(page.length - kept.length));
+    expect(messages.map((message) => (JSON.parse(message.value!) as ToolEvent).userMessageId)).toEqual(Array(3).fill('msg-user-big'));
+
+    // And through the service: recorded and replayed as cut.
+    await publishRun(publisher.run(big));
+    const history = await waitFor(
+      () => client.getReplayHistory({ tenantId: big.tenantId, conversationId: big.conversationId, format: 'openai', view: 'structured' }),
+      (h) => h.turns.length === 1,
+      { what: 'the run with the cut result replayed' },
+    );
+    expect(history.turns[0].rounds[0].calls[0].result).toBe(event.result);
   });
 
   it('lists every invocation page after page, in order', async () => {

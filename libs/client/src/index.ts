@@ -9,11 +9,11 @@ export { TRUNCATION_TAIL, truncationMarker } from '../../contract/src/truncation
 export { DEFAULT_MAX_EVENT_BYTES } from '../../contract/src/tool-event.types';
 export type * from './tool-event-types';
 export {
+  ApprovalStatus,
   type Invocation,
+  type PendingApproval,
   type Omission,
   OmissionReason,
-  type PendingApproval,
-  ApprovalStatus,
   type RecordedEvent,
   type Round,
   RunStatus,

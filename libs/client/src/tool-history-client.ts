@@ -17,8 +17,6 @@ import {
   type Invocation,
   InvocationStatus,
   ListToolInvocationsRequest,
-  type Omission,
-  type PendingApproval,
   type RecordedEvent,
   SearchToolHistoryRequest,
   type SearchToolHistoryResponse,
@@ -26,10 +24,10 @@ import {
   StaleResultMode,
   SubscribeToolEventsRequest,
   ToolHistoryClient as GeneratedClient,
-  type Turn,
   UsageBucket,
 } from './generated/toolhistory/v1/toolhistory';
-import { type HistoryFormatName, type HistoryMessages, HISTORY_FORMAT_NAMES, toAiSdkMessages } from './history-formats';
+import { type HistoryFormatName, type HistoryMessages, HISTORY_FORMAT_NAMES } from './history-formats';
+import { type ReplayHistory, replayHistoryOf } from './replay-response';
 import type { ToolEvent, ToolEventType } from './tool-event-types';
 import { pause, reconnectDelayMs } from './reconnect-backoff';
 import { ToolHistoryError } from './tool-history-errors';
@@ -101,22 +99,7 @@ const WIRE_VIEW: Record<HistoryView, ReplayView> = {
   structured: ReplayView.REPLAY_VIEW_STRUCTURED,
 };
 
-export interface ReplayedTurn<M> extends Turn {
-  /** This turn's tool segment in the requested format, parsed. */
-  messages: M[];
-}
-
-export interface ReplayHistory<M> {
-  /** Every turn's messages, concatenated in order: ready to pass to the API. */
-  messages: M[];
-  turns: ReplayedTurn<M>[];
-  /** Every call left out, and why. */
-  omitted: Omission[];
-  /** The tokens (o200k_base) of the tool names, arguments and results replayed. */
-  historyTokens: number;
-  /** Calls waiting for a person's approval, oldest first: not in `turns` (each in `omitted` too), so the host can ask again. */
-  pendingApprovals: PendingApproval[];
-}
+export type { ReplayedTurn, ReplayHistory } from './replay-response';
 
 export interface InvocationFilter extends CallControl {
   tenantId: string;
@@ -252,22 +235,16 @@ export class ToolHistoryClient {
       }),
       request,
     );
-    const turns = response.turns.map((turn) => ({
-      ...turn,
-      messages: (request.format === 'ai-sdk'
-        ? toAiSdkMessages(turn.rounds)
-        : JSON.parse(turn.messagesJson || '[]')) as HistoryMessages[F][],
-    }));
-    return {
-      messages: turns.flatMap((turn) => turn.messages),
-      turns,
-      omitted: response.omitted,
-      historyTokens: response.historyTokens,
-      pendingApprovals: response.pendingApprovals,
-    };
+    return replayHistoryOf(response, request.format);
   }
 
-  /** Every invocation that matches, page after page, in the service's stable order. */
+  /**
+   * Every invocation that matches, page after page, in the service's stable
+   * order; each with its approval (`approval`, `approvalDecidedBy`,
+   * `approvalDecidedAt`, the reasons), the sizes its payloads had before the
+   * producer cut them (`argumentsOriginalBytes`, `resultOriginalBytes`) and
+   * the run that recorded the result when later than the call's (`resultRunId`).
+   */
   async *listToolInvocations(filter: InvocationFilter): AsyncGenerator<Invocation, void, undefined> {
     let pageToken = '';
     do {

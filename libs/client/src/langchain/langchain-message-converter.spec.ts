@@ -96,4 +96,30 @@ describe('spliceToolHistory', () => {
     ]);
     expect(host).toHaveLength(3);
   });
+
+  it("puts a failed run's tool messages right after the host message it started from (the turn's afterMessageId)", () => {
+    const host = [
+      new HumanMessage({ content: 'where is A-1?', id: 'u1' }),
+      new AIMessage({ content: 'Sorry, that failed.', id: 'a-host' }),
+      new HumanMessage({ content: 'charge it', id: 'u2' }),
+    ];
+
+    const messages = spliceToolHistory(host, {
+      turns: [
+        { rounds: [rounds[0]], assistantMessageId: '', afterMessageId: 'u1' },
+        { rounds: [rounds[1]], assistantMessageId: '', afterMessageId: '' },
+      ],
+    });
+
+    expect(messages.map((m) => `${m.type}:${m.id ?? (m as ToolMessage).tool_call_id ?? ''}`)).toEqual([
+      'human:u1',
+      'ai:',
+      'tool:call_a',
+      'tool:call_b',
+      'ai:a-host',
+      'human:u2',
+      'ai:',
+      'tool:call_c',
+    ]);
+  });
 });

@@ -6,7 +6,7 @@ import type { JsonObject } from '../tool-event-types';
 
 /** Replay history as getReplayHistory returns it, in any format: its turns' structured rounds are what is converted. */
 export interface ReplayedTurns {
-  turns: ReadonlyArray<{ rounds: readonly Round[]; assistantMessageId: string }>;
+  turns: ReadonlyArray<{ rounds: readonly Round[]; assistantMessageId: string; afterMessageId?: string }>;
 }
 
 /** What toLangChainMessages accepts: a replay history (any format), or OpenAI-format messages. */
@@ -25,13 +25,19 @@ export function toLangChainMessages(history: LangChainHistoryInput): BaseMessage
 
 /**
  * The host's conversation with each replayed turn's tool rounds, as
- * LangChain messages, right before the host's message whose id is the
- * turn's assistantMessageId (the run's final answer): spliceHistory of the
- * client with LangChain's message ids. A turn whose message the host no
- * longer has is left out. `messages` is not modified.
+ * LangChain messages, placed by spliceHistory of the client with LangChain's
+ * message ids: right before the host's message whose id is the turn's
+ * assistantMessageId (the run's final answer), left out when the host no
+ * longer has it; a turn without one (a failed or running run) right after
+ * its afterMessageId message, else after the last message. `messages` is not
+ * modified.
  */
 export function spliceToolHistory(messages: readonly BaseMessage[], history: ReplayedTurns): BaseMessage[] {
-  const turns = history.turns.map((turn) => ({ assistantMessageId: turn.assistantMessageId, messages: roundsToMessages(turn.rounds) }));
+  const turns = history.turns.map((turn) => ({
+    assistantMessageId: turn.assistantMessageId,
+    afterMessageId: turn.afterMessageId,
+    messages: roundsToMessages(turn.rounds),
+  }));
   return spliceHistory(messages, turns, (message) => message.id);
 }
 

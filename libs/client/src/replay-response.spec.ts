@@ -1,0 +1,149 @@
+import { ApprovalStatus, GetReplayHistoryResponse, ListToolInvocationsResponse, RunStatus } from './generated/toolhistory/v1/toolhistory';
+import { replayHistoryOf } from './replay-response';
+import { spliceHistory } from './splice-history';
+
+/** A response as it crosses the wire: encoded by the generated code and decoded again, as the gRPC client does. */
+const overTheWire = (response: GetReplayHistoryResponse) =>
+  GetReplayHistoryResponse.decode(GetReplayHistoryResponse.encode(response).finish());
+
+const call = {
+  toolCallId: 'call_refund1',
+  toolName: 'refund',
+  argumentsJson: '{"amount":120}',
+  result: 'Refused: a person denied this call.',
+  isError: true,
+  sequenceIndex: 0,
+  interrupted: false,
+  approval: ApprovalStatus.APPROVAL_STATUS_DENIED,
+};
+const openAiMessages = [
+  {
+    role: 'assistant',
+    content: null,
+    tool_calls: [{ id: 'call_refund1', type: 'function', function: { name: 'refund', arguments: '{"amount":120}' } }],
+  },
+  { role: 'tool', tool_call_id: 'call_refund1', content: 'Refused: a person denied this call.' },
+];
+const response = GetReplayHistoryResponse.fromPartial({
+  turns: [
+    {
+      runId: 'run-8',
+      assistantMessageId: '',
+      afterMessageId: 'msg-user-2',
+      status: RunStatus.RUN_STATUS_FAILED,
+      rounds: [{ roundIndex: 1, resumedFromRunId: 'run-7', calls: [call] }],
+      messagesJson: JSON.stringify(openAiMessages),
+    },
+    {
+      runId: 'run-9',
+      assistantMessageId: '',
+      status: RunStatus.RUN_STATUS_RUNNING,
+      rounds: [
+        {
+          roundIndex: 0,
+          calls: [{ ...call, toolCallId: 'call_ship', toolName: 'ship', approval: ApprovalStatus.APPROVAL_STATUS_NONE, interrupted: true }],
+        },
+      ],
+      messagesJson: '[]',
+    },
+  ],
+  pendingApprovals: [
+    {
+      toolCallId: 'call_wire',
+      toolName: 'wire_money',
+      argumentsJson: '{"to":"DE89"}',
+      runId: 'run-9',
+      requestedAt: new Date('2026-11-02T10:15:30.000Z'),
+      reason: 'transfers need a person',
+      roundIndex: 0,
+      sequenceIndex: 1,
+    },
+  ],
+  historyTokens: 42,
+});
+
+describe('replay results, typed', () => {
+  it('carry the pending approvals, and per turn afterMessageId, per round resumedFromRunId, per call interrupted and approval', () => {
+    const history = replayHistoryOf(overTheWire(response), 'openai');
+    expect(history.pendingApprovals).toEqual([
+      {
+        toolCallId: 'call_wire',
+        toolName: 'wire_money',
+        argumentsJson: '{"to":"DE89"}',
+        runId: 'run-9',
+        requestedAt: new Date('2026-11-02T10:15:30.000Z'),
+        reason: 'transfers need a person',
+        roundIndex: 0,
+        sequenceIndex: 1,
+      },
+    ]);
+    expect(history.turns.map((turn) => [turn.runId, turn.afterMessageId])).toEqual([
+      ['run-8', 'msg-user-2'],
+      // Unset on the wire: empty, as every absent proto3 string.
+      ['run-9', ''],
+    ]);
+    expect(history.turns.map((turn) => turn.rounds[0].resumedFromRunId)).toEqual(['run-7', '']);
+    expect(history.turns.map((turn) => turn.rounds[0].calls[0])).toEqual([
+      expect.objectContaining({ interrupted: false, approval: ApprovalStatus.APPROVAL_STATUS_DENIED }),
+      expect.objectContaining({ interrupted: true, approval: ApprovalStatus.APPROVAL_STATUS_NONE }),
+    ]);
+    expect(history.messages).toEqual(openAiMessages);
+    expect(history.historyTokens).toBe(42);
+  });
+
+  it('build ai-sdk messages from the rounds, and keep the same turn fields', () => {
+    const history = replayHistoryOf(overTheWire(response), 'ai-sdk');
+    expect(history.turns[0].afterMessageId).toBe('msg-user-2');
+    expect(history.turns[0].messages[1]).toEqual({
+      role: 'tool',
+      content: [
+        {
+          type: 'tool-result',
+          toolCallId: 'call_refund1',
+          toolName: 'refund',
+          output: { type: 'error-text', value: 'Refused: a person denied this call.' },
+        },
+      ],
+    });
+    expect(history.pendingApprovals.map((approval) => approval.toolCallId)).toEqual(['call_wire']);
+  });
+
+  it("splice as they come: a failed run after the host's message it started from, a running one at the end", () => {
+    const history = replayHistoryOf(overTheWire(response), 'openai');
+    const host = [
+      { id: 'msg-user-2', role: 'user', content: 'refund order 7' },
+      { id: 'msg-answer-2', role: 'assistant', content: 'That did not work.' },
+    ];
+    const spliced = spliceHistory(host, history.turns, (message) => message.id);
+    expect(spliced).toEqual([host[0], ...history.turns[0].messages, host[1], ...history.turns[1].messages]);
+  });
+
+  it("list invocations with their approval, the sizes the producer cut from, and the result's run", () => {
+    const page = ListToolInvocationsResponse.fromPartial({
+      invocations: [
+        {
+          toolCallId: 'call_refund1',
+          approval: ApprovalStatus.APPROVAL_STATUS_APPROVED,
+          approvalDecidedBy: 'desk-3',
+          approvalDecidedAt: new Date('2026-11-02T10:20:00.000Z'),
+          approvalRequestReason: 'refunds over 100 EUR need a person',
+          approvalDecisionReason: 'checked the order',
+          argumentsOriginalBytes: '2048',
+          resultOriginalBytes: '3000002',
+          resultRunId: 'run-8',
+        },
+      ],
+    });
+    const [invocation] = ListToolInvocationsResponse.decode(ListToolInvocationsResponse.encode(page).finish()).invocations;
+    expect(invocation).toMatchObject({
+      approval: ApprovalStatus.APPROVAL_STATUS_APPROVED,
+      approvalDecidedBy: 'desk-3',
+      approvalDecidedAt: new Date('2026-11-02T10:20:00.000Z'),
+      approvalRequestReason: 'refunds over 100 EUR need a person',
+      approvalDecisionReason: 'checked the order',
+      argumentsOriginalBytes: '2048',
+      resultOriginalBytes: '3000002',
+      resultRunId: 'run-8',
+    });
+  });
+});
