@@ -3,9 +3,11 @@ import { convertArrayToReadableStream, MockLanguageModelV3 } from 'ai/test';
 import type { Admin } from 'kafkajs';
 import { z } from 'zod';
 import {
+  ApprovalStatus,
   InvalidToolEventError,
   InvocationStatus,
   OmissionReason,
+  TRUNCATION_TAIL,
   ToolEventPublisher,
   ToolHistoryClient,
   type HistoryMessages,
@@ -14,7 +16,13 @@ import {
   type ToolEvent,
   type ToolEventType,
 } from '../../libs/client/src';
-import { recordedGenerateText, recordedStreamText, toolHistoryCallbacks } from '../../libs/client/src/ai-sdk';
+import {
+  pendingApprovalMessages,
+  recordedGenerateText,
+  recordedStreamText,
+  toolApprovalResponse,
+  toolHistoryCallbacks,
+} from '../../libs/client/src/ai-sdk';
 import { testKafka } from '../support/kafka-fixtures';
 import { HOUR_LONG_FRESHNESS, startClientStack, stopClientStack } from '../support/client-stack';
 import type { RunningStack } from '../support/running-stack';
@@ -136,6 +144,17 @@ describe('@toolhistory/client/ai-sdk: AI SDK calls recorded through the real bro
       if (recorded.runId === runId) return recorded.event;
     }
     throw new Error(`no ${type} recorded for ${runId} within 30 s`);
+  }
+
+  /** Every recorded event of the run, in order, up to its RunCompleted or RunFailed, as the service's subscription delivers them. */
+  async function eventsOfRun(runId: string): Promise<ToolEvent[]> {
+    const events: ToolEvent[] = [];
+    for await (const recorded of client.subscribe({ tenantId, signal: AbortSignal.timeout(30_000) })) {
+      if (recorded.runId !== runId) continue;
+      events.push(recorded.event);
+      if (recorded.event.type === 'RunCompleted' || recorded.event.type === 'RunFailed') return events;
+    }
+    throw new Error(`${runId} did not end within 30 s`);
   }
 
   const replayUntil = (conversationId: string, done: (history: ReplayHistory<HistoryMessages['ai-sdk']>) => boolean, what: string) =>
@@ -553,5 +572,276 @@ describe('@toolhistory/client/ai-sdk: AI SDK calls recorded through the real bro
     const failed = await recordedEvent('RunFailed', 'unrecordable');
     expect(failed).toMatchObject({ error: { code: 'recording_failed' } });
     expect(failed.type === 'RunFailed' && failed.error.message).toContain('toolName');
+  });
+  describe('tools that need approval (needsApproval)', () => {
+    const approvalTools = {
+      ...tools,
+      refund: tool({
+        description: 'Refunds an order; a person approves first',
+        inputSchema: z.object({ orderId: z.string(), amount: z.number() }),
+        needsApproval: true,
+        execute: async ({ orderId, amount }) => `refunded ${amount} EUR for ${orderId}`,
+      }),
+    };
+    const approvalReason = ({ input }: { input: unknown }) => `refund of ${(input as { amount: number }).amount} EUR`;
+    const question: ModelMessage = { role: 'user', content: 'Refund order A-1, it rained all week' };
+    /** The host keeps its messages as JSON, as a store does (and so the SDK revalidates approved input on plain objects). */
+    const stored = (messages: readonly ModelMessage[]): ModelMessage[] => JSON.parse(JSON.stringify(messages)) as ModelMessage[];
+    const scopeOf = (conversationId: string, runId: string) => ({ publisher, scope: { tenantId, conversationId, channel: 'web', runId } });
+
+    /** Run 1: the weather, then a refund that needs approval; the call ends awaiting it. The host's UI messages carry ids. */
+    async function askForRefund(conversationId: string, runId: string, model: MockLanguageModelV3) {
+      const result = await recordedGenerateText(
+        scopeOf(conversationId, runId),
+        { model, tools: approvalTools, messages: [question], stopWhen: stepCountIs(5) },
+        { uiMessages: [{ id: 'ui-user-1', role: 'user' }], approvalReason },
+      );
+      const request = result.content.find((part) => part.type === 'tool-approval-request');
+      if (request?.type !== 'tool-approval-request') throw new Error('the call did not end awaiting approval');
+      expect(request.toolCall).toMatchObject({ toolCallId: 'call_refund', toolName: 'refund' });
+      return { host: stored([question, ...result.response.messages]), approvalId: request.approvalId };
+    }
+
+    /** The model: asks for the weather, then for the refund; then answers `text` in the run that resumes. */
+    const refundModel = (text: string) =>
+      scriptedModel([
+        reply({ toolCalls: [['call_w', 'get_weather', { city: 'Paris' }]] }, [30, 6]),
+        reply({ toolCalls: [['call_refund', 'refund', { orderId: 'A-1', amount: 20 }]] }, [50, 8]),
+        reply({ text }, [80, 5]),
+      ]);
+
+    /** The call the replay gives back for `toolCallId`, wherever it sits. */
+    const replayedCall = (history: ReplayHistory<HistoryMessages['ai-sdk']>, toolCallId: string) =>
+      history.turns.flatMap((t) => t.rounds.flatMap((r) => r.calls)).find((c) => c.toolCallId === toolCallId);
+
+    describe('approved in a later run, from the messages the host kept', () => {
+      const conversationId = uniqueName('conv');
+      const model = refundModel('Refunded 20 EUR.');
+      let asked: ToolEvent[];
+      let resumed: ToolEvent[];
+
+      beforeAll(async () => {
+        const { host, approvalId } = await askForRefund(conversationId, 'run-ask', model);
+        asked = await eventsOfRun('run-ask');
+        // The person approves; the host's next call carries the answer, and the SDK runs the refund before its model call.
+        const approved = await recordedGenerateText(
+          scopeOf(conversationId, 'run-resume'),
+          {
+            model,
+            tools: approvalTools,
+            messages: [
+              ...host,
+              { role: 'tool', content: [{ type: 'tool-approval-response', approvalId, approved: true, reason: 'loyal customer' }] },
+            ],
+            stopWhen: stepCountIs(5),
+          },
+          { decidedBy: 'desk-3', assistantMessageId: 'msg-refunded' },
+        );
+        expect(approved.text).toBe('Refunded 20 EUR.');
+        resumed = await eventsOfRun('run-resume');
+      });
+
+      it('records the request in the run that asked, and the decision and the result in the run that resumed, with the ids of the call', () => {
+        expect(asked.map((e) => [e.type, 'toolCallId' in e ? e.toolCallId : undefined])).toEqual([
+          ['ToolCallRequested', 'call_w'],
+          ['ToolResultReceived', 'call_w'],
+          ['ToolCallRequested', 'call_refund'],
+          ['ToolApprovalRequested', 'call_refund'],
+          ['RunCompleted', undefined],
+        ]);
+        expect(asked[3]).toMatchObject({ roundIndex: 1, sequenceIndex: 0, reason: 'refund of 20 EUR' });
+        // The run ended before the refund ran: its last round did not reach the model.
+        expect(asked[4]).toMatchObject({ finishReason: 'tool_limit' });
+        expect(asked.map((e) => e.userMessageId)).toEqual(Array(asked.length).fill('ui-user-1'));
+
+        expect(toolParts(model.doGenerateCalls[2].prompt).results.at(-1)).toEqual([
+          'call_refund',
+          'refund',
+          { type: 'text', value: 'refunded 20 EUR for A-1' },
+        ]);
+        expect(resumed).toEqual([
+          expect.objectContaining({
+            type: 'ToolApprovalDecided',
+            toolCallId: 'call_refund',
+            roundIndex: 1,
+            sequenceIndex: 0,
+            approved: true,
+            reason: 'loyal customer',
+            decidedBy: 'desk-3',
+          }),
+          expect.objectContaining({
+            type: 'ToolResultReceived',
+            toolCallId: 'call_refund',
+            roundIndex: 1,
+            sequenceIndex: 0,
+            result: 'refunded 20 EUR for A-1',
+            isError: false,
+          }),
+          expect.objectContaining({ type: 'RunCompleted', finishReason: 'stop', assistantMessageId: 'msg-refunded' }),
+        ]);
+      });
+
+      it("lists the call as approved and answered by the later run's result, and replays it in that run", async () => {
+        const invocations = await invocationsOf(conversationId, 2);
+        expect(invocations.map((i) => [i.toolCallId, i.runId, i.status, i.approval])).toEqual([
+          ['call_w', 'run-ask', InvocationStatus.INVOCATION_STATUS_SUCCEEDED, ApprovalStatus.APPROVAL_STATUS_NONE],
+          ['call_refund', 'run-ask', InvocationStatus.INVOCATION_STATUS_SUCCEEDED, ApprovalStatus.APPROVAL_STATUS_APPROVED],
+        ]);
+        expect(invocations[1]).toMatchObject({
+          result: 'refunded 20 EUR for A-1',
+          resultRunId: 'run-resume',
+          approvalDecidedBy: 'desk-3',
+          approvalRequestReason: 'refund of 20 EUR',
+          approvalDecisionReason: 'loyal customer',
+        });
+        const history = await replayUntil(conversationId, (h) => h.turns.some((t) => t.runId === 'run-resume'), 'the resumed run replayed');
+        expect(history.pendingApprovals).toEqual([]);
+        const resumedTurn = history.turns.find((t) => t.runId === 'run-resume')!;
+        expect(resumedTurn.rounds).toEqual([
+          expect.objectContaining({
+            resumedFromRunId: 'run-ask',
+            calls: [
+              expect.objectContaining({
+                toolCallId: 'call_refund',
+                result: 'refunded 20 EUR for A-1',
+                isError: false,
+                approval: ApprovalStatus.APPROVAL_STATUS_APPROVED,
+              }),
+            ],
+          }),
+        ]);
+        expect(resumedTurn.messages.map((message) => modelMessageSchema.parse(message).role)).toEqual(['assistant', 'tool']);
+      });
+    });
+
+    describe('denied in a later run', () => {
+      const conversationId = uniqueName('conv');
+      const model = refundModel('I will not refund it.');
+      let denied: ToolEvent[];
+
+      beforeAll(async () => {
+        const { host, approvalId } = await askForRefund(conversationId, 'run-ask-2', model);
+        const answer: ModelMessage = {
+          role: 'tool',
+          content: [{ type: 'tool-approval-response', approvalId, approved: false, reason: 'over the weekly limit' }],
+        };
+        await recordedGenerateText(scopeOf(conversationId, 'run-deny'), {
+          model,
+          tools: approvalTools,
+          messages: [...host, answer],
+          stopWhen: stepCountIs(5),
+        });
+        denied = await eventsOfRun('run-deny');
+      });
+
+      it('records the decision with the ids of the call, and no result: the model was told it was denied', () => {
+        expect(toolParts(model.doGenerateCalls[2].prompt).results.at(-1)).toEqual([
+          'call_refund',
+          'refund',
+          { type: 'execution-denied', reason: 'over the weekly limit' },
+        ]);
+        expect(denied).toEqual([
+          expect.objectContaining({
+            type: 'ToolApprovalDecided',
+            toolCallId: 'call_refund',
+            roundIndex: 1,
+            sequenceIndex: 0,
+            approved: false,
+            reason: 'over the weekly limit',
+          }),
+          expect.objectContaining({ type: 'RunCompleted', finishReason: 'stop' }),
+        ]);
+      });
+
+      it('replays the denied call with an error result that says it was denied', async () => {
+        const history = await replayUntil(conversationId, (h) => replayedCall(h, 'call_refund') !== undefined, 'the denied call replayed');
+        expect(history.pendingApprovals).toEqual([]);
+        expect(replayedCall(history, 'call_refund')).toMatchObject({
+          isError: true,
+          approval: ApprovalStatus.APPROVAL_STATUS_DENIED,
+          result: expect.stringMatching(/denied/i),
+        });
+      });
+    });
+
+    it('lists a waiting call in pendingApprovals; a host that keeps no tool messages answers the replayed request, recorded with the ids of the call', async () => {
+      const conversationId = uniqueName('conv');
+      const model = refundModel('Refunded 20 EUR.');
+      await askForRefund(conversationId, 'run-ask-3', model);
+
+      // The replay leaves the waiting call out of the turns and lists it to ask again.
+      const waiting = await replayUntil(conversationId, (h) => h.pendingApprovals.length === 1, 'the refund awaiting approval');
+      expect(waiting.pendingApprovals).toEqual([
+        expect.objectContaining({
+          toolCallId: 'call_refund',
+          toolName: 'refund',
+          runId: 'run-ask-3',
+          reason: 'refund of 20 EUR',
+          roundIndex: 1,
+          sequenceIndex: 0,
+        }),
+      ]);
+      expect(JSON.parse(waiting.pendingApprovals[0].argumentsJson)).toEqual({ orderId: 'A-1', amount: 20 });
+      expect(waiting.omitted).toContainEqual(
+        expect.objectContaining({ toolCallId: 'call_refund', reason: OmissionReason.OMISSION_REASON_AWAITING_APPROVAL }),
+      );
+      expect(replayedCall(waiting, 'call_refund')).toBeUndefined();
+
+      // The replayed request as the SDK wants it back, after the replayed turns, answered yes.
+      const [pending] = waiting.pendingApprovals;
+      const messages = [
+        question,
+        ...waiting.messages,
+        ...pendingApprovalMessages(waiting.pendingApprovals),
+        { role: 'tool', content: [toolApprovalResponse(pending, { approved: true })] },
+      ].map((message) => modelMessageSchema.parse(message));
+      const approved = await recordedGenerateText(scopeOf(conversationId, 'run-resume-3'), {
+        model,
+        tools: approvalTools,
+        messages,
+        stopWhen: stepCountIs(5),
+      });
+
+      expect(approved.text).toBe('Refunded 20 EUR.');
+      expect(await eventsOfRun('run-resume-3')).toEqual([
+        expect.objectContaining({
+          type: 'ToolApprovalDecided',
+          toolCallId: 'call_refund',
+          roundIndex: 1,
+          sequenceIndex: 0,
+          approved: true,
+        }),
+        expect.objectContaining({ type: 'ToolResultReceived', toolCallId: 'call_refund', roundIndex: 1, sequenceIndex: 0 }),
+        expect.objectContaining({ type: 'RunCompleted', finishReason: 'stop' }),
+      ]);
+    });
+  });
+
+  it('completes a turn whose tool returns 3 MB: the recorded result is cut with the truncation marker, and its original size is listed', async () => {
+    const conversationId = uniqueName('conv');
+    const page = 'All work and no play makes Jack a dull boy. '.repeat(70_000);
+    expect(Buffer.byteLength(page)).toBeGreaterThan(3_000_000);
+    const model = scriptedModel([
+      reply({ toolCalls: [['call_page', 'fetch_page', { url: 'https://example.com/long' }]] }, [20, 5]),
+      reply({ text: 'It is a long page.' }, [900_000, 6]),
+    ]);
+    const pageTools = { fetch_page: tool({ inputSchema: z.object({ url: z.string() }), execute: async () => page }) };
+
+    const result = await recordedGenerateText(runOf(conversationId, 'run-page'), {
+      model,
+      tools: pageTools,
+      prompt: 'Read it',
+      stopWhen: stepCountIs(3),
+    });
+
+    expect(result.text).toBe('It is a long page.');
+    // The model got the whole page; the record keeps what fits.
+    expect(toolParts(model.doGenerateCalls[1].prompt).results[0][2]).toEqual({ type: 'text', value: page });
+    const recorded = (await eventsOfRun('run-page')).find((e) => e.type === 'ToolResultReceived')!;
+    expect(recorded.type === 'ToolResultReceived' && recorded.result).toMatch(TRUNCATION_TAIL);
+    expect(recorded).toMatchObject({ originalBytes: Buffer.byteLength(JSON.stringify(page)) });
+    const [invocation] = await invocationsOf(conversationId, 1);
+    expect(invocation.result).toMatch(TRUNCATION_TAIL);
+    expect(invocation.resultOriginalBytes).toBe(String(Buffer.byteLength(JSON.stringify(page))));
   });
 });

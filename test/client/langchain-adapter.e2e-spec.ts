@@ -1,13 +1,25 @@
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
+import { tool } from '@langchain/core/tools';
+import { Command, interrupt, MemorySaver } from '@langchain/langgraph';
 // The repo's moduleResolution ("node") does not read package exports: the types come from the file the export names.
 import type * as Prebuilt from '@langchain/langgraph/dist/prebuilt/index.js';
-import { OmissionReason, RunStatus, type SubscribedEvent, ToolEventPublisher, ToolHistoryClient } from '../../libs/client/src';
+import {
+  ApprovalStatus,
+  InvocationStatus,
+  OmissionReason,
+  RunStatus,
+  type SubscribedEvent,
+  type ToolEvent,
+  ToolEventPublisher,
+  ToolHistoryClient,
+} from '../../libs/client/src';
 import { spliceToolHistory, toLangChainMessages, ToolHistoryCallbackHandler } from '../../libs/client/src/langchain';
-import { call, ScriptedChatModel, tools, usage } from '../../libs/client/src/langchain/scripted-chat-model.fixture';
+import { call, getOrder, ScriptedChatModel, tools, usage } from '../../libs/client/src/langchain/scripted-chat-model.fixture';
 import { HOUR_LONG_FRESHNESS, startClientStack, stopClientStack } from '../support/client-stack';
 import type { RunningStack } from '../support/running-stack';
 import { uniqueName } from '../support/test-environment';
 import { waitFor } from '../support/wait-for';
+import { z } from 'zod';
 
 const { createReactAgent } = jest.requireActual<typeof Prebuilt>('@langchain/langgraph/prebuilt');
 
@@ -199,5 +211,152 @@ describe('@toolhistory/client/langchain: a LangGraph ReAct agent recorded throug
     for await (const invocation of client.listToolInvocations({ tenantId, runId: 'run-3' }))
       audited.push(`${invocation.toolCallId}:${invocation.result}`);
     expect(audited).toEqual(['call_f:order C-3: shipped']);
+  });
+  describe('a tool that asks a person first (interrupt() inside the tool)', () => {
+    const approvals = { tenantId: uniqueName('tenant'), conversationId: uniqueName('conv'), channel: 'support' };
+    const scopeOf = (runId: string) => ({ ...approvals, runId });
+    const refund = tool(
+      async ({ orderId, amount }: { orderId: string; amount: number }) => {
+        const answer = interrupt({ reason: `Refund ${amount} EUR for ${orderId}?` }) as { approved?: boolean };
+        return answer.approved === true ? `refunded ${amount} EUR for ${orderId}` : 'refund declined';
+      },
+      {
+        name: 'refund',
+        description: 'Refunds an order, once a person approves.',
+        schema: z.object({ orderId: z.string(), amount: z.number() }),
+      },
+    );
+    // Round 0 looks the order up, round 1 asks to refund it; after the answer, the model answers.
+    const model = new ScriptedChatModel([
+      { content: '', tool_calls: [call('call_look', 'get_order', { orderId: 'A-1' })], usage_metadata: usage(40, 5) },
+      { content: '', tool_calls: [call('call_refund', 'refund', { orderId: 'A-1', amount: 20 })], usage_metadata: usage(60, 7) },
+      { content: 'Refunded 20 EUR.', usage_metadata: usage(90, 6) },
+    ]);
+    // A durable checkpointer in production: the graph is resumed by a later request, with a handler of its own.
+    const agent = createReactAgent({ llm: model, tools: [getOrder, refund], checkpointer: new MemorySaver() });
+    const thread = { configurable: { thread_id: approvals.conversationId } };
+    const replay = () =>
+      client.getReplayHistory({ tenantId: approvals.tenantId, conversationId: approvals.conversationId, format: 'openai' });
+
+    /** Every recorded event of the run, in order, up to its end, as the service's subscription delivers them. */
+    async function eventsOfRun(runId: string): Promise<ToolEvent[]> {
+      const events: ToolEvent[] = [];
+      for await (const recorded of client.subscribe({ tenantId: approvals.tenantId, signal: AbortSignal.timeout(30_000) })) {
+        if (recorded.runId !== runId) continue;
+        events.push(recorded.event);
+        if (recorded.event.type === 'RunCompleted' || recorded.event.type === 'RunFailed') return events;
+      }
+      throw new Error(`${runId} did not end within 30 s`);
+    }
+
+    it('records the interrupt as an approval request for the call, not as an error or a failed run', async () => {
+      const handler = new ToolHistoryCallbackHandler({ publisher, scope: scopeOf('run-ask') }, { interruptEndsRun: true });
+
+      const paused = await agent.invoke(
+        { messages: [new HumanMessage({ id: 'user-refund', content: 'Refund A-1, please' })] },
+        { ...thread, callbacks: [handler] },
+      );
+
+      // LangGraph's result names the pause (a field its state type does not declare).
+      expect((paused as { __interrupt__?: unknown }).__interrupt__).toEqual([
+        expect.objectContaining({ value: { reason: 'Refund 20 EUR for A-1?' } }),
+      ]);
+      await handler.settled();
+      const asked = await eventsOfRun('run-ask');
+      expect(asked.map((e) => [e.type, 'toolCallId' in e ? e.toolCallId : undefined])).toEqual([
+        ['ToolCallRequested', 'call_look'],
+        ['ToolResultReceived', 'call_look'],
+        ['ToolCallRequested', 'call_refund'],
+        ['ToolApprovalRequested', 'call_refund'],
+        ['RunCompleted', undefined],
+      ]);
+      expect(asked[3]).toMatchObject({ roundIndex: 1, sequenceIndex: 0, reason: 'Refund 20 EUR for A-1?' });
+      expect(asked[4]).toMatchObject({ finishReason: 'tool_limit' });
+      // The user's message id from the agent's input, on every event of the run.
+      expect(asked.map((e) => e.userMessageId)).toEqual(Array(asked.length).fill('user-refund'));
+    });
+
+    it('lists the call in pendingApprovals while it waits', async () => {
+      const history = await waitFor(replay, (h) => h.pendingApprovals.length === 1, { what: 'the refund awaiting approval' });
+      expect(history.pendingApprovals).toEqual([
+        expect.objectContaining({
+          toolCallId: 'call_refund',
+          toolName: 'refund',
+          runId: 'run-ask',
+          reason: 'Refund 20 EUR for A-1?',
+          roundIndex: 1,
+          sequenceIndex: 0,
+        }),
+      ]);
+      expect(history.omitted).toContainEqual(
+        expect.objectContaining({ toolCallId: 'call_refund', reason: OmissionReason.OMISSION_REASON_AWAITING_APPROVAL }),
+      );
+    });
+
+    it("records, in the run that resumes, the decision the resume value gives and the tool's result, with the ids of the call", async () => {
+      const handler = new ToolHistoryCallbackHandler({ publisher, scope: scopeOf('run-resume') });
+
+      const result = await agent.invoke(new Command({ resume: { approved: true, reason: 'loyal customer', decidedBy: 'grace' } }), {
+        ...thread,
+        callbacks: [handler],
+      });
+
+      expect(result.messages.at(-1)!.content).toBe('Refunded 20 EUR.');
+      await handler.settled();
+      expect(await eventsOfRun('run-resume')).toEqual([
+        expect.objectContaining({
+          type: 'ToolApprovalDecided',
+          toolCallId: 'call_refund',
+          roundIndex: 1,
+          sequenceIndex: 0,
+          approved: true,
+          reason: 'loyal customer',
+          decidedBy: 'grace',
+        }),
+        expect.objectContaining({
+          type: 'ToolResultReceived',
+          toolCallId: 'call_refund',
+          roundIndex: 1,
+          sequenceIndex: 0,
+          result: 'refunded 20 EUR for A-1',
+          isError: false,
+        }),
+        expect.objectContaining({ type: 'RunCompleted', finishReason: 'stop' }),
+      ]);
+    });
+
+    it("lists the call as approved with the resumed run's result, and replays it in that run", async () => {
+      const invocations = await waitFor(
+        async () => {
+          const found = [];
+          for await (const invocation of client.listToolInvocations({
+            tenantId: approvals.tenantId,
+            conversationId: approvals.conversationId,
+          }))
+            found.push(invocation);
+          return found;
+        },
+        (found) => found.some((i) => i.toolCallId === 'call_refund' && i.status !== InvocationStatus.INVOCATION_STATUS_PENDING),
+        { what: 'the refund answered' },
+      );
+      expect(invocations.find((i) => i.toolCallId === 'call_refund')).toMatchObject({
+        runId: 'run-ask',
+        resultRunId: 'run-resume',
+        status: InvocationStatus.INVOCATION_STATUS_SUCCEEDED,
+        result: 'refunded 20 EUR for A-1',
+        approval: ApprovalStatus.APPROVAL_STATUS_APPROVED,
+        approvalDecidedBy: 'grace',
+      });
+      const history = await waitFor(replay, (h) => h.turns.some((t) => t.runId === 'run-resume'), { what: 'the resumed run replayed' });
+      expect(history.pendingApprovals).toEqual([]);
+      expect(history.turns.find((t) => t.runId === 'run-resume')!.messages).toEqual([
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_refund', type: 'function', function: { name: 'refund', arguments: '{"orderId":"A-1","amount":20}' } }],
+        },
+        { role: 'tool', tool_call_id: 'call_refund', content: 'refunded 20 EUR for A-1' },
+      ]);
+    });
   });
 });

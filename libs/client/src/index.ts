@@ -26,3 +26,4 @@ export {
   PersistMode,
 } from './generated/toolhistory/v1/toolhistory';
 export * from './splice-history';
+export type { RunTarget } from './run-target';

@@ -1,7 +1,6 @@
 import { generateText, stepCountIs, streamText } from 'ai';
-import type { GenerateTextResult, OutputInterface, StopCondition, StreamTextResult, ToolSet } from 'ai';
-import type { RunPublisher } from '../tool-event-publisher';
-import { type RecordingOptions, toolHistoryCallbacks } from './ai-sdk-run-recorder';
+import type { GenerateTextResult, OutputInterface, PrepareStepFunction, StopCondition, StreamTextResult, ToolSet } from 'ai';
+import { type AiSdkRunTarget, type RecordingOptions, toolHistoryCallbacks } from './ai-sdk-run-recorder';
 
 /** generateText's options. */
 export type GenerateTextOptions<TOOLS extends ToolSet, OUTPUT extends OutputInterface> = Parameters<typeof generateText<TOOLS, OUTPUT>>[0];
@@ -29,15 +28,16 @@ export async function recordedGenerateText<
   TOOLS extends ToolSet = ToolSet,
   OUTPUT extends OutputInterface = OutputInterface<string, string>,
 >(
-  run: RunPublisher,
+  target: AiSdkRunTarget,
   options: GenerateTextOptions<TOOLS, OUTPUT>,
   recording: RecordingOptions<TOOLS> = {},
 ): Promise<GenerateTextResult<TOOLS, OUTPUT>> {
-  const recorder = toolHistoryCallbacks<TOOLS>(run, recording);
+  const recorder = toolHistoryCallbacks<TOOLS>(target, recording);
   let result: GenerateTextResult<TOOLS, OUTPUT>;
   try {
     result = await generateText<TOOLS, OUTPUT>({
       ...options,
+      prepareStep: prepareSteps(recorder.prepareStep, options.prepareStep),
       stopWhen: [...stopConditions(options.stopWhen), recorder.recordingFailed],
       onStepFinish: chain(recorder.onStepFinish, options.onStepFinish),
       onFinish: chain(recorder.onFinish, options.onFinish),
@@ -62,14 +62,15 @@ export function recordedStreamText<
   TOOLS extends ToolSet = ToolSet,
   OUTPUT extends OutputInterface = OutputInterface<string, string, never>,
 >(
-  run: RunPublisher,
+  target: AiSdkRunTarget,
   options: StreamTextOptions<TOOLS, OUTPUT>,
   recording: RecordingOptions<TOOLS> = {},
 ): RecordedStreamTextResult<TOOLS, OUTPUT> {
-  const recorder = toolHistoryCallbacks<TOOLS>(run, recording);
+  const recorder = toolHistoryCallbacks<TOOLS>(target, recording);
   try {
     const result = streamText<TOOLS, OUTPUT>({
       ...options,
+      prepareStep: prepareSteps(recorder.prepareStep, options.prepareStep),
       stopWhen: [...stopConditions(options.stopWhen), recorder.recordingFailed],
       onStepFinish: chain(recorder.onStepFinish, options.onStepFinish),
       onFinish: chain(recorder.onFinish, options.onFinish),
@@ -91,6 +92,17 @@ function stopConditions<TOOLS extends ToolSet>(
 ): StopCondition<TOOLS>[] {
   if (stopWhen === undefined) return [stepCountIs(1)];
   return Array.isArray(stopWhen) ? stopWhen : [stopWhen];
+}
+
+/** Ours first (it records what the call resumes, before the first model call), then the caller's, whose settings the step takes. */
+function prepareSteps<TOOLS extends ToolSet>(
+  ours: PrepareStepFunction<TOOLS>,
+  theirs: PrepareStepFunction<TOOLS> | undefined,
+): PrepareStepFunction<TOOLS> {
+  return async (step) => {
+    await ours(step);
+    return theirs?.(step);
+  };
 }
 
 /** Ours first, so a step is recorded before the caller sees it; theirs runs whatever ours did (ours never rejects). */

@@ -12,6 +12,8 @@ export interface StepInvocation {
   arguments: JsonObject;
   /** Absent when the loop ended before the tool ran (no `execute`, approval pending). */
   result?: { value: JsonValue; isError: boolean };
+  /** Set when the tool needs a person's approval first (`needsApproval`): the id of the SDK's tool-approval-request. */
+  approvalId?: string;
 }
 
 /** The longest failure message a RunFailed carries: provider errors may quote whole response bodies. */
@@ -27,12 +29,14 @@ export function stepInvocations<TOOLS extends ToolSet>(step: StepResult<TOOLS>):
   const calls = step.toolCalls.filter((call) => call.providerExecuted !== true);
   return calls.map((call, sequenceIndex) => {
     const result = resultOf(step, call.toolCallId);
+    const approval = step.content.find((part) => part.type === 'tool-approval-request' && part.toolCall.toolCallId === call.toolCallId);
     return {
       sequenceIndex,
       toolCallId: call.toolCallId,
       toolName: call.toolName,
       arguments: argumentsOf(call.input),
       ...(result === undefined ? {} : { result }),
+      ...(approval?.type === 'tool-approval-request' ? { approvalId: approval.approvalId } : {}),
     };
   });
 }
@@ -116,7 +120,8 @@ function sentOutput<TOOLS extends ToolSet>(step: StepResult<TOOLS>, toolCallId: 
   return undefined;
 }
 
-function fromModelOutput(output: ToolResultPart['output']): NonNullable<StepInvocation['result']> {
+/** A tool-result part's output as recorded: its value, or its text for an error or a denial. */
+export function fromModelOutput(output: ToolResultPart['output']): NonNullable<StepInvocation['result']> {
   switch (output.type) {
     case 'text':
       return { value: output.value, isError: false };

@@ -17,19 +17,25 @@ interface Recorded extends Record<string, unknown> {
   type: string;
 }
 
-/** A RunPublisher whose events land in a list (the broker is the e2e test's business); `fail` picks events to refuse. */
+/**
+ * A RunPublisher whose events land in a list (the broker is the e2e test's
+ * business); `fail` picks events to refuse. `resultTools`: the tool each
+ * result was published for (what picks the publisher's per-tool result limit).
+ */
 function recordingRun(fail: (type: string, fields: Record<string, unknown>) => boolean = () => false) {
   const events: Recorded[] = [];
+  const resultTools: Array<string | undefined> = [];
   const run = new RunPublisher(scope, async (batch): Promise<PublishedEvent[]> => {
     await new Promise((r) => setImmediate(r));
     const refused = batch.find(({ identity, fields }) => fail(identity.type, fields));
     if (refused) throw new Error(`broker refused ${refused.identity.type}`);
-    return batch.map(({ identity, fields }) => {
+    return batch.map(({ identity, fields, toolName }) => {
       events.push({ type: identity.type, ...fields });
+      if (identity.type === 'ToolResultReceived') resultTools.push(toolName);
       return { eventId: `e${events.length}`, type: identity.type, partition: 0, offset: String(events.length - 1) };
     });
   });
-  return { run, events };
+  return { run, events, resultTools };
 }
 
 /** Two rounds (two parallel calls, then one), then the answer. */
@@ -227,7 +233,7 @@ describe('ToolHistoryCallbackHandler with the prebuilt ReAct agent', () => {
     }
   });
 
-  it('leaves the run open at a LangGraph interrupt and goes on with it when the run resumes', async () => {
+  it('leaves the run open at a LangGraph interrupt, as an approval request, and goes on with it when the run resumes', async () => {
     const approve = tool(async ({ amount }: { amount: number }) => `approved ${amount} by ${String(interrupt({ amount }))}`, {
       name: 'approve',
       description: 'Asks a human.',
@@ -243,12 +249,17 @@ describe('ToolHistoryCallbackHandler with the prebuilt ReAct agent', () => {
     const config = { configurable: { thread_id: 'thread-1' }, callbacks: [handler] };
 
     await agent.invoke({ messages: [new HumanMessage('approve 5')] }, config);
-    expect(events.map((e) => e.type)).toEqual(['ToolCallRequested']);
+    // The interrupt's value names no reason: the request has none. No result, no failure.
+    expect(events).toEqual([
+      expect.objectContaining({ type: 'ToolCallRequested', toolCallId: 'call_ok' }),
+      { type: 'ToolApprovalRequested', roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_ok' },
+    ]);
 
+    // A resume value that says nothing about approval: no decision, the tool's result as usual.
     await agent.invoke(new Command({ resume: 'Grace' }), config);
-    expect(events.map((e) => e.type)).toEqual(['ToolCallRequested', 'ToolResultReceived', 'RunCompleted']);
-    expect(events[1]).toMatchObject({ toolCallId: 'call_ok', result: 'approved 5 by Grace', isError: false });
-    expect(events[2]).toMatchObject({ finishReason: 'stop' });
+    expect(events.map((e) => e.type)).toEqual(['ToolCallRequested', 'ToolApprovalRequested', 'ToolResultReceived', 'RunCompleted']);
+    expect(events[2]).toMatchObject({ toolCallId: 'call_ok', result: 'approved 5 by Grace', isError: false });
+    expect(events[3]).toMatchObject({ finishReason: 'stop' });
   });
 
   it('does not count the model and tool calls a tool makes itself as rounds of the run', async () => {
@@ -377,5 +388,200 @@ describe('ToolHistoryCallbackHandler with the prebuilt ReAct agent', () => {
       expect.objectContaining({ type: 'ToolResultReceived', roundIndex: 0, toolCallId: 'call_c', result: 'order B-2: shipped' }),
       expect.objectContaining({ type: 'RunCompleted', assistantMessageId: answer.id, finishReason: 'stop' }),
     ]);
+  });
+});
+
+describe('ToolHistoryCallbackHandler and LangGraph interrupts inside tools (approvals)', () => {
+  /** A tool that asks a person first: interrupt() pauses the graph; the resume value is the answer. */
+  const refund = tool(
+    async ({ orderId, amount }: { orderId: string; amount: number }) => {
+      const answer = interrupt({ reason: `Refund ${amount} EUR for ${orderId}?`, amount }) as { approved?: boolean } | string;
+      const approved = typeof answer === 'string' ? answer === 'yes' : answer.approved === true;
+      return approved ? `refunded ${amount} EUR for ${orderId}` : 'refund declined';
+    },
+    {
+      name: 'refund',
+      description: 'Refunds an order, once a person approves.',
+      schema: z.object({ orderId: z.string(), amount: z.number() }),
+    },
+  );
+  /** Round 0 looks the order up; round 1 asks to refund it (the call that waits); then the answer. */
+  const script = (): ScriptedReply[] => [
+    { content: '', tool_calls: [call('call_look', 'get_order', { orderId: 'A-1' })] },
+    {
+      content: '',
+      tool_calls: [call('call_other', 'get_order', { orderId: 'B-2' }), call('call_refund', 'refund', { orderId: 'A-1', amount: 5 })],
+    },
+    { content: 'Done.' },
+  ];
+  const agentWith = (model: ScriptedChatModel) =>
+    createReactAgent({ llm: model, tools: [getOrder, refund], checkpointer: new MemorySaver() });
+  const request = {
+    type: 'ToolApprovalRequested',
+    roundIndex: 1,
+    sequenceIndex: 1,
+    toolCallId: 'call_refund',
+    reason: 'Refund 5 EUR for A-1?',
+  };
+
+  it.each<[string, unknown, object | undefined, string]>([
+    [
+      'approved, with a reason and who',
+      { approved: true, reason: 'goodwill', decidedBy: 'grace' },
+      { approved: true, reason: 'goodwill', decidedBy: 'grace' },
+      'refunded 5 EUR for A-1',
+    ],
+    ['denied, in a word', 'no', { approved: false, decidedBy: 'desk' }, 'refund declined'],
+    ['answered in a way the handler does not read', { note: 'whatever' }, undefined, 'refund declined'],
+  ])(
+    'records the request, then on resume with the same handler the decision (%s) and the result, in one run',
+    async (_case, resume, decision, result) => {
+      const { run, events } = recordingRun();
+      const handler = new ToolHistoryCallbackHandler(run, { decidedBy: 'desk' });
+      const agent = agentWith(new ScriptedChatModel(script()));
+      const config = { configurable: { thread_id: `thread-${_case}` }, callbacks: [handler] };
+
+      await agent.invoke({ messages: [new HumanMessage('refund A-1')] }, config);
+      expect(events.slice(-1)).toEqual([request]);
+      expect(events.map((e) => e.type)).not.toContain('RunCompleted');
+
+      await agent.invoke(new Command({ resume }), config);
+      const after = events.slice(events.indexOf(events.find((e) => e.type === 'ToolApprovalRequested')!) + 1);
+      expect(after).toEqual([
+        ...(decision === undefined
+          ? []
+          : [{ type: 'ToolApprovalDecided', roundIndex: 1, sequenceIndex: 1, toolCallId: 'call_refund', ...decision }]),
+        {
+          type: 'ToolResultReceived',
+          roundIndex: 1,
+          sequenceIndex: 1,
+          toolCallId: 'call_refund',
+          result,
+          isError: false,
+        },
+        expect.objectContaining({ type: 'RunCompleted', finishReason: 'stop' }),
+      ]);
+      await expect(handler.settled()).resolves.toHaveLength(events.length);
+    },
+  );
+
+  it('with interruptEndsRun, completes the interrupted run; a later run resumes with its own handler and keeps the call of the first', async () => {
+    const first = recordingRun();
+    // The refund alone in its round: the later handler can tell it is the call that waited.
+    const agent = agentWith(
+      new ScriptedChatModel([
+        script()[0],
+        { content: '', tool_calls: [call('call_refund', 'refund', { orderId: 'A-1', amount: 5 })] },
+        script()[2],
+      ]),
+    );
+    const thread = { configurable: { thread_id: 'thread-two-runs' } };
+
+    await agent.invoke(
+      { messages: [new HumanMessage('refund A-1')] },
+      { ...thread, callbacks: [new ToolHistoryCallbackHandler(first.run, { interruptEndsRun: true })] },
+    );
+    expect(first.events.map((e) => e.type)).toEqual([
+      'ToolCallRequested',
+      'ToolResultReceived',
+      'ToolCallRequested',
+      'ToolApprovalRequested',
+      'RunCompleted',
+    ]);
+    expect(first.events[3]).toEqual({ ...request, sequenceIndex: 0 });
+    // The last round's result reached no model yet.
+    expect(first.events.at(-1)).toMatchObject({ type: 'RunCompleted', finishReason: 'tool_limit' });
+
+    const second = recordingRun();
+    await agent.invoke(new Command({ resume: { approved: true } }), { ...thread, callbacks: [new ToolHistoryCallbackHandler(second.run)] });
+
+    // Placed by the agent's messages: round 1 of the run that began at the user's message.
+    expect(second.events).toEqual([
+      { type: 'ToolApprovalDecided', roundIndex: 1, sequenceIndex: 0, toolCallId: 'call_refund', approved: true },
+      {
+        type: 'ToolResultReceived',
+        roundIndex: 1,
+        sequenceIndex: 0,
+        toolCallId: 'call_refund',
+        result: 'refunded 5 EUR for A-1',
+        isError: false,
+      },
+      expect.objectContaining({ type: 'RunCompleted', finishReason: 'stop' }),
+    ]);
+    // The call is the first run's: the result still names its tool for the publisher's per-tool limit.
+    expect(second.resultTools).toEqual(['refund']);
+  });
+
+  it("takes a resumed call's round and sequence from the replay's pendingApprovals, and leaves the round's re-run calls to their first run", async () => {
+    const agent = agentWith(new ScriptedChatModel(script()));
+    const thread = { configurable: { thread_id: 'thread-listed' } };
+    const first = recordingRun();
+    await agent.invoke(
+      { messages: [new HumanMessage('refund A-1')] },
+      { ...thread, callbacks: [new ToolHistoryCallbackHandler(first.run, { interruptEndsRun: true })] },
+    );
+    // LangGraph ran the round's other call before the interrupt, and runs it again on resume.
+    expect(first.events).toContainEqual(expect.objectContaining({ type: 'ToolResultReceived', toolCallId: 'call_other' }));
+
+    const { run, events } = recordingRun();
+    const pendingApprovals = [{ toolCallId: 'call_refund', roundIndex: 1, sequenceIndex: 1 }];
+    await agent.invoke(new Command({ resume: 'yes' }), {
+      ...thread,
+      callbacks: [new ToolHistoryCallbackHandler(run, { pendingApprovals })],
+    });
+
+    expect(events).toEqual([
+      { type: 'ToolApprovalDecided', roundIndex: 1, sequenceIndex: 1, toolCallId: 'call_refund', approved: true },
+      {
+        type: 'ToolResultReceived',
+        roundIndex: 1,
+        sequenceIndex: 1,
+        toolCallId: 'call_refund',
+        result: 'refunded 5 EUR for A-1',
+        isError: false,
+      },
+      expect.objectContaining({ type: 'RunCompleted', finishReason: 'stop' }),
+    ]);
+  });
+
+  it('without pendingApprovals, records nothing for a resumed round of several calls: which of them waited, the callbacks do not tell', async () => {
+    const agent = agentWith(new ScriptedChatModel(script()));
+    const thread = { configurable: { thread_id: 'thread-unlisted' } };
+    await agent.invoke(
+      { messages: [new HumanMessage('refund A-1')] },
+      { ...thread, callbacks: [new ToolHistoryCallbackHandler(recordingRun().run, { interruptEndsRun: true })] },
+    );
+
+    const { run, events } = recordingRun();
+    await agent.invoke(new Command({ resume: 'yes' }), { ...thread, callbacks: [new ToolHistoryCallbackHandler(run)] });
+
+    expect(events).toEqual([expect.objectContaining({ type: 'RunCompleted', finishReason: 'stop' })]);
+  });
+});
+
+describe('ToolHistoryCallbackHandler and the user message id', () => {
+  it("gives the run the id of the agent input's last human message, or the one it is told", async () => {
+    for (const [options, expected] of [
+      [{}, 'user-msg-2'],
+      [{ userMessageId: 'host-7' }, 'host-7'],
+    ] as const) {
+      const { run } = recordingRun();
+      const publisher = { run: jest.fn(() => run) };
+      const handler = new ToolHistoryCallbackHandler({ publisher, scope }, options);
+      const agent = createReactAgent({ llm: new ScriptedChatModel([{ content: 'Hi.' }]), tools });
+      const messages = [
+        new HumanMessage({ id: 'user-msg-1', content: 'a' }),
+        new AIMessage('b'),
+        new HumanMessage({ id: 'user-msg-2', content: 'c' }),
+      ];
+
+      await agent.invoke({ messages }, { callbacks: [handler] });
+
+      expect(publisher.run).toHaveBeenCalledWith({ ...scope, userMessageId: expected });
+    }
+  });
+
+  it("refuses a userMessageId that a RunPublisher's fixed scope does not have", () => {
+    expect(() => new ToolHistoryCallbackHandler(recordingRun().run, { userMessageId: 'm1' })).toThrow("a RunPublisher's scope is fixed");
   });
 });

@@ -1,11 +1,22 @@
 import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
 import { awaitAllCallbacks } from '@langchain/core/callbacks/promises';
 import type { Serialized } from '@langchain/core/load/serializable';
-import type { BaseMessage } from '@langchain/core/messages';
+import { type BaseMessage, HumanMessage } from '@langchain/core/messages';
 import type { LLMResult } from '@langchain/core/outputs';
 import type { ChainValues } from '@langchain/core/utils/types';
-import type { PublishedEvent, RunPublisher, RunScope, ToolEventPublisher } from '../tool-event-publisher';
+import type { PendingApproval } from '../generated/toolhistory/v1/toolhistory';
+import { checkFixedScope, type RunTarget, runOfTarget } from '../run-target';
+import type { PublishedEvent, RunPublisher } from '../tool-event-publisher';
 import type { TokenUsage } from '../tool-event-types';
+import {
+  approvalDecisionOf,
+  callPositionIn,
+  interruptIdOf,
+  interruptReasonOf,
+  isInterrupt,
+  resumeValueFor,
+  type InterruptSignal,
+} from './langchain-approvals';
 import {
   boundedUsage,
   errorResultOf,
@@ -21,7 +32,7 @@ import {
 import { OrderedPublishQueue, type PublishFailure } from './ordered-publish-queue';
 
 /** Where the handler publishes: one run's publisher, or a publisher and the run's scope. */
-export type ToolHistoryRunTarget = RunPublisher | { publisher: Pick<ToolEventPublisher, 'run'>; scope: RunScope };
+export type ToolHistoryRunTarget = RunTarget;
 
 export interface ToolHistoryCallbackHandlerOptions {
   /** The host's final assistant message of the run; default: the id of the model's last output (LangChain's `run-<id>` when the model gave none). */
@@ -39,6 +50,31 @@ export interface ToolHistoryCallbackHandlerOptions {
   raiseError?: boolean;
   /** Called for every event that could not be published (and for a handler used for a second run). */
   onPublishError?: (failure: PublishFailure) => void;
+  /**
+   * The host's id of the message that started the run, carried by every
+   * event. Default: the id of the last HumanMessage of the agent's input,
+   * when the target is `{ publisher, scope }` (a RunPublisher's scope is
+   * fixed: give it there).
+   */
+  userMessageId?: string;
+  /**
+   * true: an interrupt ends the run (RunCompleted, finishReason as after
+   * tools), for a host that resumes the graph in a later run with another
+   * handler. Default false: the run stays open and resuming with this
+   * handler goes on with it.
+   */
+  interruptEndsRun?: boolean;
+  /**
+   * The calls awaiting approval that this run may resume, as the replay
+   * lists them (getReplayHistory's `pendingApprovals`): a resumed tool's
+   * call of an earlier run is recorded with its round and sequence from
+   * here. Without them, the handler places it by the agent's messages (see
+   * callPositionIn), which is right for a call of a run that began at the
+   * user's message.
+   */
+  pendingApprovals?: ReadonlyArray<Pick<PendingApproval, 'toolCallId' | 'roundIndex' | 'sequenceIndex'>>;
+  /** Who decided, when the resume value says it was approved or denied but not by whom. */
+  decidedBy?: string;
 }
 
 /** A call the model asked for, and how far it got. */
@@ -52,6 +88,10 @@ interface TrackedCall {
   /** A tool run is executing it: its end or error is the result. */
   claimed: boolean;
   answered: boolean;
+  /** The tool interrupted (asked for approval); the run that resumes it may record the decision. */
+  awaitingApproval?: { interruptId?: string };
+  /** Made by an earlier run, resumed by this one: not one of this run's rounds. */
+  fromEarlierRun?: boolean;
 }
 
 type RunKind = 'chain' | 'model' | 'tool';
@@ -70,11 +110,19 @@ const LANGGRAPH_LIFECYCLE_HANDLER: unique symbol = Symbol.for('langgraph.graph_c
  *   or a thrown error is an error result); a call no tool ran (an unknown
  *   tool, arguments the tool refused) is answered by the ToolMessage the
  *   tool node gave the model.
+ * - A LangGraph interrupt inside a tool (`interrupt()`) is
+ *   ToolApprovalRequested for its call, no result and no failure. The run
+ *   stays open, and resuming with this handler goes on with it (or, with
+ *   `interruptEndsRun`, it completes and a later run's handler resumes).
+ *   When the graph resumes (`Command({ resume })`), a resume value that
+ *   says approved or denied (see approvalDecisionOf) is ToolApprovalDecided,
+ *   and the tool's end the call's result, both keyed by the call's
+ *   toolCallId, round and sequence, in the run that resumed. What else the
+ *   value meant (free text, edited arguments) is the tool's business: no
+ *   decision is recorded for it.
  * - The agent run (the outermost chain run) ending is RunCompleted
  *   (finishReason `stop` when the model's last output asked for no tools,
- *   token usage per model call); its error is RunFailed. A LangGraph
- *   interrupt leaves the run open, and resuming with this handler goes on
- *   with it.
+ *   token usage per model call); its error is RunFailed.
  *
  * Events are published one after the other in that order. One handler per
  * agent run.
@@ -82,9 +130,8 @@ const LANGGRAPH_LIFECYCLE_HANDLER: unique symbol = Symbol.for('langgraph.graph_c
 export class ToolHistoryCallbackHandler extends BaseCallbackHandler {
   name = 'ToolHistoryCallbackHandler';
   readonly [LANGGRAPH_LIFECYCLE_HANDLER] = true;
-  /** The run being recorded. */
-  readonly run: RunPublisher;
-
+  private readonly target: ToolHistoryRunTarget;
+  private publisherOfRun: RunPublisher | undefined;
   private readonly options: ToolHistoryCallbackHandlerOptions;
   private readonly queue: OrderedPublishQueue;
   private readonly runs = new Map<string, { kind: RunKind; parentRunId?: string }>();
@@ -98,12 +145,28 @@ export class ToolHistoryCallbackHandler extends BaseCallbackHandler {
   private rounds = 0;
   private lastOutputAskedForTools = false;
   private lastAssistantMessageId: string | undefined;
+  /** The invocation resumes the graph with this value (a Command's `resume`). */
+  private resume: { value: unknown } | undefined;
+  /** The agent's messages as the latest node of the loop got them: where a resumed call of an earlier run sits. */
+  private stateMessages: readonly BaseMessage[] = [];
 
   constructor(target: ToolHistoryRunTarget, options: ToolHistoryCallbackHandlerOptions = {}) {
     super({ raiseError: options.raiseError ?? false, _awaitHandler: options.awaitPublishing ?? true });
-    this.run = 'publisher' in target ? target.publisher.run(target.scope) : target;
+    checkFixedScope(target, options.userMessageId);
+    this.target = target;
     this.options = { ...options };
     this.queue = new OrderedPublishQueue(options.onPublishError);
+  }
+
+  /** The run being recorded. With a `{ publisher, scope }` target, made when the agent run starts (so it can carry the user's message id), or here. */
+  get run(): RunPublisher {
+    return (this.publisherOfRun ??= this.openRun(undefined));
+  }
+
+  private openRun(inputs: ChainValues | undefined): RunPublisher {
+    // The input's message id only where the run can take it: a RunPublisher's scope is the host's choice.
+    if (!('publisher' in this.target)) return this.target;
+    return runOfTarget(this.target, this.options.userMessageId ?? lastHumanMessageId(inputs));
   }
 
   /** The handler keeps one run's state: LangChain gets the same instance back. */
@@ -124,9 +187,13 @@ export class ToolHistoryCallbackHandler extends BaseCallbackHandler {
   }
 
   // LangChain passes parentRunId fourth (its declaration names it runType).
-  override handleChainStart(_chain: Serialized, _inputs: ChainValues, runId: string, parentRunId?: string): void {
+  override handleChainStart(_chain: Serialized, inputs: ChainValues, runId: string, parentRunId?: string): void {
     this.runs.set(runId, { kind: 'chain', parentRunId });
-    if (parentRunId !== undefined) return;
+    if (parentRunId !== undefined) {
+      const messages = (inputs as { messages?: unknown } | undefined)?.messages;
+      if (Array.isArray(messages) && this.recording(parentRunId)) this.stateMessages = messages as BaseMessage[];
+      return;
+    }
     if (this.ended || this.agentRunId !== undefined) {
       this.queue.recordFailure({
         event: `agent run ${runId}`,
@@ -138,6 +205,8 @@ export class ToolHistoryCallbackHandler extends BaseCallbackHandler {
       return;
     }
     this.agentRunId = runId;
+    this.publisherOfRun ??= this.openRun(inputs);
+    this.resume = resumeOf(inputs);
   }
 
   override handleChatModelStart(
@@ -214,13 +283,14 @@ export class ToolHistoryCallbackHandler extends BaseCallbackHandler {
     _metadata?: Record<string, unknown>,
     runName?: string,
     toolCallId?: string,
-  ): void {
+  ): Promise<PublishedEvent> | undefined {
     this.runs.set(runId, { kind: 'tool', parentRunId });
-    if (!this.recording(parentRunId)) return;
-    const call = this.pendingCall(toolCallId, runName ?? tool?.name, false, input);
-    if (call === undefined) return;
+    if (!this.recording(parentRunId)) return undefined;
+    const call = this.pendingCall(toolCallId, runName ?? tool?.name, false, input) ?? this.resumedCall(toolCallId);
+    if (call === undefined) return undefined;
     call.claimed = true;
     this.toolRuns.set(runId, call);
+    return this.decide(call);
   }
 
   override handleToolEnd(output: unknown, runId: string, parentRunId?: string): Promise<PublishedEvent> | undefined {
@@ -234,8 +304,9 @@ export class ToolHistoryCallbackHandler extends BaseCallbackHandler {
     const call = this.toolRuns.get(runId);
     this.toolRuns.delete(runId);
     if (call === undefined || call.answered) return undefined;
+    if (isInterrupt(error)) return this.requestApproval(call, error);
     if (isControlFlowSignal(error)) {
-      // An interrupt inside the tool: the call is still to be answered, when the run resumes.
+      // A command for the parent graph: the call is still to be answered, when the run goes on.
       call.claimed = false;
       return undefined;
     }
@@ -254,11 +325,8 @@ export class ToolHistoryCallbackHandler extends BaseCallbackHandler {
   }
 
   override handleChainError(error: unknown, runId: string): Promise<PublishedEvent> | undefined {
-    if (runId !== this.agentRunId) return undefined;
-    if (isControlFlowSignal(error) || this.interrupted) {
-      this.pause();
-      return undefined;
-    }
+    if (runId !== this.agentRunId || this.ended) return undefined;
+    if (isControlFlowSignal(error) || this.interrupted) return this.interruptedRunEnded();
     this.end();
     const occurredAt = new Date();
     return this.queue.push('RunFailed', () => this.run.fail({ error: failureDetailOf(error), occurredAt }));
@@ -270,10 +338,23 @@ export class ToolHistoryCallbackHandler extends BaseCallbackHandler {
   }
 
   private agentRunEnded(): Promise<PublishedEvent> | undefined {
-    if (this.interrupted) {
+    if (this.ended) return undefined;
+    if (this.interrupted) return this.interruptedRunEnded();
+    return this.completeRun();
+  }
+
+  /** The graph paused: the run stays open for this handler to go on with, or ends when a later run resumes (interruptEndsRun). */
+  private interruptedRunEnded(): Promise<PublishedEvent> | undefined {
+    if (!this.options.interruptEndsRun) {
       this.pause();
       return undefined;
     }
+    // Its last round's results did not all reach the model: it ends as after tools.
+    this.lastOutputAskedForTools = true;
+    return this.completeRun();
+  }
+
+  private completeRun(): Promise<PublishedEvent> {
     const completion = {
       assistantMessageId: this.options.assistantMessageId ?? this.lastAssistantMessageId ?? `run-${this.agentRunId}`,
       finishReason: this.lastOutputAskedForTools ? (this.options.finishReasonAfterTools ?? 'tool_limit') : 'stop',
@@ -288,6 +369,7 @@ export class ToolHistoryCallbackHandler extends BaseCallbackHandler {
   private pause(): void {
     this.agentRunId = undefined;
     this.interrupted = false;
+    this.resume = undefined;
     this.runs.clear();
     this.toolRuns.clear();
     for (const call of this.calls) call.claimed = false;
@@ -342,6 +424,83 @@ export class ToolHistoryCallbackHandler extends BaseCallbackHandler {
     return latestRoundFirst(named.filter((call) => call.argumentsJson === argumentsJson)) ?? latestRoundFirst(named);
   }
 
+  /**
+   * A tool the resumed graph runs again for a call of an earlier run (one
+   * this handler did not see asked for): tracked with the call's round and
+   * sequence from `pendingApprovals`, else placed by the agent's messages.
+   * LangGraph runs the whole tool node again, so the other calls of the
+   * interrupted round run again too: without `pendingApprovals` a call is
+   * taken as the one that waited only when it is its round's one call (which
+   * call of several interrupted, the callbacks do not tell); the others'
+   * first results are in the run that first ran them.
+   */
+  private resumedCall(toolCallId: string | undefined): TrackedCall | undefined {
+    if (this.resume === undefined || !toolCallId || this.calls.some((call) => call.toolCallId === toolCallId)) return undefined;
+    const { pendingApprovals } = this.options;
+    const placed = callPositionIn(this.stateMessages, toolCallId);
+    const position =
+      pendingApprovals === undefined
+        ? placed?.callsInRound === 1
+          ? placed
+          : undefined
+        : [...pendingApprovals].reverse().find((pending) => pending.toolCallId === toolCallId);
+    if (position === undefined) return undefined;
+    const call: TrackedCall = {
+      roundIndex: position.roundIndex,
+      sequenceIndex: position.sequenceIndex,
+      toolCallId,
+      toolName: placed?.toolName ?? '',
+      argumentsJson: '',
+      claimed: false,
+      answered: false,
+      awaitingApproval: {},
+      fromEarlierRun: true,
+    };
+    this.calls.push(call);
+    return call;
+  }
+
+  /** The tool interrupted: its call waits for a person (ToolApprovalRequested), to be answered when the graph resumes. */
+  private requestApproval(call: TrackedCall, signal: InterruptSignal): Promise<PublishedEvent> | undefined {
+    call.claimed = false;
+    call.awaitingApproval = { interruptId: interruptIdOf(signal) };
+    // The contract names an approval's call by its id: a call the model gave none is left waiting, unrecorded.
+    if (!call.toolCallId) return undefined;
+    const reason = interruptReasonOf(signal);
+    const occurredAt = new Date();
+    return this.queue.push(`ToolApprovalRequested ${describe(call)}`, () =>
+      this.run.approvalRequested({
+        roundIndex: call.roundIndex,
+        sequenceIndex: call.sequenceIndex,
+        toolCallId: call.toolCallId,
+        ...(reason === undefined ? {} : { reason }),
+        occurredAt,
+      }),
+    );
+  }
+
+  /** A call awaiting approval that the graph resumes: ToolApprovalDecided when the resume value says approved or denied. */
+  private decide(call: TrackedCall): Promise<PublishedEvent> | undefined {
+    const awaiting = call.awaitingApproval;
+    if (awaiting === undefined || this.resume === undefined) return undefined;
+    call.awaitingApproval = undefined;
+    const decision = approvalDecisionOf(resumeValueFor(this.resume.value, awaiting.interruptId));
+    if (decision === undefined || !call.toolCallId) return undefined;
+    const decidedBy = decision.decidedBy ?? this.options.decidedBy;
+    const occurredAt = new Date();
+    return this.queue.push(`ToolApprovalDecided ${describe(call)}`, () =>
+      this.run.approvalDecided({
+        roundIndex: call.roundIndex,
+        sequenceIndex: call.sequenceIndex,
+        toolCallId: call.toolCallId,
+        approved: decision.approved,
+        ...(decision.reason === undefined ? {} : { reason: decision.reason }),
+        ...(decidedBy === undefined ? {} : { decidedBy }),
+        occurredAt,
+      }),
+    );
+  }
+
   /** A tool run that could not be matched at its start: the call its ToolMessage answers. */
   private callAnsweredBy(output: unknown): TrackedCall | undefined {
     const id = toolMessagesIn(output)[0]?.tool_call_id;
@@ -356,6 +515,8 @@ export class ToolHistoryCallbackHandler extends BaseCallbackHandler {
         roundIndex: call.roundIndex,
         sequenceIndex: call.sequenceIndex,
         toolCallId: call.toolCallId,
+        // A call of an earlier run: the publisher learns its tool (for the per-tool result limit) only from here.
+        ...(call.toolName ? { toolName: call.toolName } : {}),
         result: outcome.result,
         isError: outcome.isError,
         occurredAt,
@@ -372,4 +533,21 @@ function latestRoundFirst(calls: readonly TrackedCall[]): TrackedCall | undefine
 
 function describe(call: TrackedCall): string {
   return `round ${call.roundIndex} call ${call.sequenceIndex} (${call.toolName}${call.toolCallId ? ` ${call.toolCallId}` : ''})`;
+}
+
+/** The value a Command resumes the graph with, when the invocation's input is one (recognised by shape: this package does not depend on LangGraph). */
+function resumeOf(inputs: unknown): { value: unknown } | undefined {
+  const command = inputs as { lg_name?: unknown; resume?: unknown } | null | undefined;
+  return command?.lg_name === 'Command' && command.resume !== undefined ? { value: command.resume } : undefined;
+}
+
+/** The id of the last HumanMessage of an agent's input (`{ messages }`, or a list of messages). */
+function lastHumanMessageId(inputs: unknown): string | undefined {
+  const messages = Array.isArray(inputs) ? inputs : (inputs as { messages?: unknown } | undefined)?.messages;
+  if (!Array.isArray(messages)) return undefined;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message: unknown = messages[i];
+    if (HumanMessage.isInstance(message)) return typeof message.id === 'string' && message.id !== '' ? message.id : undefined;
+  }
+  return undefined;
 }

@@ -145,4 +145,22 @@ describe('OpenAiToolLoopRecorder', () => {
     await recordOpenAiToolLoop(run).fail(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
     expect(events).toEqual([expect.objectContaining({ type: 'RunFailed', error: { code: 'ECONNRESET', message: 'socket hang up' } })]);
   });
+
+  it('records a failure with the tokens of the completions seen before it', async () => {
+    const { run, events } = capturingRun();
+    const recorder = recordOpenAiToolLoop(run);
+    await recorder.assistantMessage(completion('cc-1', [call('call_a', 'get_weather', '{}')], [10, 4]));
+    await recorder.fail(new Error('timeout'));
+    expect(events.at(-1)).toMatchObject({ type: 'RunFailed', usage: [{ inputTokens: 10, outputTokens: 4, model: 'gpt-test' }] });
+  });
+
+  it("opens the run with the user's message id from a publisher and a scope; a RunPublisher's fixed scope must already have it", () => {
+    const { run } = capturingRun();
+    const scope = { tenantId: 't', conversationId: 'c', channel: 'web', runId: 'r' };
+    const publisher = { run: jest.fn(() => run) };
+
+    expect(recordOpenAiToolLoop({ publisher, scope }, { userMessageId: 'msg-user-3' }).run).toBe(run);
+    expect(publisher.run).toHaveBeenCalledWith({ ...scope, userMessageId: 'msg-user-3' });
+    expect(() => recordOpenAiToolLoop(run, { userMessageId: 'msg-user-3' })).toThrow("a RunPublisher's scope is fixed");
+  });
 });

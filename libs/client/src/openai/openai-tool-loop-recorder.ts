@@ -1,4 +1,5 @@
 import type { ChatCompletion, ChatCompletionToolMessageParam } from 'openai/resources/chat/completions';
+import { type RunTarget, runOfTarget } from '../run-target';
 import type { PublishedEvent, RunPublisher } from '../tool-event-publisher';
 import type { TokenUsage } from '../tool-event-types';
 import {
@@ -28,6 +29,16 @@ export interface OpenAiToolOutputOptions {
   isError?: boolean;
 }
 
+export interface OpenAiToolLoopOptions {
+  /**
+   * The host's id of the user message that started the run: every event
+   * carries it, and replay places a run without a final answer after it.
+   * Needs a `{ publisher, scope }` target (a RunPublisher's scope is fixed:
+   * give it to publisher.run() there).
+   */
+  userMessageId?: string;
+}
+
 export interface OpenAiFinishOptions {
   /** The host's id of the run's final assistant message (the replayed tool messages go before it). Default: the completion's id. */
   assistantMessageId?: string;
@@ -52,7 +63,12 @@ export class OpenAiToolLoopRecorder {
   private readonly usageByCall: TokenUsage[] = [];
   private readonly countedCompletions = new Set<unknown>();
 
-  constructor(readonly run: RunPublisher) {}
+  /** The run being recorded. */
+  readonly run: RunPublisher;
+
+  constructor(target: RunTarget, options: OpenAiToolLoopOptions = {}) {
+    this.run = runOfTarget(target, options.userMessageId);
+  }
 
   /** The tokens of each model call seen so far, in call order. */
   get usage(): readonly TokenUsage[] {
@@ -119,9 +135,12 @@ export class OpenAiToolLoopRecorder {
     });
   }
 
-  /** Records RunFailed; `error` is whatever was thrown (see describeRunFailure), or a `{ code, message }`. */
+  /** Records RunFailed, with the usage of every completion seen; `error` is whatever was thrown (see describeRunFailure), or a `{ code, message }`. */
   fail(error: unknown): Promise<PublishedEvent> {
-    return this.run.fail({ error: describeRunFailure(error) });
+    return this.run.fail({
+      error: describeRunFailure(error),
+      ...(this.usageByCall.length > 0 ? { usage: boundedUsage(this.usageByCall) } : {}),
+    });
   }
 
   private countUsage(completion: ChatCompletion): void {
@@ -133,7 +152,11 @@ export class OpenAiToolLoopRecorder {
   }
 }
 
-/** A recorder for one run of a chat-completions tool loop: `const recorder = recordOpenAiToolLoop(publisher.run(scope))`. */
-export function recordOpenAiToolLoop(run: RunPublisher): OpenAiToolLoopRecorder {
-  return new OpenAiToolLoopRecorder(run);
+/**
+ * A recorder for one run of a chat-completions tool loop:
+ * `recordOpenAiToolLoop(publisher.run(scope))`, or
+ * `recordOpenAiToolLoop({ publisher, scope }, { userMessageId })`.
+ */
+export function recordOpenAiToolLoop(target: RunTarget, options: OpenAiToolLoopOptions = {}): OpenAiToolLoopRecorder {
+  return new OpenAiToolLoopRecorder(target, options);
 }

@@ -1,0 +1,212 @@
+import type { AssistantModelMessage, ModelMessage, ToolApprovalResponse, ToolModelMessage } from 'ai';
+import type { PendingApproval } from '../generated/toolhistory/v1/toolhistory';
+import type { JsonValue } from '../tool-event-types';
+import { fromModelOutput, type StepInvocation } from './ai-sdk-step-mapper';
+
+/** Where a call sits in the run that made it: its approval events and its result are keyed by these and its toolCallId. */
+export interface CallPosition {
+  roundIndex: number;
+  sequenceIndex: number;
+}
+
+/** What the recorder needs of a call awaiting approval, as getReplayHistory lists it in `pendingApprovals`. */
+export type KnownPendingApproval = Pick<PendingApproval, 'toolCallId' | 'roundIndex' | 'sequenceIndex'>;
+
+/** A person's answer to an approval request, found in the input messages of the call that resumes. */
+export interface ApprovalAnswer extends CallPosition {
+  approvalId: string;
+  toolCallId: string;
+  toolName: string;
+  approved: boolean;
+  reason?: string;
+  /**
+   * How the call's round and sequence were found: from an approval id this
+   * package made (`pendingApprovalMessages`), from the `pendingApprovals`
+   * the host passed, or from the call's place in the messages.
+   */
+  positionFrom: 'approval-id' | 'pending-approvals' | 'messages';
+}
+
+/** A resumed call's outcome: what the SDK sent the model for it before the call's first model call. */
+export interface ResumedResult extends CallPosition {
+  toolCallId: string;
+  toolName: string;
+  result: NonNullable<StepInvocation['result']>;
+}
+
+const APPROVAL_ID = /^toolhistory:(\d+):(\d+):(.+)$/s;
+
+/**
+ * The approval id `pendingApprovalMessages` gives a replayed approval
+ * request: it carries the call's round and sequence, so the run that gets
+ * the answer records it against the right call. The SDK treats approval
+ * ids as opaque and never sends them to the model.
+ */
+export function replayedApprovalId(pending: KnownPendingApproval): string {
+  return `toolhistory:${pending.roundIndex}:${pending.sequenceIndex}:${pending.toolCallId}`;
+}
+
+function positionInApprovalId(approvalId: string, toolCallId: string): CallPosition | undefined {
+  const match = APPROVAL_ID.exec(approvalId);
+  if (match === null || match[3] !== toolCallId) return undefined;
+  return { roundIndex: Number(match[1]), sequenceIndex: Number(match[2]) };
+}
+
+/**
+ * The replay's calls awaiting approval as the AI SDK wants them back: per
+ * round, an assistant message with the tool-call parts and their
+ * tool-approval-request parts. Put them after the conversation's messages
+ * and answer them with a tool message of `toolApprovalResponse` parts: the
+ * next generateText/streamText call then runs the approved tools (with the
+ * arguments as recorded, so after any redaction the policy applies) and
+ * tells the model about the denied ones. Without an answer, leave them out:
+ * a tool call without a result is an invalid prompt.
+ */
+export function pendingApprovalMessages(pendingApprovals: readonly PendingApproval[]): AssistantModelMessage[] {
+  const rounds: Array<{ key: string; calls: PendingApproval[] }> = [];
+  for (const pending of pendingApprovals) {
+    const key = `${pending.runId}\u0000${pending.roundIndex}`;
+    if (rounds.at(-1)?.key === key) rounds.at(-1)!.calls.push(pending);
+    else rounds.push({ key, calls: [pending] });
+  }
+  // The SDK's own order: the round's calls, then their approval requests.
+  return rounds.map(({ calls }) => ({
+    role: 'assistant',
+    content: [
+      ...calls.map((pending) => ({
+        type: 'tool-call' as const,
+        toolCallId: pending.toolCallId,
+        toolName: pending.toolName,
+        input: JSON.parse(pending.argumentsJson || '{}') as JsonValue,
+      })),
+      ...calls.map((pending) => ({
+        type: 'tool-approval-request' as const,
+        approvalId: replayedApprovalId(pending),
+        toolCallId: pending.toolCallId,
+      })),
+    ],
+  }));
+}
+
+/** The tool-approval-response part that answers a replayed pending approval (see pendingApprovalMessages). */
+export function toolApprovalResponse(pending: KnownPendingApproval, answer: { approved: boolean; reason?: string }): ToolApprovalResponse {
+  return {
+    type: 'tool-approval-response',
+    approvalId: replayedApprovalId(pending),
+    approved: answer.approved,
+    ...(answer.reason === undefined ? {} : { reason: answer.reason }),
+  };
+}
+
+/**
+ * The approval answers a call's input messages carry, as the SDK collects
+ * them: the tool-approval-response parts of the last message when it is a
+ * tool message, for client-executed calls that have no result yet, once
+ * per call. Each with the round and sequence of its call in the run that
+ * asked, found (in this order) from an approval id made by
+ * pendingApprovalMessages, from `pendingApprovals` (the replay's), or from
+ * the call's place in the messages: its position among the client tool
+ * calls of its assistant message, and the count of assistant messages with
+ * such calls since its run began (after the last user message, or the last
+ * tool message of approval answers, before it). That last way is right when
+ * the messages hold the asking run's steps as the SDK returned them (its
+ * response messages, or UI messages converted by convertToModelMessages).
+ */
+export function approvalAnswers(
+  messages: readonly ModelMessage[],
+  pendingApprovals: readonly KnownPendingApproval[] = [],
+): ApprovalAnswer[] {
+  const last = messages.at(-1);
+  if (last?.role !== 'tool') return [];
+  const answered = new Set(last.content.flatMap((part) => (part.type === 'tool-result' ? [part.toolCallId] : [])));
+  const requests = new Map<string, string>();
+  for (const message of messages) {
+    if (message.role !== 'assistant' || typeof message.content === 'string') continue;
+    for (const part of message.content) if (part.type === 'tool-approval-request') requests.set(part.approvalId, part.toolCallId);
+  }
+  const seen = new Set<string>();
+  const answers: ApprovalAnswer[] = [];
+  for (const part of last.content) {
+    if (part.type !== 'tool-approval-response' || part.providerExecuted === true) continue;
+    const toolCallId = requests.get(part.approvalId);
+    if (toolCallId === undefined || answered.has(toolCallId) || seen.has(toolCallId)) continue;
+    const located = locateCall(messages, toolCallId);
+    // A provider-executed call, or none at all (the SDK refuses that prompt itself).
+    if (located === undefined) continue;
+    seen.add(toolCallId);
+    const fromId = positionInApprovalId(part.approvalId, toolCallId);
+    // The latest, should the replay list an id twice (it lists oldest first).
+    const fromReplay = [...pendingApprovals].reverse().find((pending) => pending.toolCallId === toolCallId);
+    const [position, positionFrom]: [CallPosition, ApprovalAnswer['positionFrom']] =
+      fromId !== undefined
+        ? [fromId, 'approval-id']
+        : fromReplay !== undefined
+          ? [{ roundIndex: fromReplay.roundIndex, sequenceIndex: fromReplay.sequenceIndex }, 'pending-approvals']
+          : [located.position, 'messages'];
+    answers.push({
+      approvalId: part.approvalId,
+      toolCallId,
+      toolName: located.toolName,
+      approved: part.approved,
+      ...(part.reason === undefined ? {} : { reason: part.reason }),
+      ...position,
+      positionFrom,
+    });
+  }
+  return answers;
+}
+
+/** The call's client tool-call part (the latest, should an id repeat) and its place by the messages alone. */
+function locateCall(messages: readonly ModelMessage[], toolCallId: string): { toolName: string; position: CallPosition } | undefined {
+  for (let at = messages.length - 1; at >= 0; at--) {
+    const calls = clientToolCalls(messages[at]);
+    const sequenceIndex = calls.findIndex((call) => call.toolCallId === toolCallId);
+    if (sequenceIndex === -1) continue;
+    let roundIndex = 0;
+    for (let i = at - 1; i >= 0 && !startsRun(messages[i]); i--) if (clientToolCalls(messages[i]).length > 0) roundIndex++;
+    return { toolName: calls[sequenceIndex].toolName, position: { roundIndex, sequenceIndex } };
+  }
+  return undefined;
+}
+
+function clientToolCalls(message: ModelMessage): Array<{ toolCallId: string; toolName: string }> {
+  if (message.role !== 'assistant' || typeof message.content === 'string') return [];
+  return message.content.flatMap((part) => (part.type === 'tool-call' && part.providerExecuted !== true ? [part] : []));
+}
+
+/** A run starts after the user's message, or after the tool message that answers approvals (a run that resumes). */
+function startsRun(message: ModelMessage): boolean {
+  return message.role === 'user' || (message.role === 'tool' && message.content.some((part) => part.type === 'tool-approval-response'));
+}
+
+/**
+ * The messages of a call's first step split into what the host passed and
+ * the tool message the SDK added before the first model call, with the
+ * outcomes of the calls the host's approval answers resumed (prepareStep
+ * sees both at step 0).
+ */
+export function splitResumedStep(messages: readonly ModelMessage[]): { input: readonly ModelMessage[]; executed?: ToolModelMessage } {
+  const last = messages.at(-1);
+  const before = messages.at(-2);
+  const answers = (message: ModelMessage | undefined) =>
+    message?.role === 'tool' && message.content.some((part) => part.type === 'tool-approval-response');
+  if (last?.role === 'tool' && !answers(last) && answers(before)) return { input: messages.slice(0, -1), executed: last };
+  return { input: messages };
+}
+
+/**
+ * What the resumed calls produced, as the model is sent it: for each
+ * approved call the tool-result part of the SDK's tool message (an error
+ * when the tool threw, or when the SDK refused to run it after all, e.g. its
+ * input no longer valid). A denied call has none: its decision says it.
+ */
+export function resumedResults(answers: readonly ApprovalAnswer[], executed: ToolModelMessage | undefined): ResumedResult[] {
+  if (executed === undefined) return [];
+  return answers.flatMap((answer) => {
+    if (!answer.approved) return [];
+    const part = executed.content.find((content) => content.type === 'tool-result' && content.toolCallId === answer.toolCallId);
+    if (part?.type !== 'tool-result') return [];
+    const { toolCallId, toolName, roundIndex, sequenceIndex } = answer;
+    return [{ toolCallId, toolName, roundIndex, sequenceIndex, result: fromModelOutput(part.output) }];
+  });
+}
