@@ -1,5 +1,5 @@
 import * as protoLoader from '@grpc/proto-loader';
-import type { SearchHit } from '@toolhistory/domain';
+import { NOT_YET_APPROVED_OR_RESUMED, type SearchHit } from '@toolhistory/domain';
 import { findProjectFile } from '../find-project-file';
 import { TOOL_HISTORY_PROTO } from './grpc-server-options';
 import { timestampToMillis, toSearchResponse } from './proto-mapping';
@@ -37,13 +37,7 @@ describe('SearchToolHistory on the wire', () => {
       traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
       argumentsBytes: 22,
       resultBytes: 3_145_728,
-      approvalRequestedAt: null,
-      approvalRequestReason: null,
-      approvalDecidedAt: null,
-      approved: null,
-      approvalDecidedBy: null,
-      approvalDecisionReason: null,
-      resultRunId: null,
+      ...NOT_YET_APPROVED_OR_RESUMED,
     },
     score: 0.4375,
     snippet: 'read_file {"path": "**src**/**app.ts**"} export const app',

@@ -106,6 +106,18 @@ function failRun(run: RunRow, event: RunFailed): RunRow {
   };
 }
 
+/** An invocation's approval and resumption facts before any event about them is recorded. */
+export const NOT_YET_APPROVED_OR_RESUMED = Object.freeze({
+  approvalRequestedAt: null,
+  approvalRequestReason: null,
+  approvalDecidedAt: null,
+  approved: null,
+  approvalDecidedBy: null,
+  approvalDecisionReason: null,
+  decisionRunId: null,
+  resultRunId: null,
+} satisfies Partial<InvocationRow>);
+
 function newInvocation(event: InvocationEvent): InvocationRow {
   return {
     tenantId: event.tenantId,
@@ -131,14 +143,7 @@ function newInvocation(event: InvocationEvent): InvocationRow {
     resultBytes: null,
     callTokens: null,
     resultTokens: null,
-    approvalRequestedAt: null,
-    approvalRequestReason: null,
-    approvalDecidedAt: null,
-    approved: null,
-    approvalDecidedBy: null,
-    approvalDecisionReason: null,
-    decisionRunId: null,
-    resultRunId: null,
+    ...NOT_YET_APPROVED_OR_RESUMED,
   };
 }
 

@@ -1,6 +1,6 @@
 import type { ToolEvent } from '@toolhistory/contract';
 import { conversationKeyString, invocationKeyString, runKeyString } from '../projection/read-model-keys';
-import { projectEvents, ReadModelState } from '../projection/evolve-read-model';
+import { NOT_YET_APPROVED_OR_RESUMED, projectEvents, ReadModelState } from '../projection/evolve-read-model';
 import type { InvocationRow } from '../projection/read-model.types';
 import type { ProviderMessage } from './provider-messages';
 import { replayHistory, ReplayRequest } from './replay-history';
@@ -125,14 +125,7 @@ export function answeredRow(fields: Partial<InvocationRow> = {}): InvocationRow 
     resultBytes: null,
     callTokens: null,
     resultTokens: null,
-    approvalRequestedAt: null,
-    approvalRequestReason: null,
-    approvalDecidedAt: null,
-    approved: null,
-    approvalDecidedBy: null,
-    approvalDecisionReason: null,
-    decisionRunId: null,
-    resultRunId: null,
+    ...NOT_YET_APPROVED_OR_RESUMED,
     ...fields,
   };
 }
