@@ -295,7 +295,7 @@ describe('redaction end to end: planted secrets through the real broker never re
   it('erases the conversation; a redelivery of its events does not bring it back', async () => {
     const erased = await client.eraseConversation({ tenant_id: tenantId, conversation_id: conversationId });
     expect(erased).toEqual({ erased_events: String(events.length), erased_invocations: '7' });
-    const empty = { turns: [], omitted: [], history_tokens: 0 };
+    const empty = { turns: [], omitted: [], history_tokens: 0, pending_approvals: [] };
     const replay = () => client.getReplayHistory({ tenant_id: tenantId, conversation_id: conversationId });
     expect(await replay()).toEqual(empty);
 

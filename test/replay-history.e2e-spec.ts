@@ -356,8 +356,8 @@ describe('GetReplayHistory through the real broker and the real gRPC server', ()
   });
 
   it('answers an unknown conversation with an empty response', async () => {
-    expect(await replay({ conversation_id: 'never-seen' })).toEqual({ turns: [], omitted: [], history_tokens: 0 });
-    expect(await replay({ tenant_id: 'another-tenant' })).toEqual({ turns: [], omitted: [], history_tokens: 0 });
+    expect(await replay({ conversation_id: 'never-seen' })).toEqual({ turns: [], omitted: [], history_tokens: 0, pending_approvals: [] });
+    expect(await replay({ tenant_id: 'another-tenant' })).toEqual({ turns: [], omitted: [], history_tokens: 0, pending_approvals: [] });
   });
 
   it('rejects a request without tenant_id or conversation_id with INVALID_ARGUMENT naming the field', async () => {
@@ -416,6 +416,7 @@ describe('GetReplayHistory while PostgreSQL is unreachable', () => {
         turns: [],
         omitted: [],
         history_tokens: 0,
+        pending_approvals: [],
       });
     } finally {
       client.close();
@@ -451,6 +452,7 @@ describe('health while Kafka is unreachable', () => {
         turns: [],
         omitted: [],
         history_tokens: 0,
+        pending_approvals: [],
       });
     } finally {
       client.close();
