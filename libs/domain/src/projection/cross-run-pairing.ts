@@ -60,11 +60,11 @@ export function awaitedCallLookups(events: readonly StoredToolEvent[], rows: Rea
  */
 export class InvocationRowIndex {
   private readonly rows: Map<string, InvocationRow>;
-  private readonly byCallId = new Map<string, Set<string>>();
+  /** Built on first need: most batches never look beyond an event's own run. */
+  private byCallId: Map<string, Set<string>> | undefined;
 
   constructor(rows: ReadonlyMap<string, InvocationRow>) {
     this.rows = new Map(rows);
-    for (const [key, row] of this.rows) this.indexCallId(key, row);
   }
 
   get(key: string): InvocationRow | undefined {
@@ -73,14 +73,15 @@ export class InvocationRowIndex {
 
   set(key: string, row: InvocationRow): void {
     this.rows.set(key, row);
-    this.indexCallId(key, row);
+    if (this.byCallId !== undefined) this.indexCallId(this.byCallId, key, row);
   }
 
   /** The key of the row an invocation event belongs to (which may not exist yet). */
   keyFor(event: InvocationEvent): string {
     const own = invocationKeyString({ ...event, pairKey: pairKeyOf(event) });
     if (this.rows.has(own) || !isInvocationEvent(event) || event.toolCallId === '') return own;
-    const candidates = this.byCallId.get(awaitedCallKeyString(event)) ?? new Set<string>();
+    if (event.type !== 'ToolResultReceived' && event.type !== 'ToolApprovalDecided') return own;
+    const candidates = this.callIdIndex().get(awaitedCallKeyString(event)) ?? new Set<string>();
     let found: { key: string; row: InvocationRow } | undefined;
     for (const key of candidates) {
       const row = this.rows.get(key)!;
@@ -91,11 +92,20 @@ export class InvocationRowIndex {
     return found?.key ?? own;
   }
 
-  private indexCallId(key: string, row: InvocationRow): void {
-    if (row.toolCallId === '') return;
+  private callIdIndex(): Map<string, Set<string>> {
+    if (this.byCallId === undefined) {
+      const index = new Map<string, Set<string>>();
+      for (const [key, row] of this.rows) this.indexCallId(index, key, row);
+      this.byCallId = index;
+    }
+    return this.byCallId;
+  }
+
+  private indexCallId(index: Map<string, Set<string>>, key: string, row: InvocationRow): void {
+    if (row.toolCallId === '' || row.approvalRequestedAt === null) return;
     const k = awaitedCallKeyString(row);
-    const keys = this.byCallId.get(k) ?? new Set<string>();
+    const keys = index.get(k) ?? new Set<string>();
     keys.add(key);
-    this.byCallId.set(k, keys);
+    index.set(k, keys);
   }
 }
