@@ -29,4 +29,6 @@ export const OMISSION_REASONS: Record<string, string> = {
   policy_skipped: 'the tool policy keeps it out of replay',
   invalidated: 'made stale by a later mutating call',
   token_budget: 'over the token budget',
+  awaiting_approval: "waiting for a person's approval",
+  awaiting_result: 'approved, its result not recorded yet',
 };
