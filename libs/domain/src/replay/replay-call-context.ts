@@ -120,14 +120,16 @@ export function runAsOf(run: RunRow, seen: readonly SeenRow[], asOf: number, aba
   const decided = seen.some(
     (r) => r.row.roundIndex === lastRound && r.hasCall && ['approved', 'denied'].includes(approvalAsOf(r.row, asOf)),
   );
+  // Only a run still going can fall silent; an ended one is settled anyway.
   const silent =
+    !ended &&
     asOf -
       lastSeenAsOf(
         run,
         seen.map((r) => r.row),
         asOf,
       ) >
-    abandonedAfterMs;
+      abandonedAfterMs;
   return {
     run,
     status,

@@ -178,11 +178,11 @@ function judgeCalls(runs: ReadonlyArray<{ run: RunAsOf; calls: readonly CallCont
         // Keyed by origin run, then round: rounds of earlier runs keep their order.
         const byOrigin = resumed.get(laterRun) ?? new Map<string, ReplayedCall[]>();
         const originKey = `${run.run.runId}\u0000${call.row.roundIndex}`;
-        byOrigin.set(originKey, [...(byOrigin.get(originKey) ?? []), replayed]);
+        appendTo(byOrigin, originKey, replayed);
         resumed.set(laterRun, byOrigin);
       } else {
         const byRound = own.get(run.run.runId) ?? new Map<number, ReplayedCall[]>();
-        byRound.set(call.row.roundIndex, [...(byRound.get(call.row.roundIndex) ?? []), replayed]);
+        appendTo(byRound, call.row.roundIndex, replayed);
         own.set(run.run.runId, byRound);
       }
     }
@@ -208,6 +208,12 @@ function judgeCalls(runs: ReadonlyArray<{ run: RunAsOf; calls: readonly CallCont
   }
   pendingApprovals.sort((a, b) => Date.parse(a.requestedAt) - Date.parse(b.requestedAt));
   return { turns, omitted, pendingApprovals };
+}
+
+function appendTo<K, V>(lists: Map<K, V[]>, key: K, value: V): void {
+  const list = lists.get(key);
+  if (list === undefined) lists.set(key, [value]);
+  else list.push(value);
 }
 
 function pendingApprovalOf(call: CallContext): PendingApproval {

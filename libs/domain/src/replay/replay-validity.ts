@@ -34,7 +34,11 @@ export function replayValidity(
 
   const abandonedAfterMs = abandonedAfterSeconds(policy, request.channel) * 1000;
   const rowsByRun = new Map<string, InvocationRow[]>();
-  for (const row of invocations) rowsByRun.set(row.runId, [...(rowsByRun.get(row.runId) ?? []), row]);
+  for (const row of invocations) {
+    const rows = rowsByRun.get(row.runId);
+    if (rows === undefined) rowsByRun.set(row.runId, [row]);
+    else rows.push(row);
+  }
   for (const run of runs) {
     boundary(millisOf(run.startedAt));
     boundary(millisOf(run.endedAt));
