@@ -8,7 +8,13 @@ import { loadPolicyFile } from '../policy/load-policy-file';
 import { GetReplayHistory } from '../replay/get-replay-history';
 import type { CliContext, CliOutput } from './cli-context';
 
-const FORMATS: Record<string, HistoryFormat> = { openai: 'openai_chat', anthropic: 'anthropic_messages' };
+const FORMATS: Record<string, HistoryFormat> = {
+  openai: 'openai_chat',
+  anthropic: 'anthropic_messages',
+  'openai-responses': 'openai_responses',
+  gemini: 'gemini',
+  'bedrock-converse': 'bedrock_converse',
+};
 
 export interface ReplayOptions {
   format: string;

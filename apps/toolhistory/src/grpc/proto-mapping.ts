@@ -66,7 +66,13 @@ export const formatOf = (value: string | number | undefined): HistoryFormat =>
   enumOf<HistoryFormat>(
     'format',
     value,
-    { HISTORY_FORMAT_OPENAI_CHAT: 'openai_chat', HISTORY_FORMAT_ANTHROPIC_MESSAGES: 'anthropic_messages' },
+    {
+      HISTORY_FORMAT_OPENAI_CHAT: 'openai_chat',
+      HISTORY_FORMAT_ANTHROPIC_MESSAGES: 'anthropic_messages',
+      HISTORY_FORMAT_OPENAI_RESPONSES: 'openai_responses',
+      HISTORY_FORMAT_GEMINI: 'gemini',
+      HISTORY_FORMAT_BEDROCK_CONVERSE: 'bedrock_converse',
+    },
     'openai_chat',
   );
 

@@ -1,5 +1,5 @@
-import type { JsonObject } from '@toolhistory/contract';
-import { anthropicToolUseId } from './replayed-tool-call-id';
+import type { JsonObject, JsonValue } from '@toolhistory/contract';
+import { anthropicToolUseId, bedrockToolUseId } from './replayed-tool-call-id';
 
 /** The fields of a replayed call the provider formats need. */
 export interface FormattableCall {
@@ -8,6 +8,8 @@ export interface FormattableCall {
   arguments: JsonObject;
   result: string;
   isError: boolean;
+  /** The recorded result when it is JSON rather than text (none for a notice): formats that carry JSON use it as it is. */
+  resultJson?: JsonValue;
 }
 
 export interface FormattableRound {
@@ -36,7 +38,53 @@ export interface AnthropicToolResultMessage {
   content: Array<{ type: 'tool_result'; tool_use_id: string; content: string; is_error: boolean }>;
 }
 
-export type ProviderMessage = OpenAiAssistantToolCallMessage | OpenAiToolMessage | AnthropicAssistantMessage | AnthropicToolResultMessage;
+/** OpenAI Responses input items. No item `id`: a replayed `fc_` id without its reasoning item is refused by reasoning models. */
+export interface OpenAiResponsesFunctionCall {
+  type: 'function_call';
+  call_id: string;
+  name: string;
+  arguments: string;
+}
+
+export interface OpenAiResponsesFunctionCallOutput {
+  type: 'function_call_output';
+  call_id: string;
+  output: string;
+}
+
+export interface GeminiModelContent {
+  role: 'model';
+  parts: Array<{ functionCall: { id: string; name: string; args: JsonObject } }>;
+}
+
+export interface GeminiUserContent {
+  role: 'user';
+  parts: Array<{ functionResponse: { id: string; name: string; response: JsonObject } }>;
+}
+
+export interface BedrockAssistantMessage {
+  role: 'assistant';
+  content: Array<{ toolUse: { toolUseId: string; name: string; input: JsonObject } }>;
+}
+
+export interface BedrockToolResultMessage {
+  role: 'user';
+  content: Array<{
+    toolResult: { toolUseId: string; content: Array<{ text: string } | { json: JsonValue }>; status: 'success' | 'error' };
+  }>;
+}
+
+export type ProviderMessage =
+  | OpenAiAssistantToolCallMessage
+  | OpenAiToolMessage
+  | AnthropicAssistantMessage
+  | AnthropicToolResultMessage
+  | OpenAiResponsesFunctionCall
+  | OpenAiResponsesFunctionCallOutput
+  | GeminiModelContent
+  | GeminiUserContent
+  | BedrockAssistantMessage
+  | BedrockToolResultMessage;
 
 /** OpenAI chat: per round, one assistant message with tool_calls, then one tool message per call, in order. */
 export function toOpenAiChatMessages(rounds: readonly FormattableRound[]): Array<OpenAiAssistantToolCallMessage | OpenAiToolMessage> {
@@ -73,6 +121,79 @@ export function toAnthropicMessages(rounds: readonly FormattableRound[]): Array<
         tool_use_id: anthropicToolUseId(c.toolCallId),
         content: c.result,
         is_error: c.isError,
+      })),
+    },
+  ]);
+}
+
+/** A notice of ours already says what happened ("[denied] ..."); any other error result is marked as one. */
+function errorText(call: FormattableCall): string {
+  return call.isError && !call.result.startsWith('[') ? `[error] ${call.result}` : call.result;
+}
+
+/**
+ * OpenAI Responses: per round, a `function_call` item per call, then a
+ * `function_call_output` item per call, in order. An error result stays a
+ * plain output text that says it failed (the API has no error flag).
+ */
+export function toOpenAiResponsesItems(
+  rounds: readonly FormattableRound[],
+): Array<OpenAiResponsesFunctionCall | OpenAiResponsesFunctionCallOutput> {
+  return rounds.flatMap((round) => [
+    ...round.calls.map((c) => ({
+      type: 'function_call' as const,
+      call_id: c.toolCallId,
+      name: c.toolName,
+      arguments: JSON.stringify(c.arguments),
+    })),
+    ...round.calls.map((c) => ({ type: 'function_call_output' as const, call_id: c.toolCallId, output: errorText(c) })),
+  ]);
+}
+
+/** Gemini's `response` must be an object: a JSON object result as it is, anything else under `output`, an error under `error`. */
+function geminiResponse(call: FormattableCall): JsonObject {
+  if (call.isError) return { error: call.result };
+  const json = call.resultJson;
+  if (json !== undefined && typeof json === 'object' && json !== null && !Array.isArray(json)) return json;
+  return { output: json ?? call.result };
+}
+
+/**
+ * Gemini: per round, one `model` content of `functionCall` parts, then one
+ * `user` content of `functionResponse` parts with the same ids and names.
+ */
+export function toGeminiContents(rounds: readonly FormattableRound[]): Array<GeminiModelContent | GeminiUserContent> {
+  return rounds.flatMap((round) => [
+    {
+      role: 'model' as const,
+      parts: round.calls.map((c) => ({ functionCall: { id: c.toolCallId, name: c.toolName, args: c.arguments } })),
+    },
+    {
+      role: 'user' as const,
+      parts: round.calls.map((c) => ({ functionResponse: { id: c.toolCallId, name: c.toolName, response: geminiResponse(c) } })),
+    },
+  ]);
+}
+
+/**
+ * Bedrock Converse: per round, one assistant message of `toolUse` blocks,
+ * then one user message of `toolResult` blocks; a JSON result as a `json`
+ * block, text as a `text` block, an error with status "error".
+ */
+export function toBedrockConverseMessages(rounds: readonly FormattableRound[]): Array<BedrockAssistantMessage | BedrockToolResultMessage> {
+  return rounds.flatMap((round) => [
+    {
+      role: 'assistant' as const,
+      content: round.calls.map((c) => ({ toolUse: { toolUseId: bedrockToolUseId(c.toolCallId), name: c.toolName, input: c.arguments } })),
+    },
+    {
+      role: 'user' as const,
+      content: round.calls.map((c) => ({
+        toolResult: {
+          toolUseId: bedrockToolUseId(c.toolCallId),
+          content: [c.resultJson !== undefined && !c.isError ? { json: c.resultJson } : { text: c.result }],
+          status: c.isError ? ('error' as const) : ('success' as const),
+        },
       })),
     },
   ]);

@@ -1,11 +1,11 @@
 import fc from 'fast-check';
 import type { ToolEvent } from '@toolhistory/contract';
 import type { InvocationRow } from '../projection/read-model.types';
-import { replayHistory, ReplayRequest } from './replay-history';
+import { HistoryFormat, replayHistory, ReplayRequest } from './replay-history';
 import { replayedToolCallId } from './replayed-tool-call-id';
 import { replayValidity } from './replay-validity';
 import { parseReplayPolicy, ReplayPolicy } from './replay-policy';
-import { anthropicProblems, openAiProblems, readModelOf } from './replay-test-support.fixture';
+import { anthropicProblems, FORMAT_PROBLEMS, openAiProblems, readModelOf } from './replay-test-support.fixture';
 import { testTokens } from '../projection/test-tokens.fixture';
 import { delivered, deliveredInOrder, policies, T0 } from './replay-trace-arbitraries.fixture';
 
@@ -34,6 +34,24 @@ describe('replayHistory properties (any delivery of any trace)', () => {
         for (const turn of anthropic.turns) expect(anthropicProblems(turn.messages)).toEqual([]);
       }),
       { numRuns: 400 },
+    );
+  });
+
+  it('is always valid for every format, with the same calls kept', () => {
+    fc.assert(
+      fc.property(delivered, policies, request, ({ events, batchCuts }, policy, req) => {
+        const { runs, invocations } = readModelOf(events, batchCuts);
+        const histories = (Object.keys(FORMAT_PROBLEMS) as HistoryFormat[]).map((format) => {
+          const history = replayHistory({ ...req, format }, runs, invocations, policy, testTokens);
+          for (const turn of history.turns) expect([format, FORMAT_PROBLEMS[format](turn.messages)]).toEqual([format, []]);
+          return history;
+        });
+        // Only the shape differs: which calls, in which rounds, with which results, is the same in every format.
+        const kept = (h: (typeof histories)[number]) =>
+          h.turns.map((t) => [t.runId, t.rounds.map((r) => [r.roundIndex, r.calls.map((c) => [c.sequenceIndex, c.result])])]);
+        for (const history of histories) expect(kept(history)).toEqual(kept(histories[0]));
+      }),
+      { numRuns: 300 },
     );
   });
 

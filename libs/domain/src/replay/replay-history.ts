@@ -1,17 +1,24 @@
-import type { JsonObject } from '@toolhistory/contract';
+import type { JsonObject, JsonValue } from '@toolhistory/contract';
 import type { InvocationRow, RunRow, RunStatus } from '../projection/read-model.types';
 import { callTokens, resultText, resultTokens, TokenCounter } from '../projection/invocation-tokens';
 import { fitTokenBudget } from './token-budget';
-import { toAnthropicMessages, toOpenAiChatMessages, ProviderMessage } from './provider-messages';
+import {
+  ProviderMessage,
+  toAnthropicMessages,
+  toBedrockConverseMessages,
+  toGeminiContents,
+  toOpenAiChatMessages,
+  toOpenAiResponsesItems,
+} from './provider-messages';
 import type { ApprovalState } from '../projection/approval-state';
 import { CallContext, CallOmissionReason, CallVerdict, verdictOf } from './replay-call-rules';
 import { callScopeOf, RunAsOf, runsAsOf } from './replay-call-context';
 import { historyTokenBudget, ReplayPolicy, StaleResultMode } from './replay-policy';
-import { anthropicToolUseId, replayedToolCallId } from './replayed-tool-call-id';
+import { anthropicToolUseId, bedrockToolUseId, replayedToolCallId } from './replayed-tool-call-id';
 
 export { deniedCallNotice, expiredResultNotice, INTERRUPTED_CALL_NOTICE, invalidatedResultNotice } from './replay-call-rules';
 
-export type HistoryFormat = 'openai_chat' | 'anthropic_messages';
+export type HistoryFormat = 'openai_chat' | 'anthropic_messages' | 'openai_responses' | 'gemini' | 'bedrock_converse';
 
 /** The call rules' reasons (replay-call-rules.ts), and the history's own: over the token budget. */
 export type OmissionReason = CallOmissionReason | 'token_budget';
@@ -51,6 +58,8 @@ export interface ReplayedCall {
   invalidatedBy?: string;
   /** What the call and its result (or its notice) take in the model's context. */
   tokens: number;
+  /** The recorded result when it is JSON, not text (none for a notice): for the formats that carry JSON as it is. */
+  resultJson?: JsonValue;
 }
 
 export interface ReplayedRound {
@@ -132,7 +141,8 @@ export function replayHistory(
 function reportedIdIn(format: HistoryFormat): (row: InvocationRow) => string {
   return (row) => {
     const recordedOrDerived = replayedToolCallId(row.toolCallId, row);
-    return format === 'anthropic_messages' ? anthropicToolUseId(recordedOrDerived) : recordedOrDerived;
+    if (format === 'anthropic_messages') return anthropicToolUseId(recordedOrDerived);
+    return format === 'bedrock_converse' ? bedrockToolUseId(recordedOrDerived) : recordedOrDerived;
   };
 }
 
@@ -252,6 +262,7 @@ function replayedCallOf(call: CallContext, verdict: Exclude<CallVerdict, { kind:
     approval: call.approval,
     ...(notice?.invalidatedBy === undefined ? {} : { invalidatedBy: notice.invalidatedBy }),
     tokens: callCost + resultCost,
+    ...(notice === undefined && row.result !== undefined && typeof row.result !== 'string' ? { resultJson: row.result } : {}),
   };
 }
 
@@ -281,5 +292,16 @@ function overBudget({ turn, round }: { turn: TurnDraft; round: ReplayedRound }):
 }
 
 function messagesOf(rounds: readonly ReplayedRound[], format: HistoryFormat): ProviderMessage[] {
-  return format === 'anthropic_messages' ? toAnthropicMessages(rounds) : toOpenAiChatMessages(rounds);
+  switch (format) {
+    case 'openai_chat':
+      return toOpenAiChatMessages(rounds);
+    case 'anthropic_messages':
+      return toAnthropicMessages(rounds);
+    case 'openai_responses':
+      return toOpenAiResponsesItems(rounds);
+    case 'gemini':
+      return toGeminiContents(rounds);
+    case 'bedrock_converse':
+      return toBedrockConverseMessages(rounds);
+  }
 }

@@ -45,3 +45,10 @@ export function replayedToolCallId(recorded: string, place: CallPlace): string {
 export function anthropicToolUseId(id: string): string {
   return ANTHROPIC_ID.test(id) ? id : `toolu_${stableHash(id)}`;
 }
+
+const BEDROCK_ID = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** Bedrock accepts [a-zA-Z0-9_-], at most 64 characters, in toolUseIds; others map to a stable, valid id. */
+export function bedrockToolUseId(id: string): string {
+  return BEDROCK_ID.test(id) ? id : `tooluse_${stableHash(id)}`;
+}

@@ -216,6 +216,25 @@ export enum HistoryFormat {
   HISTORY_FORMAT_UNSPECIFIED = "HISTORY_FORMAT_UNSPECIFIED",
   HISTORY_FORMAT_OPENAI_CHAT = "HISTORY_FORMAT_OPENAI_CHAT",
   HISTORY_FORMAT_ANTHROPIC_MESSAGES = "HISTORY_FORMAT_ANTHROPIC_MESSAGES",
+  /**
+   * HISTORY_FORMAT_OPENAI_RESPONSES - OpenAI Responses input items: per round, a function_call item per call
+   * (call_id, name, arguments; no item id), then a function_call_output item
+   * per call; an error result is output text marked "[error]".
+   */
+  HISTORY_FORMAT_OPENAI_RESPONSES = "HISTORY_FORMAT_OPENAI_RESPONSES",
+  /**
+   * HISTORY_FORMAT_GEMINI - Gemini contents: per round, a "model" content of functionCall parts,
+   * then a "user" content of functionResponse parts (same id and name);
+   * response is the JSON object result, else {"output": ...}, an error
+   * {"error": ...}.
+   */
+  HISTORY_FORMAT_GEMINI = "HISTORY_FORMAT_GEMINI",
+  /**
+   * HISTORY_FORMAT_BEDROCK_CONVERSE - Bedrock Converse messages: per round, an assistant message of toolUse
+   * blocks, then a user message of toolResult blocks ({"json"} for a JSON
+   * result, {"text"} otherwise; status "error" for an error result).
+   */
+  HISTORY_FORMAT_BEDROCK_CONVERSE = "HISTORY_FORMAT_BEDROCK_CONVERSE",
   UNRECOGNIZED = "UNRECOGNIZED",
 }
 
@@ -230,6 +249,15 @@ export function historyFormatFromJSON(object: any): HistoryFormat {
     case 2:
     case "HISTORY_FORMAT_ANTHROPIC_MESSAGES":
       return HistoryFormat.HISTORY_FORMAT_ANTHROPIC_MESSAGES;
+    case 3:
+    case "HISTORY_FORMAT_OPENAI_RESPONSES":
+      return HistoryFormat.HISTORY_FORMAT_OPENAI_RESPONSES;
+    case 4:
+    case "HISTORY_FORMAT_GEMINI":
+      return HistoryFormat.HISTORY_FORMAT_GEMINI;
+    case 5:
+    case "HISTORY_FORMAT_BEDROCK_CONVERSE":
+      return HistoryFormat.HISTORY_FORMAT_BEDROCK_CONVERSE;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -245,6 +273,12 @@ export function historyFormatToNumber(object: HistoryFormat): number {
       return 1;
     case HistoryFormat.HISTORY_FORMAT_ANTHROPIC_MESSAGES:
       return 2;
+    case HistoryFormat.HISTORY_FORMAT_OPENAI_RESPONSES:
+      return 3;
+    case HistoryFormat.HISTORY_FORMAT_GEMINI:
+      return 4;
+    case HistoryFormat.HISTORY_FORMAT_BEDROCK_CONVERSE:
+      return 5;
     case HistoryFormat.UNRECOGNIZED:
     default:
       return -1;

@@ -53,6 +53,25 @@ export enum HistoryFormat {
   HISTORY_FORMAT_UNSPECIFIED = "HISTORY_FORMAT_UNSPECIFIED",
   HISTORY_FORMAT_OPENAI_CHAT = "HISTORY_FORMAT_OPENAI_CHAT",
   HISTORY_FORMAT_ANTHROPIC_MESSAGES = "HISTORY_FORMAT_ANTHROPIC_MESSAGES",
+  /**
+   * HISTORY_FORMAT_OPENAI_RESPONSES - OpenAI Responses input items: per round, a function_call item per call
+   * (call_id, name, arguments; no item id), then a function_call_output item
+   * per call; an error result is output text marked "[error]".
+   */
+  HISTORY_FORMAT_OPENAI_RESPONSES = "HISTORY_FORMAT_OPENAI_RESPONSES",
+  /**
+   * HISTORY_FORMAT_GEMINI - Gemini contents: per round, a "model" content of functionCall parts,
+   * then a "user" content of functionResponse parts (same id and name);
+   * response is the JSON object result, else {"output": ...}, an error
+   * {"error": ...}.
+   */
+  HISTORY_FORMAT_GEMINI = "HISTORY_FORMAT_GEMINI",
+  /**
+   * HISTORY_FORMAT_BEDROCK_CONVERSE - Bedrock Converse messages: per round, an assistant message of toolUse
+   * blocks, then a user message of toolResult blocks ({"json"} for a JSON
+   * result, {"text"} otherwise; status "error" for an error result).
+   */
+  HISTORY_FORMAT_BEDROCK_CONVERSE = "HISTORY_FORMAT_BEDROCK_CONVERSE",
   UNRECOGNIZED = "UNRECOGNIZED",
 }
 

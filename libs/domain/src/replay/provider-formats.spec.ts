@@ -1,0 +1,125 @@
+/**
+ * One conversation in every format the service replays: parallel calls, a
+ * JSON result, a text result, an error result, an empty id and an expiry
+ * placeholder. Each output is the API's own shape, ready to concatenate.
+ */
+import { runCompleted, toolCall, toolResult } from '../../../../test/support/tool-event-factory';
+import type { HistoryFormat } from './replay-history';
+import { expiredResultNotice } from './replay-call-rules';
+import { derivedToolCallId } from './replayed-tool-call-id';
+import { FORMAT_PROBLEMS, inRun, iso, replayOf, T0 } from './replay-test-support.fixture';
+
+const R1 = inRun('r1');
+const EMPTY_ID = derivedToolCallId({ tenantId: 'acme', conversationId: 'c1', runId: 'r1', roundIndex: 0, sequenceIndex: 1 });
+const events = [
+  toolCall(R1, {
+    roundIndex: 0,
+    sequenceIndex: 0,
+    toolCallId: 'call_order',
+    toolName: 'get_order',
+    arguments: { id: 'A-1' },
+    occurredAt: iso(1),
+  }),
+  toolCall(R1, { roundIndex: 0, sequenceIndex: 1, toolCallId: '', toolName: 'get_note', arguments: {}, occurredAt: iso(1) }),
+  toolResult(R1, { roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_order', result: { status: 'shipped' }, occurredAt: iso(2) }),
+  toolResult(R1, { roundIndex: 0, sequenceIndex: 1, toolCallId: '', result: 'call back tomorrow', occurredAt: iso(2) }),
+  toolCall(R1, {
+    roundIndex: 1,
+    sequenceIndex: 0,
+    toolCallId: 'call.charge',
+    toolName: 'charge_card',
+    arguments: { amount: 30 },
+    occurredAt: iso(3),
+  }),
+  toolResult(R1, {
+    roundIndex: 1,
+    sequenceIndex: 0,
+    toolCallId: 'call.charge',
+    result: 'card declined',
+    isError: true,
+    occurredAt: iso(4),
+  }),
+  toolCall(R1, { roundIndex: 2, sequenceIndex: 0, toolCallId: 'call_rate', toolName: 'get_rate', arguments: {}, occurredAt: iso(5) }),
+  toolResult(R1, { roundIndex: 2, sequenceIndex: 0, toolCallId: 'call_rate', result: 1.08, occurredAt: iso(6) }),
+  runCompleted(R1, { occurredAt: iso(7) }),
+];
+// get_rate's result expires (window 100 s) and is kept as a placeholder; the others (window 300 s) are fresh.
+const replay = (format: HistoryFormat) =>
+  replayOf(
+    events,
+    { format, asOf: T0 + 120_000, staleResults: 'placeholder' },
+    {
+      defaults: { freshnessSeconds: 300, visibility: 'per_run', staleResults: 'drop', persist: 'full', abandonedAfterSeconds: 600 },
+      channels: {},
+      tools: { get_rate: { freshnessSeconds: 100 } },
+    },
+  ).turns[0].messages;
+const EXPIRED = expiredResultNotice('get_rate', 100);
+
+describe('replayed formats', () => {
+  it('OpenAI Responses: function_call items, then their function_call_output items, per round; no item ids', () => {
+    expect(replay('openai_responses')).toEqual([
+      { type: 'function_call', call_id: 'call_order', name: 'get_order', arguments: '{"id":"A-1"}' },
+      { type: 'function_call', call_id: EMPTY_ID, name: 'get_note', arguments: '{}' },
+      { type: 'function_call_output', call_id: 'call_order', output: '{"status":"shipped"}' },
+      { type: 'function_call_output', call_id: EMPTY_ID, output: 'call back tomorrow' },
+      { type: 'function_call', call_id: 'call.charge', name: 'charge_card', arguments: '{"amount":30}' },
+      { type: 'function_call_output', call_id: 'call.charge', output: '[error] card declined' },
+      { type: 'function_call', call_id: 'call_rate', name: 'get_rate', arguments: '{}' },
+      { type: 'function_call_output', call_id: 'call_rate', output: EXPIRED },
+    ]);
+  });
+
+  it('Gemini: model functionCall parts, then user functionResponse parts with the same id and name; response always an object', () => {
+    expect(replay('gemini')).toEqual([
+      {
+        role: 'model',
+        parts: [
+          { functionCall: { id: 'call_order', name: 'get_order', args: { id: 'A-1' } } },
+          { functionCall: { id: EMPTY_ID, name: 'get_note', args: {} } },
+        ],
+      },
+      {
+        role: 'user',
+        parts: [
+          { functionResponse: { id: 'call_order', name: 'get_order', response: { status: 'shipped' } } },
+          { functionResponse: { id: EMPTY_ID, name: 'get_note', response: { output: 'call back tomorrow' } } },
+        ],
+      },
+      { role: 'model', parts: [{ functionCall: { id: 'call.charge', name: 'charge_card', args: { amount: 30 } } }] },
+      { role: 'user', parts: [{ functionResponse: { id: 'call.charge', name: 'charge_card', response: { error: 'card declined' } } }] },
+      { role: 'model', parts: [{ functionCall: { id: 'call_rate', name: 'get_rate', args: {} } }] },
+      { role: 'user', parts: [{ functionResponse: { id: 'call_rate', name: 'get_rate', response: { output: EXPIRED } } }] },
+    ]);
+  });
+
+  it('Bedrock Converse: toolUse blocks, then toolResult blocks (json for JSON, text otherwise, status error); ids made valid', () => {
+    const messages = replay('bedrock_converse') as Array<{ content: Array<{ toolUse?: { toolUseId: string } }> }>;
+    const chargeId = messages[2].content[0].toolUse!.toolUseId;
+    expect(chargeId).toMatch(/^tooluse_[0-9a-f]{26}$/);
+    expect(messages).toEqual([
+      {
+        role: 'assistant',
+        content: [
+          { toolUse: { toolUseId: 'call_order', name: 'get_order', input: { id: 'A-1' } } },
+          { toolUse: { toolUseId: EMPTY_ID, name: 'get_note', input: {} } },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          { toolResult: { toolUseId: 'call_order', content: [{ json: { status: 'shipped' } }], status: 'success' } },
+          { toolResult: { toolUseId: EMPTY_ID, content: [{ text: 'call back tomorrow' }], status: 'success' } },
+        ],
+      },
+      { role: 'assistant', content: [{ toolUse: { toolUseId: chargeId, name: 'charge_card', input: { amount: 30 } } }] },
+      { role: 'user', content: [{ toolResult: { toolUseId: chargeId, content: [{ text: 'card declined' }], status: 'error' } }] },
+      { role: 'assistant', content: [{ toolUse: { toolUseId: 'call_rate', name: 'get_rate', input: {} } }] },
+      { role: 'user', content: [{ toolResult: { toolUseId: 'call_rate', content: [{ text: EXPIRED }], status: 'success' } }] },
+    ]);
+  });
+
+  it.each(Object.keys(FORMAT_PROBLEMS) as HistoryFormat[])('%s: valid by the pairing rules its API enforces', (format) => {
+    expect(FORMAT_PROBLEMS[format](replay(format))).toEqual([]);
+  });
+});
