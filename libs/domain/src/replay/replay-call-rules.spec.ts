@@ -95,9 +95,9 @@ const TABLES: Array<[CallRule, Case[]]> = [
       { name: 'per_run: but a denied call', call: callWith({ runStatus: 'failed', approval: 'denied', hasResult: false }), verdict: KEPT },
       { name: 'per_run: but an approved and answered call', call: callWith({ runStatus: 'failed', approval: 'approved' }), verdict: KEPT },
       {
-        name: 'per_run: an approved call still without its result is not shown',
+        name: 'per_run: an approved call still without its result is not its concern (it awaits its result)',
         call: callWith({ runStatus: 'failed', approval: 'approved', hasResult: false, settled: false }),
-        verdict: omitted('run_failed'),
+        verdict: KEPT,
       },
       { name: 'per_run: but a side-effect call', call: callWith({ runStatus: 'failed', sideEffects: true }), verdict: KEPT },
       { name: 'per_run: a completed run', call: callWith(), verdict: KEPT },
@@ -398,6 +398,11 @@ describe('CALL_RULES, applied in order (the first verdict that is not kept stand
       name: 'a denied call in an unsent last round of a completed run: the denial',
       call: callWith({ approval: 'denied', hasResult: false, inUnsentLastRound: true, row: DENIED_ROW }),
       verdict: DENIED,
+    },
+    {
+      name: 'per_run: approved in a later run still going, its call in a failed run: awaiting its result (seed -63947396)',
+      call: callWith({ runStatus: 'failed', approval: 'approved', hasResult: false, settled: false, sideEffects: true }),
+      verdict: omitted('awaiting_result'),
     },
     {
       name: 'pending in a failed run: awaiting approval, not run_failed',

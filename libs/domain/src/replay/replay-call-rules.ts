@@ -105,14 +105,14 @@ export function resultExpiresAt(completedAt: number, windowSeconds: number): num
 const expiredAt = (call: CallContext) => isResultExpired(call.asOf, at(call.row.completedAt), call.freshnessWindowSeconds);
 
 /**
- * What replay must show whatever the run's visibility and last round: a
- * call a person decided on (their answer is part of the conversation,
- * whatever became of the run that asked), and a side-effect call once its
- * run is over (the world may have changed).
+ * What the run's visibility and last round do not decide: a call a person
+ * decided on (their answer is part of the conversation, whatever became of
+ * the run that asked; an approved one then waits for its result), and a
+ * side-effect call once its run is over (the world may have changed).
  */
-export function mustBeShown(call: CallContext): boolean {
+export function beyondItsRun(call: CallContext): boolean {
   if (!call.hasCall) return false;
-  if (call.approval === 'denied' || (call.approval === 'approved' && call.hasResult)) return true;
+  if (call.approval === 'denied' || call.approval === 'approved') return true;
   return call.sideEffects && call.settled;
 }
 
@@ -123,12 +123,12 @@ export function awaitingApprovalRule(call: CallContext): CallVerdict {
 
 /** per_run: the model only ever builds on runs that completed, so a failed run shows nothing. */
 export function runFailedRule(call: CallContext): CallVerdict {
-  return call.visibility === 'per_run' && call.runStatus === 'failed' && !mustBeShown(call) ? omitted('run_failed') : KEPT;
+  return call.visibility === 'per_run' && call.runStatus === 'failed' && !beyondItsRun(call) ? omitted('run_failed') : KEPT;
 }
 
 /** per_run: a run still going at asOf has not become part of the conversation yet. */
 export function runIncompleteRule(call: CallContext): CallVerdict {
-  return call.visibility === 'per_run' && call.runStatus === 'running' && !mustBeShown(call) ? omitted('run_incomplete') : KEPT;
+  return call.visibility === 'per_run' && call.runStatus === 'running' && !beyondItsRun(call) ? omitted('run_incomplete') : KEPT;
 }
 
 /** A result with no call to answer: providers refuse an answer nobody asked for. */
@@ -142,13 +142,13 @@ export function orphanResultRule(call: CallContext): CallVerdict {
  * approved call waits for the result its resumed run will record.
  */
 export function orphanCallRule(call: CallContext): CallVerdict {
-  if (call.hasResult || mustBeShown(call)) return KEPT;
+  if (call.hasResult || call.approval === 'denied' || (call.sideEffects && call.settled)) return KEPT;
   return call.approval === 'approved' ? omitted('awaiting_result') : omitted('orphan_call');
 }
 
 /** What the model never saw: a call made after its run ended, or a last round no later service call carried. */
 export function trailingUnsentRule(call: CallContext): CallVerdict {
-  return (call.late || call.inUnsentLastRound) && !mustBeShown(call) ? omitted('trailing_unsent') : KEPT;
+  return (call.late || call.inUnsentLastRound) && !beyondItsRun(call) ? omitted('trailing_unsent') : KEPT;
 }
 
 /** A denied call that never ran answers with the denial, so the model does not ask again blindly. */
