@@ -8,6 +8,7 @@ import type { HistoryFormat } from './replay-history';
 import { expiredResultNotice } from './replay-call-rules';
 import { derivedToolCallId } from './replayed-tool-call-id';
 import { FORMAT_PROBLEMS, inRun, iso, replayOf, T0 } from './replay-test-support.fixture';
+import { testTokens } from '../projection/test-tokens.fixture';
 
 const R1 = inRun('r1');
 const EMPTY_ID = derivedToolCallId({ tenantId: 'acme', conversationId: 'c1', runId: 'r1', roundIndex: 0, sequenceIndex: 1 });
@@ -44,7 +45,7 @@ const events = [
   runCompleted(R1, { occurredAt: iso(7) }),
 ];
 // get_rate's result expires (window 100 s) and is kept as a placeholder; the others (window 300 s) are fresh.
-const replay = (format: HistoryFormat) =>
+const history = (format: HistoryFormat) =>
   replayOf(
     events,
     { format, asOf: T0 + 120_000, staleResults: 'placeholder' },
@@ -53,7 +54,8 @@ const replay = (format: HistoryFormat) =>
       channels: {},
       tools: { get_rate: { freshnessSeconds: 100 } },
     },
-  ).turns[0].messages;
+  );
+const replay = (format: HistoryFormat) => history(format).turns[0].messages;
 const EXPIRED = expiredResultNotice('get_rate', 100);
 
 describe('replayed formats', () => {
@@ -117,6 +119,18 @@ describe('replayed formats', () => {
       { role: 'assistant', content: [{ toolUse: { toolUseId: 'call_rate', name: 'get_rate', input: {} } }] },
       { role: 'user', content: [{ toolResult: { toolUseId: 'call_rate', content: [{ text: EXPIRED }], status: 'success' } }] },
     ]);
+  });
+
+  it('counts the tokens of what each format sends: its wrapping of a result counts with the result', () => {
+    const tokensOf = (format: HistoryFormat) => history(format).turns[0].rounds.flatMap((r) => r.calls.map((c) => c.tokens));
+    const chat = tokensOf('openai_chat');
+    // get_order (JSON object), get_note (text), charge_card (error), get_rate (notice).
+    expect(tokensOf('anthropic_messages')).toEqual(chat);
+    expect(tokensOf('bedrock_converse')).toEqual(chat);
+    expect(tokensOf('openai_responses')).toEqual([chat[0], chat[1], chat[2] + testTokens('[error] '), chat[3]]);
+    const output = testTokens('{"output":""}');
+    expect(tokensOf('gemini')).toEqual([chat[0], chat[1] + output, chat[2] + testTokens('{"error":""}'), chat[3] + output]);
+    expect(history('gemini').historyTokens).toBe(history('openai_chat').historyTokens + 2 * output + testTokens('{"error":""}'));
   });
 
   it.each(Object.keys(FORMAT_PROBLEMS) as HistoryFormat[])('%s: valid by the pairing rules its API enforces', (format) => {

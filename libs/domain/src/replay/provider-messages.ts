@@ -1,6 +1,9 @@
 import type { JsonObject, JsonValue } from '@toolhistory/contract';
 import { anthropicToolUseId, bedrockToolUseId } from './replayed-tool-call-id';
 
+/** The formats a history is replayed in, by the API whose input they are. */
+export type HistoryFormat = 'openai_chat' | 'anthropic_messages' | 'openai_responses' | 'gemini' | 'bedrock_converse';
+
 /** The fields of a replayed call the provider formats need. */
 export interface FormattableCall {
   toolCallId: string;
@@ -126,9 +129,26 @@ export function toAnthropicMessages(rounds: readonly FormattableRound[]): Array<
   ]);
 }
 
-/** A notice of ours already says what happened ("[denied] ..."); any other error result is marked as one. */
+/** A notice of ours already says what happened ("[denied] ..."); any other error result is marked as one where the API has no error flag. */
+const ERROR_MARK = '[error] ';
+const marksError = (call: FormattableCall): boolean => call.isError && !call.result.startsWith('[');
 function errorText(call: FormattableCall): string {
-  return call.isError && !call.result.startsWith('[') ? `[error] ${call.result}` : call.result;
+  return marksError(call) ? `${ERROR_MARK}${call.result}` : call.result;
+}
+
+const isJsonObject = (value: JsonValue | undefined): value is JsonObject =>
+  value !== undefined && typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * The text a format sends around a result's own text, counted with it
+ * (replay-history.ts): Responses marks errors, Gemini wraps what is not a
+ * JSON object. Escaping inside a wrapped string is not counted.
+ */
+export function resultWrapping(format: HistoryFormat, call: FormattableCall): string {
+  if (format === 'openai_responses') return marksError(call) ? ERROR_MARK : '';
+  if (format !== 'gemini') return '';
+  if (call.isError) return '{"error":""}';
+  return isJsonObject(call.resultJson) ? '' : '{"output":""}';
 }
 
 /**
@@ -153,9 +173,7 @@ export function toOpenAiResponsesItems(
 /** Gemini's `response` must be an object: a JSON object result as it is, anything else under `output`, an error under `error`. */
 function geminiResponse(call: FormattableCall): JsonObject {
   if (call.isError) return { error: call.result };
-  const json = call.resultJson;
-  if (json !== undefined && typeof json === 'object' && json !== null && !Array.isArray(json)) return json;
-  return { output: json ?? call.result };
+  return isJsonObject(call.resultJson) ? call.resultJson : { output: call.resultJson ?? call.result };
 }
 
 /**

@@ -3,7 +3,9 @@ import type { InvocationRow, RunRow, RunStatus } from '../projection/read-model.
 import { callTokens, resultText, resultTokens, TokenCounter } from '../projection/invocation-tokens';
 import { fitTokenBudget } from './token-budget';
 import {
+  HistoryFormat,
   ProviderMessage,
+  resultWrapping,
   toAnthropicMessages,
   toBedrockConverseMessages,
   toGeminiContents,
@@ -18,7 +20,7 @@ import { anthropicToolUseId, bedrockToolUseId, replayedToolCallId } from './repl
 
 export { deniedCallNotice, expiredResultNotice, INTERRUPTED_CALL_NOTICE, invalidatedResultNotice } from './replay-call-rules';
 
-export type HistoryFormat = 'openai_chat' | 'anthropic_messages' | 'openai_responses' | 'gemini' | 'bedrock_converse';
+export type { HistoryFormat } from './provider-messages';
 
 /** The call rules' reasons (replay-call-rules.ts), and the history's own: over the token budget. */
 export type OmissionReason = CallOmissionReason | 'token_budget';
@@ -128,7 +130,7 @@ export function replayHistory(
   tokens: TokenCounter,
 ): ReplayHistory {
   const scope = callScopeOf(request, invocations, policy, reportedIdIn(request.format));
-  const judged = judgeCalls(runsAsOf(scope, runs, invocations), tokens);
+  const judged = judgeCalls(runsAsOf(scope, runs, invocations), tokens, request.format);
   const drafts = judged.turns;
   // Over the budget, whole rounds leave oldest first, so what stays is still a valid history.
   const fitted = fitTokenBudget<ReplayedRound, TurnDraft>(drafts, historyTokenBudget(policy, request.channel, request.maxHistoryTokens));
@@ -168,7 +170,11 @@ interface JudgedCalls {
  * per run with something kept, its resumed calls (from earlier runs) first,
  * then its own rounds. Each call is either in a turn or omitted, once.
  */
-function judgeCalls(runs: ReadonlyArray<{ run: RunAsOf; calls: readonly CallContext[] }>, tokens: TokenCounter): JudgedCalls {
+function judgeCalls(
+  runs: ReadonlyArray<{ run: RunAsOf; calls: readonly CallContext[] }>,
+  tokens: TokenCounter,
+  format: HistoryFormat,
+): JudgedCalls {
   const omitted: Omission[] = [];
   const pendingApprovals: PendingApproval[] = [];
   const own = new Map<string, Map<number, ReplayedCall[]>>();
@@ -182,7 +188,7 @@ function judgeCalls(runs: ReadonlyArray<{ run: RunAsOf; calls: readonly CallCont
         if (verdict.reason === 'awaiting_approval') pendingApprovals.push(pendingApprovalOf(call));
         continue;
       }
-      const replayed = replayedCallOf(call, verdict, tokens);
+      const replayed = withFormatTokens(replayedCallOf(call, verdict, tokens), format, tokens);
       const laterRun = resumedInRunId(call);
       if (laterRun !== null && runIds.has(laterRun)) {
         // Keyed by origin run, then round: rounds of earlier runs keep their order.
@@ -218,6 +224,12 @@ function judgeCalls(runs: ReadonlyArray<{ run: RunAsOf; calls: readonly CallCont
   }
   pendingApprovals.sort((a, b) => Date.parse(a.requestedAt) - Date.parse(b.requestedAt));
   return { turns, omitted, pendingApprovals };
+}
+
+/** The tokens are of what the format sends: its wrapping of the result text counts too. */
+function withFormatTokens(call: ReplayedCall, format: HistoryFormat, tokens: TokenCounter): ReplayedCall {
+  const wrapping = resultWrapping(format, call);
+  return wrapping === '' ? call : { ...call, tokens: call.tokens + tokens(wrapping) };
 }
 
 function appendTo<K, V>(lists: Map<K, V[]>, key: K, value: V): void {
