@@ -11,9 +11,11 @@ import { connectedProducer, freshTopic, publishEvents, testKafka } from './suppo
 import { ServiceProcess, spawnService, stopService } from './support/service-harness';
 import { TcpProxy } from './support/tcp-proxy';
 import { TEST_DATABASE_URL, uniqueName } from './support/test-environment';
-import { runCompleted, runFailed, toolCall, toolResult } from './support/tool-event-factory';
+import { approvalRequested, runCompleted, runFailed, toolCall, toolResult } from './support/tool-event-factory';
 import { waitFor } from './support/wait-for';
 import { o200kTokens } from '../libs/tokenizer/src';
+import { anthropicToolUseId, bedrockToolUseId, derivedToolCallId } from '../libs/domain/src/replay/replayed-tool-call-id';
+import { bedrockProblems, geminiProblems, responsesProblems } from '../libs/domain/src/replay/replay-test-support.fixture';
 
 const minutesAgo = (m: number, plusSeconds = 0) => new Date(Date.now() - m * 60_000 + plusSeconds * 1000).toISOString();
 
@@ -365,6 +367,177 @@ describe('GetReplayHistory through the real broker and the real gRPC server', ()
     await expect(replay({ conversation_id: '' })).rejects.toMatchObject({
       code: status.INVALID_ARGUMENT,
       details: 'conversation_id is required',
+    });
+  });
+
+  describe('in the OpenAI Responses, Gemini and Bedrock Converse formats', () => {
+    // A conversation of its own: parallel calls with a JSON and a text result and an empty id, an error
+    // result whose id Bedrock refuses (so it is mapped), a failed run, and a call waiting for a person.
+    const formats = uniqueName('formats');
+    const inFormats = (runId: string) => ({ tenantId, conversationId: formats, runId, channel: 'support' });
+    const emptyId = derivedToolCallId({ tenantId, conversationId: formats, runId: 'f1', roundIndex: 0, sequenceIndex: 1 });
+    const ofFormats = (format: string) => replay({ conversation_id: formats, format });
+    /** The omitted calls and the pending approvals, by the ids they are reported with. */
+    const explained = (response: ReplayResponse) => ({
+      omitted: response.omitted.map((o) => [o.run_id, o.tool_call_id, o.reason]),
+      pending: response.pending_approvals.map((p) => [p.run_id, p.tool_call_id, p.tool_name]),
+    });
+    const explainedWith = (failedId: string, refundId: string) => ({
+      omitted: [
+        ['f2', failedId, 'OMISSION_REASON_RUN_FAILED'],
+        ['f3', refundId, 'OMISSION_REASON_AWAITING_APPROVAL'],
+      ],
+      pending: [['f3', refundId, 'refund']],
+    });
+
+    beforeAll(async () => {
+      const f1 = inFormats('f1');
+      const recorded = [
+        toolCall(f1, {
+          roundIndex: 0,
+          sequenceIndex: 0,
+          toolCallId: 'call_order',
+          toolName: 'lookup_order',
+          arguments: { orderId: 'A-1' },
+          occurredAt: minutesAgo(3),
+        }),
+        toolCall(f1, {
+          roundIndex: 0,
+          sequenceIndex: 1,
+          toolCallId: '',
+          toolName: 'lookup_customer',
+          arguments: { id: 7 },
+          occurredAt: minutesAgo(3),
+        }),
+        toolResult(f1, {
+          roundIndex: 0,
+          sequenceIndex: 0,
+          toolCallId: 'call_order',
+          result: { status: 'shipped' },
+          occurredAt: minutesAgo(3, 1),
+        }),
+        toolResult(f1, { roundIndex: 0, sequenceIndex: 1, toolCallId: '', result: 'Ada', occurredAt: minutesAgo(3, 1) }),
+        toolCall(f1, {
+          roundIndex: 1,
+          sequenceIndex: 0,
+          toolCallId: 'call.charge',
+          toolName: 'charge_card',
+          arguments: { amount: 30 },
+          occurredAt: minutesAgo(3, 2),
+        }),
+        toolResult(f1, {
+          roundIndex: 1,
+          sequenceIndex: 0,
+          toolCallId: 'call.charge',
+          result: 'card declined',
+          isError: true,
+          occurredAt: minutesAgo(3, 3),
+        }),
+        runCompleted(f1, { assistantMessageId: 'msg-f1', finishReason: 'stop', occurredAt: minutesAgo(3, 4) }),
+        toolCall(inFormats('f2'), { roundIndex: 0, sequenceIndex: 0, toolCallId: 'call.failed', occurredAt: minutesAgo(2) }),
+        toolResult(inFormats('f2'), { roundIndex: 0, sequenceIndex: 0, toolCallId: 'call.failed', occurredAt: minutesAgo(2, 1) }),
+        runFailed(inFormats('f2'), { occurredAt: minutesAgo(2, 2) }),
+        toolCall(inFormats('f3'), {
+          roundIndex: 0,
+          sequenceIndex: 0,
+          toolCallId: 'call.refund',
+          toolName: 'refund',
+          arguments: { amount: 120 },
+          occurredAt: minutesAgo(1),
+        }),
+        approvalRequested(inFormats('f3'), {
+          roundIndex: 0,
+          sequenceIndex: 0,
+          toolCallId: 'call.refund',
+          reason: 'refunds over 100 EUR',
+          occurredAt: minutesAgo(1, 1),
+        }),
+        runCompleted(inFormats('f3'), { assistantMessageId: 'msg-f3', finishReason: 'tool-calls', occurredAt: minutesAgo(1, 2) }),
+      ];
+      await publishEvents(producer, topic, recorded);
+      await waitFor(
+        () => ofFormats('HISTORY_FORMAT_OPENAI_CHAT'),
+        (r) => r.pending_approvals.length === 1 && r.omitted.length === 2,
+        { what: 'the formats conversation recorded' },
+      );
+    });
+
+    it('HISTORY_FORMAT_OPENAI_RESPONSES: function_call items, then their function_call_output items, per round; ids as recorded', async () => {
+      const response = await ofFormats('HISTORY_FORMAT_OPENAI_RESPONSES');
+      expect(response.turns.map((t) => [t.run_id, t.assistant_message_id])).toEqual([['f1', 'msg-f1']]);
+      const items = JSON.parse(response.turns[0].messages_json);
+      expect(items).toEqual([
+        { type: 'function_call', call_id: 'call_order', name: 'lookup_order', arguments: '{"orderId":"A-1"}' },
+        { type: 'function_call', call_id: emptyId, name: 'lookup_customer', arguments: '{"id":7}' },
+        { type: 'function_call_output', call_id: 'call_order', output: '{"status":"shipped"}' },
+        { type: 'function_call_output', call_id: emptyId, output: 'Ada' },
+        { type: 'function_call', call_id: 'call.charge', name: 'charge_card', arguments: '{"amount":30}' },
+        { type: 'function_call_output', call_id: 'call.charge', output: '[error] card declined' },
+      ]);
+      expect(responsesProblems(items)).toEqual([]);
+      expect(response.turns[0].rounds.map((r) => r.calls.map((c) => c.tool_call_id))).toEqual([['call_order', emptyId], ['call.charge']]);
+      expect(explained(response)).toEqual(explainedWith('call.failed', 'call.refund'));
+    });
+
+    it('HISTORY_FORMAT_GEMINI: a model content of functionCall parts, then a user content of functionResponse parts; ids as recorded', async () => {
+      const response = await ofFormats('HISTORY_FORMAT_GEMINI');
+      expect(response.turns.map((t) => t.run_id)).toEqual(['f1']);
+      const contents = JSON.parse(response.turns[0].messages_json);
+      expect(contents).toEqual([
+        {
+          role: 'model',
+          parts: [
+            { functionCall: { id: 'call_order', name: 'lookup_order', args: { orderId: 'A-1' } } },
+            { functionCall: { id: emptyId, name: 'lookup_customer', args: { id: 7 } } },
+          ],
+        },
+        {
+          role: 'user',
+          parts: [
+            { functionResponse: { id: 'call_order', name: 'lookup_order', response: { status: 'shipped' } } },
+            { functionResponse: { id: emptyId, name: 'lookup_customer', response: { output: 'Ada' } } },
+          ],
+        },
+        { role: 'model', parts: [{ functionCall: { id: 'call.charge', name: 'charge_card', args: { amount: 30 } } }] },
+        { role: 'user', parts: [{ functionResponse: { id: 'call.charge', name: 'charge_card', response: { error: 'card declined' } } }] },
+      ]);
+      expect(geminiProblems(contents)).toEqual([]);
+      expect(explained(response)).toEqual(explainedWith('call.failed', 'call.refund'));
+    });
+
+    it('HISTORY_FORMAT_BEDROCK_CONVERSE: toolUse blocks, then toolResult blocks; ids Bedrock refuses mapped everywhere they are reported', async () => {
+      const response = await ofFormats('HISTORY_FORMAT_BEDROCK_CONVERSE');
+      expect(response.turns.map((t) => t.run_id)).toEqual(['f1']);
+      const [chargeId, failedId, refundId] = ['call.charge', 'call.failed', 'call.refund'].map(bedrockToolUseId);
+      for (const id of [chargeId, failedId, refundId]) expect(id).toMatch(/^tooluse_[0-9a-f]{26}$/);
+      const messages = JSON.parse(response.turns[0].messages_json);
+      expect(messages).toEqual([
+        {
+          role: 'assistant',
+          content: [
+            { toolUse: { toolUseId: 'call_order', name: 'lookup_order', input: { orderId: 'A-1' } } },
+            { toolUse: { toolUseId: emptyId, name: 'lookup_customer', input: { id: 7 } } },
+          ],
+        },
+        {
+          role: 'user',
+          content: [
+            { toolResult: { toolUseId: 'call_order', content: [{ json: { status: 'shipped' } }], status: 'success' } },
+            { toolResult: { toolUseId: emptyId, content: [{ text: 'Ada' }], status: 'success' } },
+          ],
+        },
+        { role: 'assistant', content: [{ toolUse: { toolUseId: chargeId, name: 'charge_card', input: { amount: 30 } } }] },
+        { role: 'user', content: [{ toolResult: { toolUseId: chargeId, content: [{ text: 'card declined' }], status: 'error' } }] },
+      ]);
+      expect(bedrockProblems(messages)).toEqual([]);
+      // The structured rounds, the omissions and the pending approval speak of the same ids as the messages.
+      expect(response.turns[0].rounds.map((r) => r.calls.map((c) => c.tool_call_id))).toEqual([['call_order', emptyId], [chargeId]]);
+      expect(explained(response)).toEqual(explainedWith(failedId, refundId));
+      // As Anthropic's are: the same mapping rule, a different prefix.
+      const anthropic = await ofFormats('HISTORY_FORMAT_ANTHROPIC_MESSAGES');
+      expect(explained(anthropic)).toEqual(explainedWith(anthropicToolUseId('call.failed'), anthropicToolUseId('call.refund')));
+      // Every call is reported by one id per format, on every replay.
+      expect(await ofFormats('HISTORY_FORMAT_BEDROCK_CONVERSE')).toEqual(response);
     });
   });
 });
