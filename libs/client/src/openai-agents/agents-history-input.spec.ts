@@ -37,6 +37,24 @@ describe('toAgentInputItems', () => {
     for (const item of toAgentInputItems(ROUND)) expect(protocol.ModelItem.parse(item)).toEqual(item);
   });
 
+  it('takes every turn of a replay, in order, parsed or as the response carries them', () => {
+    const items = toAgentInputItems({
+      turns: [
+        { assistantMessageId: 'msg_a1', messages: ROUND },
+        { assistantMessageId: '', messagesJson: JSON.stringify(ROUND.slice(0, 1).concat(ROUND[2])) },
+        { assistantMessageId: 'msg_a3', messagesJson: '' },
+      ],
+    });
+    expect(items.map((item) => `${item.type}:${item.callId}`)).toEqual([
+      'function_call:call_paris',
+      'function_call:call_oslo',
+      'function_call_result:call_paris',
+      'function_call_result:call_oslo',
+      'function_call:call_paris',
+      'function_call_result:call_paris',
+    ]);
+  });
+
   it('refuses what is not the Responses format, such as chat-completions messages', () => {
     expect(() => toAgentInputItems([{ role: 'tool', tool_call_id: 'call_1', content: 'x' }])).toThrow(
       /item 0 is not an OpenAI Responses function_call or function_call_output item .*replay the history in the openai-responses format/,

@@ -25,16 +25,21 @@ export interface ResponsesReplayTurn {
 }
 
 /**
- * The Agents SDK's input items for replayed Responses items: a
- * `function_call` item becomes the SDK's `function_call` item (`callId`,
- * no item id), a `function_call_output` its `function_call_result` item,
- * named by the call it answers, its output the replayed text. Anything else
- * is refused: these are the tool segment of the OpenAI Responses format
- * only (ask getReplayHistory for that format).
+ * The Agents SDK's input items for replayed Responses items, or for every
+ * turn of a replay in that format, in order: a `function_call` item becomes
+ * the SDK's `function_call` item (`callId`, no item id), a
+ * `function_call_output` its `function_call_result` item, named by the call
+ * it answers, its output the replayed text. Anything else is refused: these
+ * are the tool segment of the OpenAI Responses format only (ask
+ * getReplayHistory for that format). For a host that keeps no messages of
+ * its own; historyInput places each turn among the host's.
  */
-export function toAgentInputItems(items: readonly unknown[]): ReplayedAgentItem[] {
+export function toAgentInputItems(replayed: readonly unknown[] | { turns: readonly ResponsesReplayTurn[] }): ReplayedAgentItem[] {
+  if (!Array.isArray(replayed)) {
+    return (replayed as { turns: readonly ResponsesReplayTurn[] }).turns.flatMap((turn, at) => toAgentInputItems(turnItems(turn, at)));
+  }
   const names = new Map<string, string>();
-  return items.map((item, at) => {
+  return replayed.map((item: unknown, at) => {
     if (isFunctionCall(item)) {
       names.set(item.call_id, item.name);
       return { type: 'function_call', callId: item.call_id, name: item.name, arguments: item.arguments, status: 'completed' };
