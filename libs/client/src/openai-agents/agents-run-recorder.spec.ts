@@ -160,6 +160,30 @@ describe('AgentsRunRecorder', () => {
       });
     });
 
+    it('records a streamed run whose consumer stopped early as RunFailed aborted, with what it had done', async () => {
+      const { run: target, events } = capturingRun();
+      const recorder = recordAgentsRun(target);
+      const model = new ScriptedModel([
+        response([functionCall('get_weather', { city: 'Paris' }, { callId: 'call_1' })], [10, 5]),
+        response([assistantMessage('18 degrees.')], [20, 4]),
+      ]);
+      const streamed = await recorder.record('Weather?', (input) => run(agentWith(model), input, { stream: true }));
+      for await (const event of streamed) {
+        // The host stops reading once the first round is done.
+        if (event.type === 'run_item_stream_event' && event.name === 'tool_output') break;
+      }
+      await recorder.recorded;
+      expect(streamed.cancelled).toBe(true);
+      expect(events.at(-1)).toMatchObject({
+        type: 'RunFailed',
+        error: { code: 'aborted', message: 'the streamed run was cancelled before it completed' },
+      });
+      expect(steps(events).slice(0, -1)).toEqual([
+        ['ToolCallRequested', 0, 0, 'call_1'],
+        ['ToolResultReceived', 0, 0, 'call_1'],
+      ]);
+    });
+
     it('ends a run once: a second end does nothing', async () => {
       const { run: target, events } = capturingRun();
       const recorder = recordAgentsRun(target);

@@ -37,6 +37,9 @@ export interface AgentsRunRecorderOptions {
   isToolError?: ToolErrorTest;
 }
 
+/** The failure of a streamed run that was cancelled before it completed (the SDK then reports no error). */
+const CANCELLED = { code: 'aborted', message: 'the streamed run was cancelled before it completed' };
+
 /** A RunState as the SDK's run() takes it to resume (told apart by shape: the host's copy of the SDK may not be this package's). */
 function isRunState(value: unknown): value is AgentsRunState {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
@@ -124,8 +127,15 @@ export class AgentsRunRecorder {
     return result;
   }
 
-  /** Records the run's rounds and RunCompleted from its result (a RunResult, or a StreamedRunResult whose stream completed). Once a run has ended, does nothing. */
+  /**
+   * Records the run's rounds and RunCompleted from its result (a RunResult,
+   * or a StreamedRunResult whose stream completed; one that was cancelled,
+   * its consumer having stopped or its signal aborted, is RunFailed
+   * `aborted`). Once a run has ended, does nothing.
+   */
   complete(result: AgentsRunView): Promise<void> {
+    const { cancelled, state } = result as { cancelled?: unknown; state?: unknown };
+    if (cancelled === true) return this.fail(CANCELLED, isRunState(state) ? state : undefined);
     return this.end(async () => {
       const record = this.recordOf(result);
       await this.publishSteps(record);
