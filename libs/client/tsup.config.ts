@@ -9,6 +9,7 @@ export default defineConfig({
     'ai-sdk/index': 'src/ai-sdk/index.ts',
     'langchain/index': 'src/langchain/index.ts',
     'openai/index': 'src/openai/index.ts',
+    'openai-agents/index': 'src/openai-agents/index.ts',
   },
   format: ['cjs', 'esm'],
   dts: true,

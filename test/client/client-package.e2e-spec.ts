@@ -130,7 +130,8 @@ describe('the packed @toolhistory/client installed into an empty project', () =>
 import { recordedGenerateText } from '@toolhistory/client/ai-sdk';
 import { ToolHistoryCallbackHandler } from '@toolhistory/client/langchain';
 import { recordOpenAiToolLoop } from '@toolhistory/client/openai';
-export const adapters = [recordedGenerateText, ToolHistoryCallbackHandler, recordOpenAiToolLoop];
+import { recordedRun } from '@toolhistory/client/openai-agents';
+export const adapters = [recordedGenerateText, ToolHistoryCallbackHandler, recordOpenAiToolLoop, recordedRun];
 `;
 
   it.each([

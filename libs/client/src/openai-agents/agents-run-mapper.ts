@@ -1,0 +1,355 @@
+import type { ModelResponse, RunContext, RunItem, RunToolApprovalItem, RunToolCallOutputItem, protocol } from '@openai/agents';
+import { parseToolArguments } from '../openai/openai-completion-mapper';
+import type { JsonObject, JsonValue, TokenUsage } from '../tool-event-types';
+import { MAX_INDEX } from '../../../contract/src/tool-event.types';
+
+/**
+ * What the recorder reads of a run: a RunResult or StreamedRunResult as it
+ * is, or the RunState an SDK error carries (see runViewOfState).
+ */
+export interface AgentsRunView {
+  /** Every item of the run's state, in order (a resumed state's earlier items too). */
+  readonly newItems: readonly RunItem[];
+  /** Every model response of the run's state, in order (a resumed state's earlier ones too). */
+  readonly rawResponses: readonly ModelResponse[];
+  /** The calls waiting for a person's approval when the run stopped. */
+  readonly interruptions?: readonly RunToolApprovalItem[];
+  /** Where the SDK keeps the approvals and rejections the host gave. */
+  readonly runContext: Pick<RunContext, 'isToolApproved' | 'getRejectionMessage'>;
+}
+
+/**
+ * What the recorder reads of the SDK's RunState (any context, any agent):
+ * the fields its RunResult reads.
+ */
+export interface AgentsRunState {
+  _generatedItems: RunItem[];
+  _modelResponses: ModelResponse[];
+  _context: AgentsRunView['runContext'];
+  getInterruptions(): RunToolApprovalItem[];
+}
+
+/**
+ * The view of a RunState: what a RunResult made from it would show. For the
+ * state an error carries, and for the state a run resumes from.
+ */
+export function runViewOfState(state: AgentsRunState): AgentsRunView {
+  return {
+    newItems: state._generatedItems,
+    rawResponses: state._modelResponses,
+    interruptions: state.getInterruptions(),
+    runContext: state._context,
+  };
+}
+
+/**
+ * Where a resumed run starts in its RunState: the responses and items that
+ * were there before belong to the run that stopped (it recorded them), and
+ * the calls that were waiting for approval then are the ones this run
+ * answers.
+ */
+export interface ResumePoint {
+  readonly responseCount: number;
+  readonly items: ReadonlySet<RunItem>;
+  readonly pending: ReadonlyArray<{ toolCallId: string; toolName: string }>;
+}
+
+/** Taken before run(agent, state) resumes `state`: the SDK goes on in the same object. */
+export function resumePointOf(state: AgentsRunState): ResumePoint {
+  const view = runViewOfState(state);
+  return {
+    responseCount: view.rawResponses.length,
+    items: new Set(view.newItems),
+    pending: (view.interruptions ?? []).flatMap((item) => {
+      const call = functionCallOf(item.rawItem);
+      return call === undefined ? [] : [{ toolCallId: call.callId, toolName: approvalToolName(item, call) }];
+    }),
+  };
+}
+
+/** A function call as recorded: its place in the model response that made it. */
+export interface AgentsRecordedCall {
+  roundIndex: number;
+  sequenceIndex: number;
+  toolCallId: string;
+  toolName: string;
+  /** The call's arguments parsed (text that is not a JSON object is kept as `{"_raw": text}`). */
+  arguments: JsonObject;
+}
+
+/** A call's output, as the model was sent it. */
+export interface AgentsRecordedResult {
+  roundIndex: number;
+  sequenceIndex: number;
+  toolCallId: string;
+  toolName: string;
+  result: JsonValue;
+  isError: boolean;
+}
+
+/** One model response that asked for tools. */
+export interface AgentsRecordedRound {
+  roundIndex: number;
+  calls: AgentsRecordedCall[];
+  results: AgentsRecordedResult[];
+  /** The round's calls that stopped the run for a person's approval. */
+  approvalRequests: AgentsRecordedCall[];
+}
+
+/** A person's answer to a call the run resumed with. */
+export interface AgentsRecordedDecision {
+  roundIndex: number;
+  sequenceIndex: number;
+  toolCallId: string;
+  toolName: string;
+  approved: boolean;
+  /** The rejection's message (the text the SDK sent the model instead of a result). */
+  reason?: string;
+}
+
+/** Everything one run of the SDK has to record, in the order to publish it. */
+export interface AgentsRunRecord {
+  /** The answers to the calls that waited for approval when the run resumed. */
+  decisions: AgentsRecordedDecision[];
+  /** The outputs of those calls (an approved call's), keyed by the round and sequence of the run that asked. */
+  resumedResults: AgentsRecordedResult[];
+  rounds: AgentsRecordedRound[];
+  /** The tokens of each model call of this run, in order. */
+  usage: TokenUsage[];
+  /** The run stopped for a person's approval. */
+  awaitingApproval: boolean;
+  /** The run's last model response asked for tools: the run ended right after executing them. */
+  endedAfterTools: boolean;
+  /** The id the model gave the run's last assistant message, when it gave one. */
+  finalMessageId?: string;
+  /** The id of the run's last model response, when the model gives ids. */
+  lastResponseId?: string;
+}
+
+/** Tells whether a call's output is an error the SDK sent the model in place of a result. */
+export type ToolErrorTest = (output: RunToolCallOutputItem, runContext: AgentsRunView['runContext']) => boolean;
+
+/** The SDK's default tool error text (its default errorFunction). */
+export const DEFAULT_TOOL_ERROR_TEXT = 'An error occurred while running the tool. Please try again.';
+/** The SDK's default text for a tool that timed out with timeoutBehavior 'error_as_result'. */
+const DEFAULT_TIMEOUT_TEXT = /^Tool '.*' timed out after \d+ms\.$/s;
+/** The placeholder id the SDK gives an item the model gave no id. */
+const PLACEHOLDER_ITEM_ID = 'FAKE_ID';
+
+const markedErrors = new WeakMap<object, Set<string>>();
+
+/** Marks the output of call `callId` of the run of `runContext` as an error (see toolErrorFunction). */
+export function markToolError(runContext: object, callId: string): void {
+  const marked = markedErrors.get(runContext) ?? new Set<string>();
+  marked.add(callId);
+  markedErrors.set(runContext, marked);
+}
+
+/** What the SDK gives a tool's errorFunction besides the error: the call, unless its input was redacted. */
+export interface ToolErrorDetails {
+  toolCall?: { callId?: string };
+}
+
+/**
+ * An `errorFunction` for the SDK's `tool()` that has the recorder record the
+ * call's output as an error: the model is sent the SDK's default error text,
+ * or what `format` makes of the error (the SDK's own default never shows the
+ * error to the model).
+ */
+export function toolErrorFunction<C = unknown>(
+  format?: (error: unknown, runContext: RunContext<C>, details?: ToolErrorDetails) => string | Promise<string>,
+): (runContext: RunContext<C>, error: unknown, details?: ToolErrorDetails) => string | Promise<string> {
+  return (runContext, error, details) => {
+    const callId = details?.toolCall?.callId;
+    if (typeof callId === 'string') markToolError(runContext, callId);
+    return format === undefined ? DEFAULT_TOOL_ERROR_TEXT : format(error, runContext, details);
+  };
+}
+
+/**
+ * The default error test: an output toolErrorFunction marked, or one of the
+ * SDK's default texts for a tool that threw or timed out (the texts its
+ * default errorFunction and timeout handling send the model).
+ */
+export const isSdkToolError: ToolErrorTest = (output, runContext) => {
+  if (markedErrors.get(runContext)?.has(output.rawItem.callId)) return true;
+  const text = outputText(output);
+  return text !== undefined && (text === DEFAULT_TOOL_ERROR_TEXT || DEFAULT_TIMEOUT_TEXT.test(text));
+};
+
+export interface AgentsRunRecordOptions {
+  /** Default isSdkToolError. */
+  isToolError?: ToolErrorTest;
+}
+
+/**
+ * What `view` (a run's result, or its state) has to record, this run's part
+ * only when it resumed from `resumePoint`. Rounds are the model responses
+ * that asked for function tools, numbered over the whole state from 0: a
+ * resumed run goes on with the numbering of the run it resumes, so a call's
+ * round and sequence are the same for every run that names it. A call's
+ * sequence is its place among the function calls of its response. Hosted
+ * tools (run by the provider) and computer, shell and apply_patch calls are
+ * not function calls: they are not recorded.
+ */
+export function agentsRunRecord(view: AgentsRunView, resumePoint?: ResumePoint, options: AgentsRunRecordOptions = {}): AgentsRunRecord {
+  const isToolError = options.isToolError ?? isSdkToolError;
+  const from = resumePoint?.responseCount ?? 0;
+  const positions = new Map<string, AgentsRecordedCall>();
+  const rounds: AgentsRecordedRound[] = [];
+  let roundIndex = 0;
+  view.rawResponses.forEach((response, at) => {
+    const calls = response.output.flatMap((item) => {
+      const call = functionCallOf(item);
+      return call === undefined ? [] : [call];
+    });
+    if (calls.length === 0) return;
+    const round: AgentsRecordedRound = {
+      roundIndex,
+      calls: calls.map((call, sequenceIndex) => ({
+        roundIndex,
+        sequenceIndex,
+        toolCallId: call.callId,
+        toolName: call.name,
+        arguments: parseToolArguments(call.arguments ?? ''),
+      })),
+      results: [],
+      approvalRequests: [],
+    };
+    // A later call with the same id wins: an output answers the latest call of its id.
+    for (const call of round.calls) positions.set(call.toolCallId, call);
+    if (at >= from) rounds.push(round);
+    roundIndex++;
+  });
+  const ownRound = new Map(rounds.map((round) => [round.roundIndex, round]));
+
+  const decisions: AgentsRecordedDecision[] = [];
+  const denied = new Set<string>();
+  for (const { toolCallId, toolName } of resumePoint?.pending ?? []) {
+    const position = positions.get(toolCallId);
+    const approved = view.runContext.isToolApproved({ toolName, callId: toolCallId });
+    if (position === undefined || approved === undefined) continue;
+    const reason = approved ? undefined : view.runContext.getRejectionMessage(toolName, toolCallId);
+    if (!approved) denied.add(toolCallId);
+    decisions.push({
+      roundIndex: position.roundIndex,
+      sequenceIndex: position.sequenceIndex,
+      toolCallId,
+      toolName: position.toolName,
+      approved,
+      ...(reason === undefined ? {} : { reason }),
+    });
+  }
+
+  const resumedResults: AgentsRecordedResult[] = [];
+  for (const item of view.newItems) {
+    if (resumePoint?.items.has(item) || !isFunctionOutput(item)) continue;
+    const position = positions.get(item.rawItem.callId);
+    // A denied call did not run: its decision says so, and the text the SDK sent instead is no result of the tool.
+    if (position === undefined || denied.has(position.toolCallId)) continue;
+    const result: AgentsRecordedResult = {
+      roundIndex: position.roundIndex,
+      sequenceIndex: position.sequenceIndex,
+      toolCallId: position.toolCallId,
+      toolName: position.toolName,
+      result: toolResultOf(item),
+      // A call the SDK refused by a standing rejection (rejectTool's alwaysReject) did not run either.
+      isError:
+        isToolError(item, view.runContext) ||
+        view.runContext.isToolApproved({ toolName: position.toolName, callId: position.toolCallId }) === false,
+    };
+    const round = ownRound.get(position.roundIndex);
+    if (round === undefined) resumedResults.push(result);
+    else round.results.push(result);
+  }
+
+  const alreadyPending = new Set((resumePoint?.pending ?? []).map((pending) => pending.toolCallId));
+  for (const item of view.interruptions ?? []) {
+    const call = functionCallOf(item.rawItem);
+    const position = call === undefined ? undefined : positions.get(call.callId);
+    if (position === undefined || alreadyPending.has(position.toolCallId)) continue;
+    ownRound.get(position.roundIndex)?.approvalRequests.push(position);
+  }
+
+  const ownResponses = view.rawResponses.slice(from);
+  const lastResponse = ownResponses.at(-1);
+  const finalMessageId = view.newItems
+    .filter((item) => !resumePoint?.items.has(item) && item.type === 'message_output_item')
+    .map((item) => item.rawItem?.id)
+    .filter((id): id is string => typeof id === 'string' && id !== '' && id !== PLACEHOLDER_ITEM_ID)
+    .at(-1);
+  return {
+    decisions,
+    resumedResults,
+    rounds,
+    usage: ownResponses.map(usageOf),
+    awaitingApproval: (view.interruptions?.length ?? 0) > 0,
+    endedAfterTools: lastResponse !== undefined && lastResponse.output.some((item) => functionCallOf(item) !== undefined),
+    ...(finalMessageId === undefined ? {} : { finalMessageId }),
+    ...(lastResponse?.responseId ? { lastResponseId: lastResponse.responseId } : {}),
+  };
+}
+
+/** One model call's tokens; the model's name when the provider's raw response names it. */
+export function usageOf(response: ModelResponse): TokenUsage {
+  const model: unknown = response.providerData?.model;
+  return {
+    inputTokens: tokenCount(response.usage?.inputTokens),
+    outputTokens: tokenCount(response.usage?.outputTokens),
+    ...(typeof model === 'string' && model !== '' ? { model } : {}),
+  };
+}
+
+/**
+ * The result to record for a call's output: what the tool returned when it
+ * is JSON the SDK sent the model as its JSON text (so the policy's JSON
+ * paths apply), else the text the model was sent; an output that is not
+ * text (an image, a file, several parts) as its JSON text.
+ */
+export function toolResultOf(output: RunToolCallOutputItem): JsonValue {
+  const text = outputText(output);
+  if (text === undefined) return JSON.stringify(output.rawItem.output) ?? '';
+  const returned = output.output;
+  if (typeof returned === 'object' && returned !== null && isJson(returned) && JSON.stringify(returned) === text) return returned;
+  if ((typeof returned === 'number' || typeof returned === 'boolean') && String(returned) === text) return returned;
+  return text;
+}
+
+/** The text the model was sent for the output, when it was text. */
+function outputText(output: RunToolCallOutputItem): string | undefined {
+  const sent = output.rawItem.output;
+  if (typeof sent === 'string') return sent;
+  if (typeof sent === 'object' && sent !== null && !Array.isArray(sent) && sent.type === 'text' && typeof sent.text === 'string') {
+    return sent.text;
+  }
+  return undefined;
+}
+
+function isFunctionOutput(item: RunItem): item is RunToolCallOutputItem & { rawItem: protocol.FunctionCallResultItem } {
+  return (item.type === 'tool_call_output_item' || item.type === 'handoff_output_item') && item.rawItem?.type === 'function_call_result';
+}
+
+function functionCallOf(item: unknown): protocol.FunctionCallItem | undefined {
+  if (typeof item !== 'object' || item === null) return undefined;
+  const call = item as Partial<protocol.FunctionCallItem>;
+  return call.type === 'function_call' && typeof call.callId === 'string' && typeof call.name === 'string'
+    ? (call as protocol.FunctionCallItem)
+    : undefined;
+}
+
+/** The name the SDK keys the call's approval by (a namespaced tool's qualified name). */
+function approvalToolName(item: RunToolApprovalItem, call: protocol.FunctionCallItem): string {
+  return typeof item.toolName === 'string' && item.toolName !== '' ? item.toolName : call.name;
+}
+
+function isJson(value: unknown): value is JsonValue {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return true;
+  if (typeof value === 'number') return Number.isFinite(value);
+  if (Array.isArray(value)) return value.every(isJson);
+  if (typeof value !== 'object' || Object.getPrototypeOf(value) !== Object.prototype) return false;
+  return Object.values(value).every((v) => v !== undefined && isJson(v));
+}
+
+function tokenCount(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.min(Math.trunc(value), MAX_INDEX) : 0;
+}

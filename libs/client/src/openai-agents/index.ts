@@ -1,0 +1,36 @@
+// The OpenAI Agents SDK for JavaScript (`@openai/agents`, a peer dependency). Its types only are imported: the
+// helpers read what the host's own copy of the SDK returns, and take the host's run() as a function.
+export { AgentsRunRecorder, recordAgentsRun, recordedRun } from './agents-run-recorder';
+export type { AgentsRunRecorderOptions } from './agents-run-recorder';
+export {
+  agentsRunRecord,
+  DEFAULT_TOOL_ERROR_TEXT,
+  isSdkToolError,
+  markToolError,
+  resumePointOf,
+  runViewOfState,
+  toolErrorFunction,
+  toolResultOf,
+  usageOf,
+} from './agents-run-mapper';
+export type {
+  AgentsRecordedCall,
+  AgentsRecordedDecision,
+  AgentsRecordedResult,
+  AgentsRecordedRound,
+  AgentsRunRecord,
+  AgentsRunRecordOptions,
+  AgentsRunState,
+  AgentsRunView,
+  ResumePoint,
+  ToolErrorDetails,
+  ToolErrorTest,
+} from './agents-run-mapper';
+export { historyInput, toAgentInputItems } from './agents-history-input';
+export type {
+  OpenAiResponsesFunctionCall,
+  OpenAiResponsesFunctionCallOutput,
+  ReplayedAgentItem,
+  ResponsesReplayItem,
+  ResponsesReplayTurn,
+} from './agents-history-input';
