@@ -400,7 +400,10 @@ describe('@toolhistory/client/ai-sdk: AI SDK calls recorded through the real bro
       role: 'tool',
       content: [
         expect.objectContaining({ toolCallId: 'call_w', output: { type: 'text', value: expect.any(String) } }),
-        expect.objectContaining({ toolCallId: 'call_f', output: { type: 'error-text', value: thrownErrorText('no flights to Oslo') } }),
+        expect.objectContaining({
+          toolCallId: 'call_f',
+          output: { type: 'error-text', value: expect.stringMatching(thrownErrorText('no flights to Oslo')) },
+        }),
       ],
     });
     expect(history.omitted).toEqual([
@@ -415,7 +418,7 @@ describe('@toolhistory/client/ai-sdk: AI SDK calls recorded through the real bro
     const invocations = await invocationsOf(conversationId, 3);
     expect(invocations.map((i) => [i.roundIndex, i.toolCallId, i.status, i.result])).toEqual([
       [0, 'call_w', InvocationStatus.INVOCATION_STATUS_SUCCEEDED, expect.any(String)],
-      [0, 'call_f', InvocationStatus.INVOCATION_STATUS_ERROR, thrownErrorText('no flights to Oslo')],
+      [0, 'call_f', InvocationStatus.INVOCATION_STATUS_ERROR, expect.stringMatching(thrownErrorText('no flights to Oslo'))],
       [1, 'call_rome', InvocationStatus.INVOCATION_STATUS_SUCCEEDED, expect.any(String)],
     ]);
   });
