@@ -3,16 +3,19 @@
  * (integration, real Kafka and PostgreSQL), *.e2e-spec.ts (through the
  * service's public interfaces, as a separate process).
  */
+const ES_MODULE_PACKAGES = '(jose|ai|@ai-sdk/[^/]+|@workflow/[^/]+|zod)';
+
 const base = {
   testEnvironment: 'node',
   rootDir: __dirname,
   moduleFileExtensions: ['ts', 'js', 'json'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }],
-    // jose ships ES modules only; jest's CommonJS runtime needs them compiled.
-    '^.+/node_modules/jose/.+\\.js$': '<rootDir>/test/support/esm-package-transformer.js',
+    // ES modules that jest's CommonJS runtime cannot load: jose's, AI SDK 7's (ai, @ai-sdk/*, @workflow/*; it requires zod's
+    // locales as zod's ES modules). Compiled to CommonJS; .cjs files are left alone, a CommonJS .js file comes out as it was.
+    [`^.+/node_modules/${ES_MODULE_PACKAGES}/.+\\.js$`]: '<rootDir>/test/support/esm-package-transformer.js',
   },
-  transformIgnorePatterns: ['/node_modules/(?!jose/)'],
+  transformIgnorePatterns: [`/node_modules/(?!${ES_MODULE_PACKAGES}/)`],
   moduleNameMapper: { '^@toolhistory/(.*)$': '<rootDir>/libs/$1/src' },
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
 };

@@ -115,6 +115,35 @@ describe('@toolhistory/client through the real broker and the real gRPC server',
     });
   });
 
+  it("replays it as OpenAI Responses input items, Gemini contents and Bedrock Converse messages, typed as each API's input", async () => {
+    const responses = await client.getReplayHistory({ tenantId, conversationId, format: 'openai-responses' });
+    expect(responses.messages.slice(0, 4)).toEqual([
+      { type: 'function_call', call_id: 'call_a', name: 'get_order', arguments: '{"orderId":"A-1"}' },
+      { type: 'function_call', call_id: 'call_b', name: 'get_customer', arguments: '{"id":7}' },
+      { type: 'function_call_output', call_id: 'call_a', output: 'shipped' },
+      { type: 'function_call_output', call_id: 'call_b', output: '{"name":"Ada"}' },
+    ]);
+    const tracked = responses.messages[5];
+    expect(tracked.type === 'function_call_output' && tracked.output).toBe('[error] no carrier answer');
+
+    const gemini = await client.getReplayHistory({ tenantId, conversationId, format: 'gemini' });
+    expect(gemini.messages.map((content) => content.role)).toEqual(['model', 'user', 'model', 'user']);
+    const [, answers] = gemini.messages;
+    expect(answers.role === 'user' && answers.parts.map((part) => part.functionResponse.response)).toEqual([
+      { output: 'shipped' },
+      { name: 'Ada' },
+    ]);
+
+    const bedrock = await client.getReplayHistory({ tenantId, conversationId, format: 'bedrock-converse' });
+    expect(bedrock.messages.map((message) => message.role)).toEqual(['assistant', 'user', 'assistant', 'user']);
+    const failed = bedrock.messages[3];
+    expect(failed.role === 'user' && failed.content[0].toolResult).toEqual({
+      toolUseId: expect.stringMatching(/^[a-zA-Z0-9_-]{1,64}$/),
+      content: [{ text: 'no carrier answer' }],
+      status: 'error',
+    });
+  });
+
   it('asks for only the messages or only the rounds when told: the same turns, half the payload', async () => {
     const all = await client.getReplayHistory({ tenantId, conversationId, format: 'openai' });
     expect(all.turns[0].rounds).toHaveLength(2);
@@ -306,7 +335,7 @@ describe('@toolhistory/client through the real broker and the real gRPC server',
     const failure = client.getReplayHistory({ tenantId: '', conversationId, format: 'openai' });
     await expect(failure).rejects.toBeInstanceOf(ToolHistoryError);
     await expect(failure).rejects.toMatchObject({ status: 'INVALID_ARGUMENT', code: 3, retriable: false });
-    await expect(client.getReplayHistory({ tenantId, conversationId, format: 'gemini' as 'openai' })).rejects.toThrow(/format/);
+    await expect(client.getReplayHistory({ tenantId, conversationId, format: 'cohere' as 'openai' })).rejects.toThrow(/format/);
   });
 
   describe('against a server that accepts connections and never answers', () => {

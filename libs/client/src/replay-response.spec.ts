@@ -1,4 +1,11 @@
+import {
+  toBedrockConverseMessages,
+  toGeminiContents,
+  toOpenAiResponsesItems,
+  type FormattableRound,
+} from '../../domain/src/replay/provider-messages';
 import { ApprovalStatus, GetReplayHistoryResponse, ListToolInvocationsResponse, RunStatus } from './generated/toolhistory/v1/toolhistory';
+import type { HistoryMessages } from './history-formats';
 import { replayHistoryOf } from './replay-response';
 import { spliceHistory } from './splice-history';
 
@@ -106,6 +113,96 @@ describe('replay results, typed', () => {
       ],
     });
     expect(history.pendingApprovals.map((approval) => approval.toolCallId)).toEqual(['call_wire']);
+  });
+
+  describe("parse each turn's messages as the API of the format takes them (as the service writes them)", () => {
+    const rounds: FormattableRound[] = [
+      {
+        calls: [
+          {
+            toolCallId: 'call_a',
+            toolName: 'get_order',
+            arguments: { orderId: 'A-1' },
+            result: '{"status":"shipped"}',
+            isError: false,
+            resultJson: { status: 'shipped' },
+          },
+          {
+            toolCallId: 'call:b',
+            toolName: 'refund',
+            arguments: { amount: 120 },
+            result: 'Refused: a person denied this call.',
+            isError: true,
+          },
+        ],
+      },
+    ];
+    const turnIn = (messagesJson: string) =>
+      overTheWire(
+        GetReplayHistoryResponse.fromPartial({
+          turns: [{ runId: 'run-1', assistantMessageId: 'msg-9', status: RunStatus.RUN_STATUS_COMPLETED, messagesJson }],
+        }),
+      );
+
+    it('openai-responses: function_call items, then function_call_output items', () => {
+      const history = replayHistoryOf(turnIn(JSON.stringify(toOpenAiResponsesItems(rounds))), 'openai-responses');
+      const items: Array<HistoryMessages['openai-responses']> = history.messages;
+      expect(items).toEqual([
+        { type: 'function_call', call_id: 'call_a', name: 'get_order', arguments: '{"orderId":"A-1"}' },
+        { type: 'function_call', call_id: 'call:b', name: 'refund', arguments: '{"amount":120}' },
+        { type: 'function_call_output', call_id: 'call_a', output: '{"status":"shipped"}' },
+        { type: 'function_call_output', call_id: 'call:b', output: '[error] Refused: a person denied this call.' },
+      ]);
+      const outputs = items.flatMap((item) => (item.type === 'function_call_output' ? [item.output] : []));
+      expect(outputs).toHaveLength(2);
+      expect(history.turns[0].messages).toEqual(items);
+    });
+
+    it('gemini: a model content of functionCall parts, then a user content of functionResponse parts', () => {
+      const history = replayHistoryOf(turnIn(JSON.stringify(toGeminiContents(rounds))), 'gemini');
+      expect(history.messages).toEqual([
+        {
+          role: 'model',
+          parts: [
+            { functionCall: { id: 'call_a', name: 'get_order', args: { orderId: 'A-1' } } },
+            { functionCall: { id: 'call:b', name: 'refund', args: { amount: 120 } } },
+          ],
+        },
+        {
+          role: 'user',
+          parts: [
+            { functionResponse: { id: 'call_a', name: 'get_order', response: { status: 'shipped' } } },
+            { functionResponse: { id: 'call:b', name: 'refund', response: { error: 'Refused: a person denied this call.' } } },
+          ],
+        },
+      ]);
+      const [, results] = history.messages;
+      expect(results.role === 'user' ? results.parts.map((part) => part.functionResponse.name) : []).toEqual(['get_order', 'refund']);
+    });
+
+    it('bedrock-converse: an assistant message of toolUse blocks, then a user message of toolResult blocks', () => {
+      const history = replayHistoryOf(turnIn(JSON.stringify(toBedrockConverseMessages(rounds))), 'bedrock-converse');
+      const [uses, results] = history.messages;
+      expect(uses).toEqual({
+        role: 'assistant',
+        content: [
+          { toolUse: { toolUseId: 'call_a', name: 'get_order', input: { orderId: 'A-1' } } },
+          { toolUse: { toolUseId: expect.stringMatching(/^tooluse_[0-9a-f]+$/), name: 'refund', input: { amount: 120 } } },
+        ],
+      });
+      expect(results.role === 'user' ? results.content.map(({ toolResult }) => [toolResult.content, toolResult.status]) : []).toEqual([
+        [[{ json: { status: 'shipped' } }], 'success'],
+        [[{ text: 'Refused: a person denied this call.' }], 'error'],
+      ]);
+      // The ids the result blocks name are those of the use blocks.
+      expect(results.role === 'user' && uses.role === 'assistant' && results.content[1].toolResult.toolUseId).toBe(
+        uses.role === 'assistant' && uses.content[1].toolUse.toolUseId,
+      );
+    });
+
+    it('an empty messages_json (a structured-only view) is no messages', () => {
+      expect(replayHistoryOf(turnIn(''), 'gemini').messages).toEqual([]);
+    });
   });
 
   it("splice as they come: a failed run after the host's message it started from, a running one at the end", () => {

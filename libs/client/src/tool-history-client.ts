@@ -67,6 +67,7 @@ export interface ReplayHistoryRequest<F extends HistoryFormatName> extends CallC
   conversationId: string;
   /** Default: the channel recorded for the conversation. */
   channel?: string;
+  /** Whose API's messages each turn carries (see HistoryMessages): `openai`, `anthropic`, `ai-sdk`, `openai-responses`, `gemini`, `bedrock-converse`. */
   format: F;
   /** Default: now. */
   asOf?: Date;
@@ -76,7 +77,7 @@ export interface ReplayHistoryRequest<F extends HistoryFormatName> extends CallC
   staleResults?: 'drop' | 'placeholder';
   /**
    * What each turn carries besides its parsed `messages`. `all` (default for
-   * `openai` and `anthropic`): also the structured `rounds`, which
+   * every format but `ai-sdk`): also the structured `rounds`, which
    * `toLangChainMessages` and other converters read. `messages`: the provider
    * messages only (each turn's `rounds` is empty), about half the bytes on the
    * wire, for a caller that splices `messages`. `structured`: `rounds` only,
@@ -149,6 +150,9 @@ const WIRE_FORMAT: Record<HistoryFormatName, HistoryFormat> = {
   anthropic: HistoryFormat.HISTORY_FORMAT_ANTHROPIC_MESSAGES,
   // Built here from the structured rounds; the OpenAI messages of the response are not used.
   'ai-sdk': HistoryFormat.HISTORY_FORMAT_OPENAI_CHAT,
+  'openai-responses': HistoryFormat.HISTORY_FORMAT_OPENAI_RESPONSES,
+  gemini: HistoryFormat.HISTORY_FORMAT_GEMINI,
+  'bedrock-converse': HistoryFormat.HISTORY_FORMAT_BEDROCK_CONVERSE,
 };
 
 const WIRE_STATUS = {

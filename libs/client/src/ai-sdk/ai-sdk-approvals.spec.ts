@@ -11,6 +11,7 @@ import {
   toolApprovalResponse,
 } from './ai-sdk-approvals';
 import { stepInvocations } from './ai-sdk-step-mapper';
+import { responseMessagesOf, thrownErrorText } from './sdk-versions.fixture';
 
 // The SDK's own loop, driven by its scripted test model: the messages are the shapes the SDK really builds and reads.
 type ModelResponse = Awaited<ReturnType<MockLanguageModelV3['doGenerate']>>;
@@ -86,7 +87,7 @@ async function runAskingForApproval() {
       calls(['c1', 'refund', { orderId: 'A-1', amount: 5 }], ['c2', 'cancel', { orderId: 'B-2' }]),
     ],
   );
-  return { steps: result.steps, history: asStored([user, ...result.response.messages]) };
+  return { steps: result.steps, history: asStored([user, ...responseMessagesOf(result)]) };
 }
 
 const asStored = (messages: ModelMessage[]): ModelMessage[] => JSON.parse(JSON.stringify(messages)) as ModelMessage[];
@@ -195,7 +196,7 @@ describe('approvalAnswers', () => {
       ],
     };
     const run2 = await call([...history, answers1], [calls(['c3', 'refund', { orderId: 'C-3', amount: 9 }])]);
-    const history2 = [...history, answers1, ...asStored(run2.result.response.messages)];
+    const history2 = [...history, answers1, ...asStored(responseMessagesOf(run2.result))];
     const answers2: ModelMessage = {
       role: 'tool',
       content: [{ type: 'tool-approval-response', approvalId: approvalIdOf(history2, 'c3'), approved: true }],
@@ -345,7 +346,13 @@ describe('splitResumedStep and resumedResults', () => {
         sequenceIndex: 0,
         result: { value: { refunded: 5, orderId: 'A-1' }, isError: false },
       },
-      { toolCallId: 'c2', toolName: 'cancel', roundIndex: 1, sequenceIndex: 1, result: { value: 'already shipped', isError: true } },
+      {
+        toolCallId: 'c2',
+        toolName: 'cancel',
+        roundIndex: 1,
+        sequenceIndex: 1,
+        result: { value: expect.stringMatching(thrownErrorText('already shipped')), isError: true },
+      },
     ]);
   });
 

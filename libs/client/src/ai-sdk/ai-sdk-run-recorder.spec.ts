@@ -6,8 +6,9 @@ import { TRUNCATION_TAIL } from '../../../contract/src/truncation-marker';
 import type { PendingApproval } from '../generated/toolhistory/v1/toolhistory';
 import { type PayloadLimits, prepareEvents, type PublishedEvent, RunPublisher, type RunScope } from '../tool-event-publisher';
 import { pendingApprovalMessages, toolApprovalResponse } from './ai-sdk-approvals';
-import { recordedGenerateText, recordedStreamText } from './ai-sdk-call-wrappers';
+import { type GenerateTextOptions, recordedGenerateText, recordedStreamText, type StreamTextOptions } from './ai-sdk-call-wrappers';
 import { toolHistoryCallbacks } from './ai-sdk-run-recorder';
+import { aiSdkMajor, responseMessagesOf } from './sdk-versions.fixture';
 
 // The SDK's own loop and scripted test model; the events as the publisher prepares them for the broker (the broker is the e2e test's business).
 type ModelResponse = Awaited<ReturnType<MockLanguageModelV3['doGenerate']>>;
@@ -98,7 +99,7 @@ async function firstRun() {
     { model, tools, messages: [user], stopWhen: stepCountIs(10) },
     { approvalReason: ({ toolName, input }) => (toolName === 'refund' ? `refund ${(input as { amount: number }).amount} EUR` : undefined) },
   );
-  return { events, history: asStored([user, ...result.response.messages]) };
+  return { events, history: asStored([user, ...responseMessagesOf(result)]) };
 }
 
 describe('recordedGenerateText and approvals', () => {
@@ -356,5 +357,76 @@ describe('recordedGenerateText and a failed run', () => {
       error: { code: 'Error', message: 'overloaded' },
       usage: [{ inputTokens: 10, outputTokens: 2, model: 'mock-model-id' }],
     });
+  });
+});
+
+describe('recordedGenerateText and recordedStreamText across AI SDK majors', () => {
+  it("records with the caller's callbacks under AI SDK 7's names (onStepEnd, onEnd, onToolExecutionEnd), and runs them after", async () => {
+    const { run, events } = wireRun();
+    const seen: string[] = [];
+    const model = new MockLanguageModelV3({ doGenerate: [calls(['c0', 'get_order', { orderId: 'A-1' }]), answer('Shipped.')] });
+    // AI SDK 7 calls these instead of onStepFinish, onFinish and experimental_onToolCallFinish when given (6 does not know them).
+    const renamed = {
+      onStepEnd: () => void seen.push(`step end: ${events.length} events`),
+      onEnd: () => void seen.push(`end: ${events.length} events`),
+      onToolExecutionEnd: () => void seen.push('tool end'),
+    };
+
+    await recordedGenerateText(run, { model, tools, prompt: 'where is A-1?', stopWhen: stepCountIs(3), ...renamed } as GenerateTextOptions<
+      typeof tools
+    >);
+
+    expect(events.map((e) => e.type)).toEqual(['ToolCallRequested', 'ToolResultReceived', 'RunCompleted']);
+    expect(seen).toEqual(['tool end', 'step end: 2 events', 'step end: 2 events', 'end: 3 events']);
+  });
+
+  (aiSdkMajor() >= 7 ? it : it.skip)(
+    'AI SDK 7, streamRetries: a stream error the SDK retries ends no run; what onError answers goes back to the SDK',
+    async () => {
+      const { run, events } = wireRun();
+      const streams: StreamPart[][] = [
+        [{ type: 'error', error: new Error('overloaded') }],
+        [{ type: 'error', error: new Error('overloaded again') }],
+        [
+          { type: 'text-start', id: 't' },
+          { type: 'text-delta', id: 't', delta: 'Recovered.' },
+          { type: 'text-end', id: 't' },
+          { type: 'finish', finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(20, 3) },
+        ],
+      ];
+      const model = new MockLanguageModelV3({ doStream: async () => ({ stream: convertArrayToReadableStream(streams.shift() ?? []) }) });
+      const errors: string[] = [];
+
+      // One automatic retry, then one the caller's onError asks for.
+      const result = recordedStreamText(run, {
+        model,
+        prompt: 'go',
+        streamRetries: 1,
+        onError: ({ error }: { error: unknown }) => {
+          errors.push((error as Error).message);
+          return { retry: true };
+        },
+        // AI SDK 6's types know neither streamRetries nor an answer from onError.
+      } as unknown as StreamTextOptions);
+      await result.consumeStream();
+      await result.recorded;
+
+      expect(await result.text).toBe('Recovered.');
+      expect(errors).toEqual(['overloaded', 'overloaded again']);
+      expect(events.map((e) => e.type)).toEqual(['RunCompleted']);
+    },
+  );
+
+  (aiSdkMajor() >= 7 ? it : it.skip)('AI SDK 7, streamRetries: a stream that still ends in the error fails the run with it', async () => {
+    const { run, events } = wireRun();
+    const model = new MockLanguageModelV3({
+      doStream: async () => ({ stream: convertArrayToReadableStream<StreamPart>([{ type: 'error', error: new Error('overloaded') }]) }),
+    });
+
+    const result = recordedStreamText(run, { model, prompt: 'go', streamRetries: 1, onError: () => undefined } as StreamTextOptions);
+    await result.consumeStream();
+    await result.recorded;
+
+    expect(events).toEqual([expect.objectContaining({ type: 'RunFailed', error: { code: 'Error', message: 'overloaded' } })]);
   });
 });

@@ -10,7 +10,7 @@ import type {
 } from 'ai';
 import { type RunTarget, runOfTarget } from '../run-target';
 import type { RunPublisher } from '../tool-event-publisher';
-import { approvalAnswers, type KnownPendingApproval, resumedResults, splitResumedStep } from './ai-sdk-approvals';
+import { type ApprovalAnswer, approvalAnswers, type KnownPendingApproval, resumedResults, splitResumedStep } from './ai-sdk-approvals';
 import { errorText, runFailure, runFinishReason, stepInvocations, stepUsage } from './ai-sdk-step-mapper';
 
 /** How a call ended: the onFinish event of generateText or streamText, or generateText's (or an Agent's) result. */
@@ -120,6 +120,8 @@ export function toolHistoryCallbacks<TOOLS extends ToolSet = ToolSet>(
   const run = runOfTarget(target, options.userMessageId ?? lastUserMessageId(options.uiMessages));
   let nextRoundIndex = 0;
   let resumeRecorded = false;
+  // Answers whose calls' results are known only once the call returns (an Agent's generate, AI SDK 7).
+  let answersAwaitingResults: ApprovalAnswer[] | undefined;
   let ended = false;
   let failure: { error: unknown } | undefined;
   // One publication at a time, in callback order: streamText calls onAbort without waiting for a step in flight.
@@ -139,8 +141,12 @@ export function toolHistoryCallbacks<TOOLS extends ToolSet = ToolSet>(
     return tail;
   };
 
-  /** The answers `input` carries and the resumed calls' outcomes in `executed`, once per call of the SDK. */
-  const recordResume = async (input: readonly ModelMessage[], executed: ModelMessage | undefined): Promise<void> => {
+  /**
+   * The answers `input` carries and the resumed calls' outcomes in
+   * `executed`, once per call of the SDK; `later` when the outcomes are not
+   * known yet (they are recorded when the run completes).
+   */
+  const recordResume = async (input: readonly ModelMessage[], executed: ModelMessage | undefined | 'later'): Promise<void> => {
     if (resumeRecorded || ended || failure !== undefined) return;
     resumeRecorded = true;
     const answers = approvalAnswers(input, options.pendingApprovals);
@@ -157,6 +163,12 @@ export function toolHistoryCallbacks<TOOLS extends ToolSet = ToolSet>(
         occurredAt: now,
       });
     }
+    if (executed === 'later') answersAwaitingResults = answers;
+    else await recordResumedResults(answers, executed, now);
+  };
+
+  /** What the SDK sent the model for the approved calls (the tool message it added before the first model call). */
+  const recordResumedResults = async (answers: ApprovalAnswer[], executed: ModelMessage | undefined, now = new Date()): Promise<void> => {
     const results = resumedResults(answers, executed?.role === 'tool' ? executed : undefined);
     if (results.length === 0) return;
     await run.toolResults(
@@ -176,8 +188,12 @@ export function toolHistoryCallbacks<TOOLS extends ToolSet = ToolSet>(
 
   const recordStep = async (step: StepResult<TOOLS>): Promise<void> => {
     if (ended || failure !== undefined) return;
-    // Without prepareStep (an Agent's generate), the first step's response begins with the SDK's tool message for the resumed calls.
-    if (step.stepNumber === 0 && options.messages !== undefined) await recordResume(options.messages, step.response.messages[0]);
+    if (step.stepNumber === 0 && options.messages !== undefined) {
+      // Without prepareStep (an Agent's generate): AI SDK 6 begins the first step's messages with the SDK's tool message for the
+      // resumed calls; 7 keeps it for the call's responseMessages only, so their results are recorded when the run completes.
+      const first = step.response.messages[0];
+      await recordResume(options.messages, first?.role === 'tool' ? first : 'later');
+    }
     const invocations = stepInvocations(step);
     if (invocations.length === 0) return;
     const roundIndex = nextRoundIndex++;
@@ -248,7 +264,12 @@ export function toolHistoryCallbacks<TOOLS extends ToolSet = ToolSet>(
   const usageSoFar = () => (finishedSteps.length === 0 ? {} : { usage: stepUsage(finishedSteps) });
 
   const complete = (finished: FinishedCall<TOOLS>): Promise<void> =>
-    end(() => {
+    end(async () => {
+      if (answersAwaitingResults !== undefined) {
+        // AI SDK 7's responseMessages of the call begin with the tool message of the resumed calls.
+        const { responseMessages } = finished as { responseMessages?: readonly ModelMessage[] };
+        await recordResumedResults(answersAwaitingResults, responseMessages?.[0]);
+      }
       const { assistantMessageId = finished.response.id } = options;
       return run.complete({
         assistantMessageId: typeof assistantMessageId === 'function' ? assistantMessageId(finished) : assistantMessageId,
@@ -275,12 +296,20 @@ export function toolHistoryCallbacks<TOOLS extends ToolSet = ToolSet>(
     onAbort: () => end(() => run.fail({ error: { code: 'aborted', message: 'the call was aborted' }, ...usageSoFar() })),
     experimental_onToolCallFinish: (event) => {
       const finishedAt = new Date();
-      executions.set(event.toolCall.toolCallId, { startedAt: new Date(finishedAt.getTime() - event.durationMs), finishedAt });
+      const took = executionMs(event);
+      executions.set(event.toolCall.toolCallId, { startedAt: new Date(finishedAt.getTime() - took), finishedAt });
     },
     recordingFailed: () => failure !== undefined,
     fail: (error) => end(() => run.fail({ error: runFailure(error), ...usageSoFar() })),
     recorded,
   };
+}
+
+/** How long the tool ran: AI SDK 6 says it in `durationMs`, 7 in `toolExecutionMs`; 0 when neither is a duration. */
+function executionMs(event: object): number {
+  const { durationMs, toolExecutionMs } = event as { durationMs?: unknown; toolExecutionMs?: unknown };
+  const took = typeof toolExecutionMs === 'number' ? toolExecutionMs : durationMs;
+  return typeof took === 'number' && Number.isFinite(took) && took > 0 ? took : 0;
 }
 
 /** The id of the last user message among the host's UI messages. */

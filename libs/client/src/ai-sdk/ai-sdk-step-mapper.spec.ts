@@ -2,6 +2,7 @@ import { generateText, stepCountIs, tool, type ToolSet } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { z } from 'zod';
 import { MAX_FAILURE_MESSAGE_LENGTH, runFailure, runFinishReason, stepInvocations, stepUsage } from './ai-sdk-step-mapper';
+import { thrownErrorText } from './sdk-versions.fixture';
 
 // Real steps from the SDK's own loop, driven by its scripted test model: the mapping reads the shapes the SDK really builds.
 type ModelResponse = Awaited<ReturnType<MockLanguageModelV3['doGenerate']>>;
@@ -72,7 +73,13 @@ describe('stepInvocations', () => {
         result: { value: { city: 'Oslo', celsius: 4, at: '2025-01-02T03:04:05.000Z' }, isError: false },
       },
       { sequenceIndex: 1, toolCallId: 'c2', toolName: 'get_time', arguments: { zone: 'CET' }, result: { value: '12:00', isError: false } },
-      { sequenceIndex: 2, toolCallId: 'c3', toolName: 'broken', arguments: {}, result: { value: 'upstream said no', isError: true } },
+      {
+        sequenceIndex: 2,
+        toolCallId: 'c3',
+        toolName: 'broken',
+        arguments: {},
+        result: { value: expect.stringMatching(thrownErrorText('upstream said no')), isError: true },
+      },
     ]);
   });
 

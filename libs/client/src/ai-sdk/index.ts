@@ -1,6 +1,7 @@
 export {
   type GenerateTextOptions,
   recordedGenerateText,
+  type RecordedGenerateTextResult,
   recordedStreamText,
   type RecordedStreamTextResult,
   type StreamTextOptions,
