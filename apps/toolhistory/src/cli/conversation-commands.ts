@@ -8,6 +8,7 @@ import { loadPolicyFile } from '../policy/load-policy-file';
 import { GetReplayHistory } from '../replay/get-replay-history';
 import type { CliContext, CliOutput } from './cli-context';
 
+/** The CLI's names of the replay formats (the client's names). */
 const FORMATS: Record<string, HistoryFormat> = {
   openai: 'openai_chat',
   anthropic: 'anthropic_messages',
@@ -15,6 +16,7 @@ const FORMATS: Record<string, HistoryFormat> = {
   gemini: 'gemini',
   'bedrock-converse': 'bedrock_converse',
 };
+export const REPLAY_FORMAT_NAMES: readonly string[] = Object.keys(FORMATS);
 
 export interface ReplayOptions {
   format: string;

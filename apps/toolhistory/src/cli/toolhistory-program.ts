@@ -3,7 +3,7 @@ import { type AppConfig } from '@toolhistory/config';
 import { migrateDatabase } from '../operations/migrate-database';
 import { rebuildDatabase } from '../operations/rebuild-database';
 import { CliContext, type CliOutput } from './cli-context';
-import { eraseConversation, replayConversation } from './conversation-commands';
+import { eraseConversation, REPLAY_FORMAT_NAMES, replayConversation } from './conversation-commands';
 import { listDeadLetters, redriveDeadLetters, showDeadLetter } from './dead-letter-commands';
 
 export interface ProgramSettings {
@@ -71,7 +71,7 @@ export function toolhistoryProgram(settings: ProgramSettings): Command {
     .description('the history a model would get at the start of a turn, and each call left out with its reason')
     .argument('<tenant>', 'tenant id')
     .argument('<conversation>', 'conversation id')
-    .addOption(new Option('--format <format>', 'provider format').choices(['openai', 'anthropic']).default('openai'))
+    .addOption(new Option('--format <format>', 'provider format').choices(REPLAY_FORMAT_NAMES).default('openai'))
     .option('--as-of <time>', 'as it was at this ISO 8601 time (default: now)')
     .option('--channel <channel>', "apply this channel's policy instead of the conversation's")
     .option('--max-history-tokens <n>', "token budget, instead of the policy's")
