@@ -167,7 +167,9 @@ describe('the toolhistory command line (real broker, real database)', () => {
     expect(json.turns[0].messages[0]).toMatchObject({ role: 'assistant' });
     const before = JSON.parse((await cli(['replay', tenantId, conversationId, '--as-of', recent(-10), '--json'])).stdout);
     expect(before.turns).toEqual([]);
-    expect(await cli(['replay', tenantId, conversationId, '--format', 'gemini'])).toMatchObject({ code: 64 });
+    const gemini = JSON.parse((await cli(['replay', tenantId, conversationId, '--format', 'gemini', '--json'])).stdout);
+    expect(gemini.turns[0].messages[0]).toMatchObject({ role: 'model' });
+    expect(await cli(['replay', tenantId, conversationId, '--format', 'cohere'])).toMatchObject({ code: 64 });
   });
 
   it('erases only when told --yes, and migrates', async () => {
