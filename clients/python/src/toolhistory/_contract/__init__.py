@@ -1,0 +1,1 @@
+"""A copy of libs/contract/schema, made by clients/python/scripts/generate.py; do not edit."""
