@@ -94,7 +94,16 @@ describe('the Python package (clients/python) against the running service', () =
     const extra = (process.env.PYTEST_ARGS ?? '').split(' ').filter(Boolean);
     const pytest = await run(
       python,
-      ['-m', 'pytest', '-m', 'integration', '-p', 'no:cacheprovider', `--junitxml=${REPORT}`, ...(extra.length ? extra : ['tests/integration'])],
+      [
+        '-m',
+        'pytest',
+        '-m',
+        'integration',
+        '-p',
+        'no:cacheprovider',
+        `--junitxml=${REPORT}`,
+        ...(extra.length ? extra : ['tests/integration']),
+      ],
       env,
     );
     const summary = pytest.output.trim().split('\n').slice(-60).join('\n');
