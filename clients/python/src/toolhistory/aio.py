@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
@@ -83,6 +83,7 @@ class AsyncToolHistoryClient:
             allow_token_without_tls=allow_token_without_tls,
         )
         self._token = token
+        self._closed = False
         self._channel = (
             grpc.aio.insecure_channel(setup.address, options=setup.options)
             if setup.credentials is None
@@ -100,6 +101,7 @@ class AsyncToolHistoryClient:
 
     async def close(self) -> None:
         """Closes the channel; calls in flight end CANCELLED. Closing again does nothing."""
+        self._closed = True
         await self._channel.close()
 
     async def get_replay_history(
@@ -145,7 +147,7 @@ class AsyncToolHistoryClient:
         to: datetime | None = None,
         page_size: int | None = None,
         timeout: float | None = None,
-    ) -> AsyncIterator[toolhistory_pb2.Invocation]:
+    ) -> AsyncGenerator[toolhistory_pb2.Invocation, None]:
         """Every recorded invocation that matches, page after page (``async for``); see
         ``ToolHistoryClient.list_tool_invocations``. The arguments are checked here, before any page is asked for."""
         request = _grpc.invocations_request(
@@ -162,7 +164,7 @@ class AsyncToolHistoryClient:
 
     async def _invocation_pages(
         self, request: toolhistory_pb2.ListToolInvocationsRequest, timeout: float | None
-    ) -> AsyncIterator[toolhistory_pb2.Invocation]:
+    ) -> AsyncGenerator[toolhistory_pb2.Invocation, None]:
         while True:
             page = await self._unary("ListToolInvocations", self._stub.ListToolInvocations, request, timeout)
             for invocation in page.invocations:
@@ -220,7 +222,7 @@ class AsyncToolHistoryClient:
         from_position: int = 0,
         types: Sequence[str] | None = None,
         reconnect: bool = True,
-    ) -> AsyncIterator[SubscribedEvent]:
+    ) -> AsyncGenerator[SubscribedEvent, None]:
         """The tenant's recorded events after ``from_position``, then live ones, for as long as the caller iterates
         (``async for``); see ``ToolHistoryClient.subscribe``.
 
@@ -232,7 +234,7 @@ class AsyncToolHistoryClient:
         )
         return self._subscription(subscription)
 
-    async def _subscription(self, subscription: _grpc.Subscription) -> AsyncIterator[SubscribedEvent]:
+    async def _subscription(self, subscription: _grpc.Subscription) -> AsyncGenerator[SubscribedEvent, None]:
         while True:
             try:
                 async with aclosing(self._stream(subscription)) as events:
@@ -246,6 +248,7 @@ class AsyncToolHistoryClient:
                 await asyncio.sleep(delay)
 
     async def _stream(self, subscription: _grpc.Subscription) -> AsyncGenerator[SubscribedEvent, None]:
+        self._check_open()
         metadata = await self._metadata(None, _grpc.SUBSCRIBE)
         call = self._stub.SubscribeToolEvents(subscription.request(), metadata=metadata)
         try:
@@ -256,6 +259,11 @@ class AsyncToolHistoryClient:
         finally:
             # The caller stopped early (break, aclose, an exception): end the server's stream too.
             call.cancel()
+
+    def _check_open(self) -> None:
+        # grpc's own error for a closed channel does not say which client; this one does.
+        if self._closed:
+            raise RuntimeError("the AsyncToolHistoryClient is closed")
 
     def _timeout_of(self, timeout: float | None) -> float | None:
         return self._timeout if timeout is None else _grpc.check_timeout("timeout", timeout)
@@ -280,6 +288,7 @@ class AsyncToolHistoryClient:
         request: Req,
         timeout: float | None,
     ) -> Res:
+        self._check_open()
         deadline = _grpc.Deadline(timeout)
         metadata = await self._metadata(deadline, method)
         try:

@@ -24,7 +24,7 @@ from toolhistory.replay import ReplayHistory, replay_history_of
 from toolhistory.v1 import toolhistory_pb2_grpc
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Generator, Sequence
     from datetime import datetime
     from types import TracebackType
 
@@ -90,6 +90,7 @@ class ToolHistoryClient:
             allow_token_without_tls=allow_token_without_tls,
         )
         self._token = token
+        self._closed = False
         self._channel = (
             grpc.insecure_channel(setup.address, options=setup.options)
             if setup.credentials is None
@@ -107,6 +108,7 @@ class ToolHistoryClient:
 
     def close(self) -> None:
         """Closes the channel; calls in flight end CANCELLED. Closing again does nothing."""
+        self._closed = True
         self._channel.close()
 
     def get_replay_history(
@@ -172,7 +174,7 @@ class ToolHistoryClient:
         to: datetime | None = None,
         page_size: int | None = None,
         timeout: float | None = None,
-    ) -> Iterator[toolhistory_pb2.Invocation]:
+    ) -> Generator[toolhistory_pb2.Invocation, None, None]:
         """Every recorded invocation that matches, page after page, in the service's stable order.
 
         Each carries its approval, the sizes its payloads had before the producer cut them and the run
@@ -205,7 +207,7 @@ class ToolHistoryClient:
 
     def _invocation_pages(
         self, request: toolhistory_pb2.ListToolInvocationsRequest, timeout: float | None
-    ) -> Iterator[toolhistory_pb2.Invocation]:
+    ) -> Generator[toolhistory_pb2.Invocation, None, None]:
         while True:
             page = self._unary("ListToolInvocations", self._stub.ListToolInvocations, request, timeout)
             yield from page.invocations
@@ -270,7 +272,7 @@ class ToolHistoryClient:
         from_position: int = 0,
         types: Sequence[str] | None = None,
         reconnect: bool = True,
-    ) -> Iterator[SubscribedEvent]:
+    ) -> Generator[SubscribedEvent, None, None]:
         """The tenant's recorded events after ``from_position``, then live ones, for as long as the caller iterates.
 
         Stop iterating (``break``, or ``close()`` the iterator) to end the stream. Remember each event's
@@ -294,7 +296,7 @@ class ToolHistoryClient:
         )
         return self._subscription(subscription)
 
-    def _subscription(self, subscription: _grpc.Subscription) -> Iterator[SubscribedEvent]:
+    def _subscription(self, subscription: _grpc.Subscription) -> Generator[SubscribedEvent, None, None]:
         while True:
             try:
                 yield from self._stream(subscription)
@@ -305,7 +307,8 @@ class ToolHistoryClient:
                     raise
                 time.sleep(delay)
 
-    def _stream(self, subscription: _grpc.Subscription) -> Iterator[SubscribedEvent]:
+    def _stream(self, subscription: _grpc.Subscription) -> Generator[SubscribedEvent, None, None]:
+        self._check_open()
         call = self._stub.SubscribeToolEvents(subscription.request(), metadata=self._metadata())
         try:
             for recorded in call:
@@ -315,6 +318,11 @@ class ToolHistoryClient:
         finally:
             # The caller stopped early (break, close, an exception): end the server's stream too.
             call.cancel()
+
+    def _check_open(self) -> None:
+        # grpc's own error for a closed channel does not say which client; this one does.
+        if self._closed:
+            raise RuntimeError("the ToolHistoryClient is closed")
 
     def _timeout_of(self, timeout: float | None) -> float | None:
         return self._timeout if timeout is None else _grpc.check_timeout("timeout", timeout)
@@ -326,6 +334,7 @@ class ToolHistoryClient:
     def _unary(
         self, method: str, call: grpc.UnaryUnaryMultiCallable[Req, Res], request: Req, timeout: float | None
     ) -> Res:
+        self._check_open()
         deadline = _grpc.Deadline(timeout)
         metadata = self._metadata()
         try:
