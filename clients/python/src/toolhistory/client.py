@@ -1,0 +1,343 @@
+"""The ToolHistory gRPC API, blocking: ``ToolHistoryClient``."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import grpc
+
+from toolhistory import _grpc
+from toolhistory._grpc import (
+    DEFAULT_TIMEOUT,
+    HistoryView,
+    InvocationStatusFilter,
+    StaleResults,
+    SubscribedEvent,
+    TlsConfig,
+    TokenSource,
+    UsageBucket,
+)
+from toolhistory.errors import ToolHistoryError, from_rpc_error
+from toolhistory.formats import HistoryFormat
+from toolhistory.replay import ReplayHistory, replay_history_of
+from toolhistory.v1 import toolhistory_pb2_grpc
+
+if TYPE_CHECKING:
+    from collections.abc import Generator, Sequence
+    from datetime import datetime
+    from types import TracebackType
+
+    from toolhistory.v1 import toolhistory_pb2
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "HistoryFormat",
+    "HistoryView",
+    "InvocationStatusFilter",
+    "StaleResults",
+    "SubscribedEvent",
+    "TlsConfig",
+    "TokenSource",
+    "ToolHistoryClient",
+    "UsageBucket",
+]
+
+Req = TypeVar("Req")
+Res = TypeVar("Res")
+
+
+class ToolHistoryClient:
+    """The ToolHistory gRPC API for agent workers, audit and billing, blocking.
+
+    Typed requests and responses (generated from the proto), a bearer token on every call, a deadline on
+    every unary call, and ``ToolHistoryError`` with the gRPC status for every failure. Use it as a context
+    manager, or call ``close()``. A client is safe to share between threads.
+
+    Args:
+        address: the service's gRPC target, e.g. ``"toolhistory:50051"``.
+        token: a bearer token, or a function that returns a current one; called before every call, so it
+            may refresh. Sent as ``authorization: Bearer <token>``.
+        tls: ``True``: TLS trusting the system's roots; a ``TlsConfig``: its CAs, client certificate
+            (mutual TLS) and name override; ``False`` (default): plaintext.
+        timeout: the deadline in seconds of a call that names none (``None``: no deadline). An erasure
+            waits at least 30 s unless its call says otherwise.
+        channel_options: gRPC channel options (keepalive, message sizes, ...).
+        allow_token_without_tls: a token is sent in the clear only to a loopback address (or a unix
+            socket) unless this says so, e.g. when a sidecar adds TLS.
+
+    Raises:
+        ValueError: an argument is wrong (the message names it).
+    """
+
+    def __init__(
+        self,
+        address: str,
+        *,
+        token: TokenSource | None = None,
+        tls: bool | TlsConfig = False,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        channel_options: Sequence[tuple[str, Any]] = (),
+        allow_token_without_tls: bool = False,
+    ) -> None:
+        _grpc.check_token_source(token)
+        self._timeout = _grpc.check_timeout("timeout", timeout)
+        setup = _grpc.channel_setup(
+            address,
+            token_given=token is not None,
+            tls=tls,
+            channel_options=channel_options,
+            allow_token_without_tls=allow_token_without_tls,
+        )
+        self._token = token
+        self._closed = False
+        self._channel = (
+            grpc.insecure_channel(setup.address, options=setup.options)
+            if setup.credentials is None
+            else grpc.secure_channel(setup.address, setup.credentials, options=setup.options)
+        )
+        self._stub = toolhistory_pb2_grpc.ToolHistoryStub(self._channel)
+
+    def __enter__(self) -> ToolHistoryClient:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Closes the channel; calls in flight end CANCELLED. Closing again does nothing."""
+        self._closed = True
+        self._channel.close()
+
+    def get_replay_history(
+        self,
+        *,
+        tenant_id: str,
+        conversation_id: str,
+        format: HistoryFormat = "openai",
+        channel: str | None = None,
+        as_of: datetime | None = None,
+        freshness_window_seconds: int | None = None,
+        stale_results: StaleResults | None = None,
+        view: HistoryView = "all",
+        max_history_tokens: int | None = None,
+        timeout: float | None = None,
+    ) -> ReplayHistory:
+        """The tool-call history the model may see again, in ``format``, with every omission explained.
+
+        Args:
+            tenant_id: the tenant.
+            conversation_id: the conversation.
+            format: whose API's messages each turn carries: ``"openai"`` (chat completions), ``"anthropic"``,
+                ``"openai-responses"``, ``"gemini"`` or ``"bedrock-converse"``.
+            channel: the channel whose policy applies; default: the one recorded for the conversation.
+            as_of: the moment to replay at (an aware datetime); default: now.
+            freshness_window_seconds: replaces every configured freshness window for this request.
+            stale_results: ``"placeholder"`` keeps a stale pair and says the result expired; ``"drop"`` leaves
+                it out; default: as the policy says.
+            view: ``"all"`` (default): each turn's messages and structured rounds; ``"messages"``: the messages
+                only, about half the bytes; ``"structured"``: the rounds only.
+            max_history_tokens: the most tokens (o200k_base) the replayed calls and results may take; over it,
+                whole rounds leave, oldest first. Default: the policy's budget, if any.
+            timeout: this call's deadline in seconds; default: the client's.
+
+        Raises:
+            ValueError: an argument is wrong (the message names it); nothing was sent.
+            ToolHistoryError: the call failed (DEADLINE_EXCEEDED when the history was not ready in time: go on
+                without it).
+        """
+        request = _grpc.replay_request(
+            tenant_id=tenant_id,
+            conversation_id=conversation_id,
+            format=format,
+            channel=channel,
+            as_of=as_of,
+            freshness_window_seconds=freshness_window_seconds,
+            stale_results=stale_results,
+            view=view,
+            max_history_tokens=max_history_tokens,
+        )
+        response = self._unary("GetReplayHistory", self._stub.GetReplayHistory, request, self._timeout_of(timeout))
+        return replay_history_of(response, format)
+
+    def list_tool_invocations(
+        self,
+        *,
+        tenant_id: str,
+        conversation_id: str | None = None,
+        run_id: str | None = None,
+        tool_name: str | None = None,
+        status: InvocationStatusFilter | None = None,
+        from_: datetime | None = None,
+        to: datetime | None = None,
+        page_size: int | None = None,
+        timeout: float | None = None,
+    ) -> Generator[toolhistory_pb2.Invocation, None, None]:
+        """Every recorded invocation that matches, page after page, in the service's stable order.
+
+        Each carries its approval, the sizes its payloads had before the producer cut them and the run
+        that recorded its result when later than the call's. Pages are fetched as the iteration reaches
+        them.
+
+        Args:
+            tenant_id: the tenant.
+            conversation_id, run_id, tool_name: optional filters.
+            status: ``"pending"``, ``"succeeded"`` or ``"error"``; default: any.
+            from_: inclusive, and ``to``: exclusive, on the invocation's time (aware datetimes).
+            page_size: invocations fetched per request; default 100, at most 1,000.
+            timeout: each page's deadline in seconds; default: the client's.
+
+        Raises:
+            ValueError: an argument is wrong; raised here, before any page is asked for.
+            ToolHistoryError: a page's call failed (raised by the iteration).
+        """
+        request = _grpc.invocations_request(
+            tenant_id=tenant_id,
+            conversation_id=conversation_id,
+            run_id=run_id,
+            tool_name=tool_name,
+            status=status,
+            from_=from_,
+            to=to,
+            page_size=page_size,
+        )
+        return self._invocation_pages(request, self._timeout_of(timeout))
+
+    def _invocation_pages(
+        self, request: toolhistory_pb2.ListToolInvocationsRequest, timeout: float | None
+    ) -> Generator[toolhistory_pb2.Invocation, None, None]:
+        while True:
+            page = self._unary("ListToolInvocations", self._stub.ListToolInvocations, request, timeout)
+            yield from page.invocations
+            if not page.next_page_token:
+                return
+            request.page_token = page.next_page_token
+
+    def get_usage(
+        self,
+        *,
+        tenant_id: str,
+        from_: datetime,
+        to: datetime,
+        bucket: UsageBucket = "hour",
+        timeout: float | None = None,
+    ) -> toolhistory_pb2.GetUsageResponse:
+        """Calls, errors and durations per tool and bucket (``"hour"`` or ``"day"``), and the tokens of the runs
+        that ended in the period ``[from_, to)``."""
+        request = _grpc.usage_request(tenant_id=tenant_id, from_=from_, to=to, bucket=bucket)
+        return self._unary("GetUsage", self._stub.GetUsage, request, self._timeout_of(timeout))
+
+    def search_tool_history(
+        self,
+        *,
+        tenant_id: str,
+        query: str,
+        conversation_id: str | None = None,
+        limit: int | None = None,
+        from_: datetime | None = None,
+        to: datetime | None = None,
+        timeout: float | None = None,
+    ) -> toolhistory_pb2.SearchToolHistoryResponse:
+        """Full-text search over the tenant's (redacted) tool history, best first.
+
+        ``query`` is free text as in a web search box (every word, ``"a phrase"``, ``-word``, ``or``);
+        ``limit``: hits, default 20, at most 100; ``from_``/``to`` on the invocation's time.
+        """
+        request = _grpc.search_request(
+            tenant_id=tenant_id, query=query, conversation_id=conversation_id, limit=limit, from_=from_, to=to
+        )
+        return self._unary("SearchToolHistory", self._stub.SearchToolHistory, request, self._timeout_of(timeout))
+
+    def erase_conversation(
+        self, *, tenant_id: str, conversation_id: str, timeout: float | None = None
+    ) -> toolhistory_pb2.EraseConversationResponse:
+        """Removes a conversation from the event store and the read model; a tombstone keeps it from coming back.
+
+        ``timeout`` defaults to the client's, but at least 30 s.
+        """
+        request = _grpc.erase_request(tenant_id=tenant_id, conversation_id=conversation_id)
+        return self._unary(
+            "EraseConversation",
+            self._stub.EraseConversation,
+            request,
+            _grpc.erase_timeout(timeout, self._timeout),
+        )
+
+    def subscribe(
+        self,
+        *,
+        tenant_id: str,
+        from_position: int = 0,
+        types: Sequence[str] | None = None,
+        reconnect: bool = True,
+    ) -> Generator[SubscribedEvent, None, None]:
+        """The tenant's recorded events after ``from_position``, then live ones, for as long as the caller iterates.
+
+        Stop iterating (``break``, or ``close()`` the iterator) to end the stream. Remember each event's
+        ``position`` and pass it as ``from_position`` to resume without a gap or a duplicate. No deadline: a
+        subscription is meant to stay open.
+
+        Args:
+            tenant_id: the tenant.
+            from_position: the last position seen; 0: from the start.
+            types: event types to deliver (``"ToolCallRequested"``, ...); default: all.
+            reconnect: when the stream ends with a retriable status (UNAVAILABLE when the service restarts or
+                the network drops, RESOURCE_EXHAUSTED, ABORTED), open it again after the last position
+                delivered, with backoff (0.1 s doubling to 5 s), until the caller stops. ``False``: raise.
+
+        Raises:
+            ValueError: an argument is wrong; raised here, before the stream opens.
+            ToolHistoryError: the stream failed (raised by the iteration).
+        """
+        subscription = _grpc.Subscription(
+            tenant_id=tenant_id, from_position=from_position, types=types, reconnect=reconnect
+        )
+        return self._subscription(subscription)
+
+    def _subscription(self, subscription: _grpc.Subscription) -> Generator[SubscribedEvent, None, None]:
+        while True:
+            try:
+                yield from self._stream(subscription)
+                return
+            except ToolHistoryError as error:
+                delay = subscription.retry_after(error)
+                if delay is None:
+                    raise
+                time.sleep(delay)
+
+    def _stream(self, subscription: _grpc.Subscription) -> Generator[SubscribedEvent, None, None]:
+        self._check_open()
+        call = self._stub.SubscribeToolEvents(subscription.request(), metadata=self._metadata())
+        try:
+            for recorded in call:
+                yield subscription.delivered(recorded)
+        except grpc.RpcError as error:
+            raise from_rpc_error(_grpc.SUBSCRIBE, error) from error
+        finally:
+            # The caller stopped early (break, close, an exception): end the server's stream too.
+            call.cancel()
+
+    def _check_open(self) -> None:
+        # grpc's own error for a closed channel does not say which client; this one does.
+        if self._closed:
+            raise RuntimeError("the ToolHistoryClient is closed")
+
+    def _timeout_of(self, timeout: float | None) -> float | None:
+        return self._timeout if timeout is None else _grpc.check_timeout("timeout", timeout)
+
+    def _metadata(self) -> tuple[tuple[str, str], ...]:
+        token = self._token() if callable(self._token) else self._token
+        return _grpc.authorization_metadata(token)
+
+    def _unary(
+        self, method: str, call: grpc.UnaryUnaryMultiCallable[Req, Res], request: Req, timeout: float | None
+    ) -> Res:
+        self._check_open()
+        deadline = _grpc.Deadline(timeout)
+        metadata = self._metadata()
+        try:
+            return call(request, timeout=deadline.remaining(method), metadata=metadata)
+        except grpc.RpcError as error:
+            raise from_rpc_error(method, error) from error

@@ -1,0 +1,44 @@
+"""The errors the package raises."""
+
+from __future__ import annotations
+
+import grpc
+
+# Worth trying again with the same request: the service or the network was briefly unable, not the request wrong.
+_RETRIABLE = frozenset(
+    {
+        grpc.StatusCode.UNAVAILABLE,
+        grpc.StatusCode.DEADLINE_EXCEEDED,
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        grpc.StatusCode.ABORTED,
+    }
+)
+
+
+class ToolHistoryError(Exception):
+    """A failed ToolHistory call: the gRPC status (code and name), the service's message, and whether a retry may pass.
+
+    Attributes:
+        code: the gRPC status code.
+        status: its name, e.g. ``"UNAUTHENTICATED"``.
+        details: the service's message.
+        method: the RPC that failed, e.g. ``"GetReplayHistory"``.
+        retriable: ``True`` for UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED and ABORTED.
+    """
+
+    def __init__(self, code: grpc.StatusCode, details: str, method: str) -> None:
+        self.code = code
+        self.status: str = code.name
+        self.details = details
+        self.method = method
+        self.retriable = code in _RETRIABLE
+        super().__init__(f"{method}: {self.status}: {details}")
+
+
+def from_rpc_error(method: str, error: grpc.RpcError) -> ToolHistoryError:
+    """The ToolHistoryError of a failed call (raise it ``from error`` to keep the cause)."""
+    code = error.code() if callable(getattr(error, "code", None)) else None
+    details = error.details() if callable(getattr(error, "details", None)) else None
+    if not isinstance(code, grpc.StatusCode):
+        code = grpc.StatusCode.UNKNOWN
+    return ToolHistoryError(code, details or str(error), method)

@@ -1,0 +1,176 @@
+"""The history formats a replay is given in, and the shapes of their messages.
+
+Each format is the input of one provider's API. The service builds the
+messages; these TypedDicts describe them, so a caller can annotate what it
+takes from a replay (``messages: list[AnthropicMessage] = history.messages()``).
+Replay results type the messages as ``Any``: a vendor SDK's parameter types are
+TypedDicts of its own, to which no other TypedDict is assignable, so a stricter
+type would force a cast where the messages are passed on.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypeAlias, TypedDict
+
+HistoryFormat: TypeAlias = Literal["openai", "anthropic", "openai-responses", "gemini", "bedrock-converse"]
+"""Whose API's messages each replayed turn carries."""
+
+HISTORY_FORMATS: tuple[HistoryFormat, ...] = ("openai", "anthropic", "openai-responses", "gemini", "bedrock-converse")
+
+# -- OpenAI chat completions: per round, an assistant message with tool_calls, then a tool message per call.
+
+
+class OpenAiFunction(TypedDict):
+    name: str
+    arguments: str  # the arguments as JSON text
+
+
+class OpenAiToolCall(TypedDict):
+    id: str
+    type: Literal["function"]
+    function: OpenAiFunction
+
+
+class OpenAiAssistantToolCallMessage(TypedDict):
+    role: Literal["assistant"]
+    content: None
+    tool_calls: list[OpenAiToolCall]
+
+
+class OpenAiToolMessage(TypedDict):
+    role: Literal["tool"]
+    tool_call_id: str
+    content: str
+
+
+OpenAiChatMessage: TypeAlias = OpenAiAssistantToolCallMessage | OpenAiToolMessage
+
+# -- Anthropic Messages: per round, an assistant message of tool_use blocks, then a user message of tool_result blocks.
+
+
+class AnthropicToolUseBlock(TypedDict):
+    type: Literal["tool_use"]
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+class AnthropicToolResultBlock(TypedDict):
+    type: Literal["tool_result"]
+    tool_use_id: str
+    content: str
+    is_error: bool
+
+
+class AnthropicAssistantMessage(TypedDict):
+    role: Literal["assistant"]
+    content: list[AnthropicToolUseBlock]
+
+
+class AnthropicToolResultMessage(TypedDict):
+    role: Literal["user"]
+    content: list[AnthropicToolResultBlock]
+
+
+AnthropicMessage: TypeAlias = AnthropicAssistantMessage | AnthropicToolResultMessage
+
+# -- OpenAI Responses input items: a function_call per call, then a function_call_output per call (no item ids).
+
+
+class OpenAiResponsesFunctionCall(TypedDict):
+    type: Literal["function_call"]
+    call_id: str
+    name: str
+    arguments: str
+
+
+class OpenAiResponsesFunctionCallOutput(TypedDict):
+    type: Literal["function_call_output"]
+    call_id: str
+    output: str  # an error result starts with "[error] "
+
+
+OpenAiResponsesItem: TypeAlias = OpenAiResponsesFunctionCall | OpenAiResponsesFunctionCallOutput
+
+# -- Gemini contents: a "model" content of functionCall parts, then a "user" content of functionResponse parts.
+
+
+class GeminiFunctionCall(TypedDict):
+    id: str
+    name: str
+    args: dict[str, Any]
+
+
+class GeminiFunctionCallPart(TypedDict):
+    functionCall: GeminiFunctionCall
+
+
+class GeminiFunctionResponse(TypedDict):
+    id: str
+    name: str
+    response: dict[str, Any]  # a JSON object result as it is, else {"output": ...}; an error {"error": ...}
+
+
+class GeminiFunctionResponsePart(TypedDict):
+    functionResponse: GeminiFunctionResponse
+
+
+class GeminiModelContent(TypedDict):
+    role: Literal["model"]
+    parts: list[GeminiFunctionCallPart]
+
+
+class GeminiUserContent(TypedDict):
+    role: Literal["user"]
+    parts: list[GeminiFunctionResponsePart]
+
+
+GeminiContent: TypeAlias = GeminiModelContent | GeminiUserContent
+
+# -- Bedrock Converse: an assistant message of toolUse blocks, then a user message of toolResult blocks.
+
+
+class BedrockToolUse(TypedDict):
+    toolUseId: str
+    name: str
+    input: dict[str, Any]
+
+
+class BedrockToolUseBlock(TypedDict):
+    toolUse: BedrockToolUse
+
+
+class BedrockTextContent(TypedDict):
+    text: str
+
+
+class BedrockJsonContent(TypedDict):
+    json: Any
+
+
+class BedrockToolResult(TypedDict):
+    toolUseId: str
+    content: list[BedrockTextContent | BedrockJsonContent]  # json for a JSON result, text otherwise
+    status: Literal["success", "error"]
+
+
+class BedrockToolResultBlock(TypedDict):
+    toolResult: BedrockToolResult
+
+
+class BedrockAssistantMessage(TypedDict):
+    role: Literal["assistant"]
+    content: list[BedrockToolUseBlock]
+
+
+class BedrockToolResultMessage(TypedDict):
+    role: Literal["user"]
+    content: list[BedrockToolResultBlock]
+
+
+BedrockConverseMessage: TypeAlias = BedrockAssistantMessage | BedrockToolResultMessage
+
+HistoryMessage: TypeAlias = (
+    OpenAiChatMessage | AnthropicMessage | OpenAiResponsesItem | GeminiContent | BedrockConverseMessage
+)
+"""A message of any format."""

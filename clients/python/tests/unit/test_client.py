@@ -1,0 +1,311 @@
+"""ToolHistoryClient against a real gRPC server on 127.0.0.1 that answers canned responses."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING
+
+import grpc
+import pytest
+from toolhistory_peer import CannedToolHistory, Stream, recorded, serving
+
+from toolhistory.client import TlsConfig, ToolHistoryClient
+from toolhistory.errors import ToolHistoryError
+from toolhistory.v1 import toolhistory_pb2 as pb
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+FROM = datetime(2026, 3, 1, tzinfo=timezone.utc)
+TO = datetime(2026, 3, 2, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def service() -> CannedToolHistory:
+    return CannedToolHistory()
+
+
+@pytest.fixture
+def address(service: CannedToolHistory) -> Iterator[str]:
+    with serving(service) as address:
+        yield address
+
+
+@pytest.fixture
+def client(address: str) -> Iterator[ToolHistoryClient]:
+    with ToolHistoryClient(address, token="static-token") as client:
+        yield client
+
+
+def invocation(tool_call_id: str) -> pb.Invocation:
+    return pb.Invocation(tenant_id="t1", tool_call_id=tool_call_id, tool_name="search")
+
+
+class TestCalls:
+    def test_replay_sends_the_request_and_parses_the_messages(
+        self, service: CannedToolHistory, client: ToolHistoryClient
+    ) -> None:
+        items = [
+            {"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": '{"city":"Oslo"}'},
+            {"type": "function_call_output", "call_id": "call_1", "output": '{"tempC":-3}'},
+        ]
+        service.replay = pb.GetReplayHistoryResponse(
+            turns=[pb.Turn(run_id="r1", assistant_message_id="a1", messages_json=json.dumps(items))], history_tokens=9
+        )
+        history = client.get_replay_history(
+            tenant_id="t1",
+            conversation_id="c1",
+            format="openai-responses",
+            view="messages",
+            stale_results="placeholder",
+            max_history_tokens=8000,
+        )
+        assert history.messages() == items
+        assert (history.format, history.history_tokens, history.turns[0].run_id) == ("openai-responses", 9, "r1")
+        [call] = service.received("GetReplayHistory")
+        assert call.request == pb.GetReplayHistoryRequest(
+            tenant_id="t1",
+            conversation_id="c1",
+            format=pb.HISTORY_FORMAT_OPENAI_RESPONSES,
+            view=pb.REPLAY_VIEW_MESSAGES,
+            stale_results=pb.STALE_RESULT_MODE_PLACEHOLDER,
+            max_history_tokens=8000,
+        )
+
+    def test_refuses_a_wrong_argument_before_calling(
+        self, service: CannedToolHistory, client: ToolHistoryClient
+    ) -> None:
+        with pytest.raises(ValueError, match=r"^format: 'gemini-chat' is not one of"):
+            client.get_replay_history(tenant_id="t1", conversation_id="c1", format="gemini-chat")  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match=r"^status: "):
+            client.list_tool_invocations(tenant_id="t1", status="done")  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match=r"^from_position: "):
+            client.subscribe(tenant_id="t1", from_position=-1)
+        assert service.calls == []
+
+    def test_lists_invocations_following_every_page_token(
+        self, service: CannedToolHistory, client: ToolHistoryClient
+    ) -> None:
+        service.pages = {
+            "": pb.ListToolInvocationsResponse(invocations=[invocation("1"), invocation("2")], next_page_token="p2"),
+            "p2": pb.ListToolInvocationsResponse(invocations=[], next_page_token="p3"),
+            "p3": pb.ListToolInvocationsResponse(invocations=[invocation("3")]),
+        }
+        invocations = client.list_tool_invocations(tenant_id="t1", tool_name="search", status="error", page_size=2)
+        assert service.calls == []  # pages are asked for as the iteration reaches them
+        assert [i.tool_call_id for i in invocations] == ["1", "2", "3"]
+        requests = [call.request for call in service.received("ListToolInvocations")]
+        assert [r.page_token for r in requests] == ["", "p2", "p3"]
+        # Every page asks with the same filters.
+        assert {(r.tenant_id, r.tool_name, r.status, r.page_size) for r in requests} == {
+            ("t1", "search", pb.INVOCATION_STATUS_ERROR, 2)
+        }
+
+    def test_usage_search_and_erasure_answer_the_services_messages(
+        self, service: CannedToolHistory, client: ToolHistoryClient
+    ) -> None:
+        service.usage = pb.GetUsageResponse(rows=[pb.UsageRow(tool_name="search", calls=3)], input_tokens=10)
+        service.search = pb.SearchToolHistoryResponse(hits=[pb.SearchHit(invocation=invocation("1"), score=0.5)])
+        service.erase = pb.EraseConversationResponse(erased_events=4, erased_invocations=2)
+        assert client.get_usage(tenant_id="t1", from_=FROM, to=TO, bucket="day") == service.usage
+        assert client.search_tool_history(tenant_id="t1", query="status", limit=5) == service.search
+        assert client.erase_conversation(tenant_id="t1", conversation_id="c1") == service.erase
+        usage = service.received("GetUsage")[0].request
+        assert (usage.bucket, getattr(usage, "from").ToDatetime(tzinfo=timezone.utc)) == (pb.USAGE_BUCKET_DAY, FROM)
+        assert service.received("SearchToolHistory")[0].request.limit == 5
+        assert service.received("EraseConversation")[0].request == pb.EraseConversationRequest(
+            tenant_id="t1", conversation_id="c1"
+        )
+
+
+class TestTokensAndDeadlines:
+    def test_sends_a_static_token_on_every_call(self, service: CannedToolHistory, client: ToolHistoryClient) -> None:
+        client.get_usage(tenant_id="t1", from_=FROM, to=TO)
+        client.search_tool_history(tenant_id="t1", query="x")
+        assert [call.metadata.get("authorization") for call in service.calls] == ["Bearer static-token"] * 2
+
+    def test_fetches_a_token_from_its_source_before_every_call(self, service: CannedToolHistory, address: str) -> None:
+        rotation = itertools.count(1)
+        with ToolHistoryClient(address, token=lambda: f"token-{next(rotation)}") as client:
+            client.get_usage(tenant_id="t1", from_=FROM, to=TO)
+            client.get_usage(tenant_id="t1", from_=FROM, to=TO)
+        assert [call.metadata["authorization"] for call in service.calls] == ["Bearer token-1", "Bearer token-2"]
+
+    def test_sends_no_authorization_without_a_token(self, service: CannedToolHistory, address: str) -> None:
+        with ToolHistoryClient(address) as client:
+            client.get_usage(tenant_id="t1", from_=FROM, to=TO)
+        assert "authorization" not in service.calls[0].metadata
+
+    def test_refuses_a_token_in_the_clear_to_another_machine(self) -> None:
+        with pytest.raises(ValueError, match=r"^token: a bearer token is not sent in the clear"):
+            ToolHistoryClient("toolhistory.internal:50051", token="t")
+
+    def test_sends_the_clients_deadline_and_a_calls_own(self, service: CannedToolHistory, address: str) -> None:
+        with ToolHistoryClient(address, timeout=5) as client:
+            client.get_usage(tenant_id="t1", from_=FROM, to=TO)
+            client.get_usage(tenant_id="t1", from_=FROM, to=TO, timeout=60)
+            # An erasure waits at least 30 s unless its call says otherwise.
+            client.erase_conversation(tenant_id="t1", conversation_id="c1")
+        # gRPC rounds a deadline up as it encodes it: allow it a little.
+        remaining = [call.time_remaining for call in service.calls]
+        assert 0 < remaining[0] <= 5.5  # type: ignore[operator]
+        assert 55 < remaining[1] <= 60.5  # type: ignore[operator]
+        assert 25 < remaining[2] <= 30.5  # type: ignore[operator]
+
+    def test_a_call_past_its_deadline_is_deadline_exceeded_and_retriable(
+        self, service: CannedToolHistory, client: ToolHistoryClient
+    ) -> None:
+        service.hang.add("GetReplayHistory")
+        with pytest.raises(ToolHistoryError) as raised:
+            client.get_replay_history(tenant_id="t1", conversation_id="c1", timeout=0.2)
+        assert (raised.value.code, raised.value.method, raised.value.retriable) == (
+            grpc.StatusCode.DEADLINE_EXCEEDED,
+            "GetReplayHistory",
+            True,
+        )
+
+
+class TestErrors:
+    @pytest.mark.parametrize(
+        ("code", "retriable"),
+        [
+            (grpc.StatusCode.PERMISSION_DENIED, False),
+            (grpc.StatusCode.INVALID_ARGUMENT, False),
+            (grpc.StatusCode.UNAVAILABLE, True),
+            (grpc.StatusCode.RESOURCE_EXHAUSTED, True),
+        ],
+    )
+    def test_every_failure_is_a_tool_history_error(
+        self, service: CannedToolHistory, client: ToolHistoryClient, code: grpc.StatusCode, retriable: bool
+    ) -> None:
+        service.failures["SearchToolHistory"] = (code, 'tenant "t1" is not permitted to this caller')
+        with pytest.raises(ToolHistoryError) as raised:
+            client.search_tool_history(tenant_id="t1", query="x")
+        error = raised.value
+        assert (error.code, error.status, error.details, error.method, error.retriable) == (
+            code,
+            code.name,
+            'tenant "t1" is not permitted to this caller',
+            "SearchToolHistory",
+            retriable,
+        )
+        assert isinstance(error.__cause__, grpc.RpcError)
+
+    def test_a_failed_page_fails_the_iteration(self, service: CannedToolHistory, client: ToolHistoryClient) -> None:
+        service.pages = {"": pb.ListToolInvocationsResponse(invocations=[invocation("1")], next_page_token="p2")}
+        service.failures["ListToolInvocations"] = (grpc.StatusCode.INVALID_ARGUMENT, "page_token is not this service's")
+        with pytest.raises(ToolHistoryError, match="ListToolInvocations: INVALID_ARGUMENT: page_token"):
+            list(client.list_tool_invocations(tenant_id="t1"))
+
+    def test_a_closed_client_says_so(self, address: str) -> None:
+        client = ToolHistoryClient(address)
+        with client as entered:
+            assert entered is client
+        client.close()  # closing again does nothing
+        with pytest.raises(RuntimeError, match="the ToolHistoryClient is closed"):
+            client.get_usage(tenant_id="t1", from_=FROM, to=TO)
+
+
+class TestSubscribe:
+    def test_delivers_events_parsed_and_resumes_after_the_last_one_on_unavailable(
+        self, service: CannedToolHistory, client: ToolHistoryClient
+    ) -> None:
+        service.streams = [
+            Stream([recorded(4), recorded(5)], end=(grpc.StatusCode.UNAVAILABLE, "resume from your last position")),
+            Stream([], end=(grpc.StatusCode.UNAVAILABLE, "still restarting")),
+            Stream([recorded(6, "RunCompleted", assistantMessageId="a1")]),
+        ]
+        events = client.subscribe(tenant_id="t1", from_position=3, types=["ToolCallRequested", "RunCompleted"])
+        received = [next(events) for _ in range(3)]
+        events.close()
+        assert [(e.position, e.type) for e in received] == [
+            (4, "ToolCallRequested"),
+            (5, "ToolCallRequested"),
+            (6, "RunCompleted"),
+        ]
+        assert received[2].event == {"type": "RunCompleted", "assistantMessageId": "a1"}
+        assert received[0].occurred_at == datetime.fromtimestamp(1_700_000_004, tz=timezone.utc)
+        requests = [call.request for call in service.received("SubscribeToolEvents")]
+        assert [r.from_position for r in requests] == [3, 5, 5]
+        assert {tuple(r.types) for r in requests} == {("ToolCallRequested", "RunCompleted")}
+        assert {call.metadata["authorization"] for call in service.received("SubscribeToolEvents")} == {
+            "Bearer static-token"
+        }
+        # No deadline: a subscription is meant to stay open.
+        assert {call.time_remaining for call in service.received("SubscribeToolEvents")} == {None}
+
+    def test_ends_the_servers_stream_when_the_caller_stops(
+        self, service: CannedToolHistory, client: ToolHistoryClient
+    ) -> None:
+        service.streams = [Stream([recorded(1), recorded(2)])]
+        for event in client.subscribe(tenant_id="t1"):
+            if event.position == 1:
+                break
+        assert service.stream_cancelled.wait(timeout=10)
+
+    @pytest.mark.parametrize(
+        ("end", "reconnect"),
+        [((grpc.StatusCode.UNAVAILABLE, "shutting down"), False), ((grpc.StatusCode.PERMISSION_DENIED, "no"), True)],
+    )
+    def test_raises_a_status_it_does_not_reconnect_on(
+        self,
+        service: CannedToolHistory,
+        client: ToolHistoryClient,
+        end: tuple[grpc.StatusCode, str],
+        reconnect: bool,
+    ) -> None:
+        service.streams = [Stream([recorded(1)], end=end)]
+        events = client.subscribe(tenant_id="t1", reconnect=reconnect)
+        assert next(events).position == 1
+        with pytest.raises(ToolHistoryError) as raised:
+            next(events)
+        assert (raised.value.code, raised.value.method) == (end[0], "SubscribeToolEvents")
+        assert len(service.received("SubscribeToolEvents")) == 1
+
+
+def self_signed(host: str) -> tuple[bytes, bytes]:
+    """A certificate for ``host`` and its key (PEM), signed by itself."""
+    from datetime import timedelta
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)])
+    now = datetime.now(timezone.utc)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - timedelta(minutes=1))
+        .not_valid_after(now + timedelta(hours=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(host)]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    key_pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    return certificate.public_bytes(serialization.Encoding.PEM), key_pem
+
+
+def test_calls_over_tls_trusting_the_given_roots_with_a_name_override(service: CannedToolHistory) -> None:
+    certificate, key = self_signed("toolhistory.test")
+    with serving(service, grpc.ssl_server_credentials([(key, certificate)])) as address:
+        tls = TlsConfig(root_certificates=certificate, server_name_override="toolhistory.test")
+        with ToolHistoryClient(address, token="over-tls", tls=tls) as client:
+            client.get_usage(tenant_id="t1", from_=FROM, to=TO)
+        # Without the server's CA among the roots, the handshake fails.
+        other, _ = self_signed("toolhistory.test")
+        untrusting = TlsConfig(root_certificates=other, server_name_override="toolhistory.test")
+        with ToolHistoryClient(address, tls=untrusting, timeout=5) as client, pytest.raises(ToolHistoryError) as raised:
+            client.get_usage(tenant_id="t1", from_=FROM, to=TO)
+    assert service.calls[0].metadata["authorization"] == "Bearer over-tls"
+    assert len(service.calls) == 1
+    assert raised.value.code is grpc.StatusCode.UNAVAILABLE
