@@ -468,7 +468,8 @@ class Subscription:
 
     def retry_after(self, error: ToolHistoryError) -> float | None:
         """Seconds to wait before opening the stream again, or ``None`` when the error ends the subscription."""
-        if not (self.reconnect and error.retriable):
+        # Only UNAVAILABLE: RESOURCE_EXHAUSTED is the tenant's subscription limit, which a reconnect would not lift.
+        if not (self.reconnect and error.code == grpc.StatusCode.UNAVAILABLE):
             return None
         delay = reconnect_delay(self._failures)
         self._failures += 1

@@ -221,7 +221,7 @@ class AsyncToolHistoryClient:
         tenant_id: str,
         from_position: int = 0,
         types: Sequence[str] | None = None,
-        reconnect: bool = True,
+        reconnect: bool = False,
     ) -> AsyncGenerator[SubscribedEvent, None]:
         """The tenant's recorded events after ``from_position``, then live ones, for as long as the caller iterates
         (``async for``); see ``ToolHistoryClient.subscribe``.

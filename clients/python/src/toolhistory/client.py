@@ -271,7 +271,7 @@ class ToolHistoryClient:
         tenant_id: str,
         from_position: int = 0,
         types: Sequence[str] | None = None,
-        reconnect: bool = True,
+        reconnect: bool = False,
     ) -> Generator[SubscribedEvent, None, None]:
         """The tenant's recorded events after ``from_position``, then live ones, for as long as the caller iterates.
 
@@ -283,9 +283,9 @@ class ToolHistoryClient:
             tenant_id: the tenant.
             from_position: the last position seen; 0: from the start.
             types: event types to deliver (``"ToolCallRequested"``, ...); default: all.
-            reconnect: when the stream ends with a retriable status (UNAVAILABLE when the service restarts or
-                the network drops, RESOURCE_EXHAUSTED, ABORTED), open it again after the last position
-                delivered, with backoff (0.1 s doubling to 5 s), until the caller stops. ``False``: raise.
+            reconnect: when the stream ends UNAVAILABLE (the service restarting or the network dropping), open
+                it again after the last position delivered, with backoff (0.1 s doubling to 5 s), until the caller
+                stops. Default ``False``: raise, as the TypeScript client does.
 
         Raises:
             ValueError: an argument is wrong; raised here, before the stream opens.

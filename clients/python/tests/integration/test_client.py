@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import grpc
 import pytest
+from conftest import Stack, wait_for
 
 from toolhistory.client import ToolHistoryClient
 from toolhistory.errors import ToolHistoryError
@@ -49,9 +48,9 @@ class PublishedRun:
 
 
 @pytest.fixture
-def tenant(ids: Callable[[str], str]) -> str:
-    # With authentication configured, the token may read this tenant only.
-    return os.environ.get("TOOLHISTORY_TENANT") or ids("tenant")
+def tenant(stack: Stack) -> str:
+    # The token may read this tenant only.
+    return stack.tenant
 
 
 @pytest.fixture
@@ -82,20 +81,8 @@ def run(
     recorder.tool_result(round_index=0, sequence_index=1, tool_call_id="", result="clock unavailable", is_error=True)
     recorder.tool_result(round_index=0, sequence_index=0, tool_call_id="call_weather", result={"tempC": -3})
     recorder.complete(assistant_message_id="a1", usage=[TokenUsage(input_tokens=120, output_tokens=30, model="m")])
-    replayed(client, tenant, published.conversation_id, CHANNEL, "openai", until=lambda h: len(h.turns) == 1)
+    replayed(client, published.conversation_id, "openai", until=lambda h: len(h.turns) == 1)
     return published
-
-
-def eventually(attempt: Callable[[], T], until: Callable[[T], bool], what: str, within: float = 30.0) -> T:
-    """Calls ``attempt`` every 100 ms until ``until`` holds of its answer (what follows recording lags behind it)."""
-    give_up = time.monotonic() + within
-    while True:
-        answer = attempt()
-        if until(answer):
-            return answer
-        if time.monotonic() > give_up:
-            raise AssertionError(f"{what}: not within {within} s; last answer: {answer!r}")
-        time.sleep(0.1)
 
 
 def keys_match(message: dict[str, Any], *shapes: Any) -> bool:
@@ -214,10 +201,10 @@ def test_lists_counts_and_finds_the_invocations(client: ToolHistoryClient, run: 
     assert usage.input_tokens >= 120
     assert usage.output_tokens >= 30
 
-    found = eventually(
+    found = wait_for(
+        "the weather call found by its arguments",
         lambda: client.search_tool_history(tenant_id=run.tenant_id, query="city", conversation_id=run.conversation_id),
         lambda answer: len(answer.hits) > 0,
-        "the weather call found by its arguments",
     )
     [hit] = found.hits
     assert (hit.invocation.tool_name, hit.invocation.tool_call_id) == ("get_weather", "call_weather")
@@ -253,7 +240,7 @@ def test_subscribe_delivers_the_runs_events_up_to_its_completion(client: ToolHis
 def test_erasure_leaves_nothing_to_replay(client: ToolHistoryClient, run: PublishedRun, replayed: Any) -> None:
     erased = client.erase_conversation(tenant_id=run.tenant_id, conversation_id=run.conversation_id)
     assert (erased.erased_events, erased.erased_invocations) == (5, 2)
-    empty = replayed(client, run.tenant_id, run.conversation_id, CHANNEL, "openai", until=lambda h: h.turns == [])
+    empty = replayed(client, run.conversation_id, "openai", until=lambda h: h.turns == [])
     assert empty.messages() == []
     assert list(client.list_tool_invocations(tenant_id=run.tenant_id, conversation_id=run.conversation_id)) == []
     again = client.erase_conversation(tenant_id=run.tenant_id, conversation_id=run.conversation_id)
@@ -279,11 +266,9 @@ async def test_the_async_client_replays_the_same(
     assert len(ids) == 2
 
 
-def test_a_wrong_token_is_unauthenticated_and_not_worth_retrying(stack: Any, tenant: str) -> None:
-    if stack.token is None:
-        pytest.skip("the stack runs without authentication")
+def test_a_wrong_token_is_unauthenticated_and_not_worth_retrying(stack: Stack, tenant: str) -> None:
     with (
-        ToolHistoryClient(stack.address, token="not-a-jwt", allow_token_without_tls=True) as wrong,
+        ToolHistoryClient(stack.address, token="not-a-jwt", tls=stack.tls or False) as wrong,
         pytest.raises(ToolHistoryError) as raised,
     ):
         wrong.get_replay_history(tenant_id=tenant, conversation_id="any")
@@ -293,3 +278,13 @@ def test_a_wrong_token_is_unauthenticated_and_not_worth_retrying(stack: Any, ten
         False,
     )
     assert raised.value.method == "GetReplayHistory"
+
+
+def test_a_token_of_another_tenant_is_refused_this_tenants_history(stack: Stack, run: PublishedRun) -> None:
+    assert stack.other_tenant_token, "the stack gives a token of another tenant (TOOLHISTORY_OTHER_TENANT_TOKEN)"
+    with (
+        ToolHistoryClient(stack.address, token=stack.other_tenant_token, tls=stack.tls or False) as stranger,
+        pytest.raises(ToolHistoryError) as raised,
+    ):
+        stranger.get_replay_history(tenant_id=run.tenant_id, conversation_id=run.conversation_id)
+    assert (raised.value.status, raised.value.retriable) == ("PERMISSION_DENIED", False)

@@ -172,7 +172,7 @@ async def test_subscribe_resumes_after_the_last_event_on_unavailable(
         Stream([recorded(2), recorded(3, "RunCompleted")]),
     ]
     received = []
-    async with aclosing(client.subscribe(tenant_id="t1")) as events:
+    async with aclosing(client.subscribe(tenant_id="t1", reconnect=True)) as events:
         async for event in events:
             received.append((event.position, event.type, event.event["type"]))
             if event.type == "RunCompleted":

@@ -217,7 +217,9 @@ class TestSubscribe:
             Stream([], end=(grpc.StatusCode.UNAVAILABLE, "still restarting")),
             Stream([recorded(6, "RunCompleted", assistantMessageId="a1")]),
         ]
-        events = client.subscribe(tenant_id="t1", from_position=3, types=["ToolCallRequested", "RunCompleted"])
+        events = client.subscribe(
+            tenant_id="t1", from_position=3, types=["ToolCallRequested", "RunCompleted"], reconnect=True
+        )
         received = [next(events) for _ in range(3)]
         events.close()
         assert [(e.position, e.type) for e in received] == [

@@ -401,10 +401,9 @@ class TestSubscription:
         assert delivered.occurred_at is None
         assert delivered.raw is event
 
-    @pytest.mark.parametrize("code", list(RETRIABLE))
-    def test_reconnects_on_a_retriable_status_with_growing_backoff(self, code: grpc.StatusCode) -> None:
+    def test_reconnects_on_unavailable_with_growing_backoff(self) -> None:
         subscription = self.subscription()
-        error = ToolHistoryError(code, "try again", "SubscribeToolEvents")
+        error = ToolHistoryError(grpc.StatusCode.UNAVAILABLE, "try again", "SubscribeToolEvents")
         delays = [subscription.retry_after(error) for _ in range(8)]
         assert all(delay is not None for delay in delays)
         ceilings = [min(5.0, 0.1 * 2**failures) for failures in range(8)]
@@ -413,8 +412,14 @@ class TestSubscription:
         subscription.delivered(pb.RecordedEvent(position=8))
         assert subscription.retry_after(error) <= 0.1  # type: ignore[operator]
 
-    def test_ends_on_another_status_or_without_reconnect(self) -> None:
-        assert self.subscription().retry_after(ToolHistoryError(grpc.StatusCode.PERMISSION_DENIED, "no", "S")) is None
+    @pytest.mark.parametrize(
+        "code", [c for c in grpc.StatusCode if c not in (grpc.StatusCode.OK, grpc.StatusCode.UNAVAILABLE)]
+    )
+    def test_ends_on_another_status(self, code: grpc.StatusCode) -> None:
+        # RESOURCE_EXHAUSTED included: the tenant's subscription limit, which reconnecting would not lift.
+        assert self.subscription().retry_after(ToolHistoryError(code, "no", "S")) is None
+
+    def test_ends_without_reconnect(self) -> None:
         assert (
             self.subscription(reconnect=False).retry_after(ToolHistoryError(grpc.StatusCode.UNAVAILABLE, "x", "S"))
             is None
