@@ -1,8 +1,13 @@
-"""The errors the package raises."""
+"""The errors the package raises: a refused event, a failed delivery, a failed ToolHistory call."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import grpc
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 # Worth trying again with the same request: the service or the network was briefly unable, not the request wrong.
 _RETRIABLE = frozenset(
@@ -13,6 +18,31 @@ _RETRIABLE = frozenset(
         grpc.StatusCode.ABORTED,
     }
 )
+
+
+class InvalidToolEventError(ValueError):
+    """An event the contract refuses, caught before it is sent (the service would dead-letter it).
+
+    `problems` names each field and the rule it breaks; nothing of the event (or of its batch) was sent.
+    """
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems: list[str] = list(problems)
+        super().__init__(f"invalid tool event: {'; '.join(self.problems)}")
+
+
+class PublishError(Exception):
+    """The broker did not acknowledge an event.
+
+    `retriable` says whether publishing the same step again may pass (the broker or the network was briefly
+    unable); a retried step keeps its derived event id, so one that did reach the broker is recorded once.
+    `reason` says what failed.
+    """
+
+    def __init__(self, reason: str, *, retriable: bool) -> None:
+        self.reason = reason
+        self.retriable = retriable
+        super().__init__(f"publishing failed{' (retriable)' if retriable else ''}: {reason}")
 
 
 class ToolHistoryError(Exception):
