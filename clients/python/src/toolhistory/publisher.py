@@ -22,6 +22,7 @@ from confluent_kafka import KafkaError, KafkaException, Producer
 from toolhistory.errors import InvalidToolEventError, PublishError
 from toolhistory.event_ids import derive_event_id
 from toolhistory.events import (
+    INVOCATION_EVENT_TYPES,
     EventType,
     JsonObject,
     JsonValue,
@@ -113,8 +114,10 @@ def _is_naive(moment: object) -> bool:
 
 
 def _derived_event_id(scope: RunScope, event: PendingEvent) -> str:
+    """The event's derived id; a stand-in when its step cannot give one (it is not JSON), for the contract's checks
+    to name what is wrong."""
     step: dict[str, Any] = {}
-    if event.type in ("ToolCallRequested", "ToolResultReceived", "ToolApprovalRequested", "ToolApprovalDecided"):
+    if event.type in INVOCATION_EVENT_TYPES:
         step = {
             "round_index": event.round_index,
             "sequence_index": event.sequence_index,
@@ -231,6 +234,13 @@ def _usage_fields(usage: Sequence[TokenUsage] | None) -> dict[str, Any]:
         else:
             entries.append(entry)  # the contract's checks name what is wrong with it
     return {"usage": entries}
+
+
+def _failure_fields(error: object) -> dict[str, Any]:
+    """A run's failure as the contract's `error`: from a RunFailure, or a mapping with `code` and `message`."""
+    if isinstance(error, Mapping):
+        return {"code": error.get("code"), "message": error.get("message")}
+    return {"code": getattr(error, "code", None), "message": getattr(error, "message", None)}
 
 
 def _optional(**values: Any) -> dict[str, Any]:
@@ -395,7 +405,7 @@ class RunPublisher:
                 event_id=event_id,
                 occurred_at=occurred_at,
                 fields={
-                    "error": {"code": getattr(error, "code", None), "message": getattr(error, "message", None)},
+                    "error": _failure_fields(error),
                     **_usage_fields(usage),
                 },
             )

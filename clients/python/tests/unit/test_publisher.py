@@ -137,6 +137,12 @@ def test_every_method_builds_its_event_in_the_contracts_shape() -> None:
 ENVELOPE_KEYS = ["eventId", "type", "schemaVersion", "tenantId", "conversationId", "channel", "runId", "occurredAt"]
 
 
+def test_a_failure_names_what_it_lacks() -> None:
+    publisher, _ = run_publisher()
+    with pytest.raises(InvalidToolEventError, match=re.escape("error.message must be string")):
+        publisher.fail(error={"code": "boom"})  # type: ignore[arg-type]
+
+
 def test_a_re_published_step_keeps_its_id_and_a_given_id_wins() -> None:
     first, _ = run_publisher()
     again, _ = run_publisher()
