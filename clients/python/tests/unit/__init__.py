@@ -1,1 +1,0 @@
-"""Unit tests: pure logic, no broker and no service."""
