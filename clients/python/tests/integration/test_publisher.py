@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
 import pytest
 from confluent_kafka import Consumer, TopicPartition
+from conftest import Stack
 
 from toolhistory.events import RunFailure, TokenUsage, ToolCall, ToolResult
 
@@ -60,7 +60,7 @@ def test_murmur2_is_kafkas() -> None:
         assert murmur2(text.encode()) == expected & MASK
 
 
-def read_back(stack: Any, published: list[PublishedEvent]) -> list[Any]:
+def read_back(stack: Stack, published: list[PublishedEvent]) -> list[Any]:
     """The messages at the published partitions and offsets, read with a consumer of its own."""
     consumer = Consumer(
         {
@@ -94,7 +94,7 @@ def read_back(stack: Any, published: list[PublishedEvent]) -> list[Any]:
         consumer.close()
 
 
-def partition_count(stack: Any) -> int:
+def partition_count(stack: Stack) -> int:
     consumer = Consumer({"bootstrap.servers": ",".join(stack.brokers), "group.id": f"metadata-{uuid.uuid4()}"})
     try:
         return len(consumer.list_topics(stack.topic, timeout=10).topics[stack.topic].partitions)
@@ -102,8 +102,8 @@ def partition_count(stack: Any) -> int:
         consumer.close()
 
 
-def test_a_run_lands_on_its_conversations_partition_in_order(stack: Any, publisher: ToolEventPublisher) -> None:
-    tenant = os.environ["TOOLHISTORY_TENANT"]
+def test_a_run_lands_on_its_conversations_partition_in_order(stack: Stack, publisher: ToolEventPublisher) -> None:
+    tenant = stack.tenant
     conversation = f"conv-{uuid.uuid4()}"
     run = publisher.run(tenant_id=tenant, conversation_id=conversation, channel="python-publisher", run_id="run-1")
     published = [
@@ -133,8 +133,8 @@ def test_a_run_lands_on_its_conversations_partition_in_order(stack: Any, publish
     assert values[-1]["usage"] == [{"inputTokens": 10, "outputTokens": 2, "model": "model-large"}]
 
 
-def test_re_publishing_a_step_sends_it_again_with_the_same_event_id(stack: Any, publisher: ToolEventPublisher) -> None:
-    tenant = os.environ["TOOLHISTORY_TENANT"]
+def test_a_re_published_step_is_sent_again_with_its_event_id(stack: Stack, publisher: ToolEventPublisher) -> None:
+    tenant = stack.tenant
     conversation = f"conv-{uuid.uuid4()}"
     step: dict[str, Any] = {
         "round_index": 0,
