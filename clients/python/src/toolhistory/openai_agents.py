@@ -502,6 +502,11 @@ _FORMAT_HINT = 'replay the history with format="openai-responses"'
 def _replayed_items(history: object) -> list[object]:
     turns = getattr(history, "turns", None)
     if turns is not None:
+        format = getattr(history, "format", None)
+        if isinstance(format, str) and format != "openai-responses":
+            raise ValueError(
+                f"history_input takes a history in the openai-responses format, not {format!r}: {_FORMAT_HINT}"
+            )
         return [message for turn in turns for message in turn.messages]
     if isinstance(history, Sequence) and not isinstance(history, (str, bytes)):
         if all(hasattr(entry, "messages") for entry in history):

@@ -13,6 +13,7 @@ import pytest
 from agents import (
     Agent,
     MaxTurnsExceeded,
+    ModelBehaviorError,
     RunConfig,
     RunHooks,
     Runner,
@@ -394,6 +395,15 @@ async def test_a_publishing_error_does_not_hide_the_run_s_own_error() -> None:
         await recorded_run(BrokenRun(), agent_of(model), "go", assistant_message_id="m", run_config=NO_TRACING)
 
 
+async def test_the_sdk_refuses_a_call_without_a_call_id_so_a_run_never_records_an_empty_one() -> None:
+    model = ScriptedModel([[call("lookup_order", "", order_id="A")]])
+    run = PublishedRun()
+    with pytest.raises(ModelBehaviorError, match="non-empty string call ID"):
+        await recorded_run(run, agent_of(model), "go", assistant_message_id="m", run_config=NO_TRACING)
+    assert run.of("call") == []
+    assert run.end[0] == "fail"
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
@@ -441,6 +451,12 @@ class Turn:
 @dataclass(frozen=True)
 class History:
     turns: list[Turn]
+    format: str = "openai-responses"
+
+
+def test_history_input_refuses_a_history_of_another_format() -> None:
+    with pytest.raises(ValueError, match="not 'openai'"):
+        history_input(History([], format="openai"))  # type: ignore[arg-type]
 
 
 def test_history_input_gives_items_the_sdk_s_own_input_type_accepts() -> None:
