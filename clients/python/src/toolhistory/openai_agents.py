@@ -22,7 +22,7 @@ import inspect
 import json
 import math
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -594,7 +594,9 @@ class AgentsRunRecorder:
         """``assistant_message_id``: the host's id of the run's final answer (the replayed tool segment
         goes right before it). ``finish_reason``: default ``stop``, or ``awaiting_approval`` when the run
         stopped for approvals, ``tool_limit`` when it ended right after executing tools. ``model``: the
-        model name recorded with each call's tokens (default: the agent's model, when it names one)."""
+        model name recorded with each call's tokens (default: the agent's model, when it names one).
+        ``is_tool_error``: replaces ``is_sdk_tool_error`` (call it from yours to keep the marks of
+        ``tool_error_function``)."""
         self.run = run
         self.assistant_message_id = assistant_message_id
         self.finish_reason = finish_reason
@@ -823,7 +825,7 @@ class RecordedStreamedRun:
         self.recorder = recorder
         self.result = result
 
-    async def stream_events(self) -> AsyncIterator[StreamEvent]:
+    async def stream_events(self) -> AsyncGenerator[StreamEvent, None]:
         """The run's events, as ``result.stream_events()`` gives them."""
         token = _error_marks.set(self.recorder.error_marks)
         try:

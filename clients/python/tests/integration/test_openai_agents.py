@@ -22,10 +22,9 @@ from toolhistory.openai_agents import DEFAULT_TOOL_ERROR_TEXT, history_input, re
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from conftest import Replayed, Stack
     from toolhistory.client import ToolHistoryClient
     from toolhistory.publisher import ToolEventPublisher
-
-    from .conftest import Replayed, Stack
 
 pytestmark = pytest.mark.integration
 
@@ -146,4 +145,4 @@ async def test_a_recorded_run_is_replayed_into_the_next_run_with_its_calls_paire
     # Both turns replay, in order, each before its own answer.
     both = replayed(client, conversation, "openai-responses", until=lambda h: len(h.turns) == 2)
     assert [t.assistant_message_id for t in both.turns] == ["assistant-1", "assistant-2"]
-    assert [item["call_id"] for item in history_input(both.turns[1:])] == [recheck_call, recheck_call]
+    assert [dict(item)["call_id"] for item in history_input(both.turns[1:])] == [recheck_call, recheck_call]

@@ -18,6 +18,7 @@ from agents import (
     RunHooks,
     Runner,
     RunState,
+    Tool,
     TResponseInputItem,
     UserError,
     function_tool,
@@ -130,7 +131,14 @@ def refund(amount: int) -> str:
     return f"refunded {amount}"
 
 
-TOOLS = [lookup_order, charge_card, charge_card_explained, charge_card_unmarked, charge_card_raising, refund]
+TOOLS: list[Tool] = [
+    lookup_order,
+    charge_card,
+    charge_card_explained,
+    charge_card_unmarked,
+    charge_card_raising,
+    refund,
+]
 
 
 def agent_of(model: ScriptedModel) -> Agent[Any]:
@@ -421,7 +429,7 @@ def test_parses_arguments_keeping_what_is_not_a_json_object_as_raw_text(text: st
 
 def test_a_recorder_ends_a_run_once() -> None:
     run = PublishedRun()
-    recorder = AgentsRunRecorder(run, assistant_message_id="m")  # type: ignore[arg-type]
+    recorder = AgentsRunRecorder(run, assistant_message_id="m")
     asyncio.run(recorder.fail(ValueError("first")))
     asyncio.run(recorder.fail(ValueError("second")))
     assert run.of("fail") == [{"error": RunFailure("ValueError", "first"), "usage": None}]
@@ -456,7 +464,7 @@ class History:
 
 def test_history_input_refuses_a_history_of_another_format() -> None:
     with pytest.raises(ValueError, match="not 'openai'"):
-        history_input(History([], format="openai"))  # type: ignore[arg-type]
+        history_input(History([], format="openai"))
 
 
 def test_history_input_gives_items_the_sdk_s_own_input_type_accepts() -> None:
@@ -480,7 +488,7 @@ def test_history_input_gives_items_the_sdk_s_own_input_type_accepts() -> None:
 )
 def test_history_input_refuses_items_of_another_format_naming_the_one_to_ask_for(item: object) -> None:
     with pytest.raises(TypeError, match='format="openai-responses"'):
-        history_input([item])  # type: ignore[list-item]
+        history_input([item])
 
 
 async def test_a_replayed_history_reaches_the_model_of_the_next_run_with_every_call_paired() -> None:
