@@ -1,0 +1,148 @@
+"""The OpenAI Agents SDK adapter against the running service: a two-turn conversation recorded through
+``recorded_run``, replayed in the openai-responses format and handed to the next run.
+
+No call here has an empty call id: the SDK refuses to run such a call (``ModelBehaviorError: Tool
+invocations require a non-empty string call ID before execution.``), so a run of the SDK never has
+one to record (tests/unit/test_openai_agents_adapter.py shows the refusal).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import pydantic
+import pytest
+from agents import Agent, RunConfig, TResponseInputItem, function_tool
+from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
+from agents.usage import Usage
+
+from toolhistory.openai_agents import DEFAULT_TOOL_ERROR_TEXT, history_input, recorded_run
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from conftest import Replayed, Stack
+    from toolhistory.client import ToolHistoryClient
+    from toolhistory.publisher import ToolEventPublisher
+
+pytestmark = pytest.mark.integration
+
+NO_TRACING = RunConfig(tracing_disabled=True)
+INPUT_ITEMS: pydantic.TypeAdapter[list[TResponseInputItem]] = pydantic.TypeAdapter(list[TResponseInputItem])
+
+
+@function_tool
+def lookup_order(order_id: str) -> dict[str, str]:
+    """Look an order up."""
+    return {"status": "shipped", "order": order_id}
+
+
+@function_tool
+def charge_card(amount: int) -> str:
+    """Charge the card."""
+    raise RuntimeError("card declined")
+
+
+def agent_of(model: ScriptedModel) -> Agent[Any]:
+    return Agent(name="support", instructions="Help with orders.", model=model, tools=[lookup_order, charge_card])
+
+
+def items_of(call: ModelCall, kind: str) -> list[dict[str, Any]]:
+    return [item for item in call.input if isinstance(item, dict) and item.get("type") == kind]
+
+
+async def test_a_recorded_run_is_replayed_into_the_next_run_with_its_calls_paired_and_its_error_marked(
+    stack: Stack,
+    publisher: ToolEventPublisher,
+    client: ToolHistoryClient,
+    replayed: Replayed,
+    ids: Callable[[str], str],
+) -> None:
+    conversation = ids("conv")
+
+    def run_of(run_id: str, user_message_id: str) -> Any:
+        return publisher.run(
+            tenant_id=stack.tenant,
+            conversation_id=conversation,
+            channel="chat",
+            run_id=run_id,
+            user_message_id=user_message_id,
+        )
+
+    # Turn 1: two parallel calls in one model response (the card charge raises), then the answer.
+    order_call, charge_call = ids("call_order"), ids("call_charge")
+    first_model = ScriptedModel(
+        [
+            ModelStep(
+                output=[
+                    function_call("lookup_order", {"order_id": "A-1"}, call_id=order_call),
+                    function_call("charge_card", {"amount": 30}, call_id=charge_call),
+                ],
+                usage=Usage(requests=1, input_tokens=120, output_tokens=30, total_tokens=150),
+            ),
+            ModelStep(
+                output=[assistant_message("A-1 has shipped; the card was declined.")],
+                usage=Usage(requests=1, input_tokens=200, output_tokens=20, total_tokens=220),
+            ),
+        ]
+    )
+    first = await recorded_run(
+        run_of(ids("run"), "user-1"),
+        agent_of(first_model),
+        "Where is order A-1? Charge 30 for shipping.",
+        assistant_message_id="assistant-1",
+        model="gpt-test",
+        run_config=NO_TRACING,
+    )
+    assert first.final_output == "A-1 has shipped; the card was declined."
+
+    history = replayed(client, conversation, "openai-responses", until=lambda h: len(h.turns) == 1)
+    [turn] = history.turns
+    assert turn.assistant_message_id == "assistant-1"
+    assert turn.after_message_id == "user-1"
+
+    # Turn 2: the replayed items go to the SDK as input; the model sees the earlier calls and results,
+    # then looks the order up again.
+    recheck_call = ids("call_recheck")
+
+    def recheck_after_history(call: ModelCall) -> Any:
+        calls = {item["call_id"] for item in items_of(call, "function_call")}
+        outputs = {item["call_id"] for item in items_of(call, "function_call_output")}
+        assert calls == outputs == {order_call, charge_call}, f"the model saw {call.input!r}"
+        return [function_call("lookup_order", {"order_id": "A-1"}, call_id=recheck_call)]
+
+    second_model = ScriptedModel(
+        [ModelStep.respond(recheck_after_history), [assistant_message("Still shipped; the charge had failed.")]]
+    )
+    replay_input = history_input(history)
+    assert INPUT_ITEMS.validate_python(replay_input) == replay_input
+    user_turn: TResponseInputItem = {"role": "user", "content": "What happened with my order?"}
+    second = await recorded_run(
+        run_of(ids("run"), "user-2"),
+        agent_of(second_model),
+        [*replay_input, user_turn],
+        assistant_message_id="assistant-2",
+        run_config=NO_TRACING,
+    )
+    second_model.assert_complete()
+
+    seen = second_model.calls[0]
+    calls = items_of(seen, "function_call")
+    outputs = items_of(seen, "function_call_output")
+    assert [(c["call_id"], c["name"]) for c in calls] == [(order_call, "lookup_order"), (charge_call, "charge_card")]
+    assert [c["arguments"] for c in calls] in (
+        ['{"order_id":"A-1"}', '{"amount":30}'],
+        ['{"order_id": "A-1"}', '{"amount": 30}'],
+    )
+    by_call = {o["call_id"]: o["output"] for o in outputs}
+    assert by_call[charge_call] == f"[error] {DEFAULT_TOOL_ERROR_TEXT}", "the error is marked"
+    assert not by_call[order_call].startswith("[error]")
+    assert json.loads(by_call[order_call]) == {"status": "shipped", "order": "A-1"}
+    assert seen.input[-1] == user_turn
+    assert second.final_output == "Still shipped; the charge had failed."
+
+    # Both turns replay, in order, each before its own answer.
+    both = replayed(client, conversation, "openai-responses", until=lambda h: len(h.turns) == 2)
+    assert [t.assistant_message_id for t in both.turns] == ["assistant-1", "assistant-2"]
+    assert [dict(item)["call_id"] for item in history_input(both.turns[1:])] == [recheck_call, recheck_call]
