@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeGuard, TypeVar, cast
 
 try:
     from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from toolhistory.events import JsonObject, JsonValue, PublishedEvent, RunScope
     from toolhistory.publisher import RunPublisher, ToolEventPublisher
     from toolhistory.replay import ReplayedTurn, ReplayHistory
+    from toolhistory.v1 import toolhistory_pb2
 
 __all__ = [
     "ApprovalDecision",
@@ -392,10 +393,10 @@ class _OrderedPublications:
                 self.record_failure(PublishFailure(event=event, error=error))
                 raise
             with self._lock:
-                if isinstance(published, list):
-                    self._acknowledged.extend(published)
-                else:
-                    self._acknowledged.append(published)
+                produced: object = published
+                self._acknowledged.extend(
+                    cast("list[PublishedEvent]", produced if isinstance(produced, list) else [produced])
+                )
             return published
 
         with self._lock:
@@ -1036,7 +1037,9 @@ class ToolHistoryCallbackHandler(GraphCallbackHandler):
 # --------------------------------------------------------------------------------------------------
 
 
-def to_langchain_messages(history: ReplayHistory | Sequence[ReplayedTurn] | Sequence[Any]) -> list[BaseMessage]:
+def to_langchain_messages(
+    history: ReplayHistory | Sequence[ReplayedTurn] | toolhistory_pb2.GetReplayHistoryResponse | Sequence[Any],
+) -> list[BaseMessage]:
     """LangChain's messages for replayed tool history, to put before the user's new message.
 
     Per round one AIMessage with the round's ``tool_calls`` (id, name, args), then one ToolMessage per call in
@@ -1047,7 +1050,7 @@ def to_langchain_messages(history: ReplayHistory | Sequence[ReplayedTurn] | Sequ
     with ``tool_calls`` and ``tool`` messages) is read as such.
     """
     turns = getattr(history, "turns", None)
-    items: Sequence[Any] = turns if turns is not None else history
+    items = cast("Sequence[Any]", history if turns is None else turns)
     if all(isinstance(item, Mapping) for item in items):
         return _openai_to_messages(items)
     history_format = getattr(history, "format", None)
@@ -1076,7 +1079,7 @@ def splice_tool_history(
     from toolhistory.splice import splice_history
 
     history_format = getattr(history, "format", None)
-    turns: Sequence[ReplayedTurn] = getattr(history, "turns", history)
+    turns: Sequence[ReplayedTurn] = history.turns if hasattr(history, "turns") else history
     converted = [
         _LangChainTurn(turn.assistant_message_id, turn.after_message_id, _turn_to_messages(turn, history_format))
         for turn in turns
@@ -1182,7 +1185,7 @@ def _canonical_json(value: JsonValue) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
-def _is_count(value: object) -> bool:
+def _is_count(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _MAX_INDEX
 
 

@@ -4,63 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-
-# STAND-IN until toolhistory.events lands (remove this block then).
-import sys
+import re
 import threading
-import types
 from dataclasses import dataclass, field
-from dataclasses import dataclass as _dc
 from typing import TYPE_CHECKING, Any
-
-try:
-    import toolhistory.events  # noqa: F401
-except ModuleNotFoundError:
-    _events = types.ModuleType("toolhistory.events")
-
-    @_dc(frozen=True)
-    class _TokenUsage:
-        input_tokens: int
-        output_tokens: int
-        model: str | None = None
-
-    @_dc(frozen=True)
-    class _RunFailure:
-        code: str
-        message: str
-
-    @_dc(frozen=True)
-    class _RunScope:
-        tenant_id: str
-        conversation_id: str
-        channel: str
-        run_id: str
-        user_message_id: str | None = None
-
-    @_dc(frozen=True)
-    class _ToolCall:
-        round_index: int
-        sequence_index: int
-        tool_call_id: str
-        tool_name: str
-        arguments: dict
-        event_id: str | None = None
-        occurred_at: object = None
-
-    @_dc(frozen=True)
-    class _PublishedEvent:
-        event_id: str
-        type: str
-        partition: int
-        offset: int
-
-    _events.TokenUsage = _TokenUsage
-    _events.RunFailure = _RunFailure
-    _events.RunScope = _RunScope
-    _events.ToolCall = _ToolCall
-    _events.PublishedEvent = _PublishedEvent
-    sys.modules["toolhistory.events"] = _events
-# END STAND-IN
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -73,7 +20,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import Command, interrupt
+from toolhistory.errors import PublishError
 from toolhistory.events import PublishedEvent, RunScope, TokenUsage
+from toolhistory.publisher import PendingEvent, RunPublisher, prepare_events
 
 from toolhistory.langchain import (
     ApprovalDecision,
@@ -187,59 +136,46 @@ def agent(
     return graph.compile(checkpointer=checkpointer)
 
 
-@dataclass
-class RecordingRun:
-    """A RunPublisher whose events land in a list, as plain dicts of what the contract would carry.
+# The envelope every event of the run carries; the tests compare what each event says of its own.
+ENVELOPE = {"eventId", "schemaVersion", "tenantId", "conversationId", "channel", "runId", "occurredAt", "userMessageId"}
 
-    The broker is the integration test's business. ``refuse`` picks events the "broker" refuses.
+
+def snake_case(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+class RecordingRun(RunPublisher):
+    """The package's RunPublisher over a send function that prepares each event as the publisher does (the
+    contract's checks included) and keeps it instead of producing it: the broker is the integration test's business.
+
+    ``events`` holds each event's own fields, snake_case at the top level. ``refuse`` picks events the "broker"
+    refuses; ``result_tools`` the tool each result was published for (what picks the per-tool result limit).
     """
 
-    scope: RunScope = SCOPE
-    refuse: Callable[[dict[str, Any]], bool] = lambda event: False
-    events: list[dict[str, Any]] = field(default_factory=list)
-    result_tools: list[str | None] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    def __init__(self, scope: RunScope = SCOPE, refuse: Callable[[dict[str, Any]], bool] = lambda event: False) -> None:
+        super().__init__(scope, self._send)
+        self.events: list[dict[str, Any]] = []
+        self.result_tools: list[str | None] = []
+        self._refuse = refuse
+        self._lock = threading.Lock()
 
-    def _publish(self, event: dict[str, Any]) -> PublishedEvent:
-        event = {key: value for key, value in event.items() if value is not None and key != "occurred_at"}
-        if self.refuse(event):
-            raise RuntimeError(f"broker refused {event['type']}")
-        with self.lock:
-            self.events.append(event)
-            return PublishedEvent(
-                event_id=f"e{len(self.events)}", type=event["type"], partition=0, offset=len(self.events) - 1
-            )
-
-    def tool_calls(self, calls: Sequence[Any]) -> list[PublishedEvent]:
-        return [
-            self._publish(
-                {
-                    "type": "ToolCallRequested",
-                    "round_index": c.round_index,
-                    "sequence_index": c.sequence_index,
-                    "tool_call_id": c.tool_call_id,
-                    "tool_name": c.tool_name,
-                    "arguments": c.arguments,
-                }
-            )
-            for c in calls
+    def _send(self, pending: Sequence[PendingEvent]) -> list[PublishedEvent]:
+        prepared = prepare_events(self.scope, pending)
+        fields = [
+            {snake_case(key): value for key, value in json.loads(event.value).items() if key not in ENVELOPE}
+            for event in prepared
         ]
-
-    def tool_result(self, *, tool_name: str | None = None, **fields: Any) -> PublishedEvent:
-        self.result_tools.append(tool_name)
-        return self._publish({"type": "ToolResultReceived", **fields})
-
-    def approval_requested(self, **fields: Any) -> PublishedEvent:
-        return self._publish({"type": "ToolApprovalRequested", **fields})
-
-    def approval_decided(self, **fields: Any) -> PublishedEvent:
-        return self._publish({"type": "ToolApprovalDecided", **fields})
-
-    def complete(self, **fields: Any) -> PublishedEvent:
-        return self._publish({"type": "RunCompleted", **fields})
-
-    def fail(self, **fields: Any) -> PublishedEvent:
-        return self._publish({"type": "RunFailed", **fields})
+        refused = next((event for event in fields if self._refuse(event)), None)
+        if refused is not None:
+            raise PublishError(f"broker refused {refused['type']}", retriable=False)
+        with self._lock:
+            published = []
+            for event, waiting in zip(fields, pending, strict=True):
+                self.events.append(event)
+                if waiting.type == "ToolResultReceived":
+                    self.result_tools.append(waiting.tool_name)
+                published.append(PublishedEvent(f"e{len(self.events)}", waiting.type, 0, len(self.events) - 1))
+            return published
 
     def types(self) -> list[str]:
         return [event["type"] for event in self.events]
@@ -259,7 +195,7 @@ class RecordingPublisher:
 
 
 def handler_for(run: RecordingRun, **options: Any) -> ToolHistoryCallbackHandler:
-    return ToolHistoryCallbackHandler(run, **options)  # type: ignore[arg-type]
+    return ToolHistoryCallbackHandler(run, **options)
 
 
 def result(
@@ -333,9 +269,9 @@ def assert_two_round_events(events: list[dict[str, Any]], final: BaseMessage) ->
             "assistant_message_id": final.id,
             "finish_reason": "stop",
             "usage": [
-                TokenUsage(input_tokens=10, output_tokens=5, model=MODEL_NAME),
-                TokenUsage(input_tokens=20, output_tokens=6, model=MODEL_NAME),
-                TokenUsage(input_tokens=30, output_tokens=7, model=MODEL_NAME),
+                {"inputTokens": 10, "outputTokens": 5, "model": MODEL_NAME},
+                {"inputTokens": 20, "outputTokens": 6, "model": MODEL_NAME},
+                {"inputTokens": 30, "outputTokens": 7, "model": MODEL_NAME},
             ],
         },
     ]
@@ -360,17 +296,15 @@ def test_records_rounds_results_and_completion_all_published_when_invoke_returns
 
 
 async def test_records_an_async_graph_the_same_way() -> None:
-    run = RecordingRun()
-    handler = handler_for(run)
     loop_thread = threading.get_ident()
     publishing_threads: set[int] = set()
-    original = run._publish
 
-    def publish(event: dict[str, Any]) -> PublishedEvent:
+    def refuse_none_but_note_the_thread(event: dict[str, Any]) -> bool:
         publishing_threads.add(threading.get_ident())
-        return original(event)
+        return False
 
-    run._publish = publish  # type: ignore[method-assign]
+    run = RecordingRun(refuse=refuse_none_but_note_the_thread)
+    handler = handler_for(run)
 
     state = await agent(two_round_script()).ainvoke({"messages": [HumanMessage("?")]}, {"callbacks": [handler]})
 
@@ -482,9 +416,11 @@ def test_publishes_run_failed_when_the_agent_run_fails_after_what_was_recorded()
         agent(model).invoke({"messages": [HumanMessage("?")]}, {"callbacks": [handler_for(run)]})
 
     assert run.types() == ["ToolCallRequested", "ToolResultReceived", "RunFailed"]
-    assert run.events[2]["error"].code == "MODEL_RATE_LIMIT"
-    assert run.events[2]["error"].message == "model overloaded"
-    assert run.events[2]["usage"] == [TokenUsage(3, 1, MODEL_NAME)]
+    assert run.events[2] == {
+        "type": "RunFailed",
+        "error": {"code": "MODEL_RATE_LIMIT", "message": "model overloaded"},
+        "usage": [{"inputTokens": 3, "outputTokens": 1, "model": MODEL_NAME}],
+    }
 
 
 @pytest.mark.parametrize(
@@ -559,7 +495,7 @@ def test_reports_a_failed_publication_and_still_publishes_the_rest_in_order() ->
 def test_fails_the_agent_run_on_a_failed_publication_with_raise_error() -> None:
     run = RecordingRun(refuse=lambda e: e["type"] == "ToolCallRequested")
 
-    with pytest.raises(RuntimeError, match="broker refused ToolCallRequested"):
+    with pytest.raises(PublishError, match="broker refused ToolCallRequested"):
         agent(two_round_script()).invoke(
             {"messages": [HumanMessage("?")]}, {"callbacks": [handler_for(run, raise_error=True)]}
         )
