@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
-
 from toolhistory.aio import AsyncToolHistoryClient
 from toolhistory.client import TlsConfig, ToolHistoryClient
 from toolhistory.errors import ToolHistoryError
@@ -95,7 +94,7 @@ POLL_TIMEOUT = 30.0
 
 
 def wait_for(what: str, attempt: Callable[[], T], until: Callable[[T], bool]) -> T:
-    """Calls `attempt` every 100 ms until `until` holds of its answer (30 s at most; then fails with the last answer)."""
+    """Calls `attempt` every 100 ms until `until` holds of its answer; fails after 30 s with the last answer."""
     deadline = time.monotonic() + POLL_TIMEOUT
     while True:
         answer = attempt()
@@ -111,7 +110,7 @@ Replayed = Callable[..., ReplayHistory]
 
 @pytest.fixture
 def replayed(stack: Stack) -> Replayed:
-    """`replayed(client, conversation_id, format, until=...)`: the replay once `until` holds of it (recording is asynchronous)."""
+    """`replayed(client, conversation_id, format, until=...)`: the replay once `until` holds (recording is async)."""
 
     def replay(
         history_client: ToolHistoryClient,
