@@ -469,7 +469,7 @@ class _TrackedCall:
     arguments_json: str
     claimed: bool = False
     answered: bool = False
-    # The tool interrupted: the run that resumes it may record the decision. The field holds the interrupt's id.
+    # The tool interrupted: the run that resumes it may record the decision (interrupt_id picks its resume value).
     awaiting_approval: bool = False
     interrupt_id: str | None = None
 
