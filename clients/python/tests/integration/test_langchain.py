@@ -1,0 +1,232 @@
+"""A LangGraph agent recorded through the adapter against the running service, replayed into its next turn."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import field
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableLambda
+from langchain_core.tools import BaseTool, tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
+from langgraph.types import Command, interrupt
+from toolhistory.events import RunScope
+
+from toolhistory.langchain import ToolHistoryCallbackHandler, splice_tool_history, to_langchain_messages
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from conftest import Replayed, Stack
+    from langgraph.graph.state import CompiledStateGraph
+    from toolhistory.client import ToolHistoryClient
+    from toolhistory.publisher import ToolEventPublisher
+    from toolhistory.replay import ReplayHistory
+
+pytestmark = pytest.mark.integration
+
+# A call recorded with an empty id is replayed with an id derived from its place in the conversation.
+DERIVED_ID = re.compile(r"^call_[0-9a-f]{26}$")
+
+
+class ScriptedChatModel(FakeMessagesListChatModel):
+    """LangChain's fake chat model, answering with its scripted messages in order and keeping what it was given.
+
+    bind_tools keeps the model itself: the fake model has no tool binding of its own.
+    """
+
+    received: list[list[BaseMessage]] = field(default_factory=list)  # type: ignore[assignment]
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChatModel:  # type: ignore[override]
+        return self
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
+        self.received.append(list(messages))
+        if len(self.received) > len(self.responses):
+            raise AssertionError(f"ScriptedChatModel: no reply scripted for call {len(self.received) - 1}")
+        return super()._generate(messages, *args, **kwargs)
+
+
+def scripted(*replies: AIMessage) -> ScriptedChatModel:
+    return ScriptedChatModel(responses=list(replies), received=[])
+
+
+def tool_call(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    return {"id": call_id, "name": name, "args": args, "type": "tool_call"}
+
+
+@tool
+def get_order(order_id: str) -> str:
+    """Looks an order up."""
+    return f"order {order_id}: shipped"
+
+
+@tool
+def charge_card(amount: int) -> str:
+    """Charges the card."""
+    raise ValueError("card declined")
+
+
+@tool
+def refund(order_id: str, amount: int) -> str:
+    """Refunds an order, once a person approves."""
+    answer = interrupt({"reason": f"Refund {amount} EUR for {order_id}?"})
+    approved = isinstance(answer, dict) and answer.get("approved") is True
+    return f"refunded {amount} EUR for {order_id}" if approved else "refund declined"
+
+
+def agent(
+    model: ScriptedChatModel, tools: Sequence[BaseTool], checkpointer: InMemorySaver | None = None
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """A model node and a ToolNode (a tool's error becomes an error ToolMessage), looping until no tool is asked for."""
+    bound = model.bind_tools(tools)
+
+    def call_model(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [bound.invoke(state["messages"])]}
+
+    async def acall_model(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [await bound.ainvoke(state["messages"])]}
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("agent", RunnableLambda(call_model, afunc=acall_model))
+    graph.add_node("tools", ToolNode(tools, handle_tool_errors=True))
+    graph.add_edge(START, "agent")
+    graph.add_conditional_edges("agent", tools_condition)
+    graph.add_edge("tools", "agent")
+    return graph.compile(checkpointer=checkpointer)
+
+
+def completed(assistant_message_id: str) -> Callable[[ReplayHistory], bool]:
+    return lambda history: any(turn.assistant_message_id == assistant_message_id for turn in history.turns)
+
+
+def test_two_turns_recorded_by_the_handler_and_replayed_into_the_next_run(
+    stack: Stack,
+    publisher: ToolEventPublisher,
+    client: ToolHistoryClient,
+    ids: Callable[[str], str],
+    replayed: Replayed,
+) -> None:
+    conversation = ids("conv")
+    scope = RunScope(tenant_id=stack.tenant, conversation_id=conversation, channel="web", run_id=ids("run"))
+    # Turn 1: three parallel calls in one model response: one answers, one raises, one has no id (the model gave none).
+    model = scripted(
+        AIMessage(
+            content="",
+            tool_calls=[
+                tool_call("call_order", "get_order", {"order_id": "A-1"}),
+                tool_call("call_charge", "charge_card", {"amount": 12}),
+                tool_call("", "get_order", {"order_id": "B-2"}),
+            ],
+            usage_metadata={"input_tokens": 40, "output_tokens": 12, "total_tokens": 52},
+        ),
+        AIMessage(content="A-1 and B-2 shipped; the card was declined.", id="answer-1"),
+    )
+    question = HumanMessage("Where are A-1 and B-2? And charge 12.", id="user-1")
+    handler = ToolHistoryCallbackHandler(publisher=publisher, scope=scope)
+
+    first = agent(model, [get_order, charge_card]).invoke({"messages": [question]}, {"callbacks": [handler]})
+
+    answer = first["messages"][-1]
+    assert answer.id == "answer-1"
+    assert [event.type for event in handler.settled()] == [
+        "ToolCallRequested",
+        "ToolCallRequested",
+        "ToolCallRequested",
+        "ToolResultReceived",
+        "ToolResultReceived",
+        "ToolResultReceived",
+        "RunCompleted",
+    ]
+
+    history = replayed(client, conversation, "openai", until=completed("answer-1"))
+
+    (turn,) = history.turns
+    assert turn.after_message_id == "user-1"
+    replay = to_langchain_messages(history)
+    assert [type(message).__name__ for message in replay] == ["AIMessage", "ToolMessage", "ToolMessage", "ToolMessage"]
+
+    # Turn 2: the host's conversation with the replayed calls spliced before the answer, then the new question.
+    host = [question, AIMessage(content=answer.content, id=answer.id)]
+    follow_up = HumanMessage("Was anything charged?", id="user-2")
+    spliced = splice_tool_history(host, history)
+    assert [message.id for message in spliced if isinstance(message, (HumanMessage, AIMessage)) and message.id] == [
+        "user-1",
+        "answer-1",
+    ]
+    next_model = scripted(AIMessage(content="No: the card was declined.", id="answer-2"))
+    second = ToolHistoryCallbackHandler(publisher=publisher, scope=dataclasses.replace(scope, run_id=ids("run")))
+
+    agent(next_model, [get_order, charge_card]).invoke({"messages": [*spliced, follow_up]}, {"callbacks": [second]})
+
+    # The model of turn 2 sees the earlier calls, each paired with its result, the error marked.
+    (seen,) = next_model.received
+    assert seen[0] == question
+    calls_message = seen[1]
+    assert isinstance(calls_message, AIMessage)
+    calls = calls_message.tool_calls
+    assert [(call["name"], call["args"]) for call in calls] == [
+        ("get_order", {"order_id": "A-1"}),
+        ("charge_card", {"amount": 12}),
+        ("get_order", {"order_id": "B-2"}),
+    ]
+    assert [call["id"] for call in calls[:2]] == ["call_order", "call_charge"]
+    assert DERIVED_ID.match(calls[2]["id"] or "")
+    results = seen[2:5]
+    assert all(isinstance(result, ToolMessage) for result in results)
+    assert [(r.tool_call_id, r.content, r.status) for r in results if isinstance(r, ToolMessage)] == [
+        ("call_order", "order A-1: shipped", "success"),
+        ("call_charge", "ValueError: card declined", "error"),
+        (calls[2]["id"], "order B-2: shipped", "success"),
+    ]
+    assert seen[5:] == [host[1], follow_up]
+    assert [event.type for event in second.settled()] == ["RunCompleted"]
+
+
+async def test_an_interrupt_is_an_approval_request_and_the_resume_records_the_decision_and_result(
+    stack: Stack,
+    publisher: ToolEventPublisher,
+    client: ToolHistoryClient,
+    ids: Callable[[str], str],
+    replayed: Replayed,
+) -> None:
+    conversation = ids("conv")
+    scope = RunScope(tenant_id=stack.tenant, conversation_id=conversation, channel="web", run_id=ids("run"))
+    model = scripted(
+        AIMessage(content="", tool_calls=[tool_call("call_refund", "refund", {"order_id": "A-1", "amount": 5})]),
+        AIMessage(content="Refunded.", id="answer-refund"),
+    )
+    graph = agent(model, [refund], checkpointer=InMemorySaver())
+    handler = ToolHistoryCallbackHandler(publisher=publisher, scope=scope)
+    config: Any = {"configurable": {"thread_id": conversation}, "callbacks": [handler]}
+
+    paused = await graph.ainvoke({"messages": [HumanMessage("Refund A-1", id="user-refund")]}, config)
+
+    assert "__interrupt__" in paused
+    waiting = replayed(client, conversation, "openai", until=lambda h: len(h.pending_approvals) == 1)
+    (pending,) = waiting.pending_approvals
+    assert (pending.tool_call_id, pending.round_index, pending.sequence_index) == ("call_refund", 0, 0)
+    assert pending.reason == "Refund 5 EUR for A-1?"
+
+    await graph.ainvoke(Command(resume={"approved": True, "decided_by": "grace"}), config)
+
+    assert [event.type for event in handler.settled()] == [
+        "ToolCallRequested",
+        "ToolApprovalRequested",
+        "ToolApprovalDecided",
+        "ToolResultReceived",
+        "RunCompleted",
+    ]
+    history = replayed(client, conversation, "openai", until=completed("answer-refund"))
+    assert history.pending_approvals == []
+    replay = to_langchain_messages(history)
+    assert [(type(m).__name__, getattr(m, "tool_call_id", None), m.content) for m in replay] == [
+        ("AIMessage", None, ""),
+        ("ToolMessage", "call_refund", "refunded 5 EUR for A-1"),
+    ]
