@@ -727,9 +727,10 @@ def _turns_of(history: ReplayHistory | Sequence[ReplayedTurn], reader: str) -> S
 
 
 def from_replay_messages(messages: Iterable[Mapping[str, Any]]) -> list[ModelMessage]:
-    """A replayed tool segment's Bedrock Converse messages (``toolUse``/``toolResult`` blocks) as PydanticAI messages."""
+    """A replayed tool segment (Bedrock Converse ``toolUse``/``toolResult`` messages) as PydanticAI messages."""
     out: list[ModelMessage] = []
-    tool_names: dict[str, str] = {}
+    # Names of the calls not answered yet, per id in call order: ids may repeat, results follow their calls.
+    open_calls: dict[str, list[str]] = {}
     for index, message in enumerate(messages):
         role = message.get("role")
         blocks = message.get("content")
@@ -739,7 +740,7 @@ def from_replay_messages(messages: Iterable[Mapping[str, Any]]) -> list[ModelMes
             calls: list[ToolCallPart] = []
             for block in blocks:
                 use = _block(block, "toolUse", index)
-                tool_names[use["toolUseId"]] = use["name"]
+                open_calls.setdefault(use["toolUseId"], []).append(use["name"])
                 calls.append(
                     ToolCallPart(tool_name=use["name"], args=use.get("input") or {}, tool_call_id=use["toolUseId"])
                 )
@@ -749,11 +750,12 @@ def from_replay_messages(messages: Iterable[Mapping[str, Any]]) -> list[ModelMes
             for block in blocks:
                 result = _block(block, "toolResult", index)
                 tool_call_id = result["toolUseId"]
-                if tool_call_id not in tool_names:
+                names = open_calls.get(tool_call_id)
+                if not names:
                     raise ValueError(f"replayed result {tool_call_id!r} (message {index}) answers no replayed call")
                 returns.append(
                     ToolReturnPart(
-                        tool_name=tool_names[tool_call_id],
+                        tool_name=names.pop(0),
                         content=_content_of(result.get("content"), index),
                         tool_call_id=tool_call_id,
                         outcome="failed" if result.get("status") == "error" else "success",
