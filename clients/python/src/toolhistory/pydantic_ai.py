@@ -226,9 +226,10 @@ def run_record(
     Rounds are this run's model responses with function tool calls (output tool calls and native tools
     left out), numbered from 0; a call's sequence is its place among the recorded calls of its response.
     ``history`` is what the run was given as ``message_history``: a run that resumes with
-    ``deferred_results`` answers calls made there, and they are recorded with the round and sequence
-    they had in the run that made them (its messages share a ``run_id``; without one, a run starts at a
-    request with a user prompt). ``deferred_requests`` is the run's output when it stopped for approvals.
+    ``deferred_results`` answers calls made there (only those: a return of any other earlier call is not
+    this run's), and their decisions and results are recorded with the round and sequence the calls had
+    in the run that made them (its messages share a ``run_id``; without one, a run starts at a request
+    with a user prompt). ``deferred_requests`` is the run's output when it stopped for approvals.
     """
     earlier = _Tracker()
     for run_messages in _runs_of(history):
@@ -248,6 +249,7 @@ def run_record(
             call.round_index, call.sequence_index, call.tool_call_id, call.tool_name, approved, reason
         )
 
+    answered_ids = set(deferred_results.approvals) | set(deferred_results.calls) if deferred_results else set()
     own = _Tracker()
     rounds: list[RecordedRound] = []
     results_by_round: dict[int, list[RecordedResult]] = {}
@@ -274,9 +276,12 @@ def run_record(
                 if result is not None:
                     results_by_round.setdefault(call.round_index, []).append(result)
                 continue
+            if tool_call_id not in answered_ids:
+                # Not a call this run was given an answer for: an orphan, or the history's own.
+                continue
             call = earlier.answer(tool_call_id, tool_name)
             if call is None or (tool_call_id in decided and not decided[tool_call_id].approved):
-                # Orphans are not ours to record; a denied call did not run, its decision says so.
+                # A denied call did not run: its decision says so.
                 continue
             result = _result_of(part, call, own_run=False)
             if result is not None:

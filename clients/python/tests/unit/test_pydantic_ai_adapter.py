@@ -148,6 +148,43 @@ async def test_calls_waiting_for_approval_are_requested_and_the_resumed_run_reco
     assert record.finish_reason == "stop"
 
 
+def test_a_decision_keys_the_call_by_its_place_in_the_run_that_asked_even_without_run_ids() -> None:
+    history: list[ModelMessage] = [
+        ModelRequest(parts=[UserPromptPart("first")]),
+        ModelResponse(parts=[ToolCallPart("lookup", {}, tool_call_id="call_x")]),
+        ModelRequest(parts=[ToolReturnPart("lookup", "found", tool_call_id="call_x")]),
+        ModelResponse(parts=[TextPart("answer")]),
+        ModelRequest(parts=[UserPromptPart("second")]),
+        ModelResponse(parts=[TextPart("thinking aloud")]),
+        ModelResponse(parts=[ToolCallPart("lookup", {}, tool_call_id="call_a"), ToolCallPart("pay", {}, "call_b")]),
+    ]
+    resumed: list[ModelMessage] = [
+        ModelRequest(parts=[ToolReturnPart("pay", "paid", tool_call_id="call_b")]),
+        ModelResponse(parts=[TextPart("done")]),
+    ]
+    answers = DeferredToolResults(approvals={"call_b": True, "call_unknown": False})
+    record = run_record(resumed, history=history, deferred_results=answers)
+
+    assert [(d.tool_call_id, d.round_index, d.sequence_index, d.approved) for d in record.decisions] == [
+        ("call_b", 0, 1, True)
+    ]
+    assert record.resumed_results == (RecordedResult(0, 1, "call_b", "pay", "paid", False),)
+
+
+def test_returns_of_calls_the_run_was_given_no_answer_for_are_not_its_own() -> None:
+    history: list[ModelMessage] = [
+        ModelRequest(parts=[UserPromptPart("first")]),
+        ModelResponse(parts=[ToolCallPart("lookup", {}, tool_call_id="call_x")]),
+    ]
+    messages: list[ModelMessage] = [
+        ModelRequest(parts=[ToolReturnPart("lookup", "found", tool_call_id="call_x"), UserPromptPart("next")]),
+        ModelResponse(parts=[TextPart("done")]),
+    ]
+    record = run_record(messages, history=history)
+    assert record.resumed_results == ()
+    assert record.rounds == ()
+
+
 async def test_output_tool_calls_are_the_answer_not_tool_use() -> None:
     class Answer(BaseModel):
         text: str
@@ -236,7 +273,7 @@ def _bedrock_messages(rounds: list[list[tuple[str, str, dict[str, Any], Any, boo
                 "role": "assistant",
                 "content": [
                     {"toolUse": {"toolUseId": i, "name": name, "input": args}}
-                    for i, (_, name, args, _, _) in zip(ids, calls)
+                    for i, (_, name, args, _, _) in zip(ids, calls, strict=True)
                 ],
             }
         )
@@ -251,7 +288,7 @@ def _bedrock_messages(rounds: list[list[tuple[str, str, dict[str, Any], Any, boo
                             "status": "error" if error else "success",
                         }
                     }
-                    for i, (_, _, _, result, error) in zip(ids, calls)
+                    for i, (_, _, _, result, error) in zip(ids, calls, strict=True)
                 ],
             }
         )
@@ -350,7 +387,7 @@ def test_a_message_that_is_no_bedrock_tool_segment_is_refused_by_name(
 
 
 def test_a_history_in_another_format_is_refused_naming_the_one_to_ask_for() -> None:
-    with pytest.raises(ValueError, match="format=.bedrock-converse."):
+    with pytest.raises(ValueError, match=r"format=.bedrock-converse."):
         to_message_history(_History([_Turn([])], format="openai"))  # type: ignore[arg-type]
 
 
@@ -396,12 +433,12 @@ def test_rounds_and_sequences_number_every_parallel_call_and_pair_each_result(
     asked = [calls for calls in trace if calls]
 
     assert [r.round_index for r in record.rounds] == list(range(len(asked)))
-    for round_, calls in zip(record.rounds, asked):
+    for round_, calls in zip(record.rounds, asked, strict=True):
         assert [c.sequence_index for c in round_.calls] == list(range(len(calls)))
         assert [(c.tool_call_id, c.tool_name) for c in round_.calls] == [(i, n) for i, n, *_ in calls]
         results = sorted(round_.results, key=lambda r: r.sequence_index)
         assert [r.sequence_index for r in results] == list(range(len(calls)))
-        for result, call, (_, _, _, value, error) in zip(results, round_.calls, calls):
+        for result, call, (_, _, _, value, error) in zip(results, round_.calls, calls, strict=True):
             assert (result.round_index, result.tool_call_id, result.tool_name) == (
                 call.round_index,
                 call.tool_call_id,
@@ -425,7 +462,7 @@ def test_a_replayed_trace_pairs_every_call_with_its_result_under_the_same_id(
     replayed = [
         [
             (c.tool_call_id, c.tool_name, c.arguments, r.result, r.is_error)
-            for c, r in zip(round_.calls, sorted(round_.results, key=lambda r: r.sequence_index))
+            for c, r in zip(round_.calls, sorted(round_.results, key=lambda r: r.sequence_index), strict=True)
         ]
         for round_ in record.rounds
     ]
@@ -433,7 +470,7 @@ def test_a_replayed_trace_pairs_every_call_with_its_result_under_the_same_id(
 
     assert ModelMessagesTypeAdapter.validate_python(ModelMessagesTypeAdapter.dump_python(messages)) == messages
     assert len(messages) == 2 * len(replayed)
-    for response, request, calls in zip(messages[::2], messages[1::2], replayed):
+    for response, request, calls in zip(messages[::2], messages[1::2], replayed, strict=True):
         assert isinstance(response, ModelResponse)
         assert isinstance(request, ModelRequest)
         call_parts = [p for p in response.parts if isinstance(p, ToolCallPart)]
@@ -553,3 +590,58 @@ async def test_a_publisher_error_while_recording_a_failure_leaves_the_runs_own_e
     with pytest.raises(TimeoutError, match="model timed out"):
         await recorded_run(run, Agent(FunctionModel(model)), "go", assistant_message_id="a")  # type: ignore[arg-type]
     assert run.events == []
+
+
+@needs_core
+async def test_recorded_runs_publish_approval_requests_then_the_resumed_runs_decisions_and_result() -> None:
+    from toolhistory.pydantic_ai import recorded_run
+
+    agent = Agent(FunctionModel(_first_turn_model), output_type=[str, DeferredToolRequests])
+
+    @agent.tool_plain
+    def lookup_order(order_id: str) -> str:
+        return "shipped"
+
+    @agent.tool_plain(requires_approval=True)
+    def charge_card(amount: int) -> str:
+        return "charged"
+
+    @agent.tool_plain(requires_approval=True)
+    def refund(amount: int) -> str:
+        return "refunded"
+
+    paused_run = _RecordingRun()
+    paused = await recorded_run(
+        paused_run,  # type: ignore[arg-type]
+        agent,
+        "go",
+        assistant_message_id="a-1",
+        approval_reason=lambda call: f"{call.tool_name} needs a person",
+    )
+    assert [kind for kind, _ in paused_run.events] == [
+        "calls",
+        "results",
+        "approval_requested",
+        "approval_requested",
+        "complete",
+    ]
+    assert paused_run.events[2][1]["reason"] == "charge_card needs a person"
+    assert paused_run.events[-1][1]["finish_reason"] == "tool_limit"
+
+    resumed_run = _RecordingRun(scope=_Scope("run-2"))
+    await recorded_run(
+        resumed_run,  # type: ignore[arg-type]
+        agent,
+        None,
+        assistant_message_id="a-2",
+        message_history=paused.all_messages(),
+        deferred_tool_results=DeferredToolResults(approvals={"call_charge": True, "call_refund": False}),
+        decided_by="desk-3",
+    )
+    assert [kind for kind, _ in resumed_run.events] == ["approval_decided", "approval_decided", "results", "complete"]
+    assert [(e["tool_call_id"], e["approved"], e["decided_by"]) for _, e in resumed_run.events[:2]] == [
+        ("call_charge", True, "desk-3"),
+        ("call_refund", False, "desk-3"),
+    ]
+    assert resumed_run.events[2][1] == [(0, 1, "call_charge", False)]
+    assert resumed_run.events[-1][1]["finish_reason"] == "stop"
