@@ -727,7 +727,8 @@ def _turns_of(history: ReplayHistory | Sequence[ReplayedTurn], reader: str) -> S
             f'{reader} reads the "{REPLAY_FORMAT}" replay format, got "{fmt}": '
             f"fetch it with get_replay_history(..., format={REPLAY_FORMAT!r})"
         )
-    turns: Sequence[ReplayedTurn] = getattr(history, "turns", history)
+    # A ReplayHistory, or its turns (duck-typed: any objects with the fields splice_history reads).
+    turns = cast("Sequence[ReplayedTurn]", getattr(history, "turns", history))
     return turns
 
 

@@ -45,7 +45,9 @@ def _first_turn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
             ],
             usage=RequestUsage(input_tokens=100, output_tokens=20),
         )
-    return ModelResponse(parts=[TextPart("A-1 shipped; the card was declined.")], usage=RequestUsage(200, 10))
+    return ModelResponse(
+        parts=[TextPart("A-1 shipped; the card was declined.")], usage=RequestUsage(input_tokens=200, output_tokens=10)
+    )
 
 
 def _agent(model: Callable[[list[ModelMessage], AgentInfo], ModelResponse]) -> Agent[None, str]:

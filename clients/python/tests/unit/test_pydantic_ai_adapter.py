@@ -346,7 +346,7 @@ async def test_an_agent_takes_the_replayed_history_and_its_model_sees_it() -> No
         seen.append(messages)
         return ModelResponse(parts=[TextPart("ok")])
 
-    history = [ModelRequest(parts=[UserPromptPart("first question")])]
+    history: list[ModelMessage] = [ModelRequest(parts=[UserPromptPart("first question")])]
     history += to_message_history([_Turn(SEGMENT)])  # type: ignore[list-item]
     history.append(ModelResponse(parts=[TextPart("first answer")]))
     result = await Agent(FunctionModel(model)).run("second question", message_history=history)
