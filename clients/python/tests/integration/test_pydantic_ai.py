@@ -1,0 +1,126 @@
+"""Two turns of a PydanticAI agent against the service: recorded by the adapter, replayed into the next run."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from pydantic_ai import Agent, ModelRetry
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelMessagesTypeAdapter,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.usage import RequestUsage
+
+from toolhistory.pydantic_ai import REPLAY_FORMAT, recorded_run, splice_message_history
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+pytestmark = pytest.mark.integration
+
+CHANNEL = "web"
+
+
+def _has_user_prompt(message: ModelMessage) -> bool:
+    return isinstance(message, ModelRequest) and any(isinstance(p, UserPromptPart) for p in message.parts)
+
+
+def _first_turn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    """Three parallel calls in one response (one fails, one has an empty id, which PydanticAI keeps), then an answer."""
+    if _has_user_prompt(messages[-1]):
+        return ModelResponse(
+            parts=[
+                ToolCallPart("lookup_order", {"order_id": "A-1"}, tool_call_id="call_order"),
+                ToolCallPart("charge_card", {"amount": 30}, tool_call_id="call.charge"),
+                ToolCallPart("lookup_order", {"order_id": "B-2"}, tool_call_id=""),
+            ],
+            usage=RequestUsage(input_tokens=100, output_tokens=20),
+        )
+    return ModelResponse(
+        parts=[TextPart("A-1 shipped; the card was declined.")], usage=RequestUsage(input_tokens=200, output_tokens=10)
+    )
+
+
+def _agent(model: Callable[[list[ModelMessage], AgentInfo], ModelResponse]) -> Agent[None, str]:
+    agent = Agent(FunctionModel(model))
+
+    @agent.tool_plain
+    def lookup_order(order_id: str) -> dict[str, Any]:
+        return {"order_id": order_id, "status": "shipped"}
+
+    @agent.tool_plain
+    def charge_card(amount: int) -> str:
+        raise ModelRetry(f"card declined for {amount}")
+
+    return agent
+
+
+def _message_id(message: ModelMessage) -> str | None:
+    value = (message.metadata or {}).get("id")
+    return value if isinstance(value, str) else None
+
+
+async def test_a_recorded_turn_is_replayed_into_the_next_run(
+    stack: Any, publisher: Any, client: Any, ids: Any, replayed: Any
+) -> None:
+    tenant = stack.tenant
+    conversation = ids("conv")
+
+    first_run = publisher.run(
+        tenant_id=tenant, conversation_id=conversation, channel=CHANNEL, run_id=ids("run"), user_message_id="u-1"
+    )
+    first = await recorded_run(first_run, _agent(_first_turn), "Where is A-1? Charge 30.", assistant_message_id="a-1")
+    # The host keeps the conversation's text, each message with its id.
+    chat: list[ModelMessage] = [
+        ModelRequest(parts=[UserPromptPart("Where is A-1? Charge 30.")], metadata={"id": "u-1"}),
+        ModelResponse(parts=[TextPart(first.output)], metadata={"id": "a-1"}),
+    ]
+
+    history = await asyncio.to_thread(replayed, client, conversation, REPLAY_FORMAT, until=lambda h: len(h.turns) == 1)
+    message_history = splice_message_history(chat, history, id_of=_message_id)
+    assert ModelMessagesTypeAdapter.validate_python(ModelMessagesTypeAdapter.dump_python(message_history)) == (
+        message_history
+    )
+
+    seen: list[list[ModelMessage]] = []
+
+    def second_turn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        seen.append(messages)
+        return ModelResponse(parts=[TextPart("Still shipped.")], usage=RequestUsage(input_tokens=50, output_tokens=5))
+
+    second_run = publisher.run(
+        tenant_id=tenant, conversation_id=conversation, channel=CHANNEL, run_id=ids("run"), user_message_id="u-2"
+    )
+    second = await recorded_run(
+        second_run,
+        _agent(second_turn),
+        "And now?",
+        assistant_message_id="a-2",
+        message_history=message_history,
+    )
+    assert second.output == "Still shipped."
+
+    (sent,) = seen
+    # The model sees: question 1, the replayed round, answer 1, question 2.
+    assert [type(m) for m in sent] == [ModelRequest, ModelResponse, ModelRequest, ModelResponse, ModelRequest]
+    calls = [p for p in sent[1].parts if isinstance(p, ToolCallPart)]
+    returns = {p.tool_call_id: p for p in sent[2].parts if isinstance(p, ToolReturnPart)}
+    assert [c.tool_name for c in calls] == ["lookup_order", "charge_card", "lookup_order"]
+    assert [c.args for c in calls] == [{"order_id": "A-1"}, {"amount": 30}, {"order_id": "B-2"}]
+    assert all(c.tool_call_id != "" for c in calls), "an empty id is replayed with a derived one"
+    assert calls[0].tool_call_id == "call_order"
+    assert set(returns) == {c.tool_call_id for c in calls}, "every call is paired with its result by id"
+    order, charge, unnamed = (returns[c.tool_call_id] for c in calls)
+    assert (order.outcome, order.content) == ("success", {"order_id": "A-1", "status": "shipped"})
+    assert (charge.outcome, charge.content) == ("failed", "card declined for 30")
+    assert (unnamed.outcome, unnamed.content) == ("success", {"order_id": "B-2", "status": "shipped"})
+    assert sent[3].parts[0] == TextPart(first.output)
