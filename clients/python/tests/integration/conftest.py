@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
+
 from toolhistory.aio import AsyncToolHistoryClient
 from toolhistory.client import TlsConfig, ToolHistoryClient
 from toolhistory.errors import ToolHistoryError

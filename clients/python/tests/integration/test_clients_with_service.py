@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import grpc
 import pytest
-from conftest import Stack, wait_for
 
 from toolhistory.client import ToolHistoryClient
 from toolhistory.errors import ToolHistoryError
@@ -27,6 +26,8 @@ from toolhistory.formats import (
     OpenAiToolMessage,
 )
 from toolhistory.v1 import toolhistory_pb2 as pb
+
+from conftest import Stack, wait_for
 
 if TYPE_CHECKING:
     from collections.abc import Callable

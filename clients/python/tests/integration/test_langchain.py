@@ -16,18 +16,20 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import Command, interrupt
-from toolhistory.events import RunScope
 
+from toolhistory.events import RunScope
 from toolhistory.langchain import ToolHistoryCallbackHandler, splice_tool_history, to_langchain_messages
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from conftest import Replayed, Stack
     from langgraph.graph.state import CompiledStateGraph
+
     from toolhistory.client import ToolHistoryClient
     from toolhistory.publisher import ToolEventPublisher
     from toolhistory.replay import ReplayHistory
+
+    from conftest import Replayed, Stack
 
 pytestmark = pytest.mark.integration
 

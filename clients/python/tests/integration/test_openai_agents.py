@@ -22,9 +22,10 @@ from toolhistory.openai_agents import DEFAULT_TOOL_ERROR_TEXT, history_input, re
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from conftest import Replayed, Stack
     from toolhistory.client import ToolHistoryClient
     from toolhistory.publisher import ToolEventPublisher
+
+    from conftest import Replayed, Stack
 
 pytestmark = pytest.mark.integration
 

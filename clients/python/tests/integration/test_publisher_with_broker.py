@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from confluent_kafka import Consumer, TopicPartition
-from conftest import Stack
 
 from toolhistory.events import RunFailure, TokenUsage, ToolCall, ToolResult
+
+from conftest import Stack
 
 if TYPE_CHECKING:
     from toolhistory.events import PublishedEvent

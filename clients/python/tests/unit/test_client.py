@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING
 
 import grpc
 import pytest
-from toolhistory_peer import CannedToolHistory, Stream, recorded, serving
 
 from toolhistory.client import TlsConfig, ToolHistoryClient
 from toolhistory.errors import ToolHistoryError
 from toolhistory.v1 import toolhistory_pb2 as pb
+
+from toolhistory_peer import CannedToolHistory, Stream, recorded, serving
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

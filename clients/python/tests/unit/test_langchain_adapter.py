@@ -20,10 +20,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import Command, interrupt
+
 from toolhistory.errors import PublishError
 from toolhistory.events import PublishedEvent, RunScope, TokenUsage
-from toolhistory.publisher import PendingEvent, RunPublisher, prepare_events
-
 from toolhistory.langchain import (
     ApprovalDecision,
     PublishFailure,
@@ -38,6 +37,7 @@ from toolhistory.langchain import (
     token_usage_of,
     tool_outcome_of,
 )
+from toolhistory.publisher import PendingEvent, RunPublisher, prepare_events
 from toolhistory.v1 import toolhistory_pb2
 
 if TYPE_CHECKING:
