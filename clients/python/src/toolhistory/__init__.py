@@ -1,3 +1,106 @@
-"""toolhistory's Python client: publish an agent's tool events, and replay them into its next turn."""
+"""toolhistory's Python client: publish an agent's tool events, and replay them into its next turn.
+
+- Publishing: ``ToolEventPublisher`` and a run's ``RunPublisher`` (the events of the contract, validated,
+  with the same event ids as the TypeScript client, oversized payloads cut to fit).
+- Reading: ``ToolHistoryClient`` (sync) and ``AsyncToolHistoryClient`` (asyncio), every RPC; ``splice_history``
+  puts a replayed history among the host's own messages.
+- Adapters, each behind its extra: ``toolhistory.openai_agents`` (``[openai-agents]``), ``toolhistory.langchain``
+  (``[langchain]``) and ``toolhistory.pydantic_ai`` (``[pydantic-ai]``). They are not imported here, so the package
+  works without any framework installed.
+"""
+
+from toolhistory._grpc import (
+    DEFAULT_TIMEOUT,
+    HistoryView,
+    InvocationStatusFilter,
+    StaleResults,
+    SubscribedEvent,
+    TlsConfig,
+    TokenSource,
+    UsageBucket,
+)
+from toolhistory.aio import AsyncTokenSource, AsyncToolHistoryClient
+from toolhistory.client import ToolHistoryClient
+from toolhistory.errors import InvalidToolEventError, PublishError, ToolHistoryError
+from toolhistory.event_ids import TOOL_EVENT_ID_NAMESPACE, derive_event_id, name_based_uuid
+from toolhistory.events import (
+    EventType,
+    JsonObject,
+    JsonValue,
+    MaxResultChars,
+    MaxResultCharsByTool,
+    PublishedEvent,
+    RunFailure,
+    RunScope,
+    TokenUsage,
+    ToolCall,
+    ToolResult,
+)
+from toolhistory.formats import HISTORY_FORMATS, HistoryFormat, HistoryMessage
+from toolhistory.publisher import (
+    DEFAULT_MAX_EVENT_BYTES,
+    DEFAULT_TOOL_EVENTS_TOPIC,
+    PUBLISHED_SCHEMA_VERSION,
+    PendingEvent,
+    PreparedEvent,
+    RunPublisher,
+    Send,
+    ToolEventPublisher,
+    prepare_events,
+)
+from toolhistory.replay import ReplayedTurn, ReplayHistory
+from toolhistory.splice import SpliceableTurn, splice_history
+from toolhistory.truncation import TRUNCATED_ARGUMENTS_KEY, TRUNCATION_TAIL, truncation_marker
 
 __version__ = "0.1.0"
+
+__all__ = [
+    "DEFAULT_MAX_EVENT_BYTES",
+    "DEFAULT_TIMEOUT",
+    "DEFAULT_TOOL_EVENTS_TOPIC",
+    "HISTORY_FORMATS",
+    "PUBLISHED_SCHEMA_VERSION",
+    "TOOL_EVENT_ID_NAMESPACE",
+    "TRUNCATED_ARGUMENTS_KEY",
+    "TRUNCATION_TAIL",
+    "AsyncTokenSource",
+    "AsyncToolHistoryClient",
+    "EventType",
+    "HistoryFormat",
+    "HistoryMessage",
+    "HistoryView",
+    "InvalidToolEventError",
+    "InvocationStatusFilter",
+    "JsonObject",
+    "JsonValue",
+    "MaxResultChars",
+    "MaxResultCharsByTool",
+    "PendingEvent",
+    "PreparedEvent",
+    "PublishError",
+    "PublishedEvent",
+    "ReplayHistory",
+    "ReplayedTurn",
+    "RunFailure",
+    "RunPublisher",
+    "RunScope",
+    "Send",
+    "SpliceableTurn",
+    "StaleResults",
+    "SubscribedEvent",
+    "TlsConfig",
+    "TokenSource",
+    "TokenUsage",
+    "ToolCall",
+    "ToolEventPublisher",
+    "ToolHistoryClient",
+    "ToolHistoryError",
+    "ToolResult",
+    "UsageBucket",
+    "__version__",
+    "derive_event_id",
+    "name_based_uuid",
+    "prepare_events",
+    "splice_history",
+    "truncation_marker",
+]

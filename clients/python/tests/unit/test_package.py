@@ -1,0 +1,32 @@
+"""The package as installed: what it exports, what it ships, and that no framework comes with it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib import resources
+
+import toolhistory
+
+
+def test_every_exported_name_is_there() -> None:
+    missing = [name for name in toolhistory.__all__ if not hasattr(toolhistory, name)]
+    assert missing == []
+
+
+def test_ships_its_type_marker_schema_and_stubs() -> None:
+    package = resources.files("toolhistory")
+    assert package.joinpath("py.typed").is_file()
+    schema = json.loads(package.joinpath("_contract", "tool-event.schema.json").read_text(encoding="utf-8"))
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    for stub in ("toolhistory_pb2.py", "toolhistory_pb2.pyi", "toolhistory_pb2_grpc.py", "toolhistory_pb2_grpc.pyi"):
+        assert package.joinpath("v1", stub).is_file(), stub
+
+
+def test_importing_it_imports_no_framework() -> None:
+    # A fresh interpreter: this one may have imported the adapters' frameworks for other tests.
+    frameworks = ("agents", "langchain_core", "langgraph", "pydantic_ai")
+    probe = f"import sys, toolhistory; print(sorted(m for m in {frameworks!r} if m in sys.modules))"
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded == "[]"
