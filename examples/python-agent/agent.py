@@ -242,11 +242,11 @@ def main() -> None:
         run1 = publisher.run(**ids, run_id=run_id, user_message_id=f"msg-user-{run_id}")
         print(f"run 1 ({run_id}), started by the user's message {run1.scope.user_message_id}")
         published = publish_round(run1, lookups)
+        # A worker that crashed after round 0 and redoes it: the steps' derived event ids are the same again.
         again = publish_round(run1, lookups)
-        same = [e.event_id for e in again] == [e.event_id for e in published]
-        print(f"round 0 published twice, as a worker retrying after a crash would: same event ids {same}")
-        if not same:
+        if [e.event_id for e in again] != [e.event_id for e in published]:
             fail("publishing round 0 again gave other event ids")
+        print(f"round 0 published again, as a worker retrying after a crash would: the same {len(again)} event ids")
         published += again + publish_round(run1, tracking)
         published += run1.tool_calls([refund.call()])
         published.append(
@@ -309,7 +309,8 @@ def main() -> None:
         )
         published += run2.tool_results([refund.answer()])
         published += publish_round(run2, [history])
-        print(f"{history.label}'s result is {len(as_text(history.result).encode()):,} bytes: published cut to fit")
+        size = len(as_text(history.result).encode())
+        print(f"{history.label}'s result is {size:,} bytes: the publisher cut it to fit max_event_bytes")
         usage = [TokenUsage(1402, 40, "example-model"), TokenUsage(9051, 120, "example-model")]
         published.append(run2.complete(assistant_message_id=f"msg-{run_id}-resumed", usage=usage))
 
