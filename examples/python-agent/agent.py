@@ -111,7 +111,11 @@ def await_replay(
             turn = next((t for t in history.turns if t.run_id == run.run_id), None)
             if turn and turn.status == toolhistory_pb2.RUN_STATUS_COMPLETED and len(turn.rounds) >= rounds:
                 return history, turn
-            seen = "not replayed yet" if turn is None else f"{len(turn.rounds)} round(s), status {turn.status}"
+            seen = (
+                "not replayed yet"
+                if turn is None
+                else f"{len(turn.rounds)} round(s), {toolhistory_pb2.RunStatus.Name(turn.status)}"
+            )
         time.sleep(0.2)
     fail(f"run {run.run_id} was not replayed with {rounds} round(s) within {timeout:g}s (last seen: {seen})")
 
