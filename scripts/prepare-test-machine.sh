@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# What some tests need beyond Node.js, Java and Maven, from Debian's packages:
-# Chromium (the audit console's browser test, driven by playwright-core),
-# openssl (the TLS tests' certificates), and the Python example's packages
-# (examples/python-agent/run-example.sh --prepare). As root, installs what is
-# missing; otherwise names it, and the tests that need it say so when they fail.
+# What some tests need beyond Node.js, Java and Maven: from Debian's packages,
+# Chromium (the audit console's browser test, driven by playwright-core) and
+# openssl (the TLS tests' certificates); as root, installs what is missing,
+# otherwise names it, and the tests that need it say so when they fail. Then
+# the Python environment (scripts/python-env.sh) the Python example runs in.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -23,7 +23,7 @@ if ((${#missing[@]} > 0)); then
   fi
 fi
 
-if command -v dpkg-query >/dev/null; then
-  bash examples/python-agent/run-example.sh --prepare >/dev/null ||
-    echo "[test machine] the Python example is not ready (above: what it lacks); its test will fail" >&2
-fi
+# The Python example runs in the project's Python environment (pinned packages and the toolhistory-client package):
+# made here, so that its test does not spend its time limit on pip.
+bash scripts/python-env.sh >/dev/null ||
+  echo "[test machine] the Python environment could not be made (above: why); the Python example's test will fail" >&2
