@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,8 +42,6 @@ from toolhistory.pydantic_ai import (
     run_record,
     to_message_history,
 )
-
-HAS_CORE = importlib.util.find_spec("toolhistory.events") is not None
 
 
 def _first_turn_model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -523,10 +520,6 @@ class _RecordingRun:
         self._add("fail", kwargs)
 
 
-needs_core = pytest.mark.skipif(not HAS_CORE, reason="toolhistory.events is not in this checkout yet")
-
-
-@needs_core
 async def test_recorded_run_publishes_the_round_then_completes_with_the_hosts_answer_id() -> None:
     from toolhistory.pydantic_ai import recorded_run
 
@@ -543,7 +536,6 @@ async def test_recorded_run_publishes_the_round_then_completes_with_the_hosts_an
     assert [(u.input_tokens, u.output_tokens) for u in complete["usage"]] == [(120, 40), (300, 12)]
 
 
-@needs_core
 async def test_a_run_that_raises_records_its_finished_rounds_and_fails_then_raises_again() -> None:
     from toolhistory.pydantic_ai import recorded_run
 
@@ -579,7 +571,6 @@ async def test_a_run_that_raises_records_its_finished_rounds_and_fails_then_rais
     assert len(failure["usage"]) == 2
 
 
-@needs_core
 async def test_a_publisher_error_while_recording_a_failure_leaves_the_runs_own_error() -> None:
     from toolhistory.pydantic_ai import recorded_run
 
@@ -592,7 +583,6 @@ async def test_a_publisher_error_while_recording_a_failure_leaves_the_runs_own_e
     assert run.events == []
 
 
-@needs_core
 async def test_recorded_runs_publish_approval_requests_then_the_resumed_runs_decisions_and_result() -> None:
     from toolhistory.pydantic_ai import recorded_run
 
