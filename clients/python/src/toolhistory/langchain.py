@@ -35,6 +35,7 @@ except ImportError as missing:  # pragma: no cover - depends on the installed ex
 
 from toolhistory.events import RunFailure, TokenUsage
 from toolhistory.events import ToolCall as RecordedToolCall
+from toolhistory.limits import MAX_ID_LENGTH, MAX_INDEX, bounded_usage
 
 if TYPE_CHECKING:
     from uuid import UUID
@@ -57,10 +58,6 @@ __all__ = [
     "to_langchain_messages",
 ]
 
-# Limits of the event contract (libs/contract: MAX_ID_LENGTH, MAX_INDEX, MAX_USAGE_ENTRIES).
-_MAX_ID_LENGTH = 256
-_MAX_INDEX = 2_147_483_647
-_MAX_USAGE_ENTRIES = 1_000
 # An approval's reason or a failure's message is for a person to read, not a payload: longer text is cut.
 _MAX_REASON_LENGTH = 4_000
 _MAX_FAILURE_MESSAGE_LENGTH = 4_000
@@ -136,28 +133,11 @@ def token_usage_of(
         (
             candidate
             for candidate in (metadata.get("model_name"), metadata.get("model"), called_model)
-            if isinstance(candidate, str) and 0 < len(candidate) <= _MAX_ID_LENGTH
+            if isinstance(candidate, str) and 0 < len(candidate) <= MAX_ID_LENGTH
         ),
         None,
     )
     return TokenUsage(input_tokens=input_tokens, output_tokens=output_tokens, model=model)
-
-
-def bounded_usage(usage: Sequence[TokenUsage]) -> list[TokenUsage]:
-    """The contract allows a bounded number of usage entries per run: the model calls beyond fold into the last entry.
-
-    The totals stay right; the folded entry names a model only when all its calls used the same one.
-    """
-    if len(usage) <= _MAX_USAGE_ENTRIES:
-        return list(usage)
-    tail = usage[_MAX_USAGE_ENTRIES - 1 :]
-    models = {entry.model for entry in tail}
-    folded = TokenUsage(
-        input_tokens=min(_MAX_INDEX, sum(entry.input_tokens for entry in tail)),
-        output_tokens=min(_MAX_INDEX, sum(entry.output_tokens for entry in tail)),
-        model=next(iter(models)) if len(models) == 1 else None,
-    )
-    return [*usage[: _MAX_USAGE_ENTRIES - 1], folded]
 
 
 def tool_messages_in(output: object) -> list[ToolMessage]:
@@ -209,7 +189,7 @@ def failure_of(error: BaseException) -> RunFailure:
         type(error).__name__,
     )
     message = str(error) or type(error).__name__
-    return RunFailure(code=code[:_MAX_ID_LENGTH], message=message[:_MAX_FAILURE_MESSAGE_LENGTH])
+    return RunFailure(code=code[:MAX_ID_LENGTH], message=message[:_MAX_FAILURE_MESSAGE_LENGTH])
 
 
 # --------------------------------------------------------------------------------------------------
@@ -265,7 +245,7 @@ def approval_decision_of(resume: object) -> ApprovalDecision | None:
     return ApprovalDecision(
         approved=decision.approved,
         reason=reason[:_MAX_REASON_LENGTH] if reason else None,
-        decided_by=decided_by if decided_by and len(decided_by) <= _MAX_ID_LENGTH else None,
+        decided_by=decided_by if decided_by and len(decided_by) <= MAX_ID_LENGTH else None,
     )
 
 
@@ -1186,7 +1166,7 @@ def _canonical_json(value: JsonValue) -> str:
 
 
 def _is_count(value: object) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _MAX_INDEX
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_INDEX
 
 
 def _non_null(value: JsonValue) -> JsonValue:

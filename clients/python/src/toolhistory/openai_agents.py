@@ -53,6 +53,7 @@ except ImportError as missing:  # pragma: no cover - depends on the environment
     ) from missing
 
 from toolhistory.events import JsonObject, JsonValue, RunFailure, TokenUsage, ToolCall, ToolResult
+from toolhistory.limits import MAX_JSON_DEPTH, bounded_usage, json_depth, token_count
 
 if TYPE_CHECKING:
     from agents.run_config import ToolErrorFormatterArgs
@@ -88,10 +89,6 @@ STREAM_CANCELLED = RunFailure(
     code="cancelled", message="the streamed run was cancelled before its events were exhausted"
 )
 """The failure of a streamed run whose consumer stopped before its events ended."""
-
-MAX_INDEX = 2_147_483_647
-MAX_USAGE_ENTRIES = 1_000
-MAX_JSON_DEPTH = 64
 
 DEFAULT_TOOL_ERROR_TEXT: str = str(default_tool_error_function(RunContextWrapper(context=None), Exception()))
 """The text the SDK's default ``failure_error_function`` sends the model for a tool that raised."""
@@ -370,8 +367,8 @@ def agents_run_record(
 def usage_of(response: ModelResponse, model: str | None = None) -> TokenUsage:
     """One model call's tokens (``ModelResponse`` carries no model name: give it as ``model``)."""
     return TokenUsage(
-        input_tokens=_token_count(response.usage.input_tokens),
-        output_tokens=_token_count(response.usage.output_tokens),
+        input_tokens=token_count(response.usage.input_tokens),
+        output_tokens=token_count(response.usage.output_tokens),
         model=model or None,
     )
 
@@ -434,7 +431,7 @@ def parse_tool_arguments(text: str) -> JsonObject:
         parsed = json.loads(text)
     except (ValueError, RecursionError):
         parsed = None
-    if isinstance(parsed, dict) and _json_depth(parsed) <= MAX_JSON_DEPTH:
+    if isinstance(parsed, dict) and json_depth(parsed) <= MAX_JSON_DEPTH:
         return cast("JsonObject", parsed)
     return {"_raw": text}
 
@@ -731,13 +728,13 @@ class AgentsRunRecorder:
         self.run.complete(
             assistant_message_id=self.assistant_message_id,
             finish_reason=finish_reason,
-            usage=_bounded_usage(record.usage) or None,
+            usage=bounded_usage(record.usage) or None,
         )
 
     def _publish_failure(self, record: AgentsRunRecord | None, failure: RunFailure) -> None:
         if record is not None:
             self._publish_steps(record)
-        self.run.fail(error=failure, usage=(_bounded_usage(record.usage) or None) if record is not None else None)
+        self.run.fail(error=failure, usage=(bounded_usage(record.usage) or None) if record is not None else None)
 
     def _publish_steps(self, record: AgentsRunRecord) -> None:
         """The answers and resumed outputs first, then each round: its calls, their outputs, its approval requests."""
@@ -964,17 +961,6 @@ def _is_json(value: object, depth: int = 0) -> bool:
     return False
 
 
-def _json_depth(value: object) -> int:
-    depth, level = 0, [value]
-    while level:
-        containers = [entry for entry in level if isinstance(entry, (dict, list))]
-        if not containers:
-            break
-        depth += 1
-        level = [child for entry in containers for child in (entry.values() if isinstance(entry, dict) else entry)]
-    return depth
-
-
 def _plain(value: object) -> object:
     dump = getattr(value, "model_dump", None)
     if callable(dump):
@@ -984,25 +970,3 @@ def _plain(value: object) -> object:
     except (TypeError, ValueError):
         return repr(value)
     return value
-
-
-def _token_count(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        return 0
-    return min(int(value), MAX_INDEX)
-
-
-def _bounded_usage(usage: Sequence[TokenUsage]) -> list[TokenUsage]:
-    """At most the contract's entries: the calls beyond them summed into the last one."""
-    if len(usage) <= MAX_USAGE_ENTRIES:
-        return list(usage)
-    tail = usage[MAX_USAGE_ENTRIES - 1 :]
-    models = {entry.model for entry in tail}
-    return [
-        *usage[: MAX_USAGE_ENTRIES - 1],
-        TokenUsage(
-            input_tokens=min(sum(entry.input_tokens for entry in tail), MAX_INDEX),
-            output_tokens=min(sum(entry.output_tokens for entry in tail), MAX_INDEX),
-            model=next(iter(models)) if len(models) == 1 else None,
-        ),
-    ]

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -42,6 +41,10 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
     raise ImportError(
         "toolhistory.pydantic_ai needs PydanticAI: pip install 'toolhistory-client[pydantic-ai]'"
     ) from error
+
+from toolhistory.events import RunFailure, TokenUsage, ToolCall, ToolResult
+from toolhistory.limits import MAX_ID_LENGTH, MAX_JSON_DEPTH, bounded_usage, json_depth, token_count
+from toolhistory.splice import splice_history
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -82,10 +85,6 @@ _log = logging.getLogger(__name__)
 REPLAY_FORMAT = "bedrock-converse"
 """The history format ``to_message_history`` reads: ask ``get_replay_history(..., format=REPLAY_FORMAT)``."""
 
-_MAX_INDEX = 2_147_483_647
-_MAX_USAGE_ENTRIES = 1_000
-_MAX_JSON_DEPTH = 64
-_MAX_ID_LENGTH = 256
 _DEFAULT_OUTPUT_TOOL_NAME = "final_result"
 
 
@@ -145,13 +144,8 @@ class RecordedRound:
     approval_requests: tuple[RecordedCall, ...] = ()
 
 
-@dataclass(frozen=True)
-class RecordedUsage:
-    """One model call's tokens (the fields of ``toolhistory.events.TokenUsage``)."""
-
-    input_tokens: int
-    output_tokens: int
-    model: str | None = None
+RecordedUsage = TokenUsage
+"""One model call's tokens: the publisher's own `TokenUsage`."""
 
 
 @dataclass(frozen=True)
@@ -301,7 +295,7 @@ def run_record(
         decisions=tuple(decided.values()),
         resumed_results=tuple(resumed),
         rounds=tuple(finished),
-        usage=tuple(_bounded_usage(usage)),
+        usage=tuple(bounded_usage(usage)),
         awaiting=deferred_requests is not None and bool(deferred_requests.approvals or deferred_requests.calls),
         ended_after_tools=last_response is not None and bool(_calls_of(last_response, 0, is_output_tool)),
         last_response_id=last_response.provider_response_id if last_response is not None else None,
@@ -354,21 +348,13 @@ def arguments_of(part: ToolCallPart) -> JsonObject:
             parsed = pydantic_core.from_json(args)
         except ValueError:
             return {"_raw": args}
-        if isinstance(parsed, dict) and _depth(parsed) <= _MAX_JSON_DEPTH:
+        if isinstance(parsed, dict) and json_depth(parsed) <= MAX_JSON_DEPTH:
             return cast("JsonObject", parsed)
         return {"_raw": args}
     value = tool_return_ta.dump_python(args, mode="json", by_alias=True)
-    if isinstance(value, dict) and _depth(value) <= _MAX_JSON_DEPTH:
+    if isinstance(value, dict) and json_depth(value) <= MAX_JSON_DEPTH:
         return cast("JsonObject", value)
     return {"_raw": tool_return_ta.dump_json(args, by_alias=True).decode()}
-
-
-def _depth(value: object) -> int:
-    if isinstance(value, dict):
-        return 1 + max((_depth(v) for v in value.values()), default=0)
-    if isinstance(value, list):
-        return 1 + max((_depth(v) for v in value), default=0)
-    return 0
 
 
 def _returned(part: ModelRequestPart) -> tuple[str, str] | None:
@@ -412,37 +398,15 @@ def result_of(part: ToolReturnPart) -> JsonValue:
 
 
 def _usage_of(response: ModelResponse) -> RecordedUsage:
-    model = response.model_name[:_MAX_ID_LENGTH] if response.model_name else None
-    return RecordedUsage(_token_count(response.usage.input_tokens), _token_count(response.usage.output_tokens), model)
-
-
-def _token_count(value: object) -> int:
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or value <= 0:
-        return 0
-    return min(int(value), _MAX_INDEX)
-
-
-def _bounded_usage(usage: Sequence[RecordedUsage]) -> list[RecordedUsage]:
-    """At most the contract's 1,000 entries: the calls past the 999th are summed into the last one."""
-    if len(usage) <= _MAX_USAGE_ENTRIES:
-        return list(usage)
-    tail = usage[_MAX_USAGE_ENTRIES - 1 :]
-    models = {u.model for u in tail}
-    return [
-        *usage[: _MAX_USAGE_ENTRIES - 1],
-        RecordedUsage(
-            _token_count(sum(u.input_tokens for u in tail)),
-            _token_count(sum(u.output_tokens for u in tail)),
-            next(iter(models)) if len(models) == 1 else None,
-        ),
-    ]
+    model = response.model_name[:MAX_ID_LENGTH] if response.model_name else None
+    return RecordedUsage(token_count(response.usage.input_tokens), token_count(response.usage.output_tokens), model)
 
 
 def run_failure_of(error: BaseException) -> tuple[str, str]:
     """The (code, message) to record for what a run raised: its class name and its text."""
     if isinstance(error, asyncio.CancelledError):
         return "aborted", str(error) or "the run was cancelled before it completed"
-    return type(error).__name__[:_MAX_ID_LENGTH], str(error) or type(error).__name__
+    return type(error).__name__[:MAX_ID_LENGTH], str(error) or type(error).__name__
 
 
 # --- Publishing (blocking: from async code, call through asyncio.to_thread) --------------------
@@ -456,7 +420,6 @@ def publish_run_steps(
     approval_reason: Callable[[RecordedCall], str | None] | None = None,
 ) -> None:
     """Publishes the decisions and resumed results, then each round: its calls, results and approval requests."""
-    from toolhistory.events import ToolCall, ToolResult
 
     for decision in record.decisions:
         run.approval_decided(
@@ -507,10 +470,8 @@ def publish_run_steps(
             )
 
 
-def _token_usage(record: RunRecord) -> list[Any]:
-    from toolhistory.events import TokenUsage
-
-    return [TokenUsage(input_tokens=u.input_tokens, output_tokens=u.output_tokens, model=u.model) for u in record.usage]
+def _token_usage(record: RunRecord) -> list[TokenUsage]:
+    return list(record.usage)
 
 
 def publish_run_record(
@@ -543,7 +504,6 @@ def publish_run_failure(
     decided_by: str | None = None,
 ) -> None:
     """Publishes what a failed run finished (its rounds), then ``RunFailed`` with the usage of its model calls."""
-    from toolhistory.events import RunFailure
 
     if record is not None:
         publish_run_steps(run, record, decided_by=decided_by)
@@ -704,7 +664,6 @@ def splice_message_history(
     or running run's finished rounds right after the message that started it. ``history`` as for
     ``to_message_history``.
     """
-    from toolhistory.splice import splice_history
 
     spliced = splice_history(host_messages, _turns_of(history, "splice_message_history"), id_of=id_of)
     out: list[ModelMessage] = []

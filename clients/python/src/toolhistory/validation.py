@@ -20,14 +20,13 @@ from jsonschema import Draft202012Validator, FormatChecker, ValidationError, val
 
 from toolhistory._json import to_json, utf8_length
 from toolhistory.errors import InvalidToolEventError
+from toolhistory.limits import MAX_JSON_DEPTH
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
 DEFAULT_MAX_EVENT_BYTES = 1024 * 1024
 """The largest message value the service accepts by default (its MAX_EVENT_BYTES may lower it)."""
-MAX_JSON_DEPTH = 64
-"""How deep `arguments` and `result` may nest."""
 
 _MAX_REPORTED_VALUES = 10
 

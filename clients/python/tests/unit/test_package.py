@@ -30,3 +30,14 @@ def test_importing_it_imports_no_framework() -> None:
     probe = f"import sys, toolhistory; print(sorted(m for m in {frameworks!r} if m in sys.modules))"
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()
     assert loaded == "[]"
+
+
+def test_its_limits_are_the_contracts() -> None:
+    from toolhistory import limits
+
+    schema = json.loads(resources.files("toolhistory").joinpath("_contract", "tool-event.schema.json").read_text())
+    assert (
+        schema["$defs"]["id"]["maxLength"],
+        schema["$defs"]["index"]["maximum"],
+        schema["$defs"]["usage"]["maxItems"],
+    ) == (limits.MAX_ID_LENGTH, limits.MAX_INDEX, limits.MAX_USAGE_ENTRIES)
