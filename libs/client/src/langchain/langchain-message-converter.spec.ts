@@ -13,6 +13,7 @@ const toolCall = (toolCallId: string, toolName: string, args: object, result: st
   expired: false,
   invalidatedBy: '',
   interrupted: false,
+  compactedItems: 0,
   approval: ApprovalStatus.APPROVAL_STATUS_NONE,
 });
 

@@ -116,6 +116,61 @@ APPROVAL_STATUS_APPROVED: ApprovalStatus.ValueType  # 3
 APPROVAL_STATUS_DENIED: ApprovalStatus.ValueType  # 4
 Global___ApprovalStatus: _TypeAlias = ApprovalStatus  # noqa: Y015
 
+class _SearchMatch:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _SearchMatchEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_SearchMatch.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    SEARCH_MATCH_UNSPECIFIED: _SearchMatch.ValueType  # 0
+    """treated as SEARCH_MATCH_WORDS"""
+    SEARCH_MATCH_WORDS: _SearchMatch.ValueType  # 1
+    """query is free text as described on SearchToolHistoryRequest.query."""
+    SEARCH_MATCH_SUBSTRING: _SearchMatch.ValueType  # 2
+    """query is one literal text (at least 3 characters, at most 1,000) found
+    anywhere in the tool name, arguments JSON or result, case-insensitive;
+    no operators. Hits are newest first; score is 0.
+    """
+
+class SearchMatch(_SearchMatch, metaclass=_SearchMatchEnumTypeWrapper): ...
+
+SEARCH_MATCH_UNSPECIFIED: SearchMatch.ValueType  # 0
+"""treated as SEARCH_MATCH_WORDS"""
+SEARCH_MATCH_WORDS: SearchMatch.ValueType  # 1
+"""query is free text as described on SearchToolHistoryRequest.query."""
+SEARCH_MATCH_SUBSTRING: SearchMatch.ValueType  # 2
+"""query is one literal text (at least 3 characters, at most 1,000) found
+anywhere in the tool name, arguments JSON or result, case-insensitive;
+no operators. Hits are newest first; score is 0.
+"""
+Global___SearchMatch: _TypeAlias = SearchMatch  # noqa: Y015
+
+class _SearchHitField:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _SearchHitFieldEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_SearchHitField.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    SEARCH_HIT_FIELD_UNSPECIFIED: _SearchHitField.ValueType  # 0
+    SEARCH_HIT_FIELD_TOOL_NAME: _SearchHitField.ValueType  # 1
+    """the call"""
+    SEARCH_HIT_FIELD_ARGUMENTS: _SearchHitField.ValueType  # 2
+    """the call"""
+    SEARCH_HIT_FIELD_RESULT: _SearchHitField.ValueType  # 3
+    """the result"""
+
+class SearchHitField(_SearchHitField, metaclass=_SearchHitFieldEnumTypeWrapper):
+    """Where a hit's query matched."""
+
+SEARCH_HIT_FIELD_UNSPECIFIED: SearchHitField.ValueType  # 0
+SEARCH_HIT_FIELD_TOOL_NAME: SearchHitField.ValueType  # 1
+"""the call"""
+SEARCH_HIT_FIELD_ARGUMENTS: SearchHitField.ValueType  # 2
+"""the call"""
+SEARCH_HIT_FIELD_RESULT: SearchHitField.ValueType  # 3
+"""the result"""
+Global___SearchHitField: _TypeAlias = SearchHitField  # noqa: Y015
+
 class _HistoryFormat:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -303,6 +358,182 @@ REPLAY_VIEW_STRUCTURED: ReplayView.ValueType  # 2
 messages from the structured calls.
 """
 Global___ReplayView: _TypeAlias = ReplayView  # noqa: Y015
+
+@_typing.final
+class WatchConversationRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TENANT_ID_FIELD_NUMBER: _builtins.int
+    CONVERSATION_ID_FIELD_NUMBER: _builtins.int
+    tenant_id: _builtins.str
+    """required"""
+    conversation_id: _builtins.str
+    """required"""
+    def __init__(
+        self,
+        *,
+        tenant_id: _builtins.str = ...,
+        conversation_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation_id", b"conversation_id", "tenant_id", b"tenant_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WatchConversationRequest: _TypeAlias = WatchConversationRequest  # noqa: Y015
+
+@_typing.final
+class ConversationChange(_message.Message):
+    """One message of WatchConversation: a part of the first snapshot, or one
+    recorded event's effect.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SNAPSHOT_FIELD_NUMBER: _builtins.int
+    INVOCATION_CHANGED_FIELD_NUMBER: _builtins.int
+    RUN_ENDED_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def snapshot(self) -> Global___ConversationSnapshot: ...
+    @_builtins.property
+    def invocation_changed(self) -> Global___InvocationChanged: ...
+    @_builtins.property
+    def run_ended(self) -> Global___RunEnded: ...
+    def __init__(
+        self,
+        *,
+        snapshot: Global___ConversationSnapshot | None = ...,
+        invocation_changed: Global___InvocationChanged | None = ...,
+        run_ended: Global___RunEnded | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["change", b"change", "invocation_changed", b"invocation_changed", "run_ended", b"run_ended", "snapshot", b"snapshot"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["change", b"change", "invocation_changed", b"invocation_changed", "run_ended", b"run_ended", "snapshot", b"snapshot"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_change: _TypeAlias = _typing.Literal["snapshot", "invocation_changed", "run_ended"]  # noqa: Y015
+    _WhichOneofArgType_change: _TypeAlias = _typing.Literal["change", b"change"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_change) -> _WhichOneofReturnType_change | None: ...
+
+Global___ConversationChange: _TypeAlias = ConversationChange  # noqa: Y015
+
+@_typing.final
+class ConversationSnapshot(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    INVOCATIONS_FIELD_NUMBER: _builtins.int
+    COMPLETE_FIELD_NUMBER: _builtins.int
+    complete: _builtins.bool
+    """Set on the snapshot's last part: changes follow."""
+    @_builtins.property
+    def invocations(self) -> _containers.RepeatedCompositeFieldContainer[Global___WatchedInvocation]: ...
+    def __init__(
+        self,
+        *,
+        invocations: _abc.Iterable[Global___WatchedInvocation] | None = ...,
+        complete: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["complete", b"complete", "invocations", b"invocations"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ConversationSnapshot: _TypeAlias = ConversationSnapshot  # noqa: Y015
+
+@_typing.final
+class WatchedInvocation(_message.Message):
+    """An invocation as it stands, with the status of the run that made the call
+    (of the result's run when only the result is recorded).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    INVOCATION_FIELD_NUMBER: _builtins.int
+    RUN_STATUS_FIELD_NUMBER: _builtins.int
+    run_status: Global___RunStatus.ValueType
+    @_builtins.property
+    def invocation(self) -> Global___Invocation: ...
+    def __init__(
+        self,
+        *,
+        invocation: Global___Invocation | None = ...,
+        run_status: Global___RunStatus.ValueType = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["invocation", b"invocation"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["invocation", b"invocation", "run_status", b"run_status"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WatchedInvocation: _TypeAlias = WatchedInvocation  # noqa: Y015
+
+@_typing.final
+class InvocationChanged(_message.Message):
+    """A call requested, a result received, an approval asked or decided: the
+    invocation as it stands after the event.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    POSITION_FIELD_NUMBER: _builtins.int
+    EVENT_TYPE_FIELD_NUMBER: _builtins.int
+    INVOCATION_FIELD_NUMBER: _builtins.int
+    position: _builtins.int
+    """the event's global position"""
+    event_type: _builtins.str
+    """ToolCallRequested, ToolResultReceived, ToolApprovalRequested, ToolApprovalDecided"""
+    @_builtins.property
+    def invocation(self) -> Global___WatchedInvocation: ...
+    def __init__(
+        self,
+        *,
+        position: _builtins.int = ...,
+        event_type: _builtins.str = ...,
+        invocation: Global___WatchedInvocation | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["invocation", b"invocation"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event_type", b"event_type", "invocation", b"invocation", "position", b"position"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___InvocationChanged: _TypeAlias = InvocationChanged  # noqa: Y015
+
+@_typing.final
+class RunEnded(_message.Message):
+    """A run of the conversation completed or failed."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    POSITION_FIELD_NUMBER: _builtins.int
+    RUN_ID_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    ENDED_AT_FIELD_NUMBER: _builtins.int
+    position: _builtins.int
+    """the event's global position"""
+    run_id: _builtins.str
+    status: Global___RunStatus.ValueType
+    """RUN_STATUS_COMPLETED or RUN_STATUS_FAILED"""
+    @_builtins.property
+    def ended_at(self) -> _timestamp_pb2.Timestamp:
+        """the event's occurredAt"""
+
+    def __init__(
+        self,
+        *,
+        position: _builtins.int = ...,
+        run_id: _builtins.str = ...,
+        status: Global___RunStatus.ValueType = ...,
+        ended_at: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["ended_at", b"ended_at"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ended_at", b"ended_at", "position", b"position", "run_id", b"run_id", "status", b"status"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RunEnded: _TypeAlias = RunEnded  # noqa: Y015
 
 @_typing.final
 class SubscribeToolEventsRequest(_message.Message):
@@ -529,6 +760,7 @@ class Invocation(_message.Message):
     ARGUMENTS_ORIGINAL_BYTES_FIELD_NUMBER: _builtins.int
     RESULT_ORIGINAL_BYTES_FIELD_NUMBER: _builtins.int
     RESULT_RUN_ID_FIELD_NUMBER: _builtins.int
+    PRODUCER_REDACTED_FIELD_NUMBER: _builtins.int
     tenant_id: _builtins.str
     conversation_id: _builtins.str
     run_id: _builtins.str
@@ -567,6 +799,10 @@ class Invocation(_message.Message):
     result_run_id: _builtins.str
     """The run that recorded the result, when it is a later run than the call's
     (a call answered after a person approved it, in the run that resumed).
+    """
+    producer_redacted: _builtins.bool
+    """The producer redacted or dropped the payload before publishing it (its
+    persist hook); persist is the stricter of the producer's and the policy's.
     """
     @_builtins.property
     def requested_at(self) -> _timestamp_pb2.Timestamp: ...
@@ -609,10 +845,11 @@ class Invocation(_message.Message):
         arguments_original_bytes: _builtins.int | None = ...,
         result_original_bytes: _builtins.int | None = ...,
         result_run_id: _builtins.str = ...,
+        producer_redacted: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_arguments_original_bytes", b"_arguments_original_bytes", "_duration_ms", b"_duration_ms", "_result_original_bytes", b"_result_original_bytes", "approval_decided_at", b"approval_decided_at", "arguments_original_bytes", b"arguments_original_bytes", "completed_at", b"completed_at", "duration_ms", b"duration_ms", "requested_at", b"requested_at", "result_original_bytes", b"result_original_bytes"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_arguments_original_bytes", b"_arguments_original_bytes", "_duration_ms", b"_duration_ms", "_result_original_bytes", b"_result_original_bytes", "approval", b"approval", "approval_decided_at", b"approval_decided_at", "approval_decided_by", b"approval_decided_by", "approval_decision_reason", b"approval_decision_reason", "approval_request_reason", b"approval_request_reason", "argument_redactions", b"argument_redactions", "arguments_json", b"arguments_json", "arguments_original_bytes", b"arguments_original_bytes", "completed_at", b"completed_at", "conversation_id", b"conversation_id", "duration_ms", b"duration_ms", "is_error", b"is_error", "persist", b"persist", "requested_at", b"requested_at", "result", b"result", "result_original_bytes", b"result_original_bytes", "result_redactions", b"result_redactions", "result_run_id", b"result_run_id", "round_index", b"round_index", "run_id", b"run_id", "sequence_index", b"sequence_index", "status", b"status", "tenant_id", b"tenant_id", "tool_call_id", b"tool_call_id", "tool_name", b"tool_name", "trace_id", b"trace_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_arguments_original_bytes", b"_arguments_original_bytes", "_duration_ms", b"_duration_ms", "_result_original_bytes", b"_result_original_bytes", "approval", b"approval", "approval_decided_at", b"approval_decided_at", "approval_decided_by", b"approval_decided_by", "approval_decision_reason", b"approval_decision_reason", "approval_request_reason", b"approval_request_reason", "argument_redactions", b"argument_redactions", "arguments_json", b"arguments_json", "arguments_original_bytes", b"arguments_original_bytes", "completed_at", b"completed_at", "conversation_id", b"conversation_id", "duration_ms", b"duration_ms", "is_error", b"is_error", "persist", b"persist", "producer_redacted", b"producer_redacted", "requested_at", b"requested_at", "result", b"result", "result_original_bytes", b"result_original_bytes", "result_redactions", b"result_redactions", "result_run_id", b"result_run_id", "round_index", b"round_index", "run_id", b"run_id", "sequence_index", b"sequence_index", "status", b"status", "tenant_id", b"tenant_id", "tool_call_id", b"tool_call_id", "tool_name", b"tool_name", "trace_id", b"trace_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__arguments_original_bytes: _TypeAlias = _typing.Literal["arguments_original_bytes"]  # noqa: Y015
     _WhichOneofArgType__arguments_original_bytes: _TypeAlias = _typing.Literal["_arguments_original_bytes", b"_arguments_original_bytes"]  # noqa: Y015
@@ -639,6 +876,7 @@ class SearchToolHistoryRequest(_message.Message):
     LIMIT_FIELD_NUMBER: _builtins.int
     FROM_FIELD_NUMBER: _builtins.int
     TO_FIELD_NUMBER: _builtins.int
+    MATCH_FIELD_NUMBER: _builtins.int
     tenant_id: _builtins.str
     """required"""
     query: _builtins.str
@@ -652,9 +890,13 @@ class SearchToolHistoryRequest(_message.Message):
     argument and result payload are searched.
     """
     conversation_id: _builtins.str
-    """optional filter"""
+    """Optional filter; required for a caller with history:read but not
+    audit:read (an agent searching its own conversation).
+    """
     limit: _builtins.int
     """number of hits: default 20, at most 100 (more is capped)"""
+    match: Global___SearchMatch.ValueType
+    """How query matches. Unset: SEARCH_MATCH_WORDS."""
     @_builtins.property
     def to(self) -> _timestamp_pb2.Timestamp:
         """exclusive"""
@@ -667,10 +909,11 @@ class SearchToolHistoryRequest(_message.Message):
         conversation_id: _builtins.str = ...,
         limit: _builtins.int = ...,
         to: _timestamp_pb2.Timestamp | None = ...,
+        match: Global___SearchMatch.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["from", b"from", "to", b"to"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation_id", b"conversation_id", "from", b"from", "limit", b"limit", "query", b"query", "tenant_id", b"tenant_id", "to", b"to"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation_id", b"conversation_id", "from", b"from", "limit", b"limit", "match", b"match", "query", b"query", "tenant_id", b"tenant_id", "to", b"to"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -705,6 +948,7 @@ class SearchHit(_message.Message):
     INVOCATION_FIELD_NUMBER: _builtins.int
     SCORE_FIELD_NUMBER: _builtins.int
     SNIPPET_FIELD_NUMBER: _builtins.int
+    MATCHED_IN_FIELD_NUMBER: _builtins.int
     score: _builtins.float
     """Relevance in [0, 1), higher is better; comparable within one response only."""
     snippet: _builtins.str
@@ -715,16 +959,23 @@ class SearchHit(_message.Message):
     """
     @_builtins.property
     def invocation(self) -> Global___Invocation: ...
+    @_builtins.property
+    def matched_in(self) -> _containers.RepeatedScalarFieldContainer[Global___SearchHitField.ValueType]:
+        """Where the query matched, in this order: the call (tool name,
+        arguments) and/or the result.
+        """
+
     def __init__(
         self,
         *,
         invocation: Global___Invocation | None = ...,
         score: _builtins.float = ...,
         snippet: _builtins.str = ...,
+        matched_in: _abc.Iterable[Global___SearchHitField.ValueType] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["invocation", b"invocation"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["invocation", b"invocation", "score", b"score", "snippet", b"snippet"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["invocation", b"invocation", "matched_in", b"matched_in", "score", b"score", "snippet", b"snippet"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1109,6 +1360,7 @@ class ToolCall(_message.Message):
     INVALIDATED_BY_FIELD_NUMBER: _builtins.int
     INTERRUPTED_FIELD_NUMBER: _builtins.int
     APPROVAL_FIELD_NUMBER: _builtins.int
+    COMPACTED_ITEMS_FIELD_NUMBER: _builtins.int
     tool_call_id: _builtins.str
     """as replayed (derived when the LLM gave none)"""
     tool_name: _builtins.str
@@ -1131,6 +1383,11 @@ class ToolCall(_message.Message):
     """
     approval: Global___ApprovalStatus.ValueType
     """APPROVAL_STATUS_DENIED: the result says so (is_error)"""
+    compacted_items: _builtins.int
+    """How many items of the result the tool's `citations` rule left out
+    because the run's final answer did not cite them (citedSources); the
+    kept items keep their numbers.
+    """
     @_builtins.property
     def requested_at(self) -> _timestamp_pb2.Timestamp: ...
     @_builtins.property
@@ -1150,10 +1407,11 @@ class ToolCall(_message.Message):
         invalidated_by: _builtins.str = ...,
         interrupted: _builtins.bool = ...,
         approval: Global___ApprovalStatus.ValueType = ...,
+        compacted_items: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["completed_at", b"completed_at", "requested_at", b"requested_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["approval", b"approval", "arguments_json", b"arguments_json", "completed_at", b"completed_at", "expired", b"expired", "interrupted", b"interrupted", "invalidated_by", b"invalidated_by", "is_error", b"is_error", "requested_at", b"requested_at", "result", b"result", "sequence_index", b"sequence_index", "tool_call_id", b"tool_call_id", "tool_name", b"tool_name"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["approval", b"approval", "arguments_json", b"arguments_json", "compacted_items", b"compacted_items", "completed_at", b"completed_at", "expired", b"expired", "interrupted", b"interrupted", "invalidated_by", b"invalidated_by", "is_error", b"is_error", "requested_at", b"requested_at", "result", b"result", "sequence_index", b"sequence_index", "tool_call_id", b"tool_call_id", "tool_name", b"tool_name"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -64,6 +64,11 @@ class ToolHistoryStub:
                 request_serializer=toolhistory_dot_v1_dot_toolhistory__pb2.SubscribeToolEventsRequest.SerializeToString,
                 response_deserializer=toolhistory_dot_v1_dot_toolhistory__pb2.RecordedEvent.FromString,
                 _registered_method=True)
+        self.WatchConversation = channel.unary_stream(
+                '/toolhistory.v1.ToolHistory/WatchConversation',
+                request_serializer=toolhistory_dot_v1_dot_toolhistory__pb2.WatchConversationRequest.SerializeToString,
+                response_deserializer=toolhistory_dot_v1_dot_toolhistory__pb2.ConversationChange.FromString,
+                _registered_method=True)
 
 
 class ToolHistoryServicer:
@@ -111,7 +116,8 @@ class ToolHistoryServicer:
         arguments and results as stored (redacted; nothing of a payload the
         policy did not keep). Ranked best first (a match in the tool name counts
         more than in the arguments, which counts more than in the result); equal
-        scores newest first, then by conversation, run and call.
+        scores newest first, then by conversation, run and call. Allowed with
+        audit:read for the tenant, or with history:read within one conversation.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -123,6 +129,19 @@ class ToolHistoryServicer:
         the caller cancels. A consumer that resumes from the last position it
         saw gets no gap and no duplicate. Payloads are the redacted ones, in the
         current schema version.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def WatchConversation(self, request, context):
+        """A live view of one conversation's tool calls, for a UI: first its
+        invocations as they stand (a snapshot, in ListToolInvocations' order,
+        in one or more parts), then one change per event recorded for the
+        conversation after the snapshot, as it is committed, until the caller
+        cancels. An unknown conversation answers an empty snapshot, then its
+        changes as they come. Erasing the conversation ends the stream with
+        NOT_FOUND. Allowed with history:read or audit:read for the tenant.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -160,6 +179,11 @@ def add_ToolHistoryServicer_to_server(servicer, server):
                     servicer.SubscribeToolEvents,
                     request_deserializer=toolhistory_dot_v1_dot_toolhistory__pb2.SubscribeToolEventsRequest.FromString,
                     response_serializer=toolhistory_dot_v1_dot_toolhistory__pb2.RecordedEvent.SerializeToString,
+            ),
+            'WatchConversation': grpc.unary_stream_rpc_method_handler(
+                    servicer.WatchConversation,
+                    request_deserializer=toolhistory_dot_v1_dot_toolhistory__pb2.WatchConversationRequest.FromString,
+                    response_serializer=toolhistory_dot_v1_dot_toolhistory__pb2.ConversationChange.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -324,6 +348,33 @@ class ToolHistory:
             '/toolhistory.v1.ToolHistory/SubscribeToolEvents',
             toolhistory_dot_v1_dot_toolhistory__pb2.SubscribeToolEventsRequest.SerializeToString,
             toolhistory_dot_v1_dot_toolhistory__pb2.RecordedEvent.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WatchConversation(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/toolhistory.v1.ToolHistory/WatchConversation',
+            toolhistory_dot_v1_dot_toolhistory__pb2.WatchConversationRequest.SerializeToString,
+            toolhistory_dot_v1_dot_toolhistory__pb2.ConversationChange.FromString,
             options,
             channel_credentials,
             insecure,

@@ -59,7 +59,8 @@ class ToolHistoryStub:
     arguments and results as stored (redacted; nothing of a payload the
     policy did not keep). Ranked best first (a match in the tool name counts
     more than in the arguments, which counts more than in the result); equal
-    scores newest first, then by conversation, run and call.
+    scores newest first, then by conversation, run and call. Allowed with
+    audit:read for the tenant, or with history:read within one conversation.
     """
     SubscribeToolEvents: _grpc.UnaryStreamMultiCallable[_toolhistory_pb2.SubscribeToolEventsRequest, _toolhistory_pb2.RecordedEvent]
     """Every recorded event of a tenant after from_position, in global order:
@@ -67,6 +68,15 @@ class ToolHistoryStub:
     the caller cancels. A consumer that resumes from the last position it
     saw gets no gap and no duplicate. Payloads are the redacted ones, in the
     current schema version.
+    """
+    WatchConversation: _grpc.UnaryStreamMultiCallable[_toolhistory_pb2.WatchConversationRequest, _toolhistory_pb2.ConversationChange]
+    """A live view of one conversation's tool calls, for a UI: first its
+    invocations as they stand (a snapshot, in ListToolInvocations' order,
+    in one or more parts), then one change per event recorded for the
+    conversation after the snapshot, as it is committed, until the caller
+    cancels. An unknown conversation answers an empty snapshot, then its
+    changes as they come. Erasing the conversation ends the stream with
+    NOT_FOUND. Allowed with history:read or audit:read for the tenant.
     """
 
 @_typing.type_check_only
@@ -98,7 +108,8 @@ class ToolHistoryAsyncStub(ToolHistoryStub):
     arguments and results as stored (redacted; nothing of a payload the
     policy did not keep). Ranked best first (a match in the tool name counts
     more than in the arguments, which counts more than in the result); equal
-    scores newest first, then by conversation, run and call.
+    scores newest first, then by conversation, run and call. Allowed with
+    audit:read for the tenant, or with history:read within one conversation.
     """
     SubscribeToolEvents: _aio.UnaryStreamMultiCallable[_toolhistory_pb2.SubscribeToolEventsRequest, _toolhistory_pb2.RecordedEvent]  # type: ignore[assignment]
     """Every recorded event of a tenant after from_position, in global order:
@@ -106,6 +117,15 @@ class ToolHistoryAsyncStub(ToolHistoryStub):
     the caller cancels. A consumer that resumes from the last position it
     saw gets no gap and no duplicate. Payloads are the redacted ones, in the
     current schema version.
+    """
+    WatchConversation: _aio.UnaryStreamMultiCallable[_toolhistory_pb2.WatchConversationRequest, _toolhistory_pb2.ConversationChange]  # type: ignore[assignment]
+    """A live view of one conversation's tool calls, for a UI: first its
+    invocations as they stand (a snapshot, in ListToolInvocations' order,
+    in one or more parts), then one change per event recorded for the
+    conversation after the snapshot, as it is committed, until the caller
+    cancels. An unknown conversation answers an empty snapshot, then its
+    changes as they come. Erasing the conversation ends the stream with
+    NOT_FOUND. Allowed with history:read or audit:read for the tenant.
     """
 
 class ToolHistoryServicer(metaclass=_abc_1.ABCMeta):
@@ -164,7 +184,8 @@ class ToolHistoryServicer(metaclass=_abc_1.ABCMeta):
         arguments and results as stored (redacted; nothing of a payload the
         policy did not keep). Ranked best first (a match in the tool name counts
         more than in the arguments, which counts more than in the result); equal
-        scores newest first, then by conversation, run and call.
+        scores newest first, then by conversation, run and call. Allowed with
+        audit:read for the tenant, or with history:read within one conversation.
         """
 
     @_abc_1.abstractmethod
@@ -178,6 +199,21 @@ class ToolHistoryServicer(metaclass=_abc_1.ABCMeta):
         the caller cancels. A consumer that resumes from the last position it
         saw gets no gap and no duplicate. Payloads are the redacted ones, in the
         current schema version.
+        """
+
+    @_abc_1.abstractmethod
+    def WatchConversation(
+        self,
+        request: _toolhistory_pb2.WatchConversationRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_toolhistory_pb2.ConversationChange], _abc.AsyncIterator[_toolhistory_pb2.ConversationChange]]:
+        """A live view of one conversation's tool calls, for a UI: first its
+        invocations as they stand (a snapshot, in ListToolInvocations' order,
+        in one or more parts), then one change per event recorded for the
+        conversation after the snapshot, as it is committed, until the caller
+        cancels. An unknown conversation answers an empty snapshot, then its
+        changes as they come. Erasing the conversation ends the stream with
+        NOT_FOUND. Allowed with history:read or audit:read for the tenant.
         """
 
 def add_ToolHistoryServicer_to_server(servicer: ToolHistoryServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

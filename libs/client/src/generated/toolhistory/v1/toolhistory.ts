@@ -211,6 +211,101 @@ export function approvalStatusToNumber(object: ApprovalStatus): number {
   }
 }
 
+export enum SearchMatch {
+  /** SEARCH_MATCH_UNSPECIFIED - treated as SEARCH_MATCH_WORDS */
+  SEARCH_MATCH_UNSPECIFIED = "SEARCH_MATCH_UNSPECIFIED",
+  /** SEARCH_MATCH_WORDS - query is free text as described on SearchToolHistoryRequest.query. */
+  SEARCH_MATCH_WORDS = "SEARCH_MATCH_WORDS",
+  /**
+   * SEARCH_MATCH_SUBSTRING - query is one literal text (at least 3 characters, at most 1,000) found
+   * anywhere in the tool name, arguments JSON or result, case-insensitive;
+   * no operators. Hits are newest first; score is 0.
+   */
+  SEARCH_MATCH_SUBSTRING = "SEARCH_MATCH_SUBSTRING",
+  UNRECOGNIZED = "UNRECOGNIZED",
+}
+
+export function searchMatchFromJSON(object: any): SearchMatch {
+  switch (object) {
+    case 0:
+    case "SEARCH_MATCH_UNSPECIFIED":
+      return SearchMatch.SEARCH_MATCH_UNSPECIFIED;
+    case 1:
+    case "SEARCH_MATCH_WORDS":
+      return SearchMatch.SEARCH_MATCH_WORDS;
+    case 2:
+    case "SEARCH_MATCH_SUBSTRING":
+      return SearchMatch.SEARCH_MATCH_SUBSTRING;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return SearchMatch.UNRECOGNIZED;
+  }
+}
+
+export function searchMatchToNumber(object: SearchMatch): number {
+  switch (object) {
+    case SearchMatch.SEARCH_MATCH_UNSPECIFIED:
+      return 0;
+    case SearchMatch.SEARCH_MATCH_WORDS:
+      return 1;
+    case SearchMatch.SEARCH_MATCH_SUBSTRING:
+      return 2;
+    case SearchMatch.UNRECOGNIZED:
+    default:
+      return -1;
+  }
+}
+
+/** Where a hit's query matched. */
+export enum SearchHitField {
+  SEARCH_HIT_FIELD_UNSPECIFIED = "SEARCH_HIT_FIELD_UNSPECIFIED",
+  /** SEARCH_HIT_FIELD_TOOL_NAME - the call */
+  SEARCH_HIT_FIELD_TOOL_NAME = "SEARCH_HIT_FIELD_TOOL_NAME",
+  /** SEARCH_HIT_FIELD_ARGUMENTS - the call */
+  SEARCH_HIT_FIELD_ARGUMENTS = "SEARCH_HIT_FIELD_ARGUMENTS",
+  /** SEARCH_HIT_FIELD_RESULT - the result */
+  SEARCH_HIT_FIELD_RESULT = "SEARCH_HIT_FIELD_RESULT",
+  UNRECOGNIZED = "UNRECOGNIZED",
+}
+
+export function searchHitFieldFromJSON(object: any): SearchHitField {
+  switch (object) {
+    case 0:
+    case "SEARCH_HIT_FIELD_UNSPECIFIED":
+      return SearchHitField.SEARCH_HIT_FIELD_UNSPECIFIED;
+    case 1:
+    case "SEARCH_HIT_FIELD_TOOL_NAME":
+      return SearchHitField.SEARCH_HIT_FIELD_TOOL_NAME;
+    case 2:
+    case "SEARCH_HIT_FIELD_ARGUMENTS":
+      return SearchHitField.SEARCH_HIT_FIELD_ARGUMENTS;
+    case 3:
+    case "SEARCH_HIT_FIELD_RESULT":
+      return SearchHitField.SEARCH_HIT_FIELD_RESULT;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return SearchHitField.UNRECOGNIZED;
+  }
+}
+
+export function searchHitFieldToNumber(object: SearchHitField): number {
+  switch (object) {
+    case SearchHitField.SEARCH_HIT_FIELD_UNSPECIFIED:
+      return 0;
+    case SearchHitField.SEARCH_HIT_FIELD_TOOL_NAME:
+      return 1;
+    case SearchHitField.SEARCH_HIT_FIELD_ARGUMENTS:
+      return 2;
+    case SearchHitField.SEARCH_HIT_FIELD_RESULT:
+      return 3;
+    case SearchHitField.UNRECOGNIZED:
+    default:
+      return -1;
+  }
+}
+
 export enum HistoryFormat {
   /** HISTORY_FORMAT_UNSPECIFIED - treated as HISTORY_FORMAT_OPENAI_CHAT */
   HISTORY_FORMAT_UNSPECIFIED = "HISTORY_FORMAT_UNSPECIFIED",
@@ -530,6 +625,61 @@ export function replayViewToNumber(object: ReplayView): number {
   }
 }
 
+export interface WatchConversationRequest {
+  /** required */
+  tenantId: string;
+  /** required */
+  conversationId: string;
+}
+
+/**
+ * One message of WatchConversation: a part of the first snapshot, or one
+ * recorded event's effect.
+ */
+export interface ConversationChange {
+  snapshot?: ConversationSnapshot | undefined;
+  invocationChanged?: InvocationChanged | undefined;
+  runEnded?: RunEnded | undefined;
+}
+
+export interface ConversationSnapshot {
+  invocations: WatchedInvocation[];
+  /** Set on the snapshot's last part: changes follow. */
+  complete: boolean;
+}
+
+/**
+ * An invocation as it stands, with the status of the run that made the call
+ * (of the result's run when only the result is recorded).
+ */
+export interface WatchedInvocation {
+  invocation?: Invocation | undefined;
+  runStatus: RunStatus;
+}
+
+/**
+ * A call requested, a result received, an approval asked or decided: the
+ * invocation as it stands after the event.
+ */
+export interface InvocationChanged {
+  /** the event's global position */
+  position: string;
+  /** ToolCallRequested, ToolResultReceived, ToolApprovalRequested, ToolApprovalDecided */
+  eventType: string;
+  invocation?: WatchedInvocation | undefined;
+}
+
+/** A run of the conversation completed or failed. */
+export interface RunEnded {
+  /** the event's global position */
+  position: string;
+  runId: string;
+  /** RUN_STATUS_COMPLETED or RUN_STATUS_FAILED */
+  status: RunStatus;
+  /** the event's occurredAt */
+  endedAt?: Date | undefined;
+}
+
 export interface SubscribeToolEventsRequest {
   /** required */
   tenantId: string;
@@ -643,6 +793,11 @@ export interface Invocation {
    * (a call answered after a person approved it, in the run that resumed).
    */
   resultRunId: string;
+  /**
+   * The producer redacted or dropped the payload before publishing it (its
+   * persist hook); persist is the stricter of the producer's and the policy's.
+   */
+  producerRedacted: boolean;
 }
 
 export interface Invocation_ArgumentRedactionsEntry {
@@ -669,7 +824,10 @@ export interface SearchToolHistoryRequest {
    * argument and result payload are searched.
    */
   query: string;
-  /** optional filter */
+  /**
+   * Optional filter; required for a caller with history:read but not
+   * audit:read (an agent searching its own conversation).
+   */
   conversationId: string;
   /** number of hits: default 20, at most 100 (more is capped) */
   limit: number;
@@ -678,7 +836,11 @@ export interface SearchToolHistoryRequest {
     | Date
     | undefined;
   /** exclusive */
-  to?: Date | undefined;
+  to?:
+    | Date
+    | undefined;
+  /** How query matches. Unset: SEARCH_MATCH_WORDS. */
+  match: SearchMatch;
 }
 
 export interface SearchToolHistoryResponse {
@@ -699,6 +861,11 @@ export interface SearchHit {
    * before showing it as HTML.
    */
   snippet: string;
+  /**
+   * Where the query matched, in this order: the call (tool name,
+   * arguments) and/or the result.
+   */
+  matchedIn: SearchHitField[];
 }
 
 export interface GetUsageRequest {
@@ -853,6 +1020,12 @@ export interface ToolCall {
   interrupted: boolean;
   /** APPROVAL_STATUS_DENIED: the result says so (is_error) */
   approval: ApprovalStatus;
+  /**
+   * How many items of the result the tool's `citations` rule left out
+   * because the run's final answer did not cite them (citedSources); the
+   * kept items keep their numbers.
+   */
+  compactedItems: number;
 }
 
 export interface Omission {
@@ -868,6 +1041,466 @@ export interface Omission {
    */
   invalidatedBy: string;
 }
+
+function createBaseWatchConversationRequest(): WatchConversationRequest {
+  return { tenantId: "", conversationId: "" };
+}
+
+export const WatchConversationRequest: MessageFns<WatchConversationRequest> = {
+  encode(message: WatchConversationRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tenantId !== "") {
+      writer.uint32(10).string(message.tenantId);
+    }
+    if (message.conversationId !== "") {
+      writer.uint32(18).string(message.conversationId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WatchConversationRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWatchConversationRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tenantId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.conversationId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create<I extends Exact<DeepPartial<WatchConversationRequest>, I>>(base?: I): WatchConversationRequest {
+    return WatchConversationRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<WatchConversationRequest>, I>>(object: I): WatchConversationRequest {
+    const message = createBaseWatchConversationRequest();
+    message.tenantId = object.tenantId ?? "";
+    message.conversationId = object.conversationId ?? "";
+    return message;
+  },
+};
+
+function createBaseConversationChange(): ConversationChange {
+  return { snapshot: undefined, invocationChanged: undefined, runEnded: undefined };
+}
+
+export const ConversationChange: MessageFns<ConversationChange> = {
+  encode(message: ConversationChange, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.snapshot !== undefined) {
+      ConversationSnapshot.encode(message.snapshot, writer.uint32(10).fork()).join();
+    }
+    if (message.invocationChanged !== undefined) {
+      InvocationChanged.encode(message.invocationChanged, writer.uint32(18).fork()).join();
+    }
+    if (message.runEnded !== undefined) {
+      RunEnded.encode(message.runEnded, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ConversationChange {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseConversationChange();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.snapshot = ConversationSnapshot.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.invocationChanged = InvocationChanged.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.runEnded = RunEnded.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create<I extends Exact<DeepPartial<ConversationChange>, I>>(base?: I): ConversationChange {
+    return ConversationChange.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ConversationChange>, I>>(object: I): ConversationChange {
+    const message = createBaseConversationChange();
+    message.snapshot = (object.snapshot !== undefined && object.snapshot !== null)
+      ? ConversationSnapshot.fromPartial(object.snapshot)
+      : undefined;
+    message.invocationChanged = (object.invocationChanged !== undefined && object.invocationChanged !== null)
+      ? InvocationChanged.fromPartial(object.invocationChanged)
+      : undefined;
+    message.runEnded = (object.runEnded !== undefined && object.runEnded !== null)
+      ? RunEnded.fromPartial(object.runEnded)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseConversationSnapshot(): ConversationSnapshot {
+  return { invocations: [], complete: false };
+}
+
+export const ConversationSnapshot: MessageFns<ConversationSnapshot> = {
+  encode(message: ConversationSnapshot, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.invocations) {
+      WatchedInvocation.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.complete !== false) {
+      writer.uint32(16).bool(message.complete);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ConversationSnapshot {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseConversationSnapshot();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.invocations.push(WatchedInvocation.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.complete = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create<I extends Exact<DeepPartial<ConversationSnapshot>, I>>(base?: I): ConversationSnapshot {
+    return ConversationSnapshot.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ConversationSnapshot>, I>>(object: I): ConversationSnapshot {
+    const message = createBaseConversationSnapshot();
+    message.invocations = object.invocations?.map((e) => WatchedInvocation.fromPartial(e)) || [];
+    message.complete = object.complete ?? false;
+    return message;
+  },
+};
+
+function createBaseWatchedInvocation(): WatchedInvocation {
+  return { invocation: undefined, runStatus: RunStatus.RUN_STATUS_UNSPECIFIED };
+}
+
+export const WatchedInvocation: MessageFns<WatchedInvocation> = {
+  encode(message: WatchedInvocation, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.invocation !== undefined) {
+      Invocation.encode(message.invocation, writer.uint32(10).fork()).join();
+    }
+    if (message.runStatus !== RunStatus.RUN_STATUS_UNSPECIFIED) {
+      writer.uint32(16).int32(runStatusToNumber(message.runStatus));
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WatchedInvocation {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWatchedInvocation();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.invocation = Invocation.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.runStatus = runStatusFromJSON(reader.int32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create<I extends Exact<DeepPartial<WatchedInvocation>, I>>(base?: I): WatchedInvocation {
+    return WatchedInvocation.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<WatchedInvocation>, I>>(object: I): WatchedInvocation {
+    const message = createBaseWatchedInvocation();
+    message.invocation = (object.invocation !== undefined && object.invocation !== null)
+      ? Invocation.fromPartial(object.invocation)
+      : undefined;
+    message.runStatus = object.runStatus ?? RunStatus.RUN_STATUS_UNSPECIFIED;
+    return message;
+  },
+};
+
+function createBaseInvocationChanged(): InvocationChanged {
+  return { position: "0", eventType: "", invocation: undefined };
+}
+
+export const InvocationChanged: MessageFns<InvocationChanged> = {
+  encode(message: InvocationChanged, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.position !== "0") {
+      writer.uint32(8).uint64(message.position);
+    }
+    if (message.eventType !== "") {
+      writer.uint32(18).string(message.eventType);
+    }
+    if (message.invocation !== undefined) {
+      WatchedInvocation.encode(message.invocation, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): InvocationChanged {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseInvocationChanged();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.position = reader.uint64().toString();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.eventType = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.invocation = WatchedInvocation.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create<I extends Exact<DeepPartial<InvocationChanged>, I>>(base?: I): InvocationChanged {
+    return InvocationChanged.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<InvocationChanged>, I>>(object: I): InvocationChanged {
+    const message = createBaseInvocationChanged();
+    message.position = object.position ?? "0";
+    message.eventType = object.eventType ?? "";
+    message.invocation = (object.invocation !== undefined && object.invocation !== null)
+      ? WatchedInvocation.fromPartial(object.invocation)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseRunEnded(): RunEnded {
+  return { position: "0", runId: "", status: RunStatus.RUN_STATUS_UNSPECIFIED, endedAt: undefined };
+}
+
+export const RunEnded: MessageFns<RunEnded> = {
+  encode(message: RunEnded, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.position !== "0") {
+      writer.uint32(8).uint64(message.position);
+    }
+    if (message.runId !== "") {
+      writer.uint32(18).string(message.runId);
+    }
+    if (message.status !== RunStatus.RUN_STATUS_UNSPECIFIED) {
+      writer.uint32(24).int32(runStatusToNumber(message.status));
+    }
+    if (message.endedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.endedAt), writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RunEnded {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRunEnded();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.position = reader.uint64().toString();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.runId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.status = runStatusFromJSON(reader.int32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.endedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create<I extends Exact<DeepPartial<RunEnded>, I>>(base?: I): RunEnded {
+    return RunEnded.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RunEnded>, I>>(object: I): RunEnded {
+    const message = createBaseRunEnded();
+    message.position = object.position ?? "0";
+    message.runId = object.runId ?? "";
+    message.status = object.status ?? RunStatus.RUN_STATUS_UNSPECIFIED;
+    message.endedAt = object.endedAt ?? undefined;
+    return message;
+  },
+};
 
 function createBaseSubscribeToolEventsRequest(): SubscribeToolEventsRequest {
   return { tenantId: "", fromPosition: "0", types: [] };
@@ -1378,6 +2011,7 @@ function createBaseInvocation(): Invocation {
     argumentsOriginalBytes: undefined,
     resultOriginalBytes: undefined,
     resultRunId: "",
+    producerRedacted: false,
   };
 }
 
@@ -1460,6 +2094,9 @@ export const Invocation: MessageFns<Invocation> = {
     }
     if (message.resultRunId !== "") {
       writer.uint32(210).string(message.resultRunId);
+    }
+    if (message.producerRedacted !== false) {
+      writer.uint32(216).bool(message.producerRedacted);
     }
     return writer;
   },
@@ -1691,6 +2328,14 @@ export const Invocation: MessageFns<Invocation> = {
             message.resultRunId = reader.string();
             continue;
           }
+          case 27: {
+            if (tag !== 216) {
+              break;
+            }
+
+            message.producerRedacted = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1748,6 +2393,7 @@ export const Invocation: MessageFns<Invocation> = {
     message.argumentsOriginalBytes = object.argumentsOriginalBytes ?? undefined;
     message.resultOriginalBytes = object.resultOriginalBytes ?? undefined;
     message.resultRunId = object.resultRunId ?? "";
+    message.producerRedacted = object.producerRedacted ?? false;
     return message;
   },
 };
@@ -1895,7 +2541,15 @@ export const Invocation_ResultRedactionsEntry: MessageFns<Invocation_ResultRedac
 };
 
 function createBaseSearchToolHistoryRequest(): SearchToolHistoryRequest {
-  return { tenantId: "", query: "", conversationId: "", limit: 0, from: undefined, to: undefined };
+  return {
+    tenantId: "",
+    query: "",
+    conversationId: "",
+    limit: 0,
+    from: undefined,
+    to: undefined,
+    match: SearchMatch.SEARCH_MATCH_UNSPECIFIED,
+  };
 }
 
 export const SearchToolHistoryRequest: MessageFns<SearchToolHistoryRequest> = {
@@ -1917,6 +2571,9 @@ export const SearchToolHistoryRequest: MessageFns<SearchToolHistoryRequest> = {
     }
     if (message.to !== undefined) {
       Timestamp.encode(toTimestamp(message.to), writer.uint32(50).fork()).join();
+    }
+    if (message.match !== SearchMatch.SEARCH_MATCH_UNSPECIFIED) {
+      writer.uint32(56).int32(searchMatchToNumber(message.match));
     }
     return writer;
   },
@@ -1982,6 +2639,14 @@ export const SearchToolHistoryRequest: MessageFns<SearchToolHistoryRequest> = {
             message.to = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.match = searchMatchFromJSON(reader.int32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2005,6 +2670,7 @@ export const SearchToolHistoryRequest: MessageFns<SearchToolHistoryRequest> = {
     message.limit = object.limit ?? 0;
     message.from = object.from ?? undefined;
     message.to = object.to ?? undefined;
+    message.match = object.match ?? SearchMatch.SEARCH_MATCH_UNSPECIFIED;
     return message;
   },
 };
@@ -2065,7 +2731,7 @@ export const SearchToolHistoryResponse: MessageFns<SearchToolHistoryResponse> = 
 };
 
 function createBaseSearchHit(): SearchHit {
-  return { invocation: undefined, score: 0, snippet: "" };
+  return { invocation: undefined, score: 0, snippet: "", matchedIn: [] };
 }
 
 export const SearchHit: MessageFns<SearchHit> = {
@@ -2078,6 +2744,13 @@ export const SearchHit: MessageFns<SearchHit> = {
     }
     if (message.snippet !== "") {
       writer.uint32(26).string(message.snippet);
+    }
+    if (message.matchedIn.length !== 0) {
+      writer.uint32(34).fork();
+      for (const v of message.matchedIn) {
+        writer.int32(searchHitFieldToNumber(v));
+      }
+      writer.join();
     }
     return writer;
   },
@@ -2119,6 +2792,24 @@ export const SearchHit: MessageFns<SearchHit> = {
             message.snippet = reader.string();
             continue;
           }
+          case 4: {
+            if (tag === 32) {
+              message.matchedIn.push(searchHitFieldFromJSON(reader.int32()));
+
+              continue;
+            }
+
+            if (tag === 34) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.matchedIn.push(searchHitFieldFromJSON(reader.int32()));
+              }
+
+              continue;
+            }
+
+            break;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2141,6 +2832,7 @@ export const SearchHit: MessageFns<SearchHit> = {
       : undefined;
     message.score = object.score ?? 0;
     message.snippet = object.snippet ?? "";
+    message.matchedIn = object.matchedIn?.map((e) => e) || [];
     return message;
   },
 };
@@ -3186,6 +3878,7 @@ function createBaseToolCall(): ToolCall {
     invalidatedBy: "",
     interrupted: false,
     approval: ApprovalStatus.APPROVAL_STATUS_UNSPECIFIED,
+    compactedItems: 0,
   };
 }
 
@@ -3226,6 +3919,9 @@ export const ToolCall: MessageFns<ToolCall> = {
     }
     if (message.approval !== ApprovalStatus.APPROVAL_STATUS_UNSPECIFIED) {
       writer.uint32(96).int32(approvalStatusToNumber(message.approval));
+    }
+    if (message.compactedItems !== 0) {
+      writer.uint32(104).int32(message.compactedItems);
     }
     return writer;
   },
@@ -3339,6 +4035,14 @@ export const ToolCall: MessageFns<ToolCall> = {
             message.approval = approvalStatusFromJSON(reader.int32());
             continue;
           }
+          case 13: {
+            if (tag !== 104) {
+              break;
+            }
+
+            message.compactedItems = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3368,6 +4072,7 @@ export const ToolCall: MessageFns<ToolCall> = {
     message.invalidatedBy = object.invalidatedBy ?? "";
     message.interrupted = object.interrupted ?? false;
     message.approval = object.approval ?? ApprovalStatus.APPROVAL_STATUS_UNSPECIFIED;
+    message.compactedItems = object.compactedItems ?? 0;
     return message;
   },
 };
@@ -3577,7 +4282,8 @@ export const ToolHistoryService = {
    * arguments and results as stored (redacted; nothing of a payload the
    * policy did not keep). Ranked best first (a match in the tool name counts
    * more than in the arguments, which counts more than in the result); equal
-   * scores newest first, then by conversation, run and call.
+   * scores newest first, then by conversation, run and call. Allowed with
+   * audit:read for the tenant, or with history:read within one conversation.
    */
   searchToolHistory: {
     path: "/toolhistory.v1.ToolHistory/SearchToolHistory" as const,
@@ -3606,6 +4312,25 @@ export const ToolHistoryService = {
     requestDeserialize: (value: Buffer): SubscribeToolEventsRequest => SubscribeToolEventsRequest.decode(value),
     responseSerialize: (value: RecordedEvent): Buffer => Buffer.from(RecordedEvent.encode(value).finish()),
     responseDeserialize: (value: Buffer): RecordedEvent => RecordedEvent.decode(value),
+  },
+  /**
+   * A live view of one conversation's tool calls, for a UI: first its
+   * invocations as they stand (a snapshot, in ListToolInvocations' order,
+   * in one or more parts), then one change per event recorded for the
+   * conversation after the snapshot, as it is committed, until the caller
+   * cancels. An unknown conversation answers an empty snapshot, then its
+   * changes as they come. Erasing the conversation ends the stream with
+   * NOT_FOUND. Allowed with history:read or audit:read for the tenant.
+   */
+  watchConversation: {
+    path: "/toolhistory.v1.ToolHistory/WatchConversation" as const,
+    requestStream: false as const,
+    responseStream: true as const,
+    requestSerialize: (value: WatchConversationRequest): Buffer =>
+      Buffer.from(WatchConversationRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): WatchConversationRequest => WatchConversationRequest.decode(value),
+    responseSerialize: (value: ConversationChange): Buffer => Buffer.from(ConversationChange.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ConversationChange => ConversationChange.decode(value),
   },
 } as const;
 
@@ -3640,7 +4365,8 @@ export interface ToolHistoryServer extends UntypedServiceImplementation {
    * arguments and results as stored (redacted; nothing of a payload the
    * policy did not keep). Ranked best first (a match in the tool name counts
    * more than in the arguments, which counts more than in the result); equal
-   * scores newest first, then by conversation, run and call.
+   * scores newest first, then by conversation, run and call. Allowed with
+   * audit:read for the tenant, or with history:read within one conversation.
    */
   searchToolHistory: handleUnaryCall<SearchToolHistoryRequest, SearchToolHistoryResponse>;
   /**
@@ -3651,6 +4377,16 @@ export interface ToolHistoryServer extends UntypedServiceImplementation {
    * current schema version.
    */
   subscribeToolEvents: handleServerStreamingCall<SubscribeToolEventsRequest, RecordedEvent>;
+  /**
+   * A live view of one conversation's tool calls, for a UI: first its
+   * invocations as they stand (a snapshot, in ListToolInvocations' order,
+   * in one or more parts), then one change per event recorded for the
+   * conversation after the snapshot, as it is committed, until the caller
+   * cancels. An unknown conversation answers an empty snapshot, then its
+   * changes as they come. Erasing the conversation ends the stream with
+   * NOT_FOUND. Allowed with history:read or audit:read for the tenant.
+   */
+  watchConversation: handleServerStreamingCall<WatchConversationRequest, ConversationChange>;
 }
 
 export interface ToolHistoryClient extends Client {
@@ -3740,7 +4476,8 @@ export interface ToolHistoryClient extends Client {
    * arguments and results as stored (redacted; nothing of a payload the
    * policy did not keep). Ranked best first (a match in the tool name counts
    * more than in the arguments, which counts more than in the result); equal
-   * scores newest first, then by conversation, run and call.
+   * scores newest first, then by conversation, run and call. Allowed with
+   * audit:read for the tenant, or with history:read within one conversation.
    */
   searchToolHistory(
     request: SearchToolHistoryRequest,
@@ -3773,6 +4510,24 @@ export interface ToolHistoryClient extends Client {
     metadata?: Metadata,
     options?: Partial<CallOptions>,
   ): ClientReadableStream<RecordedEvent>;
+  /**
+   * A live view of one conversation's tool calls, for a UI: first its
+   * invocations as they stand (a snapshot, in ListToolInvocations' order,
+   * in one or more parts), then one change per event recorded for the
+   * conversation after the snapshot, as it is committed, until the caller
+   * cancels. An unknown conversation answers an empty snapshot, then its
+   * changes as they come. Erasing the conversation ends the stream with
+   * NOT_FOUND. Allowed with history:read or audit:read for the tenant.
+   */
+  watchConversation(
+    request: WatchConversationRequest,
+    options?: Partial<CallOptions>,
+  ): ClientReadableStream<ConversationChange>;
+  watchConversation(
+    request: WatchConversationRequest,
+    metadata?: Metadata,
+    options?: Partial<CallOptions>,
+  ): ClientReadableStream<ConversationChange>;
 }
 
 export const ToolHistoryClient = makeGenericClientConstructor(

@@ -48,6 +48,32 @@ export enum ApprovalStatus {
   UNRECOGNIZED = "UNRECOGNIZED",
 }
 
+export enum SearchMatch {
+  /** SEARCH_MATCH_UNSPECIFIED - treated as SEARCH_MATCH_WORDS */
+  SEARCH_MATCH_UNSPECIFIED = "SEARCH_MATCH_UNSPECIFIED",
+  /** SEARCH_MATCH_WORDS - query is free text as described on SearchToolHistoryRequest.query. */
+  SEARCH_MATCH_WORDS = "SEARCH_MATCH_WORDS",
+  /**
+   * SEARCH_MATCH_SUBSTRING - query is one literal text (at least 3 characters, at most 1,000) found
+   * anywhere in the tool name, arguments JSON or result, case-insensitive;
+   * no operators. Hits are newest first; score is 0.
+   */
+  SEARCH_MATCH_SUBSTRING = "SEARCH_MATCH_SUBSTRING",
+  UNRECOGNIZED = "UNRECOGNIZED",
+}
+
+/** Where a hit's query matched. */
+export enum SearchHitField {
+  SEARCH_HIT_FIELD_UNSPECIFIED = "SEARCH_HIT_FIELD_UNSPECIFIED",
+  /** SEARCH_HIT_FIELD_TOOL_NAME - the call */
+  SEARCH_HIT_FIELD_TOOL_NAME = "SEARCH_HIT_FIELD_TOOL_NAME",
+  /** SEARCH_HIT_FIELD_ARGUMENTS - the call */
+  SEARCH_HIT_FIELD_ARGUMENTS = "SEARCH_HIT_FIELD_ARGUMENTS",
+  /** SEARCH_HIT_FIELD_RESULT - the result */
+  SEARCH_HIT_FIELD_RESULT = "SEARCH_HIT_FIELD_RESULT",
+  UNRECOGNIZED = "UNRECOGNIZED",
+}
+
 export enum HistoryFormat {
   /** HISTORY_FORMAT_UNSPECIFIED - treated as HISTORY_FORMAT_OPENAI_CHAT */
   HISTORY_FORMAT_UNSPECIFIED = "HISTORY_FORMAT_UNSPECIFIED",
@@ -140,6 +166,71 @@ export enum ReplayView {
    */
   REPLAY_VIEW_STRUCTURED = "REPLAY_VIEW_STRUCTURED",
   UNRECOGNIZED = "UNRECOGNIZED",
+}
+
+export interface WatchConversationRequest {
+  /** required */
+  tenant_id?:
+    | string
+    | undefined;
+  /** required */
+  conversation_id?: string | undefined;
+}
+
+/**
+ * One message of WatchConversation: a part of the first snapshot, or one
+ * recorded event's effect.
+ */
+export interface ConversationChange {
+  snapshot?: ConversationSnapshot | undefined;
+  invocation_changed?: InvocationChanged | undefined;
+  run_ended?: RunEnded | undefined;
+}
+
+export interface ConversationSnapshot {
+  invocations?:
+    | WatchedInvocation[]
+    | undefined;
+  /** Set on the snapshot's last part: changes follow. */
+  complete?: boolean | undefined;
+}
+
+/**
+ * An invocation as it stands, with the status of the run that made the call
+ * (of the result's run when only the result is recorded).
+ */
+export interface WatchedInvocation {
+  invocation?: Invocation | undefined;
+  run_status?: RunStatus | undefined;
+}
+
+/**
+ * A call requested, a result received, an approval asked or decided: the
+ * invocation as it stands after the event.
+ */
+export interface InvocationChanged {
+  /** the event's global position */
+  position?:
+    | string
+    | undefined;
+  /** ToolCallRequested, ToolResultReceived, ToolApprovalRequested, ToolApprovalDecided */
+  event_type?: string | undefined;
+  invocation?: WatchedInvocation | undefined;
+}
+
+/** A run of the conversation completed or failed. */
+export interface RunEnded {
+  /** the event's global position */
+  position?: string | undefined;
+  run_id?:
+    | string
+    | undefined;
+  /** RUN_STATUS_COMPLETED or RUN_STATUS_FAILED */
+  status?:
+    | RunStatus
+    | undefined;
+  /** the event's occurredAt */
+  ended_at?: Timestamp | undefined;
 }
 
 export interface SubscribeToolEventsRequest {
@@ -286,7 +377,14 @@ export interface Invocation {
    * The run that recorded the result, when it is a later run than the call's
    * (a call answered after a person approved it, in the run that resumed).
    */
-  result_run_id?: string | undefined;
+  result_run_id?:
+    | string
+    | undefined;
+  /**
+   * The producer redacted or dropped the payload before publishing it (its
+   * persist hook); persist is the stricter of the producer's and the policy's.
+   */
+  producer_redacted?: boolean | undefined;
 }
 
 export interface Invocation_ArgumentRedactionsEntry {
@@ -317,7 +415,10 @@ export interface SearchToolHistoryRequest {
   query?:
     | string
     | undefined;
-  /** optional filter */
+  /**
+   * Optional filter; required for a caller with history:read but not
+   * audit:read (an agent searching its own conversation).
+   */
   conversation_id?:
     | string
     | undefined;
@@ -330,7 +431,11 @@ export interface SearchToolHistoryRequest {
     | Timestamp
     | undefined;
   /** exclusive */
-  to?: Timestamp | undefined;
+  to?:
+    | Timestamp
+    | undefined;
+  /** How query matches. Unset: SEARCH_MATCH_WORDS. */
+  match?: SearchMatch | undefined;
 }
 
 export interface SearchToolHistoryResponse {
@@ -352,7 +457,14 @@ export interface SearchHit {
    * ** **. Plain text taken from the stored (redacted) payload: escape it
    * before showing it as HTML.
    */
-  snippet?: string | undefined;
+  snippet?:
+    | string
+    | undefined;
+  /**
+   * Where the query matched, in this order: the call (tool name,
+   * arguments) and/or the result.
+   */
+  matched_in?: SearchHitField[] | undefined;
 }
 
 export interface GetUsageRequest {
@@ -544,7 +656,15 @@ export interface ToolCall {
     | boolean
     | undefined;
   /** APPROVAL_STATUS_DENIED: the result says so (is_error) */
-  approval?: ApprovalStatus | undefined;
+  approval?:
+    | ApprovalStatus
+    | undefined;
+  /**
+   * How many items of the result the tool's `citations` rule left out
+   * because the run's final answer did not cite them (citedSources); the
+   * kept items keep their numbers.
+   */
+  compacted_items?: number | undefined;
 }
 
 export interface Omission {
