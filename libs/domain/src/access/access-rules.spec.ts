@@ -7,6 +7,8 @@ import {
   callerFromClaims,
   HTTP_ROUTE_SCOPES,
   RPC_SCOPES,
+  type Scope,
+  type ScopeRule,
   SCOPES,
   UNAUTHENTICATED_CALLER,
 } from './access-rules';
@@ -55,13 +57,26 @@ describe('authorize', () => {
   const caller = (tenants: Caller['tenants'], scopes: string[]): Caller =>
     callerFromClaims({ sub: 's', tenants: tenants === '*' ? '*' : [...tenants], scope: scopes.join(' ') });
 
-  it.each(Object.entries(RPC_SCOPES))('%s needs %s', (rpc, scope) => {
+  const rules: [string, ScopeRule][] = Object.entries(RPC_SCOPES);
+  it.each(rules.filter((entry): entry is [string, Scope] => typeof entry[1] === 'string'))('%s needs %s', (rpc, scope) => {
     expect(denial(() => authorize(caller(new Set(['acme']), [scope]), rpc, 'acme'))).toBeUndefined();
     const others = SCOPES.filter((s) => s !== scope);
     expect(denial(() => authorize(caller(new Set(['acme']), others), rpc, 'acme'))).toBe(
       `permission denied: ${rpc} needs the scope ${scope}`,
     );
   });
+
+  it.each(rules.filter((entry): entry is [string, readonly Scope[]] => typeof entry[1] !== 'string'))(
+    '%s needs any one of %j',
+    (rpc, scopes) => {
+      for (const scope of scopes) expect(denial(() => authorize(caller(new Set(['acme']), [scope]), rpc, 'acme'))).toBeUndefined();
+      const others = SCOPES.filter((s) => !scopes.includes(s));
+      expect(denial(() => authorize(caller(new Set(['acme']), others), rpc, 'acme'))).toBe(
+        `permission denied: ${rpc} needs one of the scopes ${scopes.join(', ')}`,
+      );
+      expect(denial(() => authorize(caller(new Set(['acme']), [scopes[0]]), rpc, 'globex'))).toMatch(/tenant "globex"/);
+    },
+  );
 
   it('refuses a tenant the caller does not hold, without saying anything about its data', () => {
     expect(denial(() => authorize(caller(new Set(['acme']), ['history:read']), 'GetReplayHistory', 'globex'))).toBe(
@@ -122,7 +137,10 @@ describe('authorize', () => {
         tenant,
         (tenants, scopes, rpc, tenantId) => {
           const c = caller(tenants === '*' ? '*' : new Set(tenants), scopes);
-          const expected = scopes.includes(RPC_SCOPES[rpc]) && (tenants === '*' || tenants.includes(tenantId));
+          const rule: ScopeRule = RPC_SCOPES[rpc];
+          const expected =
+            (typeof rule === 'string' ? scopes.includes(rule) : rule.some((r) => scopes.includes(r))) &&
+            (tenants === '*' || tenants.includes(tenantId));
           expect(denial(() => authorize(c, rpc, tenantId)) === undefined).toBe(expected);
         },
       ),

@@ -11,8 +11,11 @@ export const SCOPES = [
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
+/** The scope an operation needs, or a list of scopes of which any one will do. */
+export type ScopeRule = Scope | readonly Scope[];
+
 /**
- * Every RPC of toolhistory.v1.ToolHistory and the one scope it needs. An RPC
+ * Every RPC of toolhistory.v1.ToolHistory and the scope it needs. An RPC
  * missing here is refused to every caller, so a new RPC is closed until it
  * is given a scope (test/architecture.spec.ts compares this with the proto).
  */
@@ -23,7 +26,9 @@ export const RPC_SCOPES = {
   SearchToolHistory: 'audit:read',
   SubscribeToolEvents: 'events:subscribe',
   EraseConversation: 'conversations:erase',
-} as const satisfies Record<string, Scope>;
+  // A UI showing one conversation live: an agent's own view, or an auditor's.
+  WatchConversation: ['history:read', 'audit:read'],
+} as const satisfies Record<string, ScopeRule>;
 export type ToolHistoryRpc = keyof typeof RPC_SCOPES;
 
 /**
@@ -37,7 +42,7 @@ export const HTTP_ROUTE_SCOPES = {
   'GET /api/v1/tenants/:tenant/search': 'audit:read',
   'GET /api/v1/tenants/:tenant/usage': 'audit:read',
   'GET /api/v1/dead-letters': 'dead-letters:read',
-} as const satisfies Record<string, Scope>;
+} as const satisfies Record<string, ScopeRule>;
 
 /**
  * Routes any verified caller may use, whatever its scopes: they tell the
@@ -58,7 +63,7 @@ export const ALL_TENANT_OPERATIONS: ReadonlySet<string> = new Set(['GET /api/v1/
  */
 export const OPEN_HTTP_ROUTES: ReadonlySet<string> = new Set(['GET /livez', 'GET /readyz', 'GET /console', 'GET /console/assets/:file']);
 
-const OPERATION_SCOPES: Readonly<Record<string, Scope>> = { ...RPC_SCOPES, ...HTTP_ROUTE_SCOPES };
+const OPERATION_SCOPES: Readonly<Record<string, ScopeRule>> = { ...RPC_SCOPES, ...HTTP_ROUTE_SCOPES };
 
 /** Who is calling: verified from a token, or everyone when authentication is off. */
 export interface Caller {
@@ -113,7 +118,8 @@ export function authorize(caller: Caller, rpc: string, tenantId: string | undefi
   if (AUTHENTICATED_HTTP_ROUTES.has(rpc)) return;
   if (!Object.hasOwn(OPERATION_SCOPES, rpc)) throw new AppError(ErrorCode.PermissionDenied, `permission denied: ${rpc} has no access rule`);
   const needed = OPERATION_SCOPES[rpc];
-  if (!caller.scopes.has(needed)) throw new AppError(ErrorCode.PermissionDenied, `permission denied: ${rpc} needs the scope ${needed}`);
+  if (!holdsScope(caller, needed))
+    throw new AppError(ErrorCode.PermissionDenied, `permission denied: ${rpc} needs ${describeScopeRule(needed)}`);
   if (ALL_TENANT_OPERATIONS.has(rpc) && caller.tenants !== '*') {
     throw new AppError(
       ErrorCode.PermissionDenied,
@@ -126,4 +132,13 @@ export function authorize(caller: Caller, rpc: string, tenantId: string | undefi
       `permission denied: tenant ${JSON.stringify(tenantId.slice(0, 256))} is not permitted to this caller`,
     );
   }
+}
+
+/** Whether the caller holds the scope, or one of the scopes of a list. */
+export function holdsScope(caller: Caller, rule: ScopeRule): boolean {
+  return typeof rule === 'string' ? caller.scopes.has(rule) : rule.some((scope) => caller.scopes.has(scope));
+}
+
+function describeScopeRule(rule: ScopeRule): string {
+  return typeof rule === 'string' ? `the scope ${rule}` : `one of the scopes ${rule.join(', ')}`;
 }
