@@ -105,6 +105,27 @@ export const MORE_VALID_SAMPLES: Array<[string, Record<string, unknown>]> = [
   ],
   ['a failure with usage', { ...VALID_SAMPLES.RunFailed, usage: [usageEntry, { ...usageEntry, model: 'model-large' }] }],
   ['a version 1 approval', { ...VALID_SAMPLES.ToolApprovalDecided, schemaVersion: 1 }],
+  [
+    'a call redacted by its producer',
+    { ...VALID_SAMPLES.ToolCallRequested, arguments: { orderId: '[hidden]' }, producerRedacted: true, redaction: { persist: 'full' } },
+  ],
+  [
+    'a call whose producer kept only the size',
+    { ...VALID_SAMPLES.ToolCallRequested, arguments: {}, originalBytes: 42, producerRedacted: true, redaction: { persist: 'metadata' } },
+  ],
+  [
+    'a result whose producer kept only the size',
+    { ...VALID_SAMPLES.ToolResultReceived, result: null, originalBytes: 40, producerRedacted: true, redaction: { persist: 'metadata' } },
+  ],
+  [
+    'a result whose producer kept nothing',
+    { ...VALID_SAMPLES.ToolResultReceived, result: null, producerRedacted: true, redaction: { persist: 'none' } },
+  ],
+  [
+    "a producer's redaction with other members (ignored)",
+    { ...VALID_SAMPLES.ToolResultReceived, producerRedacted: true, redaction: { persist: 'full', counts: { email: 1 } } },
+  ],
+  ["a producer's redaction without producerRedacted (ignored)", { ...VALID_SAMPLES.ToolCallRequested, redaction: { persist: 'banana' } }],
 ];
 
 /** [description, sample, field the error must name] */
@@ -182,6 +203,37 @@ export const INVALID_SAMPLES: Array<[string, Record<string, unknown>, string]> =
   ['a decision with an empty decidedBy', { ...VALID_SAMPLES.ToolApprovalDecided, decidedBy: '' }, 'decidedBy'],
   ['a decision with a null reason', { ...VALID_SAMPLES.ToolApprovalDecided, reason: null }, 'reason'],
   ['a failure with a usage object', { ...VALID_SAMPLES.RunFailed, usage: usageEntry }, 'usage'],
+  [
+    'producerRedacted false',
+    { ...VALID_SAMPLES.ToolCallRequested, producerRedacted: false, redaction: { persist: 'full' } },
+    'producerRedacted',
+  ],
+  ['producerRedacted without redaction', { ...VALID_SAMPLES.ToolCallRequested, producerRedacted: true }, 'redaction'],
+  [
+    "a producer's redaction without persist",
+    { ...VALID_SAMPLES.ToolResultReceived, producerRedacted: true, redaction: {} },
+    'redaction.persist',
+  ],
+  [
+    "a producer's unknown persist",
+    { ...VALID_SAMPLES.ToolCallRequested, producerRedacted: true, redaction: { persist: 'some' } },
+    'redaction.persist',
+  ],
+  [
+    'a null result the producer says it kept',
+    { ...VALID_SAMPLES.ToolResultReceived, result: null, producerRedacted: true, redaction: { persist: 'full' } },
+    'result',
+  ],
+  [
+    'a null result without producerRedacted',
+    { ...VALID_SAMPLES.ToolResultReceived, result: null, redaction: { persist: 'none' } },
+    'result',
+  ],
+  [
+    'a withheld result that is missing',
+    { ...VALID_SAMPLES.ToolResultReceived, result: undefined, producerRedacted: true, redaction: { persist: 'none' } },
+    'result',
+  ],
 ];
 
 /** JSON.stringify drops undefined properties, which is how "missing" samples are made. */

@@ -42,6 +42,19 @@ describe('parseToolEvent', () => {
     for (const entry of (parsed.event as { usage: object[] }).usage) expect(Object.getPrototypeOf(entry)).toBe(Object.prototype);
   });
 
+  it("keeps a producer's redaction only beside producerRedacted, and only its persist", () => {
+    const withheld = { ...VALID_SAMPLES.ToolResultReceived, result: null, originalBytes: 40, producerRedacted: true };
+    const parsed = parseToolEvent(asJson({ ...withheld, redaction: { persist: 'metadata', counts: { email: 1 }, originalBytes: 7 } }));
+    expect(parsed).toEqual({ ok: true, event: JSON.parse(asJson({ ...withheld, redaction: { persist: 'metadata' } })) });
+
+    const unclaimed = parseToolEvent(asJson({ ...VALID_SAMPLES.ToolCallRequested, redaction: { persist: 'none', counts: {} } }));
+    expect(unclaimed).toEqual({ ok: true, event: JSON.parse(asJson(VALID_SAMPLES.ToolCallRequested)) });
+
+    // Other events never carry a producer's redaction.
+    const failure = parseToolEvent(asJson({ ...VALID_SAMPLES.RunFailed, producerRedacted: true, redaction: { persist: 'none' } }));
+    expect(failure).toEqual({ ok: true, event: JSON.parse(asJson(VALID_SAMPLES.RunFailed)) });
+  });
+
   it('keeps a version 1 event as version 1, dropping unknown properties by the version 1 rules', () => {
     const parsed = parseToolEvent(asJson({ ...RUN_COMPLETED_V1, usage: { inputTokens: 1, outputTokens: 2, cached: 9 } }));
     if (!parsed.ok) throw parsed.error;

@@ -53,9 +53,20 @@ export function parseToolEvent(value: Buffer | string | null, maxEventBytes = DE
  */
 export function validateToolEvent(plain: unknown): ParseResult {
   if (matchesEventSchema(plain) && payloadsWithinDepth(plain as Record<string, unknown>)) {
-    return { ok: true, event: contractFields(plain as Record<string, unknown>) };
+    return { ok: true, event: producerRedactionOnly(contractFields(plain as Record<string, unknown>)) };
   }
   return validateToolEventWithClasses(plain);
+}
+
+/**
+ * A producer's `redaction` counts only beside `producerRedacted: true`, and
+ * then only its `persist`; otherwise it is dropped like any unknown field
+ * (the recorder's note is its own).
+ */
+function producerRedactionOnly(event: StoredToolEvent): StoredToolEvent {
+  if (event.redaction === undefined || (event as { producerRedacted?: unknown }).producerRedacted === true) return event;
+  const { redaction: _ignored, ...rest } = event;
+  return rest as StoredToolEvent;
 }
 
 /** The validation classes alone: every problem named. */
@@ -90,7 +101,7 @@ export function validateToolEventWithClasses(plain: unknown): ParseResult {
   if (errors.length > 0) {
     return fail(rejected(ErrorCode.InvalidEvent, describeValidationErrors(errors), { type: eventType }));
   }
-  return { ok: true, event: toPlain(instance) as unknown as StoredToolEvent };
+  return { ok: true, event: producerRedactionOnly(toPlain(instance) as unknown as StoredToolEvent) };
 }
 
 function isPlainObject(value: unknown): value is object {

@@ -46,9 +46,16 @@ describe('the published JSON Schema and the validation classes', () => {
       fc.constant([7]),
       fc.constant([[]]),
       fc.constant({ code: 'x', message: 'y' }),
+      fc.constantFrom({ persist: 'full' }, { persist: 'metadata' }, { persist: 'none' }, { persist: 'x' }, { counts: {} }),
     );
-    // Every current sample, and the version 1 shape of the type that changed.
-    const bases = [...Object.values(VALID_SAMPLES), RUN_COMPLETED_V1];
+    const withheld = { producerRedacted: true, redaction: { persist: 'metadata' } };
+    // Every current sample, the version 1 shape of the type that changed, and payloads a producer withheld.
+    const bases = [
+      ...Object.values(VALID_SAMPLES),
+      RUN_COMPLETED_V1,
+      { ...VALID_SAMPLES.ToolCallRequested, ...withheld, arguments: {} },
+      { ...VALID_SAMPLES.ToolResultReceived, ...withheld, result: null },
+    ];
     fc.assert(
       fc.property(fc.constantFrom(...bases), fc.nat(), jsonValue, (base, fieldIndex, value) => {
         const fields = Object.keys(base);

@@ -23,6 +23,8 @@ import {
   MAX_INDEX,
   MAX_JSON_DEPTH,
   MAX_USAGE_ENTRIES,
+  PERSIST_CHOICES,
+  PersistChoice,
   SUPPORTED_SCHEMA_VERSIONS,
   TOOL_EVENT_TYPES,
   ToolEventType,
@@ -110,6 +112,51 @@ function OptionalText(): PropertyDecorator {
   };
 }
 
+/** What a producer's persist hook kept of a payload; any other member is dropped. */
+export class ProducerRedactionDto implements T.ProducerRedaction {
+  @IsIn(PERSIST_CHOICES) persist: PersistChoice;
+}
+
+/** `producerRedacted`: absent, or true. */
+function ProducerRedacted(): PropertyDecorator {
+  return (target, key) => {
+    ValidateIf((event: Record<string | symbol, unknown>) => event[key] !== undefined)(target, key);
+    Equals(true, { message: '$property must be true when present' })(target, key);
+  };
+}
+
+/** A producer's `redaction` is checked only beside `producerRedacted` (without it, it is ignored). */
+function ProducerRedactionNote(): PropertyDecorator {
+  return (target, key) => {
+    ValidateIf((event: Record<string, unknown>) => event.producerRedacted !== undefined)(target, key);
+    IsDefined()(target, key);
+    IsObject({ message: '$property must be an object with persist' })(target, key);
+    ValidateNested()(target, key);
+  };
+}
+
+/** The producer published no payload (its hook chose metadata or none): the one case a result may be null. */
+export function payloadWithheld(event: Record<string, unknown>): boolean {
+  const redaction = event.redaction;
+  return (
+    event.producerRedacted === true &&
+    typeof redaction === 'object' &&
+    redaction !== null &&
+    ((redaction as Record<string, unknown>).persist === 'metadata' || (redaction as Record<string, unknown>).persist === 'none')
+  );
+}
+
+function ToolResult(): PropertyDecorator {
+  return ValidateBy({
+    name: 'toolResult',
+    validator: {
+      validate: (value: unknown, args) =>
+        value !== undefined && (value !== null || payloadWithheld(args!.object as Record<string, unknown>)),
+      defaultMessage: () => 'result must be a string or a JSON value (not null unless the producer withheld it)',
+    },
+  });
+}
+
 export class ToolCallRequestedDto extends EventEnvelopeDto implements T.ToolCallRequested {
   @Equals('ToolCallRequested') override type = 'ToolCallRequested' as const;
   @Index() roundIndex: number;
@@ -126,6 +173,8 @@ export class ToolCallRequestedDto extends EventEnvelopeDto implements T.ToolCall
   arguments: JsonObject;
 
   @OriginalBytes() originalBytes?: number;
+  @ProducerRedacted() producerRedacted?: true;
+  @ProducerRedactionNote() redaction?: T.RedactionNote;
 }
 
 export class ToolResultReceivedDto extends EventEnvelopeDto implements T.ToolResultReceived {
@@ -138,13 +187,15 @@ export class ToolResultReceivedDto extends EventEnvelopeDto implements T.ToolRes
   @Index() roundIndex: number;
   @Index() sequenceIndex: number;
 
-  @IsDefined({ message: 'result must be a string or a JSON value (not null)' })
+  @ToolResult()
   @MaxJsonDepth()
   result: JsonValue;
 
   @IsBoolean() isError: boolean;
 
   @OriginalBytes() originalBytes?: number;
+  @ProducerRedacted() producerRedacted?: true;
+  @ProducerRedactionNote() redaction?: T.RedactionNote;
 }
 
 /** Approvals name the call by its id: a decision may come in a later run, where only the id finds it. */
@@ -276,6 +327,8 @@ export const NESTED_DTOS: ReadonlyMap<new () => EventEnvelopeDto, Record<string,
   new () => EventEnvelopeDto,
   Record<string, new () => object>
 >([
+  [ToolCallRequestedDto, { redaction: ProducerRedactionDto }],
+  [ToolResultReceivedDto, { redaction: ProducerRedactionDto }],
   [RunCompletedDto, { usage: TokenUsageDto }],
   [RunCompletedV1Dto, { usage: TokenUsageV1Dto }],
   [RunFailedDto, { error: RunFailureDetailDto, usage: TokenUsageDto }],

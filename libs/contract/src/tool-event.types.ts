@@ -34,12 +34,26 @@ export const MAX_JSON_DEPTH = 64;
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
 
+/** What is kept of a payload: all of it (maybe redacted), its size only, or nothing. */
+export type PersistChoice = 'full' | 'metadata' | 'none';
+export const PERSIST_CHOICES: readonly PersistChoice[] = ['full', 'metadata', 'none'];
+
+/**
+ * What a producer's persist hook chose for a call's arguments or a result,
+ * sent with `producerRedacted: true`; any other member is dropped on parsing.
+ */
+export interface ProducerRedaction {
+  persist: PersistChoice;
+}
+
 /**
  * What the recorder's redaction did to an event, stored with it. Never
- * accepted from producers (unknown fields are dropped on parsing).
+ * accepted from producers (unknown fields are dropped on parsing): a
+ * producer says only what it kept (ProducerRedaction), and the stored
+ * `persist` is the stricter of the producer's and the policy's.
  */
 export interface RedactionNote {
-  persist: 'full' | 'metadata' | 'none';
+  persist: PersistChoice;
   /** Markers applied: per detector kind, per masked JSON path, and "truncated". Values are never kept. */
   counts: Record<string, number>;
   /** Size in bytes of the arguments or result as received (absent when persist is "none"). */
@@ -57,7 +71,11 @@ export interface EventEnvelope {
   occurredAt: string;
   /** The host's id of the message that started the run, when the producer knows it: replay places the run's tools after it. */
   userMessageId?: string;
-  /** Present on recorded events only. */
+  /**
+   * On recorded events, what the recorder did. A published call or result
+   * with `producerRedacted` carries the producer's choice instead
+   * (ProducerRedaction: `persist` alone) until the recorder replaces it.
+   */
   redaction?: RedactionNote;
 }
 
@@ -68,8 +86,10 @@ export interface ToolCallRequested extends EventEnvelope {
   toolCallId: string;
   toolName: string;
   arguments: JsonObject;
-  /** Set when the producer cut `arguments` to fit the event limit: their size in bytes (UTF-8 JSON) before the cut. */
+  /** Set when the producer cut `arguments` to fit the event limit, or withheld them (persist metadata): their size in bytes (UTF-8 JSON) before the cut. */
   originalBytes?: number;
+  /** The producer's persist hook ran on `arguments` (what it kept: `redaction.persist`); kept on the stored event. */
+  producerRedacted?: true;
 }
 
 export interface ToolResultReceived extends EventEnvelope {
@@ -77,10 +97,13 @@ export interface ToolResultReceived extends EventEnvelope {
   toolCallId: string;
   roundIndex: number;
   sequenceIndex: number;
+  /** null only when the producer or the policy kept no payload (persist metadata or none). */
   result: JsonValue;
   isError: boolean;
-  /** Set when the producer cut `result` to fit the event limit: its size in bytes (UTF-8 JSON) before the cut. */
+  /** Set when the producer cut `result` to fit the event limit, or withheld it (persist metadata): its size in bytes (UTF-8 JSON) before the cut. */
   originalBytes?: number;
+  /** The producer's persist hook ran on `result` (what it kept: `redaction.persist`); kept on the stored event. */
+  producerRedacted?: true;
 }
 
 /**

@@ -40,7 +40,7 @@ const RECORD_COLUMNS = `tenant_id AS "tenantId", conversation_id AS "conversatio
   round_index AS "roundIndex", sequence_index AS "sequenceIndex", tool_call_id AS "toolCallId", tool_name AS "toolName",
   ${ARGUMENTS} AS arguments, ${RESULT} AS result, is_error AS "isError", ${isoText('requested_at')} AS "requestedAt", ${isoText('completed_at')} AS "completedAt",
   ${isoText('at')} AS at, (extract(epoch FROM completed_at - requested_at) * 1000)::float8 AS "durationMs",
-  persist, argument_redactions AS "argumentRedactions", result_redactions AS "resultRedactions", ${TRACE_ID} AS "traceId",
+  persist, producer_redacted AS "producerRedacted", argument_redactions AS "argumentRedactions", result_redactions AS "resultRedactions", ${TRACE_ID} AS "traceId",
   arguments_bytes AS "argumentsBytes", result_bytes AS "resultBytes", ${isoText('approval_requested_at')} AS "approvalRequestedAt",
   approval_request_reason AS "approvalRequestReason", ${isoText('approval_decided_at')} AS "approvalDecidedAt", approved,
   approval_decided_by AS "approvalDecidedBy", approval_decision_reason AS "approvalDecisionReason", result_run_id AS "resultRunId"`;

@@ -197,6 +197,7 @@ export function toInvocationMessage(record: InvocationRecord) {
     duration_ms: record.durationMs === null ? undefined : record.durationMs,
     status: INVOCATION_STATUS[statusOf(record)],
     persist: PERSIST_MODE[record.persist],
+    producer_redacted: record.producerRedacted,
     argument_redactions: record.argumentRedactions,
     result_redactions: record.resultRedactions,
     trace_id: record.traceId ?? '',

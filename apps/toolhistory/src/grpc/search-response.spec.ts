@@ -30,6 +30,7 @@ describe('SearchToolHistory on the wire', () => {
       requestedAt: '2026-11-20T10:00:00.123456+00:00',
       completedAt: '2026-11-20T10:00:01.5+00:00',
       persist: 'full',
+      producerRedacted: false,
       argumentRedactions: {},
       resultRedactions: { email: 1 },
       at: '2026-11-20T10:00:00.123456+00:00',

@@ -5,13 +5,16 @@
 "use strict";
 export const validate = validate20;
 export default validate20;
-const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://toolhistory.dev/schema/tool-event/v2.json","title":"toolhistory tool event (schemaVersion 2, and 1)","description":"One message on the tool-events topic, keyed by conversationId. Producers set eventId (a UUID) once per event; it is the idempotency key. Unknown properties are ignored and not stored. New producers publish schemaVersion 2; schemaVersion 1 is still accepted (it differs only in RunCompleted.usage).","type":"object","required":["eventId","type","schemaVersion","tenantId","conversationId","channel","runId","occurredAt"],"properties":{"eventId":{"type":"string","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},"type":{"enum":["ToolCallRequested","ToolResultReceived","ToolApprovalRequested","ToolApprovalDecided","RunCompleted","RunFailed"]},"schemaVersion":{"enum":[1,2],"description":"2 is current; 1 is still accepted."},"tenantId":{"$ref":"#/$defs/id"},"conversationId":{"$ref":"#/$defs/id"},"channel":{"$ref":"#/$defs/id"},"runId":{"$ref":"#/$defs/id"},"occurredAt":{"type":"string","format":"date-time","pattern":"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?(Z|[+-]\\d{2}:\\d{2})$"},"userMessageId":{"$ref":"#/$defs/id","description":"Optional: the host's id of the message that started the run. Replay places the run's tool calls right after it when the run has no assistant message id (a failed or running run)."}},"allOf":[{"if":{"properties":{"type":{"const":"ToolCallRequested"}},"required":["type"]},"then":{"required":["roundIndex","sequenceIndex","toolCallId","toolName","arguments"],"properties":{"roundIndex":{"$ref":"#/$defs/index"},"sequenceIndex":{"$ref":"#/$defs/index"},"toolCallId":{"$ref":"#/$defs/toolCallId"},"toolName":{"$ref":"#/$defs/id"},"arguments":{"type":"object","description":"Nests at most 64 levels deep (checked by the service; JSON Schema cannot say it)."},"originalBytes":{"$ref":"#/$defs/originalBytes"}}}},{"if":{"properties":{"type":{"const":"ToolResultReceived"}},"required":["type"]},"then":{"required":["toolCallId","roundIndex","sequenceIndex","result","isError"],"properties":{"toolCallId":{"$ref":"#/$defs/toolCallId"},"roundIndex":{"$ref":"#/$defs/index"},"sequenceIndex":{"$ref":"#/$defs/index"},"result":{"description":"A string, or any JSON value but null, nesting at most 64 levels deep (checked by the service; JSON Schema cannot say it).","not":{"type":"null"}},"isError":{"type":"boolean"},"originalBytes":{"$ref":"#/$defs/originalBytes"}}}},{"if":{"properties":{"type":{"const":"ToolApprovalRequested"}},"required":["type"]},"then":{"description":"A call waits for a person's approval. Published in the call's run, keyed like the call.","required":["toolCallId","roundIndex","sequenceIndex"],"properties":{"toolCallId":{"$ref":"#/$defs/id","description":"The call's id; must not be empty."},"roundIndex":{"$ref":"#/$defs/index"},"sequenceIndex":{"$ref":"#/$defs/index"},"reason":{"type":"string","description":"Why the call needs approval, as shown to the person."}}}},{"if":{"properties":{"type":{"const":"ToolApprovalDecided"}},"required":["type"]},"then":{"description":"The person's answer. May be published in a later run of the conversation than its call (the run that resumed), with the call's toolCallId, roundIndex and sequenceIndex.","required":["toolCallId","roundIndex","sequenceIndex","approved"],"properties":{"toolCallId":{"$ref":"#/$defs/id","description":"The call's id; must not be empty."},"roundIndex":{"$ref":"#/$defs/index"},"sequenceIndex":{"$ref":"#/$defs/index"},"approved":{"type":"boolean"},"reason":{"type":"string"},"decidedBy":{"$ref":"#/$defs/id","description":"Who decided, as the host names them."}}}},{"if":{"properties":{"type":{"const":"RunCompleted"}},"required":["type"]},"then":{"required":["assistantMessageId","finishReason"],"properties":{"assistantMessageId":{"$ref":"#/$defs/id"},"finishReason":{"$ref":"#/$defs/id","description":"\"stop\" when the model answered after the last round's results; anything else (e.g. tool_limit, terminated) when the loop ended right after executing tools."}},"if":{"properties":{"schemaVersion":{"const":1}},"required":["schemaVersion"]},"then":{"properties":{"usage":{"$ref":"#/$defs/usageV1"}}},"else":{"properties":{"usage":{"$ref":"#/$defs/usage"}}}}},{"if":{"properties":{"type":{"const":"RunFailed"}},"required":["type"]},"then":{"required":["error"],"properties":{"error":{"type":"object","required":["code","message"],"properties":{"code":{"$ref":"#/$defs/id"},"message":{"type":"string"}}},"usage":{"$ref":"#/$defs/usage","description":"The tokens of the service calls made before the run failed."}}}}],"$defs":{"id":{"type":"string","minLength":1,"maxLength":256},"toolCallId":{"type":"string","maxLength":256,"description":"The id the LLM gave the call; may be empty."},"index":{"type":"integer","minimum":0,"maximum":2147483647},"countV1":{"type":"integer","minimum":0},"originalBytes":{"$ref":"#/$defs/index","description":"Set when the producer cut the payload to fit the event limit: its size in bytes (UTF-8 JSON) before the cut."},"usage":{"description":"schemaVersion 2: the tokens of each service (LLM) call of the run, in call order.","type":"array","maxItems":1000,"items":{"type":"object","required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"$ref":"#/$defs/index"},"outputTokens":{"$ref":"#/$defs/index"},"model":{"$ref":"#/$defs/id","description":"The model the call went to, when known."}}}},"usageV1":{"description":"schemaVersion 1: one total for the whole run.","type":"object","required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"$ref":"#/$defs/countV1"},"outputTokens":{"$ref":"#/$defs/countV1"}}}}};
-const schema32 = {"type":"integer","minimum":0,"maximum":2147483647};
-const schema34 = {"type":"string","maxLength":256,"description":"The id the LLM gave the call; may be empty."};
-const schema35 = {"type":"string","minLength":1,"maxLength":256};
+const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://toolhistory.dev/schema/tool-event/v2.json","title":"toolhistory tool event (schemaVersion 2, and 1)","description":"One message on the tool-events topic, keyed by conversationId. Producers set eventId (a UUID) once per event; it is the idempotency key. Unknown properties are ignored and not stored. New producers publish schemaVersion 2; schemaVersion 1 is still accepted (it differs only in RunCompleted.usage).","type":"object","required":["eventId","type","schemaVersion","tenantId","conversationId","channel","runId","occurredAt"],"properties":{"eventId":{"type":"string","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},"type":{"enum":["ToolCallRequested","ToolResultReceived","ToolApprovalRequested","ToolApprovalDecided","RunCompleted","RunFailed"]},"schemaVersion":{"enum":[1,2],"description":"2 is current; 1 is still accepted."},"tenantId":{"$ref":"#/$defs/id"},"conversationId":{"$ref":"#/$defs/id"},"channel":{"$ref":"#/$defs/id"},"runId":{"$ref":"#/$defs/id"},"occurredAt":{"type":"string","format":"date-time","pattern":"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?(Z|[+-]\\d{2}:\\d{2})$"},"userMessageId":{"$ref":"#/$defs/id","description":"Optional: the host's id of the message that started the run. Replay places the run's tool calls right after it when the run has no assistant message id (a failed or running run)."}},"allOf":[{"if":{"properties":{"type":{"const":"ToolCallRequested"}},"required":["type"]},"then":{"required":["roundIndex","sequenceIndex","toolCallId","toolName","arguments"],"properties":{"roundIndex":{"$ref":"#/$defs/index"},"sequenceIndex":{"$ref":"#/$defs/index"},"toolCallId":{"$ref":"#/$defs/toolCallId"},"toolName":{"$ref":"#/$defs/id"},"arguments":{"type":"object","description":"Nests at most 64 levels deep (checked by the service; JSON Schema cannot say it)."},"originalBytes":{"$ref":"#/$defs/originalBytes"},"producerRedacted":{"$ref":"#/$defs/producerRedacted"}},"if":{"required":["producerRedacted"]},"then":{"$ref":"#/$defs/producerRedaction"}}},{"if":{"properties":{"type":{"const":"ToolResultReceived"}},"required":["type"]},"then":{"required":["toolCallId","roundIndex","sequenceIndex","result","isError"],"properties":{"toolCallId":{"$ref":"#/$defs/toolCallId"},"roundIndex":{"$ref":"#/$defs/index"},"sequenceIndex":{"$ref":"#/$defs/index"},"result":{"description":"A string, or any JSON value but null (null only when the producer withheld it: producerRedacted with redaction.persist metadata or none), nesting at most 64 levels deep (checked by the service; JSON Schema cannot say it)."},"isError":{"type":"boolean"},"originalBytes":{"$ref":"#/$defs/originalBytes"},"producerRedacted":{"$ref":"#/$defs/producerRedacted"}},"allOf":[{"if":{"required":["producerRedacted"]},"then":{"$ref":"#/$defs/producerRedaction"}},{"if":{"$ref":"#/$defs/payloadWithheld"},"then":true,"else":{"properties":{"result":{"not":{"type":"null"}}}}}]}},{"if":{"properties":{"type":{"const":"ToolApprovalRequested"}},"required":["type"]},"then":{"description":"A call waits for a person's approval. Published in the call's run, keyed like the call.","required":["toolCallId","roundIndex","sequenceIndex"],"properties":{"toolCallId":{"$ref":"#/$defs/id","description":"The call's id; must not be empty."},"roundIndex":{"$ref":"#/$defs/index"},"sequenceIndex":{"$ref":"#/$defs/index"},"reason":{"type":"string","description":"Why the call needs approval, as shown to the person."}}}},{"if":{"properties":{"type":{"const":"ToolApprovalDecided"}},"required":["type"]},"then":{"description":"The person's answer. May be published in a later run of the conversation than its call (the run that resumed), with the call's toolCallId, roundIndex and sequenceIndex.","required":["toolCallId","roundIndex","sequenceIndex","approved"],"properties":{"toolCallId":{"$ref":"#/$defs/id","description":"The call's id; must not be empty."},"roundIndex":{"$ref":"#/$defs/index"},"sequenceIndex":{"$ref":"#/$defs/index"},"approved":{"type":"boolean"},"reason":{"type":"string"},"decidedBy":{"$ref":"#/$defs/id","description":"Who decided, as the host names them."}}}},{"if":{"properties":{"type":{"const":"RunCompleted"}},"required":["type"]},"then":{"required":["assistantMessageId","finishReason"],"properties":{"assistantMessageId":{"$ref":"#/$defs/id"},"finishReason":{"$ref":"#/$defs/id","description":"\"stop\" when the model answered after the last round's results; anything else (e.g. tool_limit, terminated) when the loop ended right after executing tools."}},"if":{"properties":{"schemaVersion":{"const":1}},"required":["schemaVersion"]},"then":{"properties":{"usage":{"$ref":"#/$defs/usageV1"}}},"else":{"properties":{"usage":{"$ref":"#/$defs/usage"}}}}},{"if":{"properties":{"type":{"const":"RunFailed"}},"required":["type"]},"then":{"required":["error"],"properties":{"error":{"type":"object","required":["code","message"],"properties":{"code":{"$ref":"#/$defs/id"},"message":{"type":"string"}}},"usage":{"$ref":"#/$defs/usage","description":"The tokens of the service calls made before the run failed."}}}}],"$defs":{"id":{"type":"string","minLength":1,"maxLength":256},"toolCallId":{"type":"string","maxLength":256,"description":"The id the LLM gave the call; may be empty."},"index":{"type":"integer","minimum":0,"maximum":2147483647},"countV1":{"type":"integer","minimum":0},"originalBytes":{"$ref":"#/$defs/index","description":"Set when the producer cut the payload to fit the event limit, or withheld it (redaction.persist metadata): its size in bytes (UTF-8 JSON) before the cut."},"producerRedacted":{"const":true,"description":"Set when the producer's persist hook ran on the payload before publishing; the event then says what the producer kept in redaction.persist."},"producerRedaction":{"type":"object","required":["redaction"],"properties":{"redaction":{"type":"object","required":["persist"],"properties":{"persist":{"enum":["full","metadata","none"],"description":"What the producer published: full (the payload, maybe redacted), metadata (no payload; originalBytes is its size), none (no payload, no size). Any other member is ignored."}}}}},"payloadWithheld":{"description":"The producer published no payload: result may be null.","type":"object","required":["producerRedacted","redaction"],"properties":{"producerRedacted":{"const":true},"redaction":{"type":"object","required":["persist"],"properties":{"persist":{"enum":["metadata","none"]}}}}},"usage":{"description":"schemaVersion 2: the tokens of each service (LLM) call of the run, in call order.","type":"array","maxItems":1000,"items":{"type":"object","required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"$ref":"#/$defs/index"},"outputTokens":{"$ref":"#/$defs/index"},"model":{"$ref":"#/$defs/id","description":"The model the call went to, when known."}}}},"usageV1":{"description":"schemaVersion 1: one total for the whole run.","type":"object","required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"$ref":"#/$defs/countV1"},"outputTokens":{"$ref":"#/$defs/countV1"}}}}};
+const schema32 = {"type":"object","required":["redaction"],"properties":{"redaction":{"type":"object","required":["persist"],"properties":{"persist":{"enum":["full","metadata","none"],"description":"What the producer published: full (the payload, maybe redacted), metadata (no payload; originalBytes is its size), none (no payload, no size). Any other member is ignored."}}}}};
+const schema33 = {"type":"integer","minimum":0,"maximum":2147483647};
+const schema35 = {"type":"string","maxLength":256,"description":"The id the LLM gave the call; may be empty."};
+const schema36 = {"type":"string","minLength":1,"maxLength":256};
+const schema38 = {"const":true,"description":"Set when the producer's persist hook ran on the payload before publishing; the event then says what the producer kept in redaction.persist."};
+const schema40 = {"description":"The producer published no payload: result may be null.","type":"object","required":["producerRedacted","redaction"],"properties":{"producerRedacted":{"const":true},"redaction":{"type":"object","required":["persist"],"properties":{"persist":{"enum":["metadata","none"]}}}}};
 const func1 = require("ajv/dist/runtime/ucs2length").default;
-const schema48 = {"description":"schemaVersion 1: one total for the whole run.","type":"object","required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"$ref":"#/$defs/countV1"},"outputTokens":{"$ref":"#/$defs/countV1"}}};
-const schema49 = {"type":"integer","minimum":0};
+const schema53 = {"description":"schemaVersion 1: one total for the whole run.","type":"object","required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"$ref":"#/$defs/countV1"},"outputTokens":{"$ref":"#/$defs/countV1"}}};
+const schema54 = {"type":"integer","minimum":0};
 
 function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -87,7 +90,7 @@ return errors === 0;
 }
 validate21.evaluated = {"props":{"inputTokens":true,"outputTokens":true},"dynamicProps":false,"dynamicItems":false};
 
-const schema51 = {"description":"schemaVersion 2: the tokens of each service (LLM) call of the run, in call order.","type":"array","maxItems":1000,"items":{"type":"object","required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"$ref":"#/$defs/index"},"outputTokens":{"$ref":"#/$defs/index"},"model":{"$ref":"#/$defs/id","description":"The model the call went to, when known."}}}};
+const schema56 = {"description":"schemaVersion 2: the tokens of each service (LLM) call of the run, in call order.","type":"array","maxItems":1000,"items":{"type":"object","required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"$ref":"#/$defs/index"},"outputTokens":{"$ref":"#/$defs/index"},"model":{"$ref":"#/$defs/id","description":"The model the call went to, when known."}}}};
 
 function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -286,76 +289,176 @@ vErrors = null;
 }
 if(_valid0){
 const _errs5 = errors;
+const _errs6 = errors;
+let valid3 = true;
+const _errs7 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing1;
-if((((((data.roundIndex === undefined) && (missing1 = "roundIndex")) || ((data.sequenceIndex === undefined) && (missing1 = "sequenceIndex"))) || ((data.toolCallId === undefined) && (missing1 = "toolCallId"))) || ((data.toolName === undefined) && (missing1 = "toolName"))) || ((data.arguments === undefined) && (missing1 = "arguments"))){
-validate20.errors = [{instancePath,schemaPath:"#/allOf/0/then/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+if((data.producerRedacted === undefined) && (missing1 = "producerRedacted")){
+const err2 = {};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+var _valid1 = _errs7 === errors;
+errors = _errs6;
+if(vErrors !== null){
+if(_errs6){
+vErrors.length = _errs6;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid1){
+const _errs8 = errors;
+const _errs9 = errors;
+if(errors === _errs9){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing2;
+if((data.redaction === undefined) && (missing2 = "redaction")){
+validate20.errors = [{instancePath,schemaPath:"#/$defs/producerRedaction/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
 return false;
 }
 else {
+if(data.redaction !== undefined){
+let data1 = data.redaction;
+const _errs11 = errors;
+if(errors === _errs11){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+let missing3;
+if((data1.persist === undefined) && (missing3 = "persist")){
+validate20.errors = [{instancePath:instancePath+"/redaction",schemaPath:"#/$defs/producerRedaction/properties/redaction/required",keyword:"required",params:{missingProperty: missing3},message:"must have required property '"+missing3+"'"}];
+return false;
+}
+else {
+if(data1.persist !== undefined){
+let data2 = data1.persist;
+if(!(((data2 === "full") || (data2 === "metadata")) || (data2 === "none"))){
+validate20.errors = [{instancePath:instancePath+"/redaction/persist",schemaPath:"#/$defs/producerRedaction/properties/redaction/properties/persist/enum",keyword:"enum",params:{allowedValues: schema32.properties.redaction.properties.persist.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/redaction",schemaPath:"#/$defs/producerRedaction/properties/redaction/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+}
+}
+}
+else {
+validate20.errors = [{instancePath,schemaPath:"#/$defs/producerRedaction/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var _valid1 = _errs8 === errors;
+valid3 = _valid1;
+if(valid3){
+var props0 = {};
+props0.redaction = true;
+}
+}
+if(!valid3){
+const err3 = {instancePath,schemaPath:"#/allOf/0/then/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+validate20.errors = vErrors;
+return false;
+}
+if(errors === _errs5){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing4;
+if((((((data.roundIndex === undefined) && (missing4 = "roundIndex")) || ((data.sequenceIndex === undefined) && (missing4 = "sequenceIndex"))) || ((data.toolCallId === undefined) && (missing4 = "toolCallId"))) || ((data.toolName === undefined) && (missing4 = "toolName"))) || ((data.arguments === undefined) && (missing4 = "arguments"))){
+validate20.errors = [{instancePath,schemaPath:"#/allOf/0/then/required",keyword:"required",params:{missingProperty: missing4},message:"must have required property '"+missing4+"'"}];
+return false;
+}
+else {
+if(props0 !== true){
+props0 = props0 || {};
+props0.roundIndex = true;
+props0.sequenceIndex = true;
+props0.toolCallId = true;
+props0.toolName = true;
+props0.arguments = true;
+props0.originalBytes = true;
+props0.producerRedacted = true;
+}
 if(data.roundIndex !== undefined){
-let data1 = data.roundIndex;
-const _errs6 = errors;
-const _errs7 = errors;
-if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+let data3 = data.roundIndex;
+const _errs14 = errors;
+const _errs15 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
 validate20.errors = [{instancePath:instancePath+"/roundIndex",schemaPath:"#/$defs/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs7){
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 > 2147483647 || isNaN(data1)){
+if(errors === _errs15){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
 validate20.errors = [{instancePath:instancePath+"/roundIndex",schemaPath:"#/$defs/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
 return false;
 }
 else {
-if(data1 < 0 || isNaN(data1)){
+if(data3 < 0 || isNaN(data3)){
 validate20.errors = [{instancePath:instancePath+"/roundIndex",schemaPath:"#/$defs/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 }
-var valid3 = _errs6 === errors;
+var valid7 = _errs14 === errors;
 }
 else {
-var valid3 = true;
+var valid7 = true;
 }
-if(valid3){
+if(valid7){
 if(data.sequenceIndex !== undefined){
-let data2 = data.sequenceIndex;
-const _errs9 = errors;
-const _errs10 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+let data4 = data.sequenceIndex;
+const _errs17 = errors;
+const _errs18 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
 validate20.errors = [{instancePath:instancePath+"/sequenceIndex",schemaPath:"#/$defs/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs10){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 2147483647 || isNaN(data2)){
+if(errors === _errs18){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
 validate20.errors = [{instancePath:instancePath+"/sequenceIndex",schemaPath:"#/$defs/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
 return false;
 }
 else {
-if(data2 < 0 || isNaN(data2)){
+if(data4 < 0 || isNaN(data4)){
 validate20.errors = [{instancePath:instancePath+"/sequenceIndex",schemaPath:"#/$defs/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 }
-var valid3 = _errs9 === errors;
+var valid7 = _errs17 === errors;
 }
 else {
-var valid3 = true;
+var valid7 = true;
 }
-if(valid3){
+if(valid7){
 if(data.toolCallId !== undefined){
-let data3 = data.toolCallId;
-const _errs12 = errors;
-const _errs13 = errors;
-if(errors === _errs13){
-if(typeof data3 === "string"){
-if(func1(data3) > 256){
+let data5 = data.toolCallId;
+const _errs20 = errors;
+const _errs21 = errors;
+if(errors === _errs21){
+if(typeof data5 === "string"){
+if(func1(data5) > 256){
 validate20.errors = [{instancePath:instancePath+"/toolCallId",schemaPath:"#/$defs/toolCallId/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
@@ -365,24 +468,24 @@ validate20.errors = [{instancePath:instancePath+"/toolCallId",schemaPath:"#/$def
 return false;
 }
 }
-var valid3 = _errs12 === errors;
+var valid7 = _errs20 === errors;
 }
 else {
-var valid3 = true;
+var valid7 = true;
 }
-if(valid3){
+if(valid7){
 if(data.toolName !== undefined){
-let data4 = data.toolName;
-const _errs15 = errors;
-const _errs16 = errors;
-if(errors === _errs16){
-if(typeof data4 === "string"){
-if(func1(data4) > 256){
+let data6 = data.toolName;
+const _errs23 = errors;
+const _errs24 = errors;
+if(errors === _errs24){
+if(typeof data6 === "string"){
+if(func1(data6) > 256){
 validate20.errors = [{instancePath:instancePath+"/toolName",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
-if(func1(data4) < 1){
+if(func1(data6) < 1){
 validate20.errors = [{instancePath:instancePath+"/toolName",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -393,51 +496,65 @@ validate20.errors = [{instancePath:instancePath+"/toolName",schemaPath:"#/$defs/
 return false;
 }
 }
-var valid3 = _errs15 === errors;
+var valid7 = _errs23 === errors;
 }
 else {
-var valid3 = true;
+var valid7 = true;
 }
-if(valid3){
+if(valid7){
 if(data.arguments !== undefined){
-let data5 = data.arguments;
-const _errs18 = errors;
-if(!(data5 && typeof data5 == "object" && !Array.isArray(data5))){
+let data7 = data.arguments;
+const _errs26 = errors;
+if(!(data7 && typeof data7 == "object" && !Array.isArray(data7))){
 validate20.errors = [{instancePath:instancePath+"/arguments",schemaPath:"#/allOf/0/then/properties/arguments/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
-var valid3 = _errs18 === errors;
+var valid7 = _errs26 === errors;
 }
 else {
-var valid3 = true;
+var valid7 = true;
 }
-if(valid3){
+if(valid7){
 if(data.originalBytes !== undefined){
-let data6 = data.originalBytes;
-const _errs20 = errors;
-const _errs21 = errors;
-if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+let data8 = data.originalBytes;
+const _errs28 = errors;
+const _errs29 = errors;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
 validate20.errors = [{instancePath:instancePath+"/originalBytes",schemaPath:"#/$defs/originalBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs21){
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 > 2147483647 || isNaN(data6)){
+if(errors === _errs29){
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 > 2147483647 || isNaN(data8)){
 validate20.errors = [{instancePath:instancePath+"/originalBytes",schemaPath:"#/$defs/originalBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
 return false;
 }
 else {
-if(data6 < 0 || isNaN(data6)){
+if(data8 < 0 || isNaN(data8)){
 validate20.errors = [{instancePath:instancePath+"/originalBytes",schemaPath:"#/$defs/originalBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 }
-var valid3 = _errs20 === errors;
+var valid7 = _errs28 === errors;
 }
 else {
-var valid3 = true;
+var valid7 = true;
+}
+if(valid7){
+if(data.producerRedacted !== undefined){
+const _errs31 = errors;
+if(true !== data.producerRedacted){
+validate20.errors = [{instancePath:instancePath+"/producerRedacted",schemaPath:"#/$defs/producerRedacted/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
+return false;
+}
+var valid7 = _errs31 === errors;
+}
+else {
+var valid7 = true;
+}
+}
 }
 }
 }
@@ -449,50 +566,14 @@ var valid3 = true;
 var _valid0 = _errs5 === errors;
 valid1 = _valid0;
 if(valid1){
-var props0 = {};
-props0.roundIndex = true;
-props0.sequenceIndex = true;
-props0.toolCallId = true;
-props0.toolName = true;
-props0.arguments = true;
-props0.originalBytes = true;
+if(props0 !== true){
+props0 = props0 || {};
 props0.type = true;
 }
 }
+}
 if(!valid1){
-const err2 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-validate20.errors = vErrors;
-return false;
-}
-var valid0 = _errs1 === errors;
-if(valid0){
-const _errs23 = errors;
-const _errs24 = errors;
-let valid9 = true;
-const _errs25 = errors;
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing2;
-if((data.type === undefined) && (missing2 = "type")){
-const err3 = {};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-else {
-if(data.type !== undefined){
-if("ToolResultReceived" !== data.type){
-const err4 = {};
+const err4 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -500,112 +581,18 @@ else {
 vErrors.push(err4);
 }
 errors++;
-}
-}
-}
-}
-var _valid1 = _errs25 === errors;
-errors = _errs24;
-if(vErrors !== null){
-if(_errs24){
-vErrors.length = _errs24;
-}
-else {
-vErrors = null;
-}
-}
-if(_valid1){
-const _errs27 = errors;
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing3;
-if((((((data.toolCallId === undefined) && (missing3 = "toolCallId")) || ((data.roundIndex === undefined) && (missing3 = "roundIndex"))) || ((data.sequenceIndex === undefined) && (missing3 = "sequenceIndex"))) || ((data.result === undefined) && (missing3 = "result"))) || ((data.isError === undefined) && (missing3 = "isError"))){
-validate20.errors = [{instancePath,schemaPath:"#/allOf/1/then/required",keyword:"required",params:{missingProperty: missing3},message:"must have required property '"+missing3+"'"}];
+validate20.errors = vErrors;
 return false;
 }
-else {
-if(data.toolCallId !== undefined){
-let data8 = data.toolCallId;
-const _errs28 = errors;
-const _errs29 = errors;
-if(errors === _errs29){
-if(typeof data8 === "string"){
-if(func1(data8) > 256){
-validate20.errors = [{instancePath:instancePath+"/toolCallId",schemaPath:"#/$defs/toolCallId/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
-return false;
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/toolCallId",schemaPath:"#/$defs/toolCallId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid11 = _errs28 === errors;
-}
-else {
-var valid11 = true;
-}
-if(valid11){
-if(data.roundIndex !== undefined){
-let data9 = data.roundIndex;
-const _errs31 = errors;
-const _errs32 = errors;
-if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-validate20.errors = [{instancePath:instancePath+"/roundIndex",schemaPath:"#/$defs/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs32){
-if((typeof data9 == "number") && (isFinite(data9))){
-if(data9 > 2147483647 || isNaN(data9)){
-validate20.errors = [{instancePath:instancePath+"/roundIndex",schemaPath:"#/$defs/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
-return false;
-}
-else {
-if(data9 < 0 || isNaN(data9)){
-validate20.errors = [{instancePath:instancePath+"/roundIndex",schemaPath:"#/$defs/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid11 = _errs31 === errors;
-}
-else {
-var valid11 = true;
-}
-if(valid11){
-if(data.sequenceIndex !== undefined){
-let data10 = data.sequenceIndex;
+var valid0 = _errs1 === errors;
+if(valid0){
+const _errs33 = errors;
 const _errs34 = errors;
+let valid14 = true;
 const _errs35 = errors;
-if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-validate20.errors = [{instancePath:instancePath+"/sequenceIndex",schemaPath:"#/$defs/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs35){
-if((typeof data10 == "number") && (isFinite(data10))){
-if(data10 > 2147483647 || isNaN(data10)){
-validate20.errors = [{instancePath:instancePath+"/sequenceIndex",schemaPath:"#/$defs/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
-return false;
-}
-else {
-if(data10 < 0 || isNaN(data10)){
-validate20.errors = [{instancePath:instancePath+"/sequenceIndex",schemaPath:"#/$defs/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid11 = _errs34 === errors;
-}
-else {
-var valid11 = true;
-}
-if(valid11){
-if(data.result !== undefined){
-const _errs37 = errors;
-const _errs38 = errors;
-const _errs39 = errors;
-if(data.result !== null){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing5;
+if((data.type === undefined) && (missing5 = "type")){
 const err5 = {};
 if(vErrors === null){
 vErrors = [err5];
@@ -615,89 +602,10 @@ vErrors.push(err5);
 }
 errors++;
 }
-var valid15 = _errs39 === errors;
-if(valid15){
-validate20.errors = [{instancePath:instancePath+"/result",schemaPath:"#/allOf/1/then/properties/result/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-}
 else {
-errors = _errs38;
-if(vErrors !== null){
-if(_errs38){
-vErrors.length = _errs38;
-}
-else {
-vErrors = null;
-}
-}
-}
-var valid11 = _errs37 === errors;
-}
-else {
-var valid11 = true;
-}
-if(valid11){
-if(data.isError !== undefined){
-const _errs41 = errors;
-if(typeof data.isError !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/isError",schemaPath:"#/allOf/1/then/properties/isError/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid11 = _errs41 === errors;
-}
-else {
-var valid11 = true;
-}
-if(valid11){
-if(data.originalBytes !== undefined){
-let data13 = data.originalBytes;
-const _errs43 = errors;
-const _errs44 = errors;
-if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-validate20.errors = [{instancePath:instancePath+"/originalBytes",schemaPath:"#/$defs/originalBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs44){
-if((typeof data13 == "number") && (isFinite(data13))){
-if(data13 > 2147483647 || isNaN(data13)){
-validate20.errors = [{instancePath:instancePath+"/originalBytes",schemaPath:"#/$defs/originalBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
-return false;
-}
-else {
-if(data13 < 0 || isNaN(data13)){
-validate20.errors = [{instancePath:instancePath+"/originalBytes",schemaPath:"#/$defs/originalBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid11 = _errs43 === errors;
-}
-else {
-var valid11 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-var _valid1 = _errs27 === errors;
-valid9 = _valid1;
-if(valid9){
-var props1 = {};
-props1.toolCallId = true;
-props1.roundIndex = true;
-props1.sequenceIndex = true;
-props1.result = true;
-props1.isError = true;
-props1.originalBytes = true;
-props1.type = true;
-}
-}
-if(!valid9){
-const err6 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(data.type !== undefined){
+if("ToolResultReceived" !== data.type){
+const err6 = {};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -705,27 +613,29 @@ else {
 vErrors.push(err6);
 }
 errors++;
-validate20.errors = vErrors;
-return false;
 }
-var valid0 = _errs23 === errors;
-if(valid0){
-if(props0 !== true && props1 !== undefined){
-if(props1 === true){
-props0 = true;
+}
+}
+}
+var _valid2 = _errs35 === errors;
+errors = _errs34;
+if(vErrors !== null){
+if(_errs34){
+vErrors.length = _errs34;
 }
 else {
-props0 = props0 || {};
-Object.assign(props0, props1);
+vErrors = null;
 }
 }
-const _errs46 = errors;
-const _errs47 = errors;
+if(_valid2){
+const _errs37 = errors;
+const _errs38 = errors;
+const _errs39 = errors;
 let valid17 = true;
-const _errs48 = errors;
+const _errs40 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing4;
-if((data.type === undefined) && (missing4 = "type")){
+let missing6;
+if((data.producerRedacted === undefined) && (missing6 = "producerRedacted")){
 const err7 = {};
 if(vErrors === null){
 vErrors = [err7];
@@ -735,10 +645,70 @@ vErrors.push(err7);
 }
 errors++;
 }
+}
+var _valid3 = _errs40 === errors;
+errors = _errs39;
+if(vErrors !== null){
+if(_errs39){
+vErrors.length = _errs39;
+}
 else {
-if(data.type !== undefined){
-if("ToolApprovalRequested" !== data.type){
-const err8 = {};
+vErrors = null;
+}
+}
+if(_valid3){
+const _errs41 = errors;
+const _errs42 = errors;
+if(errors === _errs42){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing7;
+if((data.redaction === undefined) && (missing7 = "redaction")){
+validate20.errors = [{instancePath,schemaPath:"#/$defs/producerRedaction/required",keyword:"required",params:{missingProperty: missing7},message:"must have required property '"+missing7+"'"}];
+return false;
+}
+else {
+if(data.redaction !== undefined){
+let data11 = data.redaction;
+const _errs44 = errors;
+if(errors === _errs44){
+if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+let missing8;
+if((data11.persist === undefined) && (missing8 = "persist")){
+validate20.errors = [{instancePath:instancePath+"/redaction",schemaPath:"#/$defs/producerRedaction/properties/redaction/required",keyword:"required",params:{missingProperty: missing8},message:"must have required property '"+missing8+"'"}];
+return false;
+}
+else {
+if(data11.persist !== undefined){
+let data12 = data11.persist;
+if(!(((data12 === "full") || (data12 === "metadata")) || (data12 === "none"))){
+validate20.errors = [{instancePath:instancePath+"/redaction/persist",schemaPath:"#/$defs/producerRedaction/properties/redaction/properties/persist/enum",keyword:"enum",params:{allowedValues: schema32.properties.redaction.properties.persist.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/redaction",schemaPath:"#/$defs/producerRedaction/properties/redaction/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+}
+}
+}
+else {
+validate20.errors = [{instancePath,schemaPath:"#/$defs/producerRedaction/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var _valid3 = _errs41 === errors;
+valid17 = _valid3;
+if(valid17){
+var props1 = {};
+props1.redaction = true;
+}
+}
+if(!valid17){
+const err8 = {instancePath,schemaPath:"#/allOf/1/then/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -746,142 +716,21 @@ else {
 vErrors.push(err8);
 }
 errors++;
+validate20.errors = vErrors;
+return false;
 }
-}
-}
-}
-var _valid2 = _errs48 === errors;
-errors = _errs47;
-if(vErrors !== null){
-if(_errs47){
-vErrors.length = _errs47;
-}
-else {
-vErrors = null;
-}
-}
-if(_valid2){
+var valid16 = _errs38 === errors;
+if(valid16){
+const _errs47 = errors;
+const _errs48 = errors;
+let valid21 = true;
+const _errs49 = errors;
 const _errs50 = errors;
+if(errors === _errs50){
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing5;
-if((((data.toolCallId === undefined) && (missing5 = "toolCallId")) || ((data.roundIndex === undefined) && (missing5 = "roundIndex"))) || ((data.sequenceIndex === undefined) && (missing5 = "sequenceIndex"))){
-validate20.errors = [{instancePath,schemaPath:"#/allOf/2/then/required",keyword:"required",params:{missingProperty: missing5},message:"must have required property '"+missing5+"'"}];
-return false;
-}
-else {
-if(data.toolCallId !== undefined){
-let data15 = data.toolCallId;
-const _errs51 = errors;
-const _errs52 = errors;
-if(errors === _errs52){
-if(typeof data15 === "string"){
-if(func1(data15) > 256){
-validate20.errors = [{instancePath:instancePath+"/toolCallId",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
-return false;
-}
-else {
-if(func1(data15) < 1){
-validate20.errors = [{instancePath:instancePath+"/toolCallId",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/toolCallId",schemaPath:"#/$defs/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid19 = _errs51 === errors;
-}
-else {
-var valid19 = true;
-}
-if(valid19){
-if(data.roundIndex !== undefined){
-let data16 = data.roundIndex;
-const _errs54 = errors;
-const _errs55 = errors;
-if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-validate20.errors = [{instancePath:instancePath+"/roundIndex",schemaPath:"#/$defs/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs55){
-if((typeof data16 == "number") && (isFinite(data16))){
-if(data16 > 2147483647 || isNaN(data16)){
-validate20.errors = [{instancePath:instancePath+"/roundIndex",schemaPath:"#/$defs/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
-return false;
-}
-else {
-if(data16 < 0 || isNaN(data16)){
-validate20.errors = [{instancePath:instancePath+"/roundIndex",schemaPath:"#/$defs/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid19 = _errs54 === errors;
-}
-else {
-var valid19 = true;
-}
-if(valid19){
-if(data.sequenceIndex !== undefined){
-let data17 = data.sequenceIndex;
-const _errs57 = errors;
-const _errs58 = errors;
-if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-validate20.errors = [{instancePath:instancePath+"/sequenceIndex",schemaPath:"#/$defs/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs58){
-if((typeof data17 == "number") && (isFinite(data17))){
-if(data17 > 2147483647 || isNaN(data17)){
-validate20.errors = [{instancePath:instancePath+"/sequenceIndex",schemaPath:"#/$defs/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
-return false;
-}
-else {
-if(data17 < 0 || isNaN(data17)){
-validate20.errors = [{instancePath:instancePath+"/sequenceIndex",schemaPath:"#/$defs/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid19 = _errs57 === errors;
-}
-else {
-var valid19 = true;
-}
-if(valid19){
-if(data.reason !== undefined){
-const _errs60 = errors;
-if(typeof data.reason !== "string"){
-validate20.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/allOf/2/then/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid19 = _errs60 === errors;
-}
-else {
-var valid19 = true;
-}
-}
-}
-}
-}
-}
-var _valid2 = _errs50 === errors;
-valid17 = _valid2;
-if(valid17){
-var props2 = {};
-props2.toolCallId = true;
-props2.roundIndex = true;
-props2.sequenceIndex = true;
-props2.reason = true;
-props2.type = true;
-}
-}
-if(!valid17){
-const err9 = {instancePath,schemaPath:"#/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+let missing9;
+if(((data.producerRedacted === undefined) && (missing9 = "producerRedacted")) || ((data.redaction === undefined) && (missing9 = "redaction"))){
+const err9 = {};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -889,27 +738,11 @@ else {
 vErrors.push(err9);
 }
 errors++;
-validate20.errors = vErrors;
-return false;
-}
-var valid0 = _errs46 === errors;
-if(valid0){
-if(props0 !== true && props2 !== undefined){
-if(props2 === true){
-props0 = true;
 }
 else {
-props0 = props0 || {};
-Object.assign(props0, props2);
-}
-}
-const _errs62 = errors;
-const _errs63 = errors;
-let valid23 = true;
-const _errs64 = errors;
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing6;
-if((data.type === undefined) && (missing6 = "type")){
+if(data.producerRedacted !== undefined){
+const _errs52 = errors;
+if(true !== data.producerRedacted){
 const err10 = {};
 if(vErrors === null){
 vErrors = [err10];
@@ -919,9 +752,19 @@ vErrors.push(err10);
 }
 errors++;
 }
+var valid23 = _errs52 === errors;
+}
 else {
-if(data.type !== undefined){
-if("ToolApprovalDecided" !== data.type){
+var valid23 = true;
+}
+if(valid23){
+if(data.redaction !== undefined){
+let data14 = data.redaction;
+const _errs53 = errors;
+if(errors === _errs53){
+if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
+let missing10;
+if((data14.persist === undefined) && (missing10 = "persist")){
 const err11 = {};
 if(vErrors === null){
 vErrors = [err11];
@@ -931,185 +774,11 @@ vErrors.push(err11);
 }
 errors++;
 }
-}
-}
-}
-var _valid3 = _errs64 === errors;
-errors = _errs63;
-if(vErrors !== null){
-if(_errs63){
-vErrors.length = _errs63;
-}
 else {
-vErrors = null;
-}
-}
-if(_valid3){
-const _errs66 = errors;
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing7;
-if(((((data.toolCallId === undefined) && (missing7 = "toolCallId")) || ((data.roundIndex === undefined) && (missing7 = "roundIndex"))) || ((data.sequenceIndex === undefined) && (missing7 = "sequenceIndex"))) || ((data.approved === undefined) && (missing7 = "approved"))){
-validate20.errors = [{instancePath,schemaPath:"#/allOf/3/then/required",keyword:"required",params:{missingProperty: missing7},message:"must have required property '"+missing7+"'"}];
-return false;
-}
-else {
-if(data.toolCallId !== undefined){
-let data20 = data.toolCallId;
-const _errs67 = errors;
-const _errs68 = errors;
-if(errors === _errs68){
-if(typeof data20 === "string"){
-if(func1(data20) > 256){
-validate20.errors = [{instancePath:instancePath+"/toolCallId",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
-return false;
-}
-else {
-if(func1(data20) < 1){
-validate20.errors = [{instancePath:instancePath+"/toolCallId",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/toolCallId",schemaPath:"#/$defs/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid25 = _errs67 === errors;
-}
-else {
-var valid25 = true;
-}
-if(valid25){
-if(data.roundIndex !== undefined){
-let data21 = data.roundIndex;
-const _errs70 = errors;
-const _errs71 = errors;
-if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
-validate20.errors = [{instancePath:instancePath+"/roundIndex",schemaPath:"#/$defs/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs71){
-if((typeof data21 == "number") && (isFinite(data21))){
-if(data21 > 2147483647 || isNaN(data21)){
-validate20.errors = [{instancePath:instancePath+"/roundIndex",schemaPath:"#/$defs/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
-return false;
-}
-else {
-if(data21 < 0 || isNaN(data21)){
-validate20.errors = [{instancePath:instancePath+"/roundIndex",schemaPath:"#/$defs/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid25 = _errs70 === errors;
-}
-else {
-var valid25 = true;
-}
-if(valid25){
-if(data.sequenceIndex !== undefined){
-let data22 = data.sequenceIndex;
-const _errs73 = errors;
-const _errs74 = errors;
-if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
-validate20.errors = [{instancePath:instancePath+"/sequenceIndex",schemaPath:"#/$defs/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs74){
-if((typeof data22 == "number") && (isFinite(data22))){
-if(data22 > 2147483647 || isNaN(data22)){
-validate20.errors = [{instancePath:instancePath+"/sequenceIndex",schemaPath:"#/$defs/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
-return false;
-}
-else {
-if(data22 < 0 || isNaN(data22)){
-validate20.errors = [{instancePath:instancePath+"/sequenceIndex",schemaPath:"#/$defs/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid25 = _errs73 === errors;
-}
-else {
-var valid25 = true;
-}
-if(valid25){
-if(data.approved !== undefined){
-const _errs76 = errors;
-if(typeof data.approved !== "boolean"){
-validate20.errors = [{instancePath:instancePath+"/approved",schemaPath:"#/allOf/3/then/properties/approved/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid25 = _errs76 === errors;
-}
-else {
-var valid25 = true;
-}
-if(valid25){
-if(data.reason !== undefined){
-const _errs78 = errors;
-if(typeof data.reason !== "string"){
-validate20.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/allOf/3/then/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid25 = _errs78 === errors;
-}
-else {
-var valid25 = true;
-}
-if(valid25){
-if(data.decidedBy !== undefined){
-let data25 = data.decidedBy;
-const _errs80 = errors;
-const _errs81 = errors;
-if(errors === _errs81){
-if(typeof data25 === "string"){
-if(func1(data25) > 256){
-validate20.errors = [{instancePath:instancePath+"/decidedBy",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
-return false;
-}
-else {
-if(func1(data25) < 1){
-validate20.errors = [{instancePath:instancePath+"/decidedBy",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/decidedBy",schemaPath:"#/$defs/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid25 = _errs80 === errors;
-}
-else {
-var valid25 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-var _valid3 = _errs66 === errors;
-valid23 = _valid3;
-if(valid23){
-var props3 = {};
-props3.toolCallId = true;
-props3.roundIndex = true;
-props3.sequenceIndex = true;
-props3.approved = true;
-props3.reason = true;
-props3.decidedBy = true;
-props3.type = true;
-}
-}
-if(!valid23){
-const err12 = {instancePath,schemaPath:"#/allOf/3/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(data14.persist !== undefined){
+let data15 = data14.persist;
+if(!((data15 === "metadata") || (data15 === "none"))){
+const err12 = {};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -1117,27 +786,11 @@ else {
 vErrors.push(err12);
 }
 errors++;
-validate20.errors = vErrors;
-return false;
 }
-var valid0 = _errs62 === errors;
-if(valid0){
-if(props0 !== true && props3 !== undefined){
-if(props3 === true){
-props0 = true;
+}
+}
 }
 else {
-props0 = props0 || {};
-Object.assign(props0, props3);
-}
-}
-const _errs83 = errors;
-const _errs84 = errors;
-let valid30 = true;
-const _errs85 = errors;
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing8;
-if((data.type === undefined) && (missing8 = "type")){
 const err13 = {};
 if(vErrors === null){
 vErrors = [err13];
@@ -1147,9 +800,16 @@ vErrors.push(err13);
 }
 errors++;
 }
+}
+var valid23 = _errs53 === errors;
+}
 else {
-if(data.type !== undefined){
-if("RunCompleted" !== data.type){
+var valid23 = true;
+}
+}
+}
+}
+else {
 const err14 = {};
 if(vErrors === null){
 vErrors = [err14];
@@ -1160,26 +820,23 @@ vErrors.push(err14);
 errors++;
 }
 }
-}
-}
-var _valid4 = _errs85 === errors;
-errors = _errs84;
+var _valid4 = _errs49 === errors;
+errors = _errs48;
 if(vErrors !== null){
-if(_errs84){
-vErrors.length = _errs84;
+if(_errs48){
+vErrors.length = _errs48;
 }
 else {
 vErrors = null;
 }
 }
-if(_valid4){
-const _errs87 = errors;
-const _errs88 = errors;
-let valid32 = true;
-const _errs89 = errors;
+if(!_valid4){
+const _errs56 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing9;
-if((data.schemaVersion === undefined) && (missing9 = "schemaVersion")){
+if(data.result !== undefined){
+const _errs58 = errors;
+const _errs59 = errors;
+if(data.result !== null){
 const err15 = {};
 if(vErrors === null){
 vErrors = [err15];
@@ -1189,10 +846,35 @@ vErrors.push(err15);
 }
 errors++;
 }
+var valid26 = _errs59 === errors;
+if(valid26){
+validate20.errors = [{instancePath:instancePath+"/result",schemaPath:"#/allOf/1/then/allOf/1/else/properties/result/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+}
 else {
-if(data.schemaVersion !== undefined){
-if(1 !== data.schemaVersion){
-const err16 = {};
+errors = _errs58;
+if(vErrors !== null){
+if(_errs58){
+vErrors.length = _errs58;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+var _valid4 = _errs56 === errors;
+valid21 = _valid4;
+if(valid21){
+var props2 = {};
+props2.result = true;
+props2.producerRedacted = true;
+props2.redaction = true;
+}
+}
+if(!valid21){
+const err16 = {instancePath,schemaPath:"#/allOf/1/then/allOf/1/if",keyword:"if",params:{failingKeyword: "else"},message:"must match \"else\" schema"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -1200,62 +882,188 @@ else {
 vErrors.push(err16);
 }
 errors++;
+validate20.errors = vErrors;
+return false;
 }
-}
-}
-}
-var _valid5 = _errs89 === errors;
-errors = _errs88;
-if(vErrors !== null){
-if(_errs88){
-vErrors.length = _errs88;
-}
-else {
-vErrors = null;
-}
-}
-let ifClause0;
-if(_valid5){
-const _errs91 = errors;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.usage !== undefined){
-if(!(validate21(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate21.errors : vErrors.concat(validate21.errors);
-errors = vErrors.length;
-}
-}
-}
-var _valid5 = _errs91 === errors;
-valid32 = _valid5;
-if(valid32){
-var props4 = {};
-props4.usage = true;
-props4.schemaVersion = true;
-}
-ifClause0 = "then";
+var valid16 = _errs47 === errors;
+if(valid16){
+if(props1 !== true && props2 !== undefined){
+if(props2 === true){
+props1 = true;
 }
 else {
-const _errs93 = errors;
+props1 = props1 || {};
+Object.assign(props1, props2);
+}
+}
+}
+}
+if(errors === _errs37){
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.usage !== undefined){
-if(!(validate23(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
-errors = vErrors.length;
+let missing11;
+if((((((data.toolCallId === undefined) && (missing11 = "toolCallId")) || ((data.roundIndex === undefined) && (missing11 = "roundIndex"))) || ((data.sequenceIndex === undefined) && (missing11 = "sequenceIndex"))) || ((data.result === undefined) && (missing11 = "result"))) || ((data.isError === undefined) && (missing11 = "isError"))){
+validate20.errors = [{instancePath,schemaPath:"#/allOf/1/then/required",keyword:"required",params:{missingProperty: missing11},message:"must have required property '"+missing11+"'"}];
+return false;
+}
+else {
+if(props1 !== true){
+props1 = props1 || {};
+props1.toolCallId = true;
+props1.roundIndex = true;
+props1.sequenceIndex = true;
+props1.result = true;
+props1.isError = true;
+props1.originalBytes = true;
+props1.producerRedacted = true;
+}
+if(data.toolCallId !== undefined){
+let data17 = data.toolCallId;
+const _errs61 = errors;
+const _errs62 = errors;
+if(errors === _errs62){
+if(typeof data17 === "string"){
+if(func1(data17) > 256){
+validate20.errors = [{instancePath:instancePath+"/toolCallId",schemaPath:"#/$defs/toolCallId/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/toolCallId",schemaPath:"#/$defs/toolCallId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid27 = _errs61 === errors;
+}
+else {
+var valid27 = true;
+}
+if(valid27){
+if(data.roundIndex !== undefined){
+let data18 = data.roundIndex;
+const _errs64 = errors;
+const _errs65 = errors;
+if(!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))){
+validate20.errors = [{instancePath:instancePath+"/roundIndex",schemaPath:"#/$defs/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs65){
+if((typeof data18 == "number") && (isFinite(data18))){
+if(data18 > 2147483647 || isNaN(data18)){
+validate20.errors = [{instancePath:instancePath+"/roundIndex",schemaPath:"#/$defs/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
+return false;
+}
+else {
+if(data18 < 0 || isNaN(data18)){
+validate20.errors = [{instancePath:instancePath+"/roundIndex",schemaPath:"#/$defs/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
 }
 }
 }
-var _valid5 = _errs93 === errors;
-valid32 = _valid5;
-if(valid32){
-if(props4 !== true){
-props4 = props4 || {};
-props4.usage = true;
+}
+var valid27 = _errs64 === errors;
+}
+else {
+var valid27 = true;
+}
+if(valid27){
+if(data.sequenceIndex !== undefined){
+let data19 = data.sequenceIndex;
+const _errs67 = errors;
+const _errs68 = errors;
+if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
+validate20.errors = [{instancePath:instancePath+"/sequenceIndex",schemaPath:"#/$defs/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs68){
+if((typeof data19 == "number") && (isFinite(data19))){
+if(data19 > 2147483647 || isNaN(data19)){
+validate20.errors = [{instancePath:instancePath+"/sequenceIndex",schemaPath:"#/$defs/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
+return false;
+}
+else {
+if(data19 < 0 || isNaN(data19)){
+validate20.errors = [{instancePath:instancePath+"/sequenceIndex",schemaPath:"#/$defs/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
 }
 }
-ifClause0 = "else";
 }
-if(!valid32){
-const err17 = {instancePath,schemaPath:"#/allOf/4/then/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema"};
+}
+var valid27 = _errs67 === errors;
+}
+else {
+var valid27 = true;
+}
+if(valid27){
+if(data.isError !== undefined){
+const _errs70 = errors;
+if(typeof data.isError !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/isError",schemaPath:"#/allOf/1/then/properties/isError/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid27 = _errs70 === errors;
+}
+else {
+var valid27 = true;
+}
+if(valid27){
+if(data.originalBytes !== undefined){
+let data21 = data.originalBytes;
+const _errs72 = errors;
+const _errs73 = errors;
+if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
+validate20.errors = [{instancePath:instancePath+"/originalBytes",schemaPath:"#/$defs/originalBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs73){
+if((typeof data21 == "number") && (isFinite(data21))){
+if(data21 > 2147483647 || isNaN(data21)){
+validate20.errors = [{instancePath:instancePath+"/originalBytes",schemaPath:"#/$defs/originalBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
+return false;
+}
+else {
+if(data21 < 0 || isNaN(data21)){
+validate20.errors = [{instancePath:instancePath+"/originalBytes",schemaPath:"#/$defs/originalBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid27 = _errs72 === errors;
+}
+else {
+var valid27 = true;
+}
+if(valid27){
+if(data.producerRedacted !== undefined){
+const _errs75 = errors;
+if(true !== data.producerRedacted){
+validate20.errors = [{instancePath:instancePath+"/producerRedacted",schemaPath:"#/$defs/producerRedacted/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
+return false;
+}
+var valid27 = _errs75 === errors;
+}
+else {
+var valid27 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+var _valid2 = _errs37 === errors;
+valid14 = _valid2;
+if(valid14){
+if(props1 !== true){
+props1 = props1 || {};
+props1.type = true;
+}
+}
+}
+if(!valid14){
+const err17 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -1266,89 +1074,25 @@ errors++;
 validate20.errors = vErrors;
 return false;
 }
-if(errors === _errs87){
+var valid0 = _errs33 === errors;
+if(valid0){
+if(props0 !== true && props1 !== undefined){
+if(props1 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props1);
+}
+}
+const _errs77 = errors;
+const _errs78 = errors;
+let valid33 = true;
+const _errs79 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing10;
-if(((data.assistantMessageId === undefined) && (missing10 = "assistantMessageId")) || ((data.finishReason === undefined) && (missing10 = "finishReason"))){
-validate20.errors = [{instancePath,schemaPath:"#/allOf/4/then/required",keyword:"required",params:{missingProperty: missing10},message:"must have required property '"+missing10+"'"}];
-return false;
-}
-else {
-if(props4 !== true){
-props4 = props4 || {};
-props4.assistantMessageId = true;
-props4.finishReason = true;
-}
-if(data.assistantMessageId !== undefined){
-let data30 = data.assistantMessageId;
-const _errs95 = errors;
-const _errs96 = errors;
-if(errors === _errs96){
-if(typeof data30 === "string"){
-if(func1(data30) > 256){
-validate20.errors = [{instancePath:instancePath+"/assistantMessageId",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
-return false;
-}
-else {
-if(func1(data30) < 1){
-validate20.errors = [{instancePath:instancePath+"/assistantMessageId",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/assistantMessageId",schemaPath:"#/$defs/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid36 = _errs95 === errors;
-}
-else {
-var valid36 = true;
-}
-if(valid36){
-if(data.finishReason !== undefined){
-let data31 = data.finishReason;
-const _errs98 = errors;
-const _errs99 = errors;
-if(errors === _errs99){
-if(typeof data31 === "string"){
-if(func1(data31) > 256){
-validate20.errors = [{instancePath:instancePath+"/finishReason",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
-return false;
-}
-else {
-if(func1(data31) < 1){
-validate20.errors = [{instancePath:instancePath+"/finishReason",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/finishReason",schemaPath:"#/$defs/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid36 = _errs98 === errors;
-}
-else {
-var valid36 = true;
-}
-}
-}
-}
-}
-var _valid4 = _errs87 === errors;
-valid30 = _valid4;
-if(valid30){
-if(props4 !== true){
-props4 = props4 || {};
-props4.type = true;
-}
-}
-}
-if(!valid30){
-const err18 = {instancePath,schemaPath:"#/allOf/4/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+let missing12;
+if((data.type === undefined) && (missing12 = "type")){
+const err18 = {};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -1356,10 +1100,393 @@ else {
 vErrors.push(err18);
 }
 errors++;
+}
+else {
+if(data.type !== undefined){
+if("ToolApprovalRequested" !== data.type){
+const err19 = {};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+}
+var _valid5 = _errs79 === errors;
+errors = _errs78;
+if(vErrors !== null){
+if(_errs78){
+vErrors.length = _errs78;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid5){
+const _errs81 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing13;
+if((((data.toolCallId === undefined) && (missing13 = "toolCallId")) || ((data.roundIndex === undefined) && (missing13 = "roundIndex"))) || ((data.sequenceIndex === undefined) && (missing13 = "sequenceIndex"))){
+validate20.errors = [{instancePath,schemaPath:"#/allOf/2/then/required",keyword:"required",params:{missingProperty: missing13},message:"must have required property '"+missing13+"'"}];
+return false;
+}
+else {
+if(data.toolCallId !== undefined){
+let data24 = data.toolCallId;
+const _errs82 = errors;
+const _errs83 = errors;
+if(errors === _errs83){
+if(typeof data24 === "string"){
+if(func1(data24) > 256){
+validate20.errors = [{instancePath:instancePath+"/toolCallId",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+return false;
+}
+else {
+if(func1(data24) < 1){
+validate20.errors = [{instancePath:instancePath+"/toolCallId",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/toolCallId",schemaPath:"#/$defs/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid35 = _errs82 === errors;
+}
+else {
+var valid35 = true;
+}
+if(valid35){
+if(data.roundIndex !== undefined){
+let data25 = data.roundIndex;
+const _errs85 = errors;
+const _errs86 = errors;
+if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
+validate20.errors = [{instancePath:instancePath+"/roundIndex",schemaPath:"#/$defs/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs86){
+if((typeof data25 == "number") && (isFinite(data25))){
+if(data25 > 2147483647 || isNaN(data25)){
+validate20.errors = [{instancePath:instancePath+"/roundIndex",schemaPath:"#/$defs/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
+return false;
+}
+else {
+if(data25 < 0 || isNaN(data25)){
+validate20.errors = [{instancePath:instancePath+"/roundIndex",schemaPath:"#/$defs/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid35 = _errs85 === errors;
+}
+else {
+var valid35 = true;
+}
+if(valid35){
+if(data.sequenceIndex !== undefined){
+let data26 = data.sequenceIndex;
+const _errs88 = errors;
+const _errs89 = errors;
+if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
+validate20.errors = [{instancePath:instancePath+"/sequenceIndex",schemaPath:"#/$defs/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs89){
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 > 2147483647 || isNaN(data26)){
+validate20.errors = [{instancePath:instancePath+"/sequenceIndex",schemaPath:"#/$defs/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
+return false;
+}
+else {
+if(data26 < 0 || isNaN(data26)){
+validate20.errors = [{instancePath:instancePath+"/sequenceIndex",schemaPath:"#/$defs/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid35 = _errs88 === errors;
+}
+else {
+var valid35 = true;
+}
+if(valid35){
+if(data.reason !== undefined){
+const _errs91 = errors;
+if(typeof data.reason !== "string"){
+validate20.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/allOf/2/then/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid35 = _errs91 === errors;
+}
+else {
+var valid35 = true;
+}
+}
+}
+}
+}
+}
+var _valid5 = _errs81 === errors;
+valid33 = _valid5;
+if(valid33){
+var props3 = {};
+props3.toolCallId = true;
+props3.roundIndex = true;
+props3.sequenceIndex = true;
+props3.reason = true;
+props3.type = true;
+}
+}
+if(!valid33){
+const err20 = {instancePath,schemaPath:"#/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
 validate20.errors = vErrors;
 return false;
 }
-var valid0 = _errs83 === errors;
+var valid0 = _errs77 === errors;
+if(valid0){
+if(props0 !== true && props3 !== undefined){
+if(props3 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props3);
+}
+}
+const _errs93 = errors;
+const _errs94 = errors;
+let valid39 = true;
+const _errs95 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing14;
+if((data.type === undefined) && (missing14 = "type")){
+const err21 = {};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+else {
+if(data.type !== undefined){
+if("ToolApprovalDecided" !== data.type){
+const err22 = {};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+}
+}
+var _valid6 = _errs95 === errors;
+errors = _errs94;
+if(vErrors !== null){
+if(_errs94){
+vErrors.length = _errs94;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid6){
+const _errs97 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing15;
+if(((((data.toolCallId === undefined) && (missing15 = "toolCallId")) || ((data.roundIndex === undefined) && (missing15 = "roundIndex"))) || ((data.sequenceIndex === undefined) && (missing15 = "sequenceIndex"))) || ((data.approved === undefined) && (missing15 = "approved"))){
+validate20.errors = [{instancePath,schemaPath:"#/allOf/3/then/required",keyword:"required",params:{missingProperty: missing15},message:"must have required property '"+missing15+"'"}];
+return false;
+}
+else {
+if(data.toolCallId !== undefined){
+let data29 = data.toolCallId;
+const _errs98 = errors;
+const _errs99 = errors;
+if(errors === _errs99){
+if(typeof data29 === "string"){
+if(func1(data29) > 256){
+validate20.errors = [{instancePath:instancePath+"/toolCallId",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+return false;
+}
+else {
+if(func1(data29) < 1){
+validate20.errors = [{instancePath:instancePath+"/toolCallId",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/toolCallId",schemaPath:"#/$defs/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid41 = _errs98 === errors;
+}
+else {
+var valid41 = true;
+}
+if(valid41){
+if(data.roundIndex !== undefined){
+let data30 = data.roundIndex;
+const _errs101 = errors;
+const _errs102 = errors;
+if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
+validate20.errors = [{instancePath:instancePath+"/roundIndex",schemaPath:"#/$defs/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs102){
+if((typeof data30 == "number") && (isFinite(data30))){
+if(data30 > 2147483647 || isNaN(data30)){
+validate20.errors = [{instancePath:instancePath+"/roundIndex",schemaPath:"#/$defs/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
+return false;
+}
+else {
+if(data30 < 0 || isNaN(data30)){
+validate20.errors = [{instancePath:instancePath+"/roundIndex",schemaPath:"#/$defs/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid41 = _errs101 === errors;
+}
+else {
+var valid41 = true;
+}
+if(valid41){
+if(data.sequenceIndex !== undefined){
+let data31 = data.sequenceIndex;
+const _errs104 = errors;
+const _errs105 = errors;
+if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
+validate20.errors = [{instancePath:instancePath+"/sequenceIndex",schemaPath:"#/$defs/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs105){
+if((typeof data31 == "number") && (isFinite(data31))){
+if(data31 > 2147483647 || isNaN(data31)){
+validate20.errors = [{instancePath:instancePath+"/sequenceIndex",schemaPath:"#/$defs/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
+return false;
+}
+else {
+if(data31 < 0 || isNaN(data31)){
+validate20.errors = [{instancePath:instancePath+"/sequenceIndex",schemaPath:"#/$defs/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid41 = _errs104 === errors;
+}
+else {
+var valid41 = true;
+}
+if(valid41){
+if(data.approved !== undefined){
+const _errs107 = errors;
+if(typeof data.approved !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/approved",schemaPath:"#/allOf/3/then/properties/approved/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid41 = _errs107 === errors;
+}
+else {
+var valid41 = true;
+}
+if(valid41){
+if(data.reason !== undefined){
+const _errs109 = errors;
+if(typeof data.reason !== "string"){
+validate20.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/allOf/3/then/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid41 = _errs109 === errors;
+}
+else {
+var valid41 = true;
+}
+if(valid41){
+if(data.decidedBy !== undefined){
+let data34 = data.decidedBy;
+const _errs111 = errors;
+const _errs112 = errors;
+if(errors === _errs112){
+if(typeof data34 === "string"){
+if(func1(data34) > 256){
+validate20.errors = [{instancePath:instancePath+"/decidedBy",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+return false;
+}
+else {
+if(func1(data34) < 1){
+validate20.errors = [{instancePath:instancePath+"/decidedBy",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/decidedBy",schemaPath:"#/$defs/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid41 = _errs111 === errors;
+}
+else {
+var valid41 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+var _valid6 = _errs97 === errors;
+valid39 = _valid6;
+if(valid39){
+var props4 = {};
+props4.toolCallId = true;
+props4.roundIndex = true;
+props4.sequenceIndex = true;
+props4.approved = true;
+props4.reason = true;
+props4.decidedBy = true;
+props4.type = true;
+}
+}
+if(!valid39){
+const err23 = {instancePath,schemaPath:"#/allOf/3/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+validate20.errors = vErrors;
+return false;
+}
+var valid0 = _errs93 === errors;
 if(valid0){
 if(props0 !== true && props4 !== undefined){
 if(props4 === true){
@@ -1370,156 +1497,235 @@ props0 = props0 || {};
 Object.assign(props0, props4);
 }
 }
-const _errs101 = errors;
-const _errs102 = errors;
-let valid39 = true;
-const _errs103 = errors;
+const _errs114 = errors;
+const _errs115 = errors;
+let valid46 = true;
+const _errs116 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing11;
-if((data.type === undefined) && (missing11 = "type")){
-const err19 = {};
+let missing16;
+if((data.type === undefined) && (missing16 = "type")){
+const err24 = {};
 if(vErrors === null){
-vErrors = [err19];
+vErrors = [err24];
 }
 else {
-vErrors.push(err19);
+vErrors.push(err24);
 }
 errors++;
 }
 else {
 if(data.type !== undefined){
-if("RunFailed" !== data.type){
-const err20 = {};
+if("RunCompleted" !== data.type){
+const err25 = {};
 if(vErrors === null){
-vErrors = [err20];
+vErrors = [err25];
 }
 else {
-vErrors.push(err20);
+vErrors.push(err25);
 }
 errors++;
 }
 }
 }
 }
-var _valid6 = _errs103 === errors;
-errors = _errs102;
+var _valid7 = _errs116 === errors;
+errors = _errs115;
 if(vErrors !== null){
-if(_errs102){
-vErrors.length = _errs102;
+if(_errs115){
+vErrors.length = _errs115;
 }
 else {
 vErrors = null;
 }
 }
-if(_valid6){
-const _errs105 = errors;
+if(_valid7){
+const _errs118 = errors;
+const _errs119 = errors;
+let valid48 = true;
+const _errs120 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing12;
-if((data.error === undefined) && (missing12 = "error")){
-validate20.errors = [{instancePath,schemaPath:"#/allOf/5/then/required",keyword:"required",params:{missingProperty: missing12},message:"must have required property '"+missing12+"'"}];
-return false;
+let missing17;
+if((data.schemaVersion === undefined) && (missing17 = "schemaVersion")){
+const err26 = {};
+if(vErrors === null){
+vErrors = [err26];
 }
 else {
-if(data.error !== undefined){
-let data33 = data.error;
-const _errs106 = errors;
-if(errors === _errs106){
-if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
-let missing13;
-if(((data33.code === undefined) && (missing13 = "code")) || ((data33.message === undefined) && (missing13 = "message"))){
-validate20.errors = [{instancePath:instancePath+"/error",schemaPath:"#/allOf/5/then/properties/error/required",keyword:"required",params:{missingProperty: missing13},message:"must have required property '"+missing13+"'"}];
-return false;
+vErrors.push(err26);
+}
+errors++;
 }
 else {
-if(data33.code !== undefined){
-let data34 = data33.code;
-const _errs108 = errors;
-const _errs109 = errors;
-if(errors === _errs109){
-if(typeof data34 === "string"){
-if(func1(data34) > 256){
-validate20.errors = [{instancePath:instancePath+"/error/code",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
-return false;
+if(data.schemaVersion !== undefined){
+if(1 !== data.schemaVersion){
+const err27 = {};
+if(vErrors === null){
+vErrors = [err27];
 }
 else {
-if(func1(data34) < 1){
-validate20.errors = [{instancePath:instancePath+"/error/code",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
+vErrors.push(err27);
+}
+errors++;
 }
 }
 }
-else {
-validate20.errors = [{instancePath:instancePath+"/error/code",schemaPath:"#/$defs/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
 }
-}
-var valid42 = _errs108 === errors;
-}
-else {
-var valid42 = true;
-}
-if(valid42){
-if(data33.message !== undefined){
-const _errs111 = errors;
-if(typeof data33.message !== "string"){
-validate20.errors = [{instancePath:instancePath+"/error/message",schemaPath:"#/allOf/5/then/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid42 = _errs111 === errors;
+var _valid8 = _errs120 === errors;
+errors = _errs119;
+if(vErrors !== null){
+if(_errs119){
+vErrors.length = _errs119;
 }
 else {
-var valid42 = true;
+vErrors = null;
 }
 }
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/error",schemaPath:"#/allOf/5/then/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid41 = _errs106 === errors;
-}
-else {
-var valid41 = true;
-}
-if(valid41){
+let ifClause0;
+if(_valid8){
+const _errs122 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.usage !== undefined){
-const _errs113 = errors;
+if(!(validate21(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate21.errors : vErrors.concat(validate21.errors);
+errors = vErrors.length;
+}
+}
+}
+var _valid8 = _errs122 === errors;
+valid48 = _valid8;
+if(valid48){
+var props5 = {};
+props5.usage = true;
+props5.schemaVersion = true;
+}
+ifClause0 = "then";
+}
+else {
+const _errs124 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.usage !== undefined){
 if(!(validate23(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
 }
-var valid41 = _errs113 === errors;
-}
-else {
-var valid41 = true;
 }
 }
-}
-}
-var _valid6 = _errs105 === errors;
-valid39 = _valid6;
-if(valid39){
-var props5 = {};
-props5.error = true;
+var _valid8 = _errs124 === errors;
+valid48 = _valid8;
+if(valid48){
+if(props5 !== true){
+props5 = props5 || {};
 props5.usage = true;
-props5.type = true;
 }
 }
-if(!valid39){
-const err21 = {instancePath,schemaPath:"#/allOf/5/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+ifClause0 = "else";
+}
+if(!valid48){
+const err28 = {instancePath,schemaPath:"#/allOf/4/then/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema"};
 if(vErrors === null){
-vErrors = [err21];
+vErrors = [err28];
 }
 else {
-vErrors.push(err21);
+vErrors.push(err28);
 }
 errors++;
 validate20.errors = vErrors;
 return false;
 }
-var valid0 = _errs101 === errors;
+if(errors === _errs118){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing18;
+if(((data.assistantMessageId === undefined) && (missing18 = "assistantMessageId")) || ((data.finishReason === undefined) && (missing18 = "finishReason"))){
+validate20.errors = [{instancePath,schemaPath:"#/allOf/4/then/required",keyword:"required",params:{missingProperty: missing18},message:"must have required property '"+missing18+"'"}];
+return false;
+}
+else {
+if(props5 !== true){
+props5 = props5 || {};
+props5.assistantMessageId = true;
+props5.finishReason = true;
+}
+if(data.assistantMessageId !== undefined){
+let data39 = data.assistantMessageId;
+const _errs126 = errors;
+const _errs127 = errors;
+if(errors === _errs127){
+if(typeof data39 === "string"){
+if(func1(data39) > 256){
+validate20.errors = [{instancePath:instancePath+"/assistantMessageId",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+return false;
+}
+else {
+if(func1(data39) < 1){
+validate20.errors = [{instancePath:instancePath+"/assistantMessageId",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/assistantMessageId",schemaPath:"#/$defs/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid52 = _errs126 === errors;
+}
+else {
+var valid52 = true;
+}
+if(valid52){
+if(data.finishReason !== undefined){
+let data40 = data.finishReason;
+const _errs129 = errors;
+const _errs130 = errors;
+if(errors === _errs130){
+if(typeof data40 === "string"){
+if(func1(data40) > 256){
+validate20.errors = [{instancePath:instancePath+"/finishReason",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+return false;
+}
+else {
+if(func1(data40) < 1){
+validate20.errors = [{instancePath:instancePath+"/finishReason",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/finishReason",schemaPath:"#/$defs/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid52 = _errs129 === errors;
+}
+else {
+var valid52 = true;
+}
+}
+}
+}
+}
+var _valid7 = _errs118 === errors;
+valid46 = _valid7;
+if(valid46){
+if(props5 !== true){
+props5 = props5 || {};
+props5.type = true;
+}
+}
+}
+if(!valid46){
+const err29 = {instancePath,schemaPath:"#/allOf/4/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+validate20.errors = vErrors;
+return false;
+}
+var valid0 = _errs114 === errors;
 if(valid0){
 if(props0 !== true && props5 !== undefined){
 if(props5 === true){
@@ -1530,6 +1736,166 @@ props0 = props0 || {};
 Object.assign(props0, props5);
 }
 }
+const _errs132 = errors;
+const _errs133 = errors;
+let valid55 = true;
+const _errs134 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing19;
+if((data.type === undefined) && (missing19 = "type")){
+const err30 = {};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+else {
+if(data.type !== undefined){
+if("RunFailed" !== data.type){
+const err31 = {};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+}
+}
+var _valid9 = _errs134 === errors;
+errors = _errs133;
+if(vErrors !== null){
+if(_errs133){
+vErrors.length = _errs133;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid9){
+const _errs136 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing20;
+if((data.error === undefined) && (missing20 = "error")){
+validate20.errors = [{instancePath,schemaPath:"#/allOf/5/then/required",keyword:"required",params:{missingProperty: missing20},message:"must have required property '"+missing20+"'"}];
+return false;
+}
+else {
+if(data.error !== undefined){
+let data42 = data.error;
+const _errs137 = errors;
+if(errors === _errs137){
+if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
+let missing21;
+if(((data42.code === undefined) && (missing21 = "code")) || ((data42.message === undefined) && (missing21 = "message"))){
+validate20.errors = [{instancePath:instancePath+"/error",schemaPath:"#/allOf/5/then/properties/error/required",keyword:"required",params:{missingProperty: missing21},message:"must have required property '"+missing21+"'"}];
+return false;
+}
+else {
+if(data42.code !== undefined){
+let data43 = data42.code;
+const _errs139 = errors;
+const _errs140 = errors;
+if(errors === _errs140){
+if(typeof data43 === "string"){
+if(func1(data43) > 256){
+validate20.errors = [{instancePath:instancePath+"/error/code",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+return false;
+}
+else {
+if(func1(data43) < 1){
+validate20.errors = [{instancePath:instancePath+"/error/code",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/error/code",schemaPath:"#/$defs/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid58 = _errs139 === errors;
+}
+else {
+var valid58 = true;
+}
+if(valid58){
+if(data42.message !== undefined){
+const _errs142 = errors;
+if(typeof data42.message !== "string"){
+validate20.errors = [{instancePath:instancePath+"/error/message",schemaPath:"#/allOf/5/then/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid58 = _errs142 === errors;
+}
+else {
+var valid58 = true;
+}
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/error",schemaPath:"#/allOf/5/then/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid57 = _errs137 === errors;
+}
+else {
+var valid57 = true;
+}
+if(valid57){
+if(data.usage !== undefined){
+const _errs144 = errors;
+if(!(validate23(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+var valid57 = _errs144 === errors;
+}
+else {
+var valid57 = true;
+}
+}
+}
+}
+var _valid9 = _errs136 === errors;
+valid55 = _valid9;
+if(valid55){
+var props6 = {};
+props6.error = true;
+props6.usage = true;
+props6.type = true;
+}
+}
+if(!valid55){
+const err32 = {instancePath,schemaPath:"#/allOf/5/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+validate20.errors = vErrors;
+return false;
+}
+var valid0 = _errs132 === errors;
+if(valid0){
+if(props0 !== true && props6 !== undefined){
+if(props6 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props6);
+}
+}
 }
 }
 }
@@ -1538,9 +1904,9 @@ Object.assign(props0, props5);
 }
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing14;
-if(((((((((data.eventId === undefined) && (missing14 = "eventId")) || ((data.type === undefined) && (missing14 = "type"))) || ((data.schemaVersion === undefined) && (missing14 = "schemaVersion"))) || ((data.tenantId === undefined) && (missing14 = "tenantId"))) || ((data.conversationId === undefined) && (missing14 = "conversationId"))) || ((data.channel === undefined) && (missing14 = "channel"))) || ((data.runId === undefined) && (missing14 = "runId"))) || ((data.occurredAt === undefined) && (missing14 = "occurredAt"))){
-validate20.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing14},message:"must have required property '"+missing14+"'"}];
+let missing22;
+if(((((((((data.eventId === undefined) && (missing22 = "eventId")) || ((data.type === undefined) && (missing22 = "type"))) || ((data.schemaVersion === undefined) && (missing22 = "schemaVersion"))) || ((data.tenantId === undefined) && (missing22 = "tenantId"))) || ((data.conversationId === undefined) && (missing22 = "conversationId"))) || ((data.channel === undefined) && (missing22 = "channel"))) || ((data.runId === undefined) && (missing22 = "runId"))) || ((data.occurredAt === undefined) && (missing22 = "occurredAt"))){
+validate20.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing22},message:"must have required property '"+missing22+"'"}];
 return false;
 }
 else {
@@ -1557,11 +1923,11 @@ props0.occurredAt = true;
 props0.userMessageId = true;
 }
 if(data.eventId !== undefined){
-let data37 = data.eventId;
-const _errs114 = errors;
-if(errors === _errs114){
-if(typeof data37 === "string"){
-if(!pattern4.test(data37)){
+let data46 = data.eventId;
+const _errs145 = errors;
+if(errors === _errs145){
+if(typeof data46 === "string"){
+if(!pattern4.test(data46)){
 validate20.errors = [{instancePath:instancePath+"/eventId",schemaPath:"#/properties/eventId/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""}];
 return false;
 }
@@ -1571,50 +1937,50 @@ validate20.errors = [{instancePath:instancePath+"/eventId",schemaPath:"#/propert
 return false;
 }
 }
-var valid44 = _errs114 === errors;
+var valid60 = _errs145 === errors;
 }
 else {
-var valid44 = true;
+var valid60 = true;
 }
-if(valid44){
+if(valid60){
 if(data.type !== undefined){
-let data38 = data.type;
-const _errs116 = errors;
-if(!((((((data38 === "ToolCallRequested") || (data38 === "ToolResultReceived")) || (data38 === "ToolApprovalRequested")) || (data38 === "ToolApprovalDecided")) || (data38 === "RunCompleted")) || (data38 === "RunFailed"))){
+let data47 = data.type;
+const _errs147 = errors;
+if(!((((((data47 === "ToolCallRequested") || (data47 === "ToolResultReceived")) || (data47 === "ToolApprovalRequested")) || (data47 === "ToolApprovalDecided")) || (data47 === "RunCompleted")) || (data47 === "RunFailed"))){
 validate20.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema31.properties.type.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid44 = _errs116 === errors;
+var valid60 = _errs147 === errors;
 }
 else {
-var valid44 = true;
+var valid60 = true;
 }
-if(valid44){
+if(valid60){
 if(data.schemaVersion !== undefined){
-let data39 = data.schemaVersion;
-const _errs117 = errors;
-if(!((data39 === 1) || (data39 === 2))){
+let data48 = data.schemaVersion;
+const _errs148 = errors;
+if(!((data48 === 1) || (data48 === 2))){
 validate20.errors = [{instancePath:instancePath+"/schemaVersion",schemaPath:"#/properties/schemaVersion/enum",keyword:"enum",params:{allowedValues: schema31.properties.schemaVersion.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid44 = _errs117 === errors;
+var valid60 = _errs148 === errors;
 }
 else {
-var valid44 = true;
+var valid60 = true;
 }
-if(valid44){
+if(valid60){
 if(data.tenantId !== undefined){
-let data40 = data.tenantId;
-const _errs118 = errors;
-const _errs119 = errors;
-if(errors === _errs119){
-if(typeof data40 === "string"){
-if(func1(data40) > 256){
+let data49 = data.tenantId;
+const _errs149 = errors;
+const _errs150 = errors;
+if(errors === _errs150){
+if(typeof data49 === "string"){
+if(func1(data49) > 256){
 validate20.errors = [{instancePath:instancePath+"/tenantId",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
-if(func1(data40) < 1){
+if(func1(data49) < 1){
 validate20.errors = [{instancePath:instancePath+"/tenantId",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1625,24 +1991,24 @@ validate20.errors = [{instancePath:instancePath+"/tenantId",schemaPath:"#/$defs/
 return false;
 }
 }
-var valid44 = _errs118 === errors;
+var valid60 = _errs149 === errors;
 }
 else {
-var valid44 = true;
+var valid60 = true;
 }
-if(valid44){
+if(valid60){
 if(data.conversationId !== undefined){
-let data41 = data.conversationId;
-const _errs121 = errors;
-const _errs122 = errors;
-if(errors === _errs122){
-if(typeof data41 === "string"){
-if(func1(data41) > 256){
+let data50 = data.conversationId;
+const _errs152 = errors;
+const _errs153 = errors;
+if(errors === _errs153){
+if(typeof data50 === "string"){
+if(func1(data50) > 256){
 validate20.errors = [{instancePath:instancePath+"/conversationId",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
-if(func1(data41) < 1){
+if(func1(data50) < 1){
 validate20.errors = [{instancePath:instancePath+"/conversationId",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1653,24 +2019,24 @@ validate20.errors = [{instancePath:instancePath+"/conversationId",schemaPath:"#/
 return false;
 }
 }
-var valid44 = _errs121 === errors;
+var valid60 = _errs152 === errors;
 }
 else {
-var valid44 = true;
+var valid60 = true;
 }
-if(valid44){
+if(valid60){
 if(data.channel !== undefined){
-let data42 = data.channel;
-const _errs124 = errors;
-const _errs125 = errors;
-if(errors === _errs125){
-if(typeof data42 === "string"){
-if(func1(data42) > 256){
+let data51 = data.channel;
+const _errs155 = errors;
+const _errs156 = errors;
+if(errors === _errs156){
+if(typeof data51 === "string"){
+if(func1(data51) > 256){
 validate20.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
-if(func1(data42) < 1){
+if(func1(data51) < 1){
 validate20.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1681,24 +2047,24 @@ validate20.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/$defs/i
 return false;
 }
 }
-var valid44 = _errs124 === errors;
+var valid60 = _errs155 === errors;
 }
 else {
-var valid44 = true;
+var valid60 = true;
 }
-if(valid44){
+if(valid60){
 if(data.runId !== undefined){
-let data43 = data.runId;
-const _errs127 = errors;
-const _errs128 = errors;
-if(errors === _errs128){
-if(typeof data43 === "string"){
-if(func1(data43) > 256){
+let data52 = data.runId;
+const _errs158 = errors;
+const _errs159 = errors;
+if(errors === _errs159){
+if(typeof data52 === "string"){
+if(func1(data52) > 256){
 validate20.errors = [{instancePath:instancePath+"/runId",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
-if(func1(data43) < 1){
+if(func1(data52) < 1){
 validate20.errors = [{instancePath:instancePath+"/runId",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1709,24 +2075,24 @@ validate20.errors = [{instancePath:instancePath+"/runId",schemaPath:"#/$defs/id/
 return false;
 }
 }
-var valid44 = _errs127 === errors;
+var valid60 = _errs158 === errors;
 }
 else {
-var valid44 = true;
+var valid60 = true;
 }
-if(valid44){
+if(valid60){
 if(data.occurredAt !== undefined){
-let data44 = data.occurredAt;
-const _errs130 = errors;
-if(errors === _errs130){
-if(errors === _errs130){
-if(typeof data44 === "string"){
-if(!pattern5.test(data44)){
+let data53 = data.occurredAt;
+const _errs161 = errors;
+if(errors === _errs161){
+if(errors === _errs161){
+if(typeof data53 === "string"){
+if(!pattern5.test(data53)){
 validate20.errors = [{instancePath:instancePath+"/occurredAt",schemaPath:"#/properties/occurredAt/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?(Z|[+-]\\d{2}:\\d{2})$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?(Z|[+-]\\d{2}:\\d{2})$"+"\""}];
 return false;
 }
 else {
-if(!(formats0.validate(data44))){
+if(!(formats0.validate(data53))){
 validate20.errors = [{instancePath:instancePath+"/occurredAt",schemaPath:"#/properties/occurredAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
 return false;
 }
@@ -1738,24 +2104,24 @@ return false;
 }
 }
 }
-var valid44 = _errs130 === errors;
+var valid60 = _errs161 === errors;
 }
 else {
-var valid44 = true;
+var valid60 = true;
 }
-if(valid44){
+if(valid60){
 if(data.userMessageId !== undefined){
-let data45 = data.userMessageId;
-const _errs132 = errors;
-const _errs133 = errors;
-if(errors === _errs133){
-if(typeof data45 === "string"){
-if(func1(data45) > 256){
+let data54 = data.userMessageId;
+const _errs163 = errors;
+const _errs164 = errors;
+if(errors === _errs164){
+if(typeof data54 === "string"){
+if(func1(data54) > 256){
 validate20.errors = [{instancePath:instancePath+"/userMessageId",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
-if(func1(data45) < 1){
+if(func1(data54) < 1){
 validate20.errors = [{instancePath:instancePath+"/userMessageId",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1766,10 +2132,10 @@ validate20.errors = [{instancePath:instancePath+"/userMessageId",schemaPath:"#/$
 return false;
 }
 }
-var valid44 = _errs132 === errors;
+var valid60 = _errs163 === errors;
 }
 else {
-var valid44 = true;
+var valid60 = true;
 }
 }
 }

@@ -44,6 +44,7 @@ export interface InvocationRecord extends Pick<
   | 'requestedAt'
   | 'completedAt'
   | 'persist'
+  | 'producerRedacted'
   | 'argumentRedactions'
   | 'resultRedactions'
   | 'argumentsBytes'

@@ -13,6 +13,7 @@ import { InvocationRowIndex } from './cross-run-pairing';
 import { conversationKeyString, isInvocationEvent, pairKeyOf, runKeyString } from './read-model-keys';
 import type { ConversationRow, InvocationRow, RunRow } from './read-model.types';
 import { callTokens, resultTokens, TokenCounter } from './invocation-tokens';
+import { stricterPersist } from '../redaction/redact-event';
 
 const earliest = (a: string, b: string): string => (Date.parse(b) < Date.parse(a) ? b : a);
 const latest = (a: string, b: string): string => (Date.parse(b) > Date.parse(a) ? b : a);
@@ -137,6 +138,7 @@ function newInvocation(event: InvocationEvent): InvocationRow {
     resultEventId: null,
     callAfterRunEnd: false,
     persist: 'full',
+    producerRedacted: false,
     argumentRedactions: {},
     resultRedactions: {},
     argumentsBytes: null,
@@ -183,7 +185,9 @@ export function evolveInvocation(
       requestedAt: event.occurredAt,
       callEventId: event.eventId,
       callAfterRunEnd: runEnded,
-      persist: event.redaction?.persist ?? 'full',
+      // A result recorded first may have made it stricter (its producer withheld it).
+      persist: stricterPersist(base.persist, event.redaction?.persist ?? 'full'),
+      producerRedacted: base.producerRedacted || event.producerRedacted === true,
       argumentRedactions: event.redaction?.counts ?? {},
       argumentsBytes: receivedBytes(event),
       callTokens: callTokens(tokens, event.toolName, event.arguments),
@@ -196,6 +200,9 @@ export function evolveInvocation(
     isError: event.isError,
     completedAt: event.occurredAt,
     resultEventId: event.eventId,
+    // Only a producer's choice for the result counts here: the policy's persist is the call's tool rule, which the call brings.
+    persist: event.producerRedacted === true ? stricterPersist(base.persist, event.redaction?.persist ?? 'full') : base.persist,
+    producerRedacted: base.producerRedacted || event.producerRedacted === true,
     resultRedactions: event.redaction?.counts ?? {},
     resultBytes: receivedBytes(event),
     resultTokens: resultTokens(tokens, event.result),

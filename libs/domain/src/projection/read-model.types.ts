@@ -50,8 +50,14 @@ export interface InvocationRow {
   callEventId: string | null;
   resultEventId: string | null;
   callAfterRunEnd: boolean;
-  /** What the call's tool rule kept: "full" until the call is recorded. */
+  /**
+   * What was kept of the payloads: the call's stored persist, made stricter
+   * by a result's whose producer redacted it (a producer may withhold a
+   * result and not its call); "full" until either is recorded.
+   */
   persist: PersistMode;
+  /** The call's or the result's producer redacted its payload before publishing. */
+  producerRedacted: boolean;
   /** Markers applied to the arguments and to the result, per kind (never the values). */
   argumentRedactions: Record<string, number>;
   resultRedactions: Record<string, number>;

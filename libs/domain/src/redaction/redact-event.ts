@@ -1,10 +1,12 @@
 import type {
   JsonObject,
   JsonValue,
+  PersistChoice,
   RedactionNote,
   StoredToolEvent,
   ToolApprovalDecided,
   ToolApprovalRequested,
+  ToolCallRequested,
   ToolEvent,
   ToolResultReceived,
 } from '@toolhistory/contract';
@@ -20,12 +22,41 @@ function note(persist: RedactionNote['persist'], counts: RedactionCounts, origin
   return out;
 }
 
+const STRICTNESS: Record<PersistChoice, number> = { full: 0, metadata: 1, none: 2 };
+
+/** The stricter of two choices of what to keep of a payload: none over metadata over full. */
+export const stricterPersist = (a: PersistChoice, b: PersistChoice): PersistChoice => (STRICTNESS[b] > STRICTNESS[a] ? b : a);
+
+/**
+ * What the producer kept of a call's arguments or a result: its persist
+ * hook's choice when one ran (`producerRedacted`), else all of it. On a
+ * recorded event the note is the recorder's, which is never laxer.
+ */
+export function producerPersist(event: ToolCallRequested | ToolResultReceived): PersistChoice {
+  return event.producerRedacted === true ? (event.redaction?.persist ?? 'full') : 'full';
+}
+
+/**
+ * The size of a payload that is not kept: the producer's `originalBytes`
+ * when it withheld the payload itself (what it sent is empty), else the
+ * size of what was received. None when nothing may be kept.
+ */
+function withheldNote(persist: 'metadata' | 'none', sizeOf: () => number | undefined): RedactionNote {
+  const out: RedactionNote = { persist, counts: {} };
+  const size = persist === 'metadata' ? sizeOf() : undefined;
+  if (size !== undefined) out.originalBytes = size;
+  return out;
+}
+
 /**
  * The event as it may rest in this service: arguments and results redacted
  * by the tool's rule (or dropped, per `persist`), a run's failure message
  * passed through the default detectors, and a note of what was done.
  * `toolName` is the tool a result belongs to, when its call is known; a
- * result whose call is not yet known gets the default rule.
+ * result whose call is not yet known gets the default rule. A payload its
+ * producer redacted (`producerRedacted`) is kept as the stricter of the
+ * producer's and the rule's `persist`; when both keep it, the rule's masks,
+ * detectors and limits run over what the producer sent.
  *
  * It takes the event in the schema version it was received in and returns
  * it in that version, because that is how it is stored: it touches only
@@ -39,7 +70,12 @@ export function redactToolEvent(event: StoredToolEvent, policy: RedactionPolicy,
   switch (event.type) {
     case 'ToolCallRequested': {
       const rule = redactionRuleFor(policy, event.toolName);
-      if (rule.persist !== 'full') return { ...event, arguments: {}, redaction: note(rule.persist, {}, event.arguments) };
+      const fromProducer = producerPersist(event);
+      const persist = stricterPersist(rule.persist, fromProducer);
+      if (persist !== 'full') {
+        const size = () => (fromProducer === 'full' ? jsonBytes(event.arguments) : event.originalBytes);
+        return { ...event, arguments: {}, redaction: withheldNote(persist, size) };
+      }
       const counts: RedactionCounts = {};
       const args = redactPayload(event.arguments, { maskPaths: rule.maskArguments, detectors: rule.detectors }, counts) as JsonObject;
       return { ...event, arguments: args, redaction: note('full', counts, event.arguments) };
@@ -72,13 +108,15 @@ function redactApprovalTexts<E extends ToolApprovalRequested | ToolApprovalDecid
 }
 
 function redactResult(event: ToolResultReceived, rule: RedactionRule): ToolResultReceived {
+  // A recorded result's note (re-redacting an early result), or the producer's choice on a new one.
   const earlier = event.redaction;
-  const original = earlier?.originalBytes;
-  if (rule.persist !== 'full') {
-    const dropped: RedactionNote = { persist: rule.persist, counts: {} };
-    if (rule.persist === 'metadata') dropped.originalBytes = original ?? jsonBytes(event.result);
-    return { ...event, result: null, redaction: dropped };
+  const fromProducer = producerPersist(event);
+  const persist = stricterPersist(rule.persist, fromProducer);
+  if (persist !== 'full') {
+    const size = () => (fromProducer === 'full' ? (earlier?.originalBytes ?? jsonBytes(event.result)) : event.originalBytes);
+    return { ...event, result: null, redaction: withheldNote(persist, size) };
   }
+  const original = earlier?.originalBytes;
   const counts: RedactionCounts = { ...(earlier?.counts ?? {}) };
   const result = redactPayload(
     event.result,
@@ -96,7 +134,9 @@ function redactResult(event: ToolResultReceived, rule: RedactionRule): ToolResul
  * A result recorded before its call was redacted by the default rule, as
  * its tool was unknown. Once the call names the tool, the tool's own rule is
  * applied to the stored result (redaction is idempotent, so only what the
- * tool adds changes). Returns null when nothing changes.
+ * tool adds changes). Returns null when nothing changes, and always for a
+ * result whose payload was not kept (by the policy or by its producer): a
+ * later call never brings back what was dropped.
  */
 export function redactEarlyResult(stored: ToolResultReceived, policy: RedactionPolicy, toolName: string): ToolResultReceived | null {
   const rule = redactionRuleFor(policy, toolName);

@@ -119,6 +119,7 @@ export function answeredRow(fields: Partial<InvocationRow> = {}): InvocationRow 
     resultEventId: 'e-result',
     callAfterRunEnd: false,
     persist: 'full',
+    producerRedacted: false,
     argumentRedactions: {},
     resultRedactions: {},
     argumentsBytes: null,
