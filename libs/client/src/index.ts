@@ -4,6 +4,7 @@ export * from './tool-history-errors';
 export * from './history-formats';
 export { deriveEventId, nameBasedUuid, TOOL_EVENT_ID_NAMESPACE } from './event-ids';
 export { type MaxResultChars, TRUNCATED_ARGUMENTS_KEY } from './payload-truncation';
+export { type PayloadKind, type PersistAnswer, type PersistContext, type PersistHook, type PersistOption } from './persist-hook';
 // The contract's own marker and size limit, so a host can tell a cut payload the way the service does.
 export { TRUNCATION_TAIL, truncationMarker } from '../../contract/src/truncation-marker';
 export { DEFAULT_MAX_EVENT_BYTES } from '../../contract/src/tool-event.types';

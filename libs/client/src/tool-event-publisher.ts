@@ -3,6 +3,8 @@ import { Kafka, type KafkaConfig, logLevel as KafkaLogLevel, Partitioners, type 
 import { DEFAULT_MAX_EVENT_BYTES } from '../../contract/src/tool-event.types';
 import { deriveEventId, type EventIdentity } from './event-ids';
 import { checkMaxResultChars, type MaxResultChars, resultCharLimit, serializeFittedEvent } from './payload-truncation';
+import { applyPersistHook, checkPersistOption, hasPersistHooks, type PersistOption, persistHookFor } from './persist-hook';
+import { InvalidToolEventError } from './tool-history-errors';
 import type { JsonObject, JsonValue, RunFailureDetail, TokenUsage, ToolEventType } from './tool-event-types';
 
 export const DEFAULT_TOOL_EVENTS_TOPIC = 'agent.tool-events';
@@ -43,6 +45,21 @@ export interface ToolEventPublisherOptions {
    * with the same round, sequence and toolCallId. Default: no limit.
    */
   maxResultChars?: MaxResultChars;
+  /**
+   * Redaction before publishing: a hook that runs in the worker on each
+   * call's arguments and each result before they are sent, so what the host
+   * does not want kept never reaches the broker. One hook for every tool,
+   * `(payload, { kind, toolName }) => ...` (`kind`: 'arguments' or
+   * 'result'), or hooks by tool name (tools not named are published as they
+   * are). It answers the payload to publish (redacted as it likes),
+   * `'metadata'` (no payload: ids, name, times and its size) or `null` (no
+   * payload and no size). It runs before the payload limits, which apply to
+   * what it answered. A hook that throws fails the publication
+   * (PersistHookError) and nothing is sent. A result needs its tool then:
+   * the `toolName` given with it, else its call's, published by the same
+   * RunPublisher; a result whose tool is unknown is refused.
+   */
+  persist?: PersistOption;
 }
 
 export const DEFAULT_PUBLISH_RETRY: RetryOptions = { retries: 5, initialRetryTime: 300, maxRetryTime: 5_000 };
@@ -87,8 +104,10 @@ export interface ToolResultInput extends EventOverrides {
   isError?: boolean;
   /**
    * The tool that gave the result, for the publisher's per-tool
-   * `maxResultChars` (it is not sent: the call names the tool). Default: the
-   * tool of the call this RunPublisher published for the same step.
+   * `maxResultChars` and its persist hook (it is not sent: the call names
+   * the tool). Default: the tool of the call this RunPublisher published for
+   * the same step. Required when the publisher has persist hooks and the
+   * call was published elsewhere.
    */
   toolName?: string;
 }
@@ -154,6 +173,7 @@ export class ToolEventPublisher {
   private readonly producer: Producer;
   private readonly maxEventBytes: number;
   private readonly maxResultChars: MaxResultChars | undefined;
+  private readonly persist: PersistOption | undefined;
 
   constructor(options: ToolEventPublisherOptions) {
     if (!Array.isArray(options.brokers) || options.brokers.length === 0)
@@ -162,6 +182,9 @@ export class ToolEventPublisher {
     if (!(Number.isSafeInteger(maxEventBytes) && maxEventBytes >= 1))
       throw new TypeError(`maxEventBytes: must be a whole number of bytes, 1 or more (got ${String(maxEventBytes)})`);
     checkMaxResultChars(options.maxResultChars);
+    checkPersistOption(options.persist);
+    // A shallow copy of the hooks by tool: adding a tool to the caller's object later changes nothing here.
+    this.persist = typeof options.persist === 'object' ? { ...options.persist } : options.persist;
     this.maxEventBytes = maxEventBytes;
     // A copy: a caller changing its object later does not change what this publisher cuts.
     this.maxResultChars = structuredClone(options.maxResultChars);
@@ -210,7 +233,11 @@ export class ToolEventPublisher {
    * request, in order.
    */
   private async publish(scope: RunScope, events: readonly PendingEvent[]): Promise<PublishedEvent[]> {
-    const prepared = prepareEvents(scope, events, { maxEventBytes: this.maxEventBytes, maxResultChars: this.maxResultChars });
+    const prepared = prepareEvents(scope, events, {
+      maxEventBytes: this.maxEventBytes,
+      maxResultChars: this.maxResultChars,
+      persist: this.persist,
+    });
     if (prepared.length === 0) return [];
     const [ack] = await this.producer.send({
       topic: this.topic,
@@ -228,10 +255,11 @@ export class ToolEventPublisher {
   }
 }
 
-/** The limits the publisher cuts payloads to (see ToolEventPublisherOptions). */
+/** The limits the publisher cuts payloads to, and its persist hooks (see ToolEventPublisherOptions). */
 export interface PayloadLimits {
   maxEventBytes: number;
   maxResultChars?: MaxResultChars;
+  persist?: PersistOption;
 }
 
 /** An event as it goes to the broker. */
@@ -245,16 +273,17 @@ export interface PreparedEvent {
 /**
  * What ToolEventPublisher sends for a run's pending events: each with its
  * envelope (derived event id and `now` unless overridden), checked against
- * the contract and cut to the limits, in order. Throws InvalidToolEventError
- * for the first event that is invalid or cannot be made to fit, so a batch is
- * sent whole or not at all. For a host that sends the events itself (e.g.
+ * the contract and cut to the limits, in order, after the persist hooks ran on
+ * its payloads. Throws InvalidToolEventError for the first event that is
+ * invalid or cannot be made to fit (PersistHookError for a hook that throws),
+ * so a batch is sent whole or not at all. For a host that sends the events itself (e.g.
  * through an outbox): a RunPublisher over a Publish function that calls this.
  */
 export function prepareEvents(scope: RunScope, events: readonly PendingEvent[], limits: PayloadLimits, now = new Date()): PreparedEvent[] {
   return events.map(({ identity, overrides, fields, toolName }) => {
     const eventId = overrides.eventId ?? deriveEventId(scope, identity);
     const occurredAt = overrides.occurredAt ?? now;
-    const event = {
+    const event: Record<string, unknown> = {
       eventId,
       type: identity.type,
       schemaVersion: PUBLISHED_SCHEMA_VERSION,
@@ -264,11 +293,45 @@ export function prepareEvents(scope: RunScope, events: readonly PendingEvent[], 
       runId: scope.runId,
       occurredAt: occurredAt instanceof Date ? occurredAt.toISOString() : occurredAt,
       ...(scope.userMessageId === undefined ? {} : { userMessageId: scope.userMessageId }),
-      ...fields,
+      ...persistedFields(identity.type, fields, toolName, limits.persist),
     };
-    const maxResultChars = identity.type === 'ToolResultReceived' ? resultCharLimit(limits.maxResultChars, toolName) : undefined;
+    // A withheld result is null: there is no text to cut.
+    const maxResultChars =
+      identity.type === 'ToolResultReceived' && event.result !== null ? resultCharLimit(limits.maxResultChars, toolName) : undefined;
     return { eventId, type: identity.type, value: serializeFittedEvent(event, { maxEventBytes: limits.maxEventBytes, maxResultChars }) };
   });
+}
+
+/**
+ * An event's fields with its payload as the persist hook answered, and
+ * `producerRedacted` with the producer's choice whenever a hook ran on it
+ * (whatever it answered: the event says the producer's rules applied).
+ */
+function persistedFields(
+  type: ToolEventType,
+  fields: Record<string, unknown>,
+  toolName: string | undefined,
+  persist: PersistOption | undefined,
+): Record<string, unknown> {
+  const kind = type === 'ToolCallRequested' ? 'arguments' : type === 'ToolResultReceived' ? 'result' : undefined;
+  if (kind === undefined || !hasPersistHooks(persist)) return fields;
+  // A call without a valid toolName is refused by the contract check that follows.
+  if (toolName === undefined && kind === 'arguments') return fields;
+  if (toolName === undefined) {
+    throw new InvalidToolEventError([
+      'toolName is required with a result when the publisher has persist hooks (give it, or publish the call with the same RunPublisher)',
+    ]);
+  }
+  const hook = persistHookFor(persist, toolName);
+  if (hook === undefined) return fields;
+  const kept = applyPersistHook(hook, fields[kind] as JsonValue, { kind, toolName });
+  return {
+    ...fields,
+    [kind]: kept.payload,
+    ...(kept.originalBytes === undefined ? {} : { originalBytes: kept.originalBytes }),
+    producerRedacted: true,
+    redaction: { persist: kept.persist },
+  };
 }
 
 /** An event of a run before its envelope is added: what a RunPublisher hands to the publisher. */
@@ -276,7 +339,7 @@ export interface PendingEvent {
   identity: EventIdentity;
   overrides: EventOverrides;
   fields: Record<string, unknown>;
-  /** A result's tool, when known: picks the tool's `maxResultChars`. Not sent. */
+  /** A call's or a result's tool, when known: picks the tool's `maxResultChars` and persist hook. Not sent on a result. */
   toolName?: string;
 }
 
@@ -372,6 +435,7 @@ export class RunPublisher {
       identity: { type: 'ToolCallRequested', roundIndex, sequenceIndex, toolCallId },
       overrides: input,
       fields: { roundIndex, sequenceIndex, toolCallId, toolName, arguments: input.arguments },
+      toolName: typeof toolName === 'string' ? toolName : undefined,
     };
   }
 

@@ -8,6 +8,22 @@ export class InvalidToolEventError extends Error {
   }
 }
 
+/**
+ * A publisher's persist hook threw: nothing of the batch was sent. Names the
+ * tool and the payload (`arguments` or `result`); the hook's error is the `cause`.
+ */
+export class PersistHookError extends Error {
+  override readonly name = 'PersistHookError';
+  constructor(
+    readonly toolName: string,
+    readonly kind: 'arguments' | 'result',
+    cause: unknown,
+  ) {
+    // The hook's own message may quote the payload it was hiding: it stays in `cause`, out of this message.
+    super(`persist hook of ${toolName} failed on its ${kind}; nothing was published`, { cause });
+  }
+}
+
 /** The gRPC status names, by code. */
 export type ToolHistoryStatus = keyof typeof GrpcStatus;
 
