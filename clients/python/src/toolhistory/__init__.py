@@ -21,7 +21,7 @@ from toolhistory._grpc import (
 )
 from toolhistory.aio import AsyncTokenSource, AsyncToolHistoryClient
 from toolhistory.client import ToolHistoryClient
-from toolhistory.errors import InvalidToolEventError, PublishError, ToolHistoryError
+from toolhistory.errors import InvalidToolEventError, PersistHookError, PublishError, ToolHistoryError
 from toolhistory.event_ids import TOOL_EVENT_ID_NAMESPACE, derive_event_id, name_based_uuid
 from toolhistory.events import (
     EventType,
@@ -37,6 +37,7 @@ from toolhistory.events import (
     ToolResult,
 )
 from toolhistory.formats import HISTORY_FORMATS, HistoryFormat, HistoryMessage
+from toolhistory.persist import PayloadKind, PersistAnswer, PersistContext, PersistHook, PersistOption
 from toolhistory.publisher import (
     DEFAULT_MAX_EVENT_BYTES,
     DEFAULT_TOOL_EVENTS_TOPIC,
@@ -75,7 +76,13 @@ __all__ = [
     "JsonValue",
     "MaxResultChars",
     "MaxResultCharsByTool",
+    "PayloadKind",
     "PendingEvent",
+    "PersistAnswer",
+    "PersistContext",
+    "PersistHook",
+    "PersistHookError",
+    "PersistOption",
     "PreparedEvent",
     "PublishError",
     "PublishedEvent",

@@ -31,6 +31,19 @@ class InvalidToolEventError(ValueError):
         super().__init__(f"invalid tool event: {'; '.join(self.problems)}")
 
 
+class PersistHookError(Exception):
+    """A publisher's persist hook raised: nothing of the batch was sent.
+
+    Names the tool and the payload (`kind`: "arguments" or "result"); the hook's exception is `__cause__`, kept out
+    of the message since it may quote the payload it was hiding.
+    """
+
+    def __init__(self, tool_name: str, kind: str) -> None:
+        self.tool_name = tool_name
+        self.kind = kind
+        super().__init__(f"persist hook of {tool_name} failed on its {kind}; nothing was published")
+
+
 class PublishError(Exception):
     """The broker did not acknowledge an event.
 

@@ -34,6 +34,12 @@ from toolhistory.events import (
     ToolCall,
     ToolResult,
 )
+from toolhistory.persist import (
+    PersistOption,
+    copy_persist_option,
+    persist_option_problems,
+    persisted_fields,
+)
 from toolhistory.truncation import (
     copy_max_result_chars,
     max_result_chars_problems,
@@ -84,7 +90,8 @@ class PendingEvent:
     occurred_at: datetime | str | None = None
     """None: when the event is prepared."""
     tool_name: str | None = None
-    """A result's tool, when known: picks the tool's `max_result_chars`. Not sent."""
+    """A call's or a result's tool, when known: picks the tool's `max_result_chars` and persist hook. Not sent on a
+    result."""
 
 
 class PreparedEvent(NamedTuple):
@@ -148,16 +155,18 @@ def prepare_events(
     *,
     max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
     max_result_chars: MaxResultChars | None = None,
+    persist: PersistOption | None = None,
     now: datetime | None = None,
 ) -> list[PreparedEvent]:
     """What ToolEventPublisher sends for a run's pending events, in order: each with its envelope (the derived
-    event id and `now` unless the event names its own), checked against the contract and cut to the limits.
+    event id and `now` unless the event names its own), checked against the contract and cut to the limits, after
+    the persist hooks ran on its payloads (see toolhistory.persist).
 
-    Raises InvalidToolEventError for the first event that is invalid or cannot be made to fit, so a batch is sent
-    whole or not at all. For a host that sends the events itself (e.g. through an outbox): a RunPublisher whose
-    send function calls this.
+    Raises InvalidToolEventError for the first event that is invalid or cannot be made to fit (PersistHookError for
+    a hook that raises), so a batch is sent whole or not at all. For a host that sends the events itself (e.g.
+    through an outbox): a RunPublisher whose send function calls this.
     """
-    problems = _check_limits(max_event_bytes, max_result_chars)
+    problems = [*_check_limits(max_event_bytes, max_result_chars), *persist_option_problems(persist)]
     if problems:
         raise ValueError("; ".join(problems))
     moment = now if now is not None else datetime.now(timezone.utc)
@@ -180,7 +189,7 @@ def prepare_events(
         }
         if scope.user_message_id is not None:
             event["userMessageId"] = scope.user_message_id
-        event.update(pending.fields)
+        event.update(persisted_fields(pending.type, pending.fields, pending.tool_name, persist))
         if naive:
             # A datetime without a zone is ambiguous: refused (with the event's other problems) rather than guessed.
             zoned = {**event, "occurredAt": "1970-01-01T00:00:00.000Z"}
@@ -191,7 +200,12 @@ def prepare_events(
                     *event_problems(zoned),
                 ]
             )
-        limit = result_char_limit(max_result_chars, pending.tool_name) if pending.type == "ToolResultReceived" else None
+        # A withheld result is None: there is no text to cut.
+        limit = (
+            result_char_limit(max_result_chars, pending.tool_name)
+            if pending.type == "ToolResultReceived" and event["result"] is not None
+            else None
+        )
         value = serialize_fitted_event(event, max_event_bytes=max_event_bytes, max_result_chars=limit)
         if event_id == _UNDERIVABLE_EVENT_ID and pending.event_id is None:
             raise AssertionError("an event whose id could not be derived passed the contract's checks")
@@ -293,8 +307,9 @@ class RunPublisher:
         event_id: str | None = None,
         occurred_at: datetime | str | None = None,
     ) -> PublishedEvent:
-        """What a call gave back (ToolResultReceived). `tool_name` (not sent) picks the tool's `max_result_chars`;
-        default: the tool of the call this RunPublisher published for the step."""
+        """What a call gave back (ToolResultReceived). `tool_name` (not sent) picks the tool's `max_result_chars`
+        and persist hook; default: the tool of the call this RunPublisher published for the step (required when
+        the publisher has persist hooks and the call was published elsewhere)."""
         result_input = ToolResult(
             round_index, sequence_index, tool_call_id, result, is_error, tool_name, event_id, occurred_at
         )
@@ -436,6 +451,7 @@ class RunPublisher:
             tool_call_id=call.tool_call_id,
             event_id=call.event_id,
             occurred_at=call.occurred_at,
+            tool_name=call.tool_name if isinstance(call.tool_name, str) else None,
             fields={
                 "roundIndex": call.round_index,
                 "sequenceIndex": call.sequence_index,
@@ -540,6 +556,7 @@ def _option_problems(
     kafka_config: object,
     max_event_bytes: object,
     max_result_chars: object,
+    persist: object,
     delivery_timeout: object,
 ) -> list[str]:
     problems: list[str] = []
@@ -566,6 +583,7 @@ def _option_problems(
                 elif not isinstance(key, str):
                     problems.append(f"kafka_config: setting names must be strings (got {key!r})")
     problems.extend(_check_limits(max_event_bytes, max_result_chars))
+    problems.extend(persist_option_problems(persist))
     if not (
         isinstance(delivery_timeout, (int, float))
         and not isinstance(delivery_timeout, bool)
@@ -590,6 +608,12 @@ class ToolEventPublisher:
     `max_result_chars`: results longer than this (UTF-16 code units of a string result's text, or of another
     result's JSON text) are cut to it: one limit, or `{"defaults": n, "tools": {"<tool name>": n}}` as the
     service's policy file states it. Default: no limit.
+    `persist`: redaction before publishing (toolhistory.persist): a hook for every tool, `hook(payload, context)`
+    with `context.kind` "arguments" or "result" and `context.tool_name`, or a mapping of tool names to hooks (tools
+    not named are published as they are). It returns the payload to publish (redacted), "metadata" (no payload, its
+    size) or None (no payload, no size), and runs before the limits. A hook that raises fails the publication
+    (PersistHookError), nothing sent. A result needs its tool then: `tool_name`, else its call's, published by the
+    same RunPublisher; a result whose tool is unknown is refused.
     `kafka_config`: further librdkafka settings (TLS, SASL, ...); the ones the guarantees above rest on are the
     publisher's own.
 
@@ -605,16 +629,18 @@ class ToolEventPublisher:
         kafka_config: Mapping[str, object] | None = None,
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
         max_result_chars: MaxResultChars | None = None,
+        persist: PersistOption | None = None,
         delivery_timeout: float = 10.0,
     ) -> None:
         problems = _option_problems(
-            brokers, topic, client_id, kafka_config, max_event_bytes, max_result_chars, delivery_timeout
+            brokers, topic, client_id, kafka_config, max_event_bytes, max_result_chars, persist, delivery_timeout
         )
         if problems:
             raise ValueError("; ".join(problems))
         self.topic = topic
         self._max_event_bytes = max_event_bytes
         self._max_result_chars = copy_max_result_chars(max_result_chars)
+        self._persist = copy_persist_option(persist)
         self._delivery_timeout = float(delivery_timeout)
         self._closed = False
         config: dict[str, Any] = {
@@ -685,7 +711,11 @@ class ToolEventPublisher:
         if self._closed:
             raise PublishError("the publisher is closed", retriable=False)
         prepared = prepare_events(
-            scope, events, max_event_bytes=self._max_event_bytes, max_result_chars=self._max_result_chars
+            scope,
+            events,
+            max_event_bytes=self._max_event_bytes,
+            max_result_chars=self._max_result_chars,
+            persist=self._persist,
         )
         if not prepared:
             return []

@@ -11,12 +11,17 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 
 from toolhistory.events import RunFailure, TokenUsage, ToolCall, ToolResult
+from toolhistory.publisher import ToolEventPublisher
+from toolhistory.v1 import toolhistory_pb2 as pb
 
-from conftest import Stack
+from conftest import Stack, wait_for
 
 if TYPE_CHECKING:
-    from toolhistory.events import PublishedEvent
-    from toolhistory.publisher import ToolEventPublisher
+    from collections.abc import Callable
+
+    from toolhistory.client import ToolHistoryClient
+    from toolhistory.events import JsonObject, JsonValue, PublishedEvent
+    from toolhistory.persist import PersistContext, PersistHook
 
 pytestmark = pytest.mark.integration
 
@@ -153,3 +158,76 @@ def test_a_re_published_step_is_sent_again_with_its_event_id(stack: Stack, publi
     values = [json.loads(message.value()) for message in read_back(stack, published)]
     assert values[0]["eventId"] == values[1]["eventId"] == published[0].event_id
     assert values[2]["error"] == {"code": "crashed", "message": "boom"}
+
+
+def test_a_persist_hook_keeps_what_it_removes_off_the_topic(
+    stack: Stack, client: ToolHistoryClient, ids: Callable[[str], str]
+) -> None:
+    secret = f"tok-live-{uuid.uuid4().hex[:10]}"
+
+    def without_token(payload: JsonValue, _context: PersistContext) -> JsonValue:
+        assert isinstance(payload, dict)
+        return {**payload, "apiToken": "[removed]"}
+
+    hooks: dict[str, PersistHook] = {
+        "call_api": without_token,
+        "read_vault": lambda _payload, _context: "metadata",
+        "unlock_door": lambda _payload, _context: None,
+    }
+    conversation_id = ids("conv")
+    steps: list[tuple[str, JsonObject, JsonValue]] = [
+        ("call_api", {"endpoint": "/orders", "apiToken": secret}, {"status": 200, "apiToken": secret}),
+        ("read_vault", {"key": secret}, f"the value is {secret}"),
+        ("unlock_door", {"code": secret}, {"opened": True, "code": secret}),
+        ("get_weather", {"city": "Oslo"}, "rain"),
+    ]
+    with ToolEventPublisher(brokers=stack.brokers, topic=stack.topic, persist=hooks) as redacting:
+        run = redacting.run(tenant_id=stack.tenant, conversation_id=conversation_id, channel="web", run_id="run-1")
+        published = run.tool_calls(
+            [ToolCall(0, index, f"call_{index}", name, arguments) for index, (name, arguments, _) in enumerate(steps)]
+        )
+        published += run.tool_results(
+            [ToolResult(0, index, f"call_{index}", result) for index, (_, _, result) in enumerate(steps)]
+        )
+        published.append(run.complete(assistant_message_id="msg-1"))
+
+    # Nothing the hooks removed is on the topic.
+    messages = read_back(stack, published)
+    for message in messages:
+        assert secret not in message.value().decode("utf-8")
+    events = [json.loads(message.value()) for message in messages]
+    assert events[0]["arguments"] == {"endpoint": "/orders", "apiToken": "[removed]"}
+    assert events[5]["result"] is None
+    assert events[5]["redaction"] == {"persist": "metadata"}
+    assert events[2]["arguments"] == {}
+    assert events[2]["redaction"] == {"persist": "none"}
+    assert "producerRedacted" not in events[3]
+
+    def listed() -> list[Any]:
+        found = client.list_tool_invocations(tenant_id=stack.tenant, conversation_id=conversation_id)
+        return sorted(found, key=lambda invocation: invocation.sequence_index)
+
+    invocations = wait_for(
+        "four answered invocations", listed, lambda found: len(found) == 4 and all(i.result_event_id for i in found)
+    )
+    assert [(i.tool_name, i.producer_redacted, i.persist) for i in invocations] == [
+        ("call_api", True, pb.PERSIST_MODE_FULL),
+        ("read_vault", True, pb.PERSIST_MODE_METADATA),
+        ("unlock_door", True, pb.PERSIST_MODE_NONE),
+        ("get_weather", False, pb.PERSIST_MODE_FULL),
+    ]
+    vault, door = invocations[1], invocations[2]
+    assert vault.arguments_original_bytes == len(json.dumps({"key": secret}, separators=(",", ":")).encode())
+    assert vault.result_original_bytes == len(json.dumps(f"the value is {secret}").encode())
+    assert not door.HasField("arguments_original_bytes")
+    assert not door.HasField("result_original_bytes")
+
+    replay = client.get_replay_history(tenant_id=stack.tenant, conversation_id=conversation_id, format="openai")
+    assert [(call.tool_name, json.loads(call.arguments_json)) for call in replay.turns[0].rounds[0].calls] == [
+        ("call_api", {"endpoint": "/orders", "apiToken": "[removed]"}),
+        ("get_weather", {"city": "Oslo"}),
+    ]
+    assert [(o.tool_name, o.reason) for o in replay.omitted] == [
+        ("read_vault", pb.OMISSION_REASON_POLICY_SKIPPED),
+        ("unlock_door", pb.OMISSION_REASON_POLICY_SKIPPED),
+    ]
