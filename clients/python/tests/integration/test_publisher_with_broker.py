@@ -208,7 +208,9 @@ def test_a_persist_hook_keeps_what_it_removes_off_the_topic(
         return sorted(found, key=lambda invocation: invocation.sequence_index)
 
     invocations = wait_for(
-        "four answered invocations", listed, lambda found: len(found) == 4 and all(i.result_event_id for i in found)
+        "four answered invocations",
+        listed,
+        lambda found: len(found) == 4 and all(i.HasField("completed_at") for i in found),
     )
     assert [(i.tool_name, i.producer_redacted, i.persist) for i in invocations] == [
         ("call_api", True, pb.PERSIST_MODE_FULL),
