@@ -5,7 +5,7 @@
 "use strict";
 export const validate = validate20;
 export default validate20;
-const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://toolhistory.dev/schema/tool-event/v2.json","title":"toolhistory tool event (schemaVersion 2, and 1)","description":"One message on the tool-events topic, keyed by conversationId. Producers set eventId (a UUID) once per event; it is the idempotency key. Unknown properties are ignored and not stored. New producers publish schemaVersion 2; schemaVersion 1 is still accepted (it differs only in RunCompleted.usage).","type":"object","required":["eventId","type","schemaVersion","tenantId","conversationId","channel","runId","occurredAt"],"properties":{"eventId":{"type":"string","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},"type":{"enum":["ToolCallRequested","ToolResultReceived","ToolApprovalRequested","ToolApprovalDecided","RunCompleted","RunFailed"]},"schemaVersion":{"enum":[1,2],"description":"2 is current; 1 is still accepted."},"tenantId":{"$ref":"#/$defs/id"},"conversationId":{"$ref":"#/$defs/id"},"channel":{"$ref":"#/$defs/id"},"runId":{"$ref":"#/$defs/id"},"occurredAt":{"type":"string","format":"date-time","pattern":"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?(Z|[+-]\\d{2}:\\d{2})$"},"userMessageId":{"$ref":"#/$defs/id","description":"Optional: the host's id of the message that started the run. Replay places the run's tool calls right after it when the run has no assistant message id (a failed or running run)."}},"allOf":[{"if":{"properties":{"type":{"const":"ToolCallRequested"}},"required":["type"]},"then":{"required":["roundIndex","sequenceIndex","toolCallId","toolName","arguments"],"properties":{"roundIndex":{"$ref":"#/$defs/index"},"sequenceIndex":{"$ref":"#/$defs/index"},"toolCallId":{"$ref":"#/$defs/toolCallId"},"toolName":{"$ref":"#/$defs/id"},"arguments":{"type":"object","description":"Nests at most 64 levels deep (checked by the service; JSON Schema cannot say it)."},"originalBytes":{"$ref":"#/$defs/originalBytes"}}}},{"if":{"properties":{"type":{"const":"ToolResultReceived"}},"required":["type"]},"then":{"required":["toolCallId","roundIndex","sequenceIndex","result","isError"],"properties":{"toolCallId":{"$ref":"#/$defs/toolCallId"},"roundIndex":{"$ref":"#/$defs/index"},"sequenceIndex":{"$ref":"#/$defs/index"},"result":{"description":"A string, or any JSON value but null, nesting at most 64 levels deep (checked by the service; JSON Schema cannot say it).","not":{"type":"null"}},"isError":{"type":"boolean"},"originalBytes":{"$ref":"#/$defs/originalBytes"}}}},{"if":{"properties":{"type":{"const":"ToolApprovalRequested"}},"required":["type"]},"then":{"description":"A call waits for a person's approval. Published in the call's run, keyed like the call.","required":["toolCallId","roundIndex","sequenceIndex"],"properties":{"toolCallId":{"$ref":"#/$defs/id","description":"The call's id; must not be empty."},"roundIndex":{"$ref":"#/$defs/index"},"sequenceIndex":{"$ref":"#/$defs/index"},"reason":{"type":"string","description":"Why the call needs approval, as shown to the person."}}}},{"if":{"properties":{"type":{"const":"ToolApprovalDecided"}},"required":["type"]},"then":{"description":"The person's answer. May be published in a later run of the conversation than its call (the run that resumed), with the call's toolCallId, roundIndex and sequenceIndex.","required":["toolCallId","roundIndex","sequenceIndex","approved"],"properties":{"toolCallId":{"$ref":"#/$defs/id","description":"The call's id; must not be empty."},"roundIndex":{"$ref":"#/$defs/index"},"sequenceIndex":{"$ref":"#/$defs/index"},"approved":{"type":"boolean"},"reason":{"type":"string"},"decidedBy":{"$ref":"#/$defs/id","description":"Who decided, as the host names them."}}}},{"if":{"properties":{"type":{"const":"RunCompleted"}},"required":["type"]},"then":{"required":["assistantMessageId","finishReason"],"properties":{"assistantMessageId":{"$ref":"#/$defs/id"},"finishReason":{"$ref":"#/$defs/id","description":"\"stop\" when the model answered after the last round's results; anything else (e.g. tool_limit, terminated) when the loop ended right after executing tools."}},"if":{"properties":{"schemaVersion":{"const":1}},"required":["schemaVersion"]},"then":{"properties":{"usage":{"$ref":"#/$defs/usageV1"}}},"else":{"properties":{"usage":{"$ref":"#/$defs/usage"}}}}},{"if":{"properties":{"type":{"const":"RunFailed"}},"required":["type"]},"then":{"required":["error"],"properties":{"error":{"type":"object","required":["code","message"],"properties":{"code":{"$ref":"#/$defs/id"},"message":{"type":"string"}}},"usage":{"$ref":"#/$defs/usage","description":"The tokens of the service calls made before the run failed."}}}}],"$defs":{"id":{"type":"string","minLength":1,"maxLength":256},"toolCallId":{"type":"string","maxLength":256,"description":"The id the LLM gave the call; may be empty."},"index":{"type":"integer","minimum":0,"maximum":2147483647},"countV1":{"type":"integer","minimum":0},"originalBytes":{"$ref":"#/$defs/index","description":"Set when the producer cut the payload to fit the event limit: its size in bytes (UTF-8 JSON) before the cut."},"usage":{"description":"schemaVersion 2: the tokens of each service (LLM) call of the run, in call order.","type":"array","maxItems":1000,"items":{"type":"object","required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"$ref":"#/$defs/index"},"outputTokens":{"$ref":"#/$defs/index"},"model":{"$ref":"#/$defs/id","description":"The model the call went to, when known."}}}},"usageV1":{"description":"schemaVersion 1: one total for the whole run.","type":"object","required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"$ref":"#/$defs/countV1"},"outputTokens":{"$ref":"#/$defs/countV1"}}}}};
+const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://toolhistory.dev/schema/tool-event/v2.json","title":"toolhistory tool event (schemaVersion 2, and 1)","description":"One message on the tool-events topic, keyed by conversationId. Producers set eventId (a UUID) once per event; it is the idempotency key. Unknown properties are ignored and not stored. New producers publish schemaVersion 2; schemaVersion 1 is still accepted (it differs only in RunCompleted.usage).","type":"object","required":["eventId","type","schemaVersion","tenantId","conversationId","channel","runId","occurredAt"],"properties":{"eventId":{"type":"string","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},"type":{"enum":["ToolCallRequested","ToolResultReceived","ToolApprovalRequested","ToolApprovalDecided","RunCompleted","RunFailed"]},"schemaVersion":{"enum":[1,2],"description":"2 is current; 1 is still accepted."},"tenantId":{"$ref":"#/$defs/id"},"conversationId":{"$ref":"#/$defs/id"},"channel":{"$ref":"#/$defs/id"},"runId":{"$ref":"#/$defs/id"},"occurredAt":{"type":"string","format":"date-time","pattern":"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?(Z|[+-]\\d{2}:\\d{2})$"},"userMessageId":{"$ref":"#/$defs/id","description":"Optional: the host's id of the message that started the run. Replay places the run's tool calls right after it when the run has no assistant message id (a failed or running run)."}},"allOf":[{"if":{"properties":{"type":{"const":"ToolCallRequested"}},"required":["type"]},"then":{"required":["roundIndex","sequenceIndex","toolCallId","toolName","arguments"],"properties":{"roundIndex":{"$ref":"#/$defs/index"},"sequenceIndex":{"$ref":"#/$defs/index"},"toolCallId":{"$ref":"#/$defs/toolCallId"},"toolName":{"$ref":"#/$defs/id"},"arguments":{"type":"object","description":"Nests at most 64 levels deep (checked by the service; JSON Schema cannot say it)."},"originalBytes":{"$ref":"#/$defs/originalBytes"}}}},{"if":{"properties":{"type":{"const":"ToolResultReceived"}},"required":["type"]},"then":{"required":["toolCallId","roundIndex","sequenceIndex","result","isError"],"properties":{"toolCallId":{"$ref":"#/$defs/toolCallId"},"roundIndex":{"$ref":"#/$defs/index"},"sequenceIndex":{"$ref":"#/$defs/index"},"result":{"description":"A string, or any JSON value but null, nesting at most 64 levels deep (checked by the service; JSON Schema cannot say it).","not":{"type":"null"}},"isError":{"type":"boolean"},"originalBytes":{"$ref":"#/$defs/originalBytes"}}}},{"if":{"properties":{"type":{"const":"ToolApprovalRequested"}},"required":["type"]},"then":{"description":"A call waits for a person's approval. Published in the call's run, keyed like the call.","required":["toolCallId","roundIndex","sequenceIndex"],"properties":{"toolCallId":{"$ref":"#/$defs/id","description":"The call's id; must not be empty."},"roundIndex":{"$ref":"#/$defs/index"},"sequenceIndex":{"$ref":"#/$defs/index"},"reason":{"type":"string","description":"Why the call needs approval, as shown to the person."}}}},{"if":{"properties":{"type":{"const":"ToolApprovalDecided"}},"required":["type"]},"then":{"description":"The person's answer. May be published in a later run of the conversation than its call (the run that resumed), with the call's toolCallId, roundIndex and sequenceIndex.","required":["toolCallId","roundIndex","sequenceIndex","approved"],"properties":{"toolCallId":{"$ref":"#/$defs/id","description":"The call's id; must not be empty."},"roundIndex":{"$ref":"#/$defs/index"},"sequenceIndex":{"$ref":"#/$defs/index"},"approved":{"type":"boolean"},"reason":{"type":"string"},"decidedBy":{"$ref":"#/$defs/id","description":"Who decided, as the host names them."}}}},{"if":{"properties":{"type":{"const":"RunCompleted"}},"required":["type"]},"then":{"required":["assistantMessageId","finishReason"],"properties":{"assistantMessageId":{"$ref":"#/$defs/id"},"finishReason":{"$ref":"#/$defs/id","description":"\"stop\" when the model answered after the last round's results; anything else (e.g. tool_limit, terminated) when the loop ended right after executing tools."}},"if":{"properties":{"schemaVersion":{"const":1}},"required":["schemaVersion"]},"then":{"properties":{"usage":{"$ref":"#/$defs/usageV1"}}},"else":{"properties":{"usage":{"$ref":"#/$defs/usage"},"citedSources":{"description":"schemaVersion 2: the source numbers ([sourceN]) the run's final answer cites, in any order, repeats allowed (read as a set); [] when it cites none. Absent: replay keeps every result whole.","type":"array","maxItems":10000,"items":{"$ref":"#/$defs/index"}}}}}},{"if":{"properties":{"type":{"const":"RunFailed"}},"required":["type"]},"then":{"required":["error"],"properties":{"error":{"type":"object","required":["code","message"],"properties":{"code":{"$ref":"#/$defs/id"},"message":{"type":"string"}}},"usage":{"$ref":"#/$defs/usage","description":"The tokens of the service calls made before the run failed."}}}}],"$defs":{"id":{"type":"string","minLength":1,"maxLength":256},"toolCallId":{"type":"string","maxLength":256,"description":"The id the LLM gave the call; may be empty."},"index":{"type":"integer","minimum":0,"maximum":2147483647},"countV1":{"type":"integer","minimum":0},"originalBytes":{"$ref":"#/$defs/index","description":"Set when the producer cut the payload to fit the event limit: its size in bytes (UTF-8 JSON) before the cut."},"usage":{"description":"schemaVersion 2: the tokens of each service (LLM) call of the run, in call order.","type":"array","maxItems":1000,"items":{"type":"object","required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"$ref":"#/$defs/index"},"outputTokens":{"$ref":"#/$defs/index"},"model":{"$ref":"#/$defs/id","description":"The model the call went to, when known."}}}},"usageV1":{"description":"schemaVersion 1: one total for the whole run.","type":"object","required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"$ref":"#/$defs/countV1"},"outputTokens":{"$ref":"#/$defs/countV1"}}}}};
 const schema32 = {"type":"integer","minimum":0,"maximum":2147483647};
 const schema34 = {"type":"string","maxLength":256,"description":"The id the LLM gave the call; may be empty."};
 const schema35 = {"type":"string","minLength":1,"maxLength":256};
@@ -1238,9 +1238,67 @@ else {
 const _errs93 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.usage !== undefined){
+const _errs94 = errors;
 if(!(validate23(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+var valid35 = _errs94 === errors;
+}
+else {
+var valid35 = true;
+}
+if(valid35){
+if(data.citedSources !== undefined){
+let data30 = data.citedSources;
+const _errs95 = errors;
+if(errors === _errs95){
+if(Array.isArray(data30)){
+if(data30.length > 10000){
+validate20.errors = [{instancePath:instancePath+"/citedSources",schemaPath:"#/allOf/4/then/else/properties/citedSources/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items"}];
+return false;
+}
+else {
+var valid36 = true;
+const len0 = data30.length;
+for(let i0=0; i0<len0; i0++){
+let data31 = data30[i0];
+const _errs97 = errors;
+const _errs98 = errors;
+if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
+validate20.errors = [{instancePath:instancePath+"/citedSources/" + i0,schemaPath:"#/$defs/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs98){
+if((typeof data31 == "number") && (isFinite(data31))){
+if(data31 > 2147483647 || isNaN(data31)){
+validate20.errors = [{instancePath:instancePath+"/citedSources/" + i0,schemaPath:"#/$defs/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
+return false;
+}
+else {
+if(data31 < 0 || isNaN(data31)){
+validate20.errors = [{instancePath:instancePath+"/citedSources/" + i0,schemaPath:"#/$defs/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid36 = _errs97 === errors;
+if(!valid36){
+break;
+}
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/citedSources",schemaPath:"#/allOf/4/then/else/properties/citedSources/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid35 = _errs95 === errors;
+}
+else {
+var valid35 = true;
 }
 }
 }
@@ -1250,6 +1308,7 @@ if(valid32){
 if(props4 !== true){
 props4 = props4 || {};
 props4.usage = true;
+props4.citedSources = true;
 }
 }
 ifClause0 = "else";
@@ -1280,17 +1339,17 @@ props4.assistantMessageId = true;
 props4.finishReason = true;
 }
 if(data.assistantMessageId !== undefined){
-let data30 = data.assistantMessageId;
-const _errs95 = errors;
-const _errs96 = errors;
-if(errors === _errs96){
-if(typeof data30 === "string"){
-if(func1(data30) > 256){
+let data32 = data.assistantMessageId;
+const _errs100 = errors;
+const _errs101 = errors;
+if(errors === _errs101){
+if(typeof data32 === "string"){
+if(func1(data32) > 256){
 validate20.errors = [{instancePath:instancePath+"/assistantMessageId",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
-if(func1(data30) < 1){
+if(func1(data32) < 1){
 validate20.errors = [{instancePath:instancePath+"/assistantMessageId",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1301,24 +1360,24 @@ validate20.errors = [{instancePath:instancePath+"/assistantMessageId",schemaPath
 return false;
 }
 }
-var valid36 = _errs95 === errors;
+var valid38 = _errs100 === errors;
 }
 else {
-var valid36 = true;
+var valid38 = true;
 }
-if(valid36){
+if(valid38){
 if(data.finishReason !== undefined){
-let data31 = data.finishReason;
-const _errs98 = errors;
-const _errs99 = errors;
-if(errors === _errs99){
-if(typeof data31 === "string"){
-if(func1(data31) > 256){
+let data33 = data.finishReason;
+const _errs103 = errors;
+const _errs104 = errors;
+if(errors === _errs104){
+if(typeof data33 === "string"){
+if(func1(data33) > 256){
 validate20.errors = [{instancePath:instancePath+"/finishReason",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
-if(func1(data31) < 1){
+if(func1(data33) < 1){
 validate20.errors = [{instancePath:instancePath+"/finishReason",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1329,10 +1388,10 @@ validate20.errors = [{instancePath:instancePath+"/finishReason",schemaPath:"#/$d
 return false;
 }
 }
-var valid36 = _errs98 === errors;
+var valid38 = _errs103 === errors;
 }
 else {
-var valid36 = true;
+var valid38 = true;
 }
 }
 }
@@ -1370,10 +1429,10 @@ props0 = props0 || {};
 Object.assign(props0, props4);
 }
 }
-const _errs101 = errors;
-const _errs102 = errors;
-let valid39 = true;
-const _errs103 = errors;
+const _errs106 = errors;
+const _errs107 = errors;
+let valid41 = true;
+const _errs108 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing11;
 if((data.type === undefined) && (missing11 = "type")){
@@ -1401,18 +1460,18 @@ errors++;
 }
 }
 }
-var _valid6 = _errs103 === errors;
-errors = _errs102;
+var _valid6 = _errs108 === errors;
+errors = _errs107;
 if(vErrors !== null){
-if(_errs102){
-vErrors.length = _errs102;
+if(_errs107){
+vErrors.length = _errs107;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid6){
-const _errs105 = errors;
+const _errs110 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing12;
 if((data.error === undefined) && (missing12 = "error")){
@@ -1421,28 +1480,28 @@ return false;
 }
 else {
 if(data.error !== undefined){
-let data33 = data.error;
-const _errs106 = errors;
-if(errors === _errs106){
-if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
+let data35 = data.error;
+const _errs111 = errors;
+if(errors === _errs111){
+if(data35 && typeof data35 == "object" && !Array.isArray(data35)){
 let missing13;
-if(((data33.code === undefined) && (missing13 = "code")) || ((data33.message === undefined) && (missing13 = "message"))){
+if(((data35.code === undefined) && (missing13 = "code")) || ((data35.message === undefined) && (missing13 = "message"))){
 validate20.errors = [{instancePath:instancePath+"/error",schemaPath:"#/allOf/5/then/properties/error/required",keyword:"required",params:{missingProperty: missing13},message:"must have required property '"+missing13+"'"}];
 return false;
 }
 else {
-if(data33.code !== undefined){
-let data34 = data33.code;
-const _errs108 = errors;
-const _errs109 = errors;
-if(errors === _errs109){
-if(typeof data34 === "string"){
-if(func1(data34) > 256){
+if(data35.code !== undefined){
+let data36 = data35.code;
+const _errs113 = errors;
+const _errs114 = errors;
+if(errors === _errs114){
+if(typeof data36 === "string"){
+if(func1(data36) > 256){
 validate20.errors = [{instancePath:instancePath+"/error/code",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
-if(func1(data34) < 1){
+if(func1(data36) < 1){
 validate20.errors = [{instancePath:instancePath+"/error/code",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1453,22 +1512,22 @@ validate20.errors = [{instancePath:instancePath+"/error/code",schemaPath:"#/$def
 return false;
 }
 }
-var valid42 = _errs108 === errors;
+var valid44 = _errs113 === errors;
 }
 else {
-var valid42 = true;
+var valid44 = true;
 }
-if(valid42){
-if(data33.message !== undefined){
-const _errs111 = errors;
-if(typeof data33.message !== "string"){
+if(valid44){
+if(data35.message !== undefined){
+const _errs116 = errors;
+if(typeof data35.message !== "string"){
 validate20.errors = [{instancePath:instancePath+"/error/message",schemaPath:"#/allOf/5/then/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid42 = _errs111 === errors;
+var valid44 = _errs116 === errors;
 }
 else {
-var valid42 = true;
+var valid44 = true;
 }
 }
 }
@@ -1478,36 +1537,36 @@ validate20.errors = [{instancePath:instancePath+"/error",schemaPath:"#/allOf/5/t
 return false;
 }
 }
-var valid41 = _errs106 === errors;
+var valid43 = _errs111 === errors;
 }
 else {
-var valid41 = true;
+var valid43 = true;
 }
-if(valid41){
+if(valid43){
 if(data.usage !== undefined){
-const _errs113 = errors;
+const _errs118 = errors;
 if(!(validate23(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
 }
-var valid41 = _errs113 === errors;
+var valid43 = _errs118 === errors;
 }
 else {
-var valid41 = true;
+var valid43 = true;
 }
 }
 }
 }
-var _valid6 = _errs105 === errors;
-valid39 = _valid6;
-if(valid39){
+var _valid6 = _errs110 === errors;
+valid41 = _valid6;
+if(valid41){
 var props5 = {};
 props5.error = true;
 props5.usage = true;
 props5.type = true;
 }
 }
-if(!valid39){
+if(!valid41){
 const err21 = {instancePath,schemaPath:"#/allOf/5/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err21];
@@ -1519,7 +1578,7 @@ errors++;
 validate20.errors = vErrors;
 return false;
 }
-var valid0 = _errs101 === errors;
+var valid0 = _errs106 === errors;
 if(valid0){
 if(props0 !== true && props5 !== undefined){
 if(props5 === true){
@@ -1557,11 +1616,11 @@ props0.occurredAt = true;
 props0.userMessageId = true;
 }
 if(data.eventId !== undefined){
-let data37 = data.eventId;
-const _errs114 = errors;
-if(errors === _errs114){
-if(typeof data37 === "string"){
-if(!pattern4.test(data37)){
+let data39 = data.eventId;
+const _errs119 = errors;
+if(errors === _errs119){
+if(typeof data39 === "string"){
+if(!pattern4.test(data39)){
 validate20.errors = [{instancePath:instancePath+"/eventId",schemaPath:"#/properties/eventId/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""}];
 return false;
 }
@@ -1571,50 +1630,50 @@ validate20.errors = [{instancePath:instancePath+"/eventId",schemaPath:"#/propert
 return false;
 }
 }
-var valid44 = _errs114 === errors;
+var valid46 = _errs119 === errors;
 }
 else {
-var valid44 = true;
+var valid46 = true;
 }
-if(valid44){
+if(valid46){
 if(data.type !== undefined){
-let data38 = data.type;
-const _errs116 = errors;
-if(!((((((data38 === "ToolCallRequested") || (data38 === "ToolResultReceived")) || (data38 === "ToolApprovalRequested")) || (data38 === "ToolApprovalDecided")) || (data38 === "RunCompleted")) || (data38 === "RunFailed"))){
+let data40 = data.type;
+const _errs121 = errors;
+if(!((((((data40 === "ToolCallRequested") || (data40 === "ToolResultReceived")) || (data40 === "ToolApprovalRequested")) || (data40 === "ToolApprovalDecided")) || (data40 === "RunCompleted")) || (data40 === "RunFailed"))){
 validate20.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema31.properties.type.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid44 = _errs116 === errors;
+var valid46 = _errs121 === errors;
 }
 else {
-var valid44 = true;
+var valid46 = true;
 }
-if(valid44){
+if(valid46){
 if(data.schemaVersion !== undefined){
-let data39 = data.schemaVersion;
-const _errs117 = errors;
-if(!((data39 === 1) || (data39 === 2))){
+let data41 = data.schemaVersion;
+const _errs122 = errors;
+if(!((data41 === 1) || (data41 === 2))){
 validate20.errors = [{instancePath:instancePath+"/schemaVersion",schemaPath:"#/properties/schemaVersion/enum",keyword:"enum",params:{allowedValues: schema31.properties.schemaVersion.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid44 = _errs117 === errors;
+var valid46 = _errs122 === errors;
 }
 else {
-var valid44 = true;
+var valid46 = true;
 }
-if(valid44){
+if(valid46){
 if(data.tenantId !== undefined){
-let data40 = data.tenantId;
-const _errs118 = errors;
-const _errs119 = errors;
-if(errors === _errs119){
-if(typeof data40 === "string"){
-if(func1(data40) > 256){
+let data42 = data.tenantId;
+const _errs123 = errors;
+const _errs124 = errors;
+if(errors === _errs124){
+if(typeof data42 === "string"){
+if(func1(data42) > 256){
 validate20.errors = [{instancePath:instancePath+"/tenantId",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
-if(func1(data40) < 1){
+if(func1(data42) < 1){
 validate20.errors = [{instancePath:instancePath+"/tenantId",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1625,24 +1684,24 @@ validate20.errors = [{instancePath:instancePath+"/tenantId",schemaPath:"#/$defs/
 return false;
 }
 }
-var valid44 = _errs118 === errors;
+var valid46 = _errs123 === errors;
 }
 else {
-var valid44 = true;
+var valid46 = true;
 }
-if(valid44){
+if(valid46){
 if(data.conversationId !== undefined){
-let data41 = data.conversationId;
-const _errs121 = errors;
-const _errs122 = errors;
-if(errors === _errs122){
-if(typeof data41 === "string"){
-if(func1(data41) > 256){
+let data43 = data.conversationId;
+const _errs126 = errors;
+const _errs127 = errors;
+if(errors === _errs127){
+if(typeof data43 === "string"){
+if(func1(data43) > 256){
 validate20.errors = [{instancePath:instancePath+"/conversationId",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
-if(func1(data41) < 1){
+if(func1(data43) < 1){
 validate20.errors = [{instancePath:instancePath+"/conversationId",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1653,24 +1712,24 @@ validate20.errors = [{instancePath:instancePath+"/conversationId",schemaPath:"#/
 return false;
 }
 }
-var valid44 = _errs121 === errors;
+var valid46 = _errs126 === errors;
 }
 else {
-var valid44 = true;
+var valid46 = true;
 }
-if(valid44){
+if(valid46){
 if(data.channel !== undefined){
-let data42 = data.channel;
-const _errs124 = errors;
-const _errs125 = errors;
-if(errors === _errs125){
-if(typeof data42 === "string"){
-if(func1(data42) > 256){
+let data44 = data.channel;
+const _errs129 = errors;
+const _errs130 = errors;
+if(errors === _errs130){
+if(typeof data44 === "string"){
+if(func1(data44) > 256){
 validate20.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
-if(func1(data42) < 1){
+if(func1(data44) < 1){
 validate20.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1681,24 +1740,24 @@ validate20.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/$defs/i
 return false;
 }
 }
-var valid44 = _errs124 === errors;
+var valid46 = _errs129 === errors;
 }
 else {
-var valid44 = true;
+var valid46 = true;
 }
-if(valid44){
+if(valid46){
 if(data.runId !== undefined){
-let data43 = data.runId;
-const _errs127 = errors;
-const _errs128 = errors;
-if(errors === _errs128){
-if(typeof data43 === "string"){
-if(func1(data43) > 256){
+let data45 = data.runId;
+const _errs132 = errors;
+const _errs133 = errors;
+if(errors === _errs133){
+if(typeof data45 === "string"){
+if(func1(data45) > 256){
 validate20.errors = [{instancePath:instancePath+"/runId",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
-if(func1(data43) < 1){
+if(func1(data45) < 1){
 validate20.errors = [{instancePath:instancePath+"/runId",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1709,24 +1768,24 @@ validate20.errors = [{instancePath:instancePath+"/runId",schemaPath:"#/$defs/id/
 return false;
 }
 }
-var valid44 = _errs127 === errors;
+var valid46 = _errs132 === errors;
 }
 else {
-var valid44 = true;
+var valid46 = true;
 }
-if(valid44){
+if(valid46){
 if(data.occurredAt !== undefined){
-let data44 = data.occurredAt;
-const _errs130 = errors;
-if(errors === _errs130){
-if(errors === _errs130){
-if(typeof data44 === "string"){
-if(!pattern5.test(data44)){
+let data46 = data.occurredAt;
+const _errs135 = errors;
+if(errors === _errs135){
+if(errors === _errs135){
+if(typeof data46 === "string"){
+if(!pattern5.test(data46)){
 validate20.errors = [{instancePath:instancePath+"/occurredAt",schemaPath:"#/properties/occurredAt/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?(Z|[+-]\\d{2}:\\d{2})$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?(Z|[+-]\\d{2}:\\d{2})$"+"\""}];
 return false;
 }
 else {
-if(!(formats0.validate(data44))){
+if(!(formats0.validate(data46))){
 validate20.errors = [{instancePath:instancePath+"/occurredAt",schemaPath:"#/properties/occurredAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
 return false;
 }
@@ -1738,24 +1797,24 @@ return false;
 }
 }
 }
-var valid44 = _errs130 === errors;
+var valid46 = _errs135 === errors;
 }
 else {
-var valid44 = true;
+var valid46 = true;
 }
-if(valid44){
+if(valid46){
 if(data.userMessageId !== undefined){
-let data45 = data.userMessageId;
-const _errs132 = errors;
-const _errs133 = errors;
-if(errors === _errs133){
-if(typeof data45 === "string"){
-if(func1(data45) > 256){
+let data47 = data.userMessageId;
+const _errs137 = errors;
+const _errs138 = errors;
+if(errors === _errs138){
+if(typeof data47 === "string"){
+if(func1(data47) > 256){
 validate20.errors = [{instancePath:instancePath+"/userMessageId",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
-if(func1(data45) < 1){
+if(func1(data47) < 1){
 validate20.errors = [{instancePath:instancePath+"/userMessageId",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1766,10 +1825,10 @@ validate20.errors = [{instancePath:instancePath+"/userMessageId",schemaPath:"#/$
 return false;
 }
 }
-var valid44 = _errs132 === errors;
+var valid46 = _errs137 === errors;
 }
 else {
-var valid44 = true;
+var valid46 = true;
 }
 }
 }
