@@ -46,6 +46,7 @@ from toolhistory.publisher import (
     RunPublisher,
     Send,
     ToolEventPublisher,
+    cited_sources_from,
     prepare_events,
 )
 from toolhistory.replay import ReplayedTurn, ReplayHistory
@@ -98,6 +99,7 @@ __all__ = [
     "ToolResult",
     "UsageBucket",
     "__version__",
+    "cited_sources_from",
     "derive_event_id",
     "name_based_uuid",
     "prepare_events",
