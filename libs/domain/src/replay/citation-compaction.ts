@@ -11,8 +11,7 @@ import type { JsonValue } from '@toolhistory/contract';
 import { isRecord } from '../policy/is-record';
 import { setJsonMember } from '../redaction/json-member';
 import { parseJsonPath, PathStep } from '../redaction/json-path';
-import type { RunAsOf } from './replay-call-context';
-import type { CallContext } from './replay-call-rules';
+import type { InvocationRow, RunRow, RunStatus } from '../projection/read-model.types';
 
 /** `{"items": "$.results[*]", "number": "$.sourceNumber"}`: where a result lists its sources, and where each says its number. */
 export interface CitationRule {
@@ -149,9 +148,9 @@ export interface CallCitations {
  * by asOf saying what its answer cites.
  */
 export function callCitations(
-  call: Pick<CallContext, 'row' | 'hasResult'>,
+  call: { row: Pick<InvocationRow, 'runId' | 'resultRunId' | 'isError'>; hasResult: boolean },
   rule: CitationRule | undefined,
-  runs: ReadonlyMap<string, Pick<RunAsOf, 'run' | 'status'>>,
+  runs: ReadonlyMap<string, { run: Pick<RunRow, 'citedSources'>; status: RunStatus }>,
 ): CallCitations | undefined {
   if (rule === undefined || !call.hasResult || call.row.isError === true) return undefined;
   const fed = runs.get(call.row.resultRunId ?? call.row.runId);
