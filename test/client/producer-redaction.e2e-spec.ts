@@ -1,6 +1,7 @@
 import {
   type Invocation,
   type JsonObject,
+  type JsonValue,
   OmissionReason,
   PersistMode,
   ToolEventPublisher,
@@ -37,7 +38,7 @@ describe('the persist hook through the real broker and the real gRPC server', ()
     client = new ToolHistoryClient({ address: stack.address });
 
     const run = publisher.run({ tenantId, conversationId, channel: 'support', runId: 'run-1' });
-    const calls = [
+    const calls: Array<{ toolName: string; arguments: JsonObject; result: JsonValue }> = [
       { toolName: 'call_api', arguments: { endpoint: '/orders', apiToken: SECRET }, result: { status: 200, apiToken: SECRET } },
       { toolName: 'read_vault', arguments: { key: SECRET }, result: `the value is ${SECRET}` },
       { toolName: 'unlock_door', arguments: { code: SECRET }, result: { opened: true, code: SECRET } },

@@ -51,7 +51,7 @@ function clientRounds(rounds: readonly ReplayedRound[]): Round[] {
       invalidatedBy: call.invalidatedBy ?? '',
       interrupted: call.interrupted,
       approval: ApprovalStatus.APPROVAL_STATUS_NONE,
-      compactedItems: 0,
+      compactedItems: call.compactedItems,
     })),
   }));
 }

@@ -1,4 +1,5 @@
 export * from './tool-event-publisher';
+export { citedSourcesFrom } from './cited-sources';
 export * from './tool-history-client';
 export * from './tool-history-errors';
 export * from './history-formats';

@@ -46,6 +46,16 @@ describe('RunPublisher', () => {
     ]);
   });
 
+  it('says what the final answer cites when asked to, and nothing when not', async () => {
+    const { run, events, sent } = capturingRun();
+    await run.complete({ assistantMessageId: 'msg-2', citedSources: [2, 4] });
+    await run.complete({ assistantMessageId: 'msg-3', citedSources: [] });
+    await run.complete({ assistantMessageId: 'msg-4' });
+    expect(events().map((event) => event.citedSources)).toEqual([[2, 4], [], undefined]);
+    for (const value of sent) expect(parseToolEvent(value).ok).toBe(true);
+    await expect(run.complete({ assistantMessageId: 'msg-5', citedSources: [-1] })).rejects.toThrow(InvalidToolEventError);
+  });
+
   it("puts the run's userMessageId on every event of the run", async () => {
     const { run, events } = capturingRun({ ...scope, userMessageId: 'msg-user-1' });
     await run.toolCall({ ...step, toolName: 'refund', arguments: {} });

@@ -145,6 +145,13 @@ export interface RunCompletionInput extends EventOverrides {
   finishReason?: string;
   /** Tokens per service (LLM) call of the run, in call order. */
   usage?: TokenUsage[];
+  /**
+   * The source numbers the final answer cites (`[sourceN]`; citedSourcesFrom
+   * reads them from the answer's text); [] when it cites none. Replay then
+   * keeps only the cited items of results a `citations` policy rule names.
+   * Left out: every result is replayed whole.
+   */
+  citedSources?: number[];
 }
 
 export interface RunFailureInput extends EventOverrides {
@@ -408,6 +415,7 @@ export class RunPublisher {
         assistantMessageId: input.assistantMessageId,
         finishReason: input.finishReason ?? 'stop',
         ...(input.usage === undefined ? {} : { usage: input.usage }),
+        ...(input.citedSources === undefined ? {} : { citedSources: input.citedSources }),
       },
     });
   }

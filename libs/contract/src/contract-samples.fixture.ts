@@ -126,6 +126,9 @@ export const MORE_VALID_SAMPLES: Array<[string, Record<string, unknown>]> = [
     { ...VALID_SAMPLES.ToolResultReceived, producerRedacted: true, redaction: { persist: 'full', counts: { email: 1 } } },
   ],
   ["a producer's redaction without producerRedacted (ignored)", { ...VALID_SAMPLES.ToolCallRequested, redaction: { persist: 'banana' } }],
+  ['a completion citing sources, one twice', { ...VALID_SAMPLES.RunCompleted, citedSources: [4, 2, 2, 0] }],
+  ['a completion citing no source', { ...VALID_SAMPLES.RunCompleted, citedSources: [] }],
+  ['a version 1 completion with citedSources (ignored, as unknown to version 1)', { ...RUN_COMPLETED_V1, citedSources: [1] }],
 ];
 
 /** [description, sample, field the error must name] */
@@ -188,6 +191,12 @@ export const INVALID_SAMPLES: Array<[string, Record<string, unknown>, string]> =
     'usage.0.model',
   ],
   ['more than 1000 usage entries', { ...VALID_SAMPLES.RunCompleted, usage: Array.from({ length: 1_001 }, () => usageEntry) }, 'usage'],
+  ['a negative cited source', { ...VALID_SAMPLES.RunCompleted, citedSources: [1, -1] }, 'citedSources'],
+  ['a fractional cited source', { ...VALID_SAMPLES.RunCompleted, citedSources: [1.5] }, 'citedSources'],
+  ['a cited source as a string', { ...VALID_SAMPLES.RunCompleted, citedSources: ['2'] }, 'citedSources'],
+  ['a cited source beyond 32 bits', { ...VALID_SAMPLES.RunCompleted, citedSources: [2_147_483_648] }, 'citedSources'],
+  ['null citedSources', { ...VALID_SAMPLES.RunCompleted, citedSources: null }, 'citedSources'],
+  ['citedSources as a number', { ...VALID_SAMPLES.RunCompleted, citedSources: 2 }, 'citedSources'],
   ['an error without a code', { ...VALID_SAMPLES.RunFailed, error: { message: 'x' } }, 'error.code'],
   ['an error as a string', { ...VALID_SAMPLES.RunFailed, error: 'boom' }, 'error'],
   ['an id longer than 256 characters', { ...VALID_SAMPLES.RunFailed, runId: 'r'.repeat(257) }, 'runId'],

@@ -61,6 +61,18 @@ describe('parseToolEvent', () => {
     expect(parsed.event).toEqual({ ...RUN_COMPLETED_V1, usage: { inputTokens: 1, outputTokens: 2 } });
   });
 
+  it('keeps citedSources as sent (repeats too), at most 10000 of them; a version 1 completion drops them as unknown', () => {
+    const cited = Array.from({ length: 10_000 }, (_, i) => i);
+    const parsed = parseToolEvent(asJson({ ...VALID_SAMPLES.RunCompleted, citedSources: [...cited.slice(2), 0, 0] }));
+    if (!parsed.ok) throw parsed.error;
+    expect((parsed.event as { citedSources: number[] }).citedSources).toEqual([...cited.slice(2), 0, 0]);
+    const tooMany = parseToolEvent(asJson({ ...VALID_SAMPLES.RunCompleted, citedSources: [...cited, 1] }));
+    expect(tooMany.ok ? '' : tooMany.error.message).toBe('citedSources must have at most 10000 entries');
+    const v1 = parseToolEvent(asJson({ ...RUN_COMPLETED_V1, citedSources: [1] }));
+    if (!v1.ok) throw v1.error;
+    expect(v1.event).not.toHaveProperty('citedSources');
+  });
+
   it('says a missing field is required, once, instead of every rule it fails', () => {
     const parsed = parseToolEvent(asJson({ ...VALID_SAMPLES.ToolCallRequested, tenantId: undefined, usage: undefined }));
     expect(parsed.ok ? '' : parsed.error.message).toBe('tenantId is required');

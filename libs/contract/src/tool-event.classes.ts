@@ -20,6 +20,7 @@ import {
   JsonObject,
   JsonValue,
   MAX_ID_LENGTH,
+  MAX_CITED_SOURCES,
   MAX_INDEX,
   MAX_JSON_DEPTH,
   MAX_USAGE_ENTRIES,
@@ -234,6 +235,20 @@ function UsageList(): PropertyDecorator {
   });
 }
 
+/** An array of at most MAX_CITED_SOURCES, with a message that says which of the two it is not. */
+function CitedSourceList(): PropertyDecorator {
+  return ValidateBy({
+    name: 'citedSourceList',
+    validator: {
+      validate: (value: unknown) => Array.isArray(value) && value.length <= MAX_CITED_SOURCES,
+      defaultMessage: (args) =>
+        Array.isArray(args?.value)
+          ? `$property must have at most ${MAX_CITED_SOURCES} entries`
+          : '$property must be an array of the source numbers the answer cites',
+    },
+  });
+}
+
 export class TokenUsageDto implements T.TokenUsage {
   @Index() inputTokens: number;
   @Index() outputTokens: number;
@@ -254,6 +269,13 @@ export class RunCompletedDto extends EventEnvelopeDto implements T.RunCompleted 
   @IsObject({ each: true, message: 'usage entries must be JSON objects' })
   @ValidateNested({ each: true })
   usage?: TokenUsageDto[];
+
+  @ValidateIf((event: RunCompletedDto) => event.citedSources !== undefined)
+  @CitedSourceList()
+  @IsInt({ each: true, message: 'citedSources entries must be whole numbers' })
+  @Min(0, { each: true, message: 'citedSources entries must not be negative' })
+  @Max(MAX_INDEX, { each: true, message: `citedSources entries must be at most ${MAX_INDEX}` })
+  citedSources?: number[];
 }
 
 /** schemaVersion 1. Never edited: events of this version are read through upcastToolEvent. */

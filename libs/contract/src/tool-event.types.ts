@@ -26,6 +26,8 @@ export const DEFAULT_MAX_EVENT_BYTES = 1024 * 1024;
 export const MAX_ID_LENGTH = 256;
 /** Service calls a RunCompleted may report usage for (schemaVersion 2). */
 export const MAX_USAGE_ENTRIES = 1_000;
+/** Source numbers a RunCompleted may say its answer cites (schemaVersion 2). */
+export const MAX_CITED_SOURCES = 10_000;
 /** Indices and token counts fit the read model's integer columns. */
 export const MAX_INDEX = 2_147_483_647;
 /** How deep `arguments` and `result` may nest: deeper JSON is no tool payload, and walking it would exhaust the stack. */
@@ -149,6 +151,12 @@ export interface RunCompleted extends EventEnvelope {
   finishReason: string;
   /** One entry per service call of the run, in call order (schemaVersion 2). */
   usage?: TokenUsage[];
+  /**
+   * The source numbers the run's final answer cites (`[sourceN]`), in any
+   * order, repeats allowed (read as a set); [] when it cites none (schemaVersion 2).
+   * Absent: not said, and replay keeps every result whole.
+   */
+  citedSources?: number[];
 }
 
 /** schemaVersion 1 usage: one total for the whole run. */

@@ -26,6 +26,7 @@ export const RUN_COLUMNS: ColumnSpec<RunRow>[] = [
   { name: 'error_code', sqlType: 'text', value: (r) => r.errorCode },
   { name: 'error_message', sqlType: 'text', value: (r) => r.errorMessage },
   { name: 'user_message_id', sqlType: 'text', value: (r) => r.userMessageId },
+  { name: 'cited_sources', sqlType: 'jsonb', value: (r) => r.citedSources },
 ];
 
 const ALL_INVOCATION_COLUMNS: ColumnSpec<InvocationRow>[] = [
@@ -95,7 +96,7 @@ export const SELECT_RUN = `SELECT tenant_id AS "tenantId", conversation_id AS "c
   ${isoText('started_at')} AS "startedAt", ${isoText('last_event_at')} AS "lastEventAt", ${isoText('ended_at')} AS "endedAt",
   assistant_message_id AS "assistantMessageId", finish_reason AS "finishReason", input_tokens AS "inputTokens",
   output_tokens AS "outputTokens", error_code AS "errorCode", error_message AS "errorMessage",
-  user_message_id AS "userMessageId" FROM runs`;
+  user_message_id AS "userMessageId", cited_sources AS "citedSources" FROM runs`;
 
 const selectInvocation = (argumentsSql: string, resultSql: string): string => `SELECT tenant_id AS "tenantId",
   conversation_id AS "conversationId", run_id AS "runId", pair_key AS "pairKey", round_index AS "roundIndex",

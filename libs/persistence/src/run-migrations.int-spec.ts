@@ -34,6 +34,7 @@ const ALL_MIGRATIONS = [
   '017_external-event-traces',
   '018_approvals-and-resumed-runs',
   '019_producer-redaction',
+  '020_cited-sources',
 ];
 
 describe('runMigrations (real PostgreSQL)', () => {

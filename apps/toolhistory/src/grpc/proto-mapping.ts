@@ -139,6 +139,7 @@ export function toResponse(history: ReplayHistory, view: ReplayView = 'all') {
           invalidated_by: call.invalidatedBy ?? '',
           interrupted: call.interrupted,
           approval: APPROVAL_STATUS[call.approval],
+          compacted_items: call.compactedItems,
         })),
       })),
       messages_json: view === 'structured' ? '' : JSON.stringify(turn.messages),

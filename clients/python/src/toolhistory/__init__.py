@@ -47,6 +47,7 @@ from toolhistory.publisher import (
     RunPublisher,
     Send,
     ToolEventPublisher,
+    cited_sources_from,
     prepare_events,
 )
 from toolhistory.replay import ReplayedTurn, ReplayHistory
@@ -105,6 +106,7 @@ __all__ = [
     "ToolResult",
     "UsageBucket",
     "__version__",
+    "cited_sources_from",
     "derive_event_id",
     "name_based_uuid",
     "prepare_events",

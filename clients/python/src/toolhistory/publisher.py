@@ -9,6 +9,7 @@ keeps a conversation's events in order.
 from __future__ import annotations
 
 import math
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -34,6 +35,7 @@ from toolhistory.events import (
     ToolCall,
     ToolResult,
 )
+from toolhistory.limits import MAX_INDEX
 from toolhistory.persist import (
     PersistOption,
     copy_persist_option,
@@ -250,6 +252,21 @@ def _usage_fields(usage: Sequence[TokenUsage] | None) -> dict[str, Any]:
     return {"usage": entries}
 
 
+_CITATION = re.compile(r"\[source(\d+)\]")
+
+
+def cited_sources_from(answer_text: str) -> list[int]:
+    """The source numbers an answer cites, for `complete(cited_sources=...)`: every `[sourceN]` in the text (also side
+    by side, as in `[source1][source2]`), sorted, once each. Other spellings (`[Source 1]`, `[source-1]`) are not
+    read: a number misread would drop a source the answer needs; a number missed only keeps one it does not."""
+    numbers = {int(digits) for digits in _CITATION.findall(answer_text)}
+    return sorted(n for n in numbers if n <= MAX_INDEX)
+
+
+def _cited_sources_fields(cited_sources: Sequence[int] | None) -> dict[str, Any]:
+    return {} if cited_sources is None else {"citedSources": list(cited_sources)}
+
+
 def _failure_fields(error: object) -> dict[str, Any]:
     """A run's failure as the contract's `error`: from a RunFailure, or a mapping with `code` and `message`."""
     if isinstance(error, Mapping):
@@ -386,12 +403,15 @@ class RunPublisher:
         assistant_message_id: str,
         finish_reason: str = "stop",
         usage: Sequence[TokenUsage] | None = None,
+        cited_sources: Sequence[int] | None = None,
         event_id: str | None = None,
         occurred_at: datetime | str | None = None,
     ) -> PublishedEvent:
         """The run ended with the host's final assistant message (RunCompleted). `finish_reason`: `stop` when the
         model answered after the last round's results, e.g. `tool_limit` when the loop ended right after executing
-        tools. `usage`: tokens per service (LLM) call of the run, in call order."""
+        tools. `usage`: tokens per service (LLM) call of the run, in call order. `cited_sources`: the source numbers
+        the final answer cites (`cited_sources_from(answer)` reads its `[sourceN]`), `[]` when none; replay then keeps
+        only the cited items of results a `citations` policy rule names. None: every result is replayed whole."""
         return self._one(
             PendingEvent(
                 type="RunCompleted",
@@ -401,6 +421,7 @@ class RunPublisher:
                     "assistantMessageId": assistant_message_id,
                     "finishReason": finish_reason,
                     **_usage_fields(usage),
+                    **_cited_sources_fields(cited_sources),
                 },
             )
         )

@@ -30,6 +30,7 @@ from toolhistory.publisher import (
     PreparedEvent,
     RunPublisher,
     ToolEventPublisher,
+    cited_sources_from,
     prepare_events,
 )
 
@@ -311,3 +312,39 @@ def test_close_is_idempotent_and_a_closed_publisher_publishes_nothing() -> None:
     with pytest.raises(PublishError, match="closed") as failed:
         run.complete(assistant_message_id="a")
     assert failed.value.retriable is False
+
+
+def test_complete_says_what_the_answer_cites_when_asked_to() -> None:
+    publisher, recorder = run_publisher()
+    publisher.complete(assistant_message_id="a", cited_sources=[2, 4])
+    publisher.complete(assistant_message_id="b", cited_sources=())
+    publisher.complete(assistant_message_id="c")
+    assert [event.get("citedSources") for event in recorder.events()] == [[2, 4], [], None]
+    assert "citedSources" not in recorder.events()[2]
+    with pytest.raises(InvalidToolEventError, match="citedSources"):
+        publisher.complete(assistant_message_id="d", cited_sources=[-1])
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Paris is the capital [source2].", [2]),
+        ("Yes [source3][source1] and again [source3].", [1, 3]),
+        ("[source0] [source007]", [0, 7]),
+        ("Nothing cited here.", []),
+        ("[Source1] [source 2] [source-3] [sources4] source5 [source6", []),
+        ("[source2147483648] [source2147483647]", [2147483647]),
+    ],
+)
+def test_cited_sources_from_reads_source_markers_as_the_typescript_client_does(text: str, expected: list[int]) -> None:
+    assert cited_sources_from(text) == expected
+
+
+@given(
+    st.lists(st.tuples(st.text(max_size=8), st.integers(min_value=0, max_value=100_000)), max_size=12),
+    st.text(max_size=8),
+)
+def test_cited_sources_from_finds_every_source_marker_sorted_once_each(parts: list[tuple[str, int]], tail: str) -> None:
+    # Text between markers holds no marker of its own ("[" is dropped from it).
+    text = "".join(f"{before.replace('[', '')}[source{n}]" for before, n in parts) + tail.replace("[", "")
+    assert cited_sources_from(text) == sorted({n for _, n in parts})

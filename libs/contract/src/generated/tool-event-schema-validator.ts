@@ -5,7 +5,7 @@
 "use strict";
 export const validate = validate20;
 export default validate20;
-const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://toolhistory.dev/schema/tool-event/v2.json","title":"toolhistory tool event (schemaVersion 2, and 1)","description":"One message on the tool-events topic, keyed by conversationId. Producers set eventId (a UUID) once per event; it is the idempotency key. Unknown properties are ignored and not stored. New producers publish schemaVersion 2; schemaVersion 1 is still accepted (it differs only in RunCompleted.usage).","type":"object","required":["eventId","type","schemaVersion","tenantId","conversationId","channel","runId","occurredAt"],"properties":{"eventId":{"type":"string","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},"type":{"enum":["ToolCallRequested","ToolResultReceived","ToolApprovalRequested","ToolApprovalDecided","RunCompleted","RunFailed"]},"schemaVersion":{"enum":[1,2],"description":"2 is current; 1 is still accepted."},"tenantId":{"$ref":"#/$defs/id"},"conversationId":{"$ref":"#/$defs/id"},"channel":{"$ref":"#/$defs/id"},"runId":{"$ref":"#/$defs/id"},"occurredAt":{"type":"string","format":"date-time","pattern":"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?(Z|[+-]\\d{2}:\\d{2})$"},"userMessageId":{"$ref":"#/$defs/id","description":"Optional: the host's id of the message that started the run. Replay places the run's tool calls right after it when the run has no assistant message id (a failed or running run)."}},"allOf":[{"if":{"properties":{"type":{"const":"ToolCallRequested"}},"required":["type"]},"then":{"required":["roundIndex","sequenceIndex","toolCallId","toolName","arguments"],"properties":{"roundIndex":{"$ref":"#/$defs/index"},"sequenceIndex":{"$ref":"#/$defs/index"},"toolCallId":{"$ref":"#/$defs/toolCallId"},"toolName":{"$ref":"#/$defs/id"},"arguments":{"type":"object","description":"Nests at most 64 levels deep (checked by the service; JSON Schema cannot say it)."},"originalBytes":{"$ref":"#/$defs/originalBytes"},"producerRedacted":{"$ref":"#/$defs/producerRedacted"}},"if":{"required":["producerRedacted"]},"then":{"$ref":"#/$defs/producerRedaction"}}},{"if":{"properties":{"type":{"const":"ToolResultReceived"}},"required":["type"]},"then":{"required":["toolCallId","roundIndex","sequenceIndex","result","isError"],"properties":{"toolCallId":{"$ref":"#/$defs/toolCallId"},"roundIndex":{"$ref":"#/$defs/index"},"sequenceIndex":{"$ref":"#/$defs/index"},"result":{"description":"A string, or any JSON value but null (null only when the producer withheld it: producerRedacted with redaction.persist metadata or none), nesting at most 64 levels deep (checked by the service; JSON Schema cannot say it)."},"isError":{"type":"boolean"},"originalBytes":{"$ref":"#/$defs/originalBytes"},"producerRedacted":{"$ref":"#/$defs/producerRedacted"}},"allOf":[{"if":{"required":["producerRedacted"]},"then":{"$ref":"#/$defs/producerRedaction"}},{"if":{"$ref":"#/$defs/payloadWithheld"},"then":true,"else":{"properties":{"result":{"not":{"type":"null"}}}}}]}},{"if":{"properties":{"type":{"const":"ToolApprovalRequested"}},"required":["type"]},"then":{"description":"A call waits for a person's approval. Published in the call's run, keyed like the call.","required":["toolCallId","roundIndex","sequenceIndex"],"properties":{"toolCallId":{"$ref":"#/$defs/id","description":"The call's id; must not be empty."},"roundIndex":{"$ref":"#/$defs/index"},"sequenceIndex":{"$ref":"#/$defs/index"},"reason":{"type":"string","description":"Why the call needs approval, as shown to the person."}}}},{"if":{"properties":{"type":{"const":"ToolApprovalDecided"}},"required":["type"]},"then":{"description":"The person's answer. May be published in a later run of the conversation than its call (the run that resumed), with the call's toolCallId, roundIndex and sequenceIndex.","required":["toolCallId","roundIndex","sequenceIndex","approved"],"properties":{"toolCallId":{"$ref":"#/$defs/id","description":"The call's id; must not be empty."},"roundIndex":{"$ref":"#/$defs/index"},"sequenceIndex":{"$ref":"#/$defs/index"},"approved":{"type":"boolean"},"reason":{"type":"string"},"decidedBy":{"$ref":"#/$defs/id","description":"Who decided, as the host names them."}}}},{"if":{"properties":{"type":{"const":"RunCompleted"}},"required":["type"]},"then":{"required":["assistantMessageId","finishReason"],"properties":{"assistantMessageId":{"$ref":"#/$defs/id"},"finishReason":{"$ref":"#/$defs/id","description":"\"stop\" when the model answered after the last round's results; anything else (e.g. tool_limit, terminated) when the loop ended right after executing tools."}},"if":{"properties":{"schemaVersion":{"const":1}},"required":["schemaVersion"]},"then":{"properties":{"usage":{"$ref":"#/$defs/usageV1"}}},"else":{"properties":{"usage":{"$ref":"#/$defs/usage"}}}}},{"if":{"properties":{"type":{"const":"RunFailed"}},"required":["type"]},"then":{"required":["error"],"properties":{"error":{"type":"object","required":["code","message"],"properties":{"code":{"$ref":"#/$defs/id"},"message":{"type":"string"}}},"usage":{"$ref":"#/$defs/usage","description":"The tokens of the service calls made before the run failed."}}}}],"$defs":{"id":{"type":"string","minLength":1,"maxLength":256},"toolCallId":{"type":"string","maxLength":256,"description":"The id the LLM gave the call; may be empty."},"index":{"type":"integer","minimum":0,"maximum":2147483647},"countV1":{"type":"integer","minimum":0},"originalBytes":{"$ref":"#/$defs/index","description":"Set when the producer cut the payload to fit the event limit, or withheld it (redaction.persist metadata): its size in bytes (UTF-8 JSON) before the cut."},"producerRedacted":{"const":true,"description":"Set when the producer's persist hook ran on the payload before publishing; the event then says what the producer kept in redaction.persist."},"producerRedaction":{"type":"object","required":["redaction"],"properties":{"redaction":{"type":"object","required":["persist"],"properties":{"persist":{"enum":["full","metadata","none"],"description":"What the producer published: full (the payload, maybe redacted), metadata (no payload; originalBytes is its size), none (no payload, no size). Any other member is ignored."}}}}},"payloadWithheld":{"description":"The producer published no payload: result may be null.","type":"object","required":["producerRedacted","redaction"],"properties":{"producerRedacted":{"const":true},"redaction":{"type":"object","required":["persist"],"properties":{"persist":{"enum":["metadata","none"]}}}}},"usage":{"description":"schemaVersion 2: the tokens of each service (LLM) call of the run, in call order.","type":"array","maxItems":1000,"items":{"type":"object","required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"$ref":"#/$defs/index"},"outputTokens":{"$ref":"#/$defs/index"},"model":{"$ref":"#/$defs/id","description":"The model the call went to, when known."}}}},"usageV1":{"description":"schemaVersion 1: one total for the whole run.","type":"object","required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"$ref":"#/$defs/countV1"},"outputTokens":{"$ref":"#/$defs/countV1"}}}}};
+const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://toolhistory.dev/schema/tool-event/v2.json","title":"toolhistory tool event (schemaVersion 2, and 1)","description":"One message on the tool-events topic, keyed by conversationId. Producers set eventId (a UUID) once per event; it is the idempotency key. Unknown properties are ignored and not stored. New producers publish schemaVersion 2; schemaVersion 1 is still accepted (it differs only in RunCompleted.usage).","type":"object","required":["eventId","type","schemaVersion","tenantId","conversationId","channel","runId","occurredAt"],"properties":{"eventId":{"type":"string","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},"type":{"enum":["ToolCallRequested","ToolResultReceived","ToolApprovalRequested","ToolApprovalDecided","RunCompleted","RunFailed"]},"schemaVersion":{"enum":[1,2],"description":"2 is current; 1 is still accepted."},"tenantId":{"$ref":"#/$defs/id"},"conversationId":{"$ref":"#/$defs/id"},"channel":{"$ref":"#/$defs/id"},"runId":{"$ref":"#/$defs/id"},"occurredAt":{"type":"string","format":"date-time","pattern":"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?(Z|[+-]\\d{2}:\\d{2})$"},"userMessageId":{"$ref":"#/$defs/id","description":"Optional: the host's id of the message that started the run. Replay places the run's tool calls right after it when the run has no assistant message id (a failed or running run)."}},"allOf":[{"if":{"properties":{"type":{"const":"ToolCallRequested"}},"required":["type"]},"then":{"required":["roundIndex","sequenceIndex","toolCallId","toolName","arguments"],"properties":{"roundIndex":{"$ref":"#/$defs/index"},"sequenceIndex":{"$ref":"#/$defs/index"},"toolCallId":{"$ref":"#/$defs/toolCallId"},"toolName":{"$ref":"#/$defs/id"},"arguments":{"type":"object","description":"Nests at most 64 levels deep (checked by the service; JSON Schema cannot say it)."},"originalBytes":{"$ref":"#/$defs/originalBytes"},"producerRedacted":{"$ref":"#/$defs/producerRedacted"}},"if":{"required":["producerRedacted"]},"then":{"$ref":"#/$defs/producerRedaction"}}},{"if":{"properties":{"type":{"const":"ToolResultReceived"}},"required":["type"]},"then":{"required":["toolCallId","roundIndex","sequenceIndex","result","isError"],"properties":{"toolCallId":{"$ref":"#/$defs/toolCallId"},"roundIndex":{"$ref":"#/$defs/index"},"sequenceIndex":{"$ref":"#/$defs/index"},"result":{"description":"A string, or any JSON value but null (null only when the producer withheld it: producerRedacted with redaction.persist metadata or none), nesting at most 64 levels deep (checked by the service; JSON Schema cannot say it)."},"isError":{"type":"boolean"},"originalBytes":{"$ref":"#/$defs/originalBytes"},"producerRedacted":{"$ref":"#/$defs/producerRedacted"}},"allOf":[{"if":{"required":["producerRedacted"]},"then":{"$ref":"#/$defs/producerRedaction"}},{"if":{"$ref":"#/$defs/payloadWithheld"},"then":true,"else":{"properties":{"result":{"not":{"type":"null"}}}}}]}},{"if":{"properties":{"type":{"const":"ToolApprovalRequested"}},"required":["type"]},"then":{"description":"A call waits for a person's approval. Published in the call's run, keyed like the call.","required":["toolCallId","roundIndex","sequenceIndex"],"properties":{"toolCallId":{"$ref":"#/$defs/id","description":"The call's id; must not be empty."},"roundIndex":{"$ref":"#/$defs/index"},"sequenceIndex":{"$ref":"#/$defs/index"},"reason":{"type":"string","description":"Why the call needs approval, as shown to the person."}}}},{"if":{"properties":{"type":{"const":"ToolApprovalDecided"}},"required":["type"]},"then":{"description":"The person's answer. May be published in a later run of the conversation than its call (the run that resumed), with the call's toolCallId, roundIndex and sequenceIndex.","required":["toolCallId","roundIndex","sequenceIndex","approved"],"properties":{"toolCallId":{"$ref":"#/$defs/id","description":"The call's id; must not be empty."},"roundIndex":{"$ref":"#/$defs/index"},"sequenceIndex":{"$ref":"#/$defs/index"},"approved":{"type":"boolean"},"reason":{"type":"string"},"decidedBy":{"$ref":"#/$defs/id","description":"Who decided, as the host names them."}}}},{"if":{"properties":{"type":{"const":"RunCompleted"}},"required":["type"]},"then":{"required":["assistantMessageId","finishReason"],"properties":{"assistantMessageId":{"$ref":"#/$defs/id"},"finishReason":{"$ref":"#/$defs/id","description":"\"stop\" when the model answered after the last round's results; anything else (e.g. tool_limit, terminated) when the loop ended right after executing tools."}},"if":{"properties":{"schemaVersion":{"const":1}},"required":["schemaVersion"]},"then":{"properties":{"usage":{"$ref":"#/$defs/usageV1"}}},"else":{"properties":{"usage":{"$ref":"#/$defs/usage"},"citedSources":{"description":"schemaVersion 2: the source numbers ([sourceN]) the run's final answer cites, in any order, repeats allowed (read as a set); [] when it cites none. Absent: replay keeps every result whole.","type":"array","maxItems":10000,"items":{"$ref":"#/$defs/index"}}}}}},{"if":{"properties":{"type":{"const":"RunFailed"}},"required":["type"]},"then":{"required":["error"],"properties":{"error":{"type":"object","required":["code","message"],"properties":{"code":{"$ref":"#/$defs/id"},"message":{"type":"string"}}},"usage":{"$ref":"#/$defs/usage","description":"The tokens of the service calls made before the run failed."}}}}],"$defs":{"id":{"type":"string","minLength":1,"maxLength":256},"toolCallId":{"type":"string","maxLength":256,"description":"The id the LLM gave the call; may be empty."},"index":{"type":"integer","minimum":0,"maximum":2147483647},"countV1":{"type":"integer","minimum":0},"originalBytes":{"$ref":"#/$defs/index","description":"Set when the producer cut the payload to fit the event limit, or withheld it (redaction.persist metadata): its size in bytes (UTF-8 JSON) before the cut."},"producerRedacted":{"const":true,"description":"Set when the producer's persist hook ran on the payload before publishing; the event then says what the producer kept in redaction.persist."},"producerRedaction":{"type":"object","required":["redaction"],"properties":{"redaction":{"type":"object","required":["persist"],"properties":{"persist":{"enum":["full","metadata","none"],"description":"What the producer published: full (the payload, maybe redacted), metadata (no payload; originalBytes is its size), none (no payload, no size). Any other member is ignored."}}}}},"payloadWithheld":{"description":"The producer published no payload: result may be null.","type":"object","required":["producerRedacted","redaction"],"properties":{"producerRedacted":{"const":true},"redaction":{"type":"object","required":["persist"],"properties":{"persist":{"enum":["metadata","none"]}}}}},"usage":{"description":"schemaVersion 2: the tokens of each service (LLM) call of the run, in call order.","type":"array","maxItems":1000,"items":{"type":"object","required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"$ref":"#/$defs/index"},"outputTokens":{"$ref":"#/$defs/index"},"model":{"$ref":"#/$defs/id","description":"The model the call went to, when known."}}}},"usageV1":{"description":"schemaVersion 1: one total for the whole run.","type":"object","required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"$ref":"#/$defs/countV1"},"outputTokens":{"$ref":"#/$defs/countV1"}}}}};
 const schema32 = {"type":"object","required":["redaction"],"properties":{"redaction":{"type":"object","required":["persist"],"properties":{"persist":{"enum":["full","metadata","none"],"description":"What the producer published: full (the payload, maybe redacted), metadata (no payload; originalBytes is its size), none (no payload, no size). Any other member is ignored."}}}}};
 const schema33 = {"type":"integer","minimum":0,"maximum":2147483647};
 const schema35 = {"type":"string","maxLength":256,"description":"The id the LLM gave the call; may be empty."};
@@ -1604,9 +1604,67 @@ else {
 const _errs124 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.usage !== undefined){
+const _errs125 = errors;
 if(!(validate23(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
+}
+var valid51 = _errs125 === errors;
+}
+else {
+var valid51 = true;
+}
+if(valid51){
+if(data.citedSources !== undefined){
+let data39 = data.citedSources;
+const _errs126 = errors;
+if(errors === _errs126){
+if(Array.isArray(data39)){
+if(data39.length > 10000){
+validate20.errors = [{instancePath:instancePath+"/citedSources",schemaPath:"#/allOf/4/then/else/properties/citedSources/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items"}];
+return false;
+}
+else {
+var valid52 = true;
+const len0 = data39.length;
+for(let i0=0; i0<len0; i0++){
+let data40 = data39[i0];
+const _errs128 = errors;
+const _errs129 = errors;
+if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
+validate20.errors = [{instancePath:instancePath+"/citedSources/" + i0,schemaPath:"#/$defs/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs129){
+if((typeof data40 == "number") && (isFinite(data40))){
+if(data40 > 2147483647 || isNaN(data40)){
+validate20.errors = [{instancePath:instancePath+"/citedSources/" + i0,schemaPath:"#/$defs/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
+return false;
+}
+else {
+if(data40 < 0 || isNaN(data40)){
+validate20.errors = [{instancePath:instancePath+"/citedSources/" + i0,schemaPath:"#/$defs/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid52 = _errs128 === errors;
+if(!valid52){
+break;
+}
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/citedSources",schemaPath:"#/allOf/4/then/else/properties/citedSources/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid51 = _errs126 === errors;
+}
+else {
+var valid51 = true;
 }
 }
 }
@@ -1616,6 +1674,7 @@ if(valid48){
 if(props5 !== true){
 props5 = props5 || {};
 props5.usage = true;
+props5.citedSources = true;
 }
 }
 ifClause0 = "else";
@@ -1646,17 +1705,17 @@ props5.assistantMessageId = true;
 props5.finishReason = true;
 }
 if(data.assistantMessageId !== undefined){
-let data39 = data.assistantMessageId;
-const _errs126 = errors;
-const _errs127 = errors;
-if(errors === _errs127){
-if(typeof data39 === "string"){
-if(func1(data39) > 256){
+let data41 = data.assistantMessageId;
+const _errs131 = errors;
+const _errs132 = errors;
+if(errors === _errs132){
+if(typeof data41 === "string"){
+if(func1(data41) > 256){
 validate20.errors = [{instancePath:instancePath+"/assistantMessageId",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
-if(func1(data39) < 1){
+if(func1(data41) < 1){
 validate20.errors = [{instancePath:instancePath+"/assistantMessageId",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1667,24 +1726,24 @@ validate20.errors = [{instancePath:instancePath+"/assistantMessageId",schemaPath
 return false;
 }
 }
-var valid52 = _errs126 === errors;
+var valid54 = _errs131 === errors;
 }
 else {
-var valid52 = true;
+var valid54 = true;
 }
-if(valid52){
+if(valid54){
 if(data.finishReason !== undefined){
-let data40 = data.finishReason;
-const _errs129 = errors;
-const _errs130 = errors;
-if(errors === _errs130){
-if(typeof data40 === "string"){
-if(func1(data40) > 256){
+let data42 = data.finishReason;
+const _errs134 = errors;
+const _errs135 = errors;
+if(errors === _errs135){
+if(typeof data42 === "string"){
+if(func1(data42) > 256){
 validate20.errors = [{instancePath:instancePath+"/finishReason",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
-if(func1(data40) < 1){
+if(func1(data42) < 1){
 validate20.errors = [{instancePath:instancePath+"/finishReason",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1695,10 +1754,10 @@ validate20.errors = [{instancePath:instancePath+"/finishReason",schemaPath:"#/$d
 return false;
 }
 }
-var valid52 = _errs129 === errors;
+var valid54 = _errs134 === errors;
 }
 else {
-var valid52 = true;
+var valid54 = true;
 }
 }
 }
@@ -1736,10 +1795,10 @@ props0 = props0 || {};
 Object.assign(props0, props5);
 }
 }
-const _errs132 = errors;
-const _errs133 = errors;
-let valid55 = true;
-const _errs134 = errors;
+const _errs137 = errors;
+const _errs138 = errors;
+let valid57 = true;
+const _errs139 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing19;
 if((data.type === undefined) && (missing19 = "type")){
@@ -1767,18 +1826,18 @@ errors++;
 }
 }
 }
-var _valid9 = _errs134 === errors;
-errors = _errs133;
+var _valid9 = _errs139 === errors;
+errors = _errs138;
 if(vErrors !== null){
-if(_errs133){
-vErrors.length = _errs133;
+if(_errs138){
+vErrors.length = _errs138;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid9){
-const _errs136 = errors;
+const _errs141 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing20;
 if((data.error === undefined) && (missing20 = "error")){
@@ -1787,28 +1846,28 @@ return false;
 }
 else {
 if(data.error !== undefined){
-let data42 = data.error;
-const _errs137 = errors;
-if(errors === _errs137){
-if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
+let data44 = data.error;
+const _errs142 = errors;
+if(errors === _errs142){
+if(data44 && typeof data44 == "object" && !Array.isArray(data44)){
 let missing21;
-if(((data42.code === undefined) && (missing21 = "code")) || ((data42.message === undefined) && (missing21 = "message"))){
+if(((data44.code === undefined) && (missing21 = "code")) || ((data44.message === undefined) && (missing21 = "message"))){
 validate20.errors = [{instancePath:instancePath+"/error",schemaPath:"#/allOf/5/then/properties/error/required",keyword:"required",params:{missingProperty: missing21},message:"must have required property '"+missing21+"'"}];
 return false;
 }
 else {
-if(data42.code !== undefined){
-let data43 = data42.code;
-const _errs139 = errors;
-const _errs140 = errors;
-if(errors === _errs140){
-if(typeof data43 === "string"){
-if(func1(data43) > 256){
+if(data44.code !== undefined){
+let data45 = data44.code;
+const _errs144 = errors;
+const _errs145 = errors;
+if(errors === _errs145){
+if(typeof data45 === "string"){
+if(func1(data45) > 256){
 validate20.errors = [{instancePath:instancePath+"/error/code",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
-if(func1(data43) < 1){
+if(func1(data45) < 1){
 validate20.errors = [{instancePath:instancePath+"/error/code",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1819,22 +1878,22 @@ validate20.errors = [{instancePath:instancePath+"/error/code",schemaPath:"#/$def
 return false;
 }
 }
-var valid58 = _errs139 === errors;
+var valid60 = _errs144 === errors;
 }
 else {
-var valid58 = true;
+var valid60 = true;
 }
-if(valid58){
-if(data42.message !== undefined){
-const _errs142 = errors;
-if(typeof data42.message !== "string"){
+if(valid60){
+if(data44.message !== undefined){
+const _errs147 = errors;
+if(typeof data44.message !== "string"){
 validate20.errors = [{instancePath:instancePath+"/error/message",schemaPath:"#/allOf/5/then/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid58 = _errs142 === errors;
+var valid60 = _errs147 === errors;
 }
 else {
-var valid58 = true;
+var valid60 = true;
 }
 }
 }
@@ -1844,36 +1903,36 @@ validate20.errors = [{instancePath:instancePath+"/error",schemaPath:"#/allOf/5/t
 return false;
 }
 }
-var valid57 = _errs137 === errors;
+var valid59 = _errs142 === errors;
 }
 else {
-var valid57 = true;
+var valid59 = true;
 }
-if(valid57){
+if(valid59){
 if(data.usage !== undefined){
-const _errs144 = errors;
+const _errs149 = errors;
 if(!(validate23(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
 }
-var valid57 = _errs144 === errors;
+var valid59 = _errs149 === errors;
 }
 else {
-var valid57 = true;
+var valid59 = true;
 }
 }
 }
 }
-var _valid9 = _errs136 === errors;
-valid55 = _valid9;
-if(valid55){
+var _valid9 = _errs141 === errors;
+valid57 = _valid9;
+if(valid57){
 var props6 = {};
 props6.error = true;
 props6.usage = true;
 props6.type = true;
 }
 }
-if(!valid55){
+if(!valid57){
 const err32 = {instancePath,schemaPath:"#/allOf/5/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err32];
@@ -1885,7 +1944,7 @@ errors++;
 validate20.errors = vErrors;
 return false;
 }
-var valid0 = _errs132 === errors;
+var valid0 = _errs137 === errors;
 if(valid0){
 if(props0 !== true && props6 !== undefined){
 if(props6 === true){
@@ -1923,11 +1982,11 @@ props0.occurredAt = true;
 props0.userMessageId = true;
 }
 if(data.eventId !== undefined){
-let data46 = data.eventId;
-const _errs145 = errors;
-if(errors === _errs145){
-if(typeof data46 === "string"){
-if(!pattern4.test(data46)){
+let data48 = data.eventId;
+const _errs150 = errors;
+if(errors === _errs150){
+if(typeof data48 === "string"){
+if(!pattern4.test(data48)){
 validate20.errors = [{instancePath:instancePath+"/eventId",schemaPath:"#/properties/eventId/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""}];
 return false;
 }
@@ -1937,50 +1996,50 @@ validate20.errors = [{instancePath:instancePath+"/eventId",schemaPath:"#/propert
 return false;
 }
 }
-var valid60 = _errs145 === errors;
+var valid62 = _errs150 === errors;
 }
 else {
-var valid60 = true;
+var valid62 = true;
 }
-if(valid60){
+if(valid62){
 if(data.type !== undefined){
-let data47 = data.type;
-const _errs147 = errors;
-if(!((((((data47 === "ToolCallRequested") || (data47 === "ToolResultReceived")) || (data47 === "ToolApprovalRequested")) || (data47 === "ToolApprovalDecided")) || (data47 === "RunCompleted")) || (data47 === "RunFailed"))){
+let data49 = data.type;
+const _errs152 = errors;
+if(!((((((data49 === "ToolCallRequested") || (data49 === "ToolResultReceived")) || (data49 === "ToolApprovalRequested")) || (data49 === "ToolApprovalDecided")) || (data49 === "RunCompleted")) || (data49 === "RunFailed"))){
 validate20.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema31.properties.type.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid60 = _errs147 === errors;
+var valid62 = _errs152 === errors;
 }
 else {
-var valid60 = true;
+var valid62 = true;
 }
-if(valid60){
+if(valid62){
 if(data.schemaVersion !== undefined){
-let data48 = data.schemaVersion;
-const _errs148 = errors;
-if(!((data48 === 1) || (data48 === 2))){
+let data50 = data.schemaVersion;
+const _errs153 = errors;
+if(!((data50 === 1) || (data50 === 2))){
 validate20.errors = [{instancePath:instancePath+"/schemaVersion",schemaPath:"#/properties/schemaVersion/enum",keyword:"enum",params:{allowedValues: schema31.properties.schemaVersion.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid60 = _errs148 === errors;
+var valid62 = _errs153 === errors;
 }
 else {
-var valid60 = true;
+var valid62 = true;
 }
-if(valid60){
+if(valid62){
 if(data.tenantId !== undefined){
-let data49 = data.tenantId;
-const _errs149 = errors;
-const _errs150 = errors;
-if(errors === _errs150){
-if(typeof data49 === "string"){
-if(func1(data49) > 256){
+let data51 = data.tenantId;
+const _errs154 = errors;
+const _errs155 = errors;
+if(errors === _errs155){
+if(typeof data51 === "string"){
+if(func1(data51) > 256){
 validate20.errors = [{instancePath:instancePath+"/tenantId",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
-if(func1(data49) < 1){
+if(func1(data51) < 1){
 validate20.errors = [{instancePath:instancePath+"/tenantId",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1991,24 +2050,24 @@ validate20.errors = [{instancePath:instancePath+"/tenantId",schemaPath:"#/$defs/
 return false;
 }
 }
-var valid60 = _errs149 === errors;
+var valid62 = _errs154 === errors;
 }
 else {
-var valid60 = true;
+var valid62 = true;
 }
-if(valid60){
+if(valid62){
 if(data.conversationId !== undefined){
-let data50 = data.conversationId;
-const _errs152 = errors;
-const _errs153 = errors;
-if(errors === _errs153){
-if(typeof data50 === "string"){
-if(func1(data50) > 256){
+let data52 = data.conversationId;
+const _errs157 = errors;
+const _errs158 = errors;
+if(errors === _errs158){
+if(typeof data52 === "string"){
+if(func1(data52) > 256){
 validate20.errors = [{instancePath:instancePath+"/conversationId",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
-if(func1(data50) < 1){
+if(func1(data52) < 1){
 validate20.errors = [{instancePath:instancePath+"/conversationId",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2019,24 +2078,24 @@ validate20.errors = [{instancePath:instancePath+"/conversationId",schemaPath:"#/
 return false;
 }
 }
-var valid60 = _errs152 === errors;
+var valid62 = _errs157 === errors;
 }
 else {
-var valid60 = true;
+var valid62 = true;
 }
-if(valid60){
+if(valid62){
 if(data.channel !== undefined){
-let data51 = data.channel;
-const _errs155 = errors;
-const _errs156 = errors;
-if(errors === _errs156){
-if(typeof data51 === "string"){
-if(func1(data51) > 256){
+let data53 = data.channel;
+const _errs160 = errors;
+const _errs161 = errors;
+if(errors === _errs161){
+if(typeof data53 === "string"){
+if(func1(data53) > 256){
 validate20.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
-if(func1(data51) < 1){
+if(func1(data53) < 1){
 validate20.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2047,24 +2106,24 @@ validate20.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/$defs/i
 return false;
 }
 }
-var valid60 = _errs155 === errors;
+var valid62 = _errs160 === errors;
 }
 else {
-var valid60 = true;
+var valid62 = true;
 }
-if(valid60){
+if(valid62){
 if(data.runId !== undefined){
-let data52 = data.runId;
-const _errs158 = errors;
-const _errs159 = errors;
-if(errors === _errs159){
-if(typeof data52 === "string"){
-if(func1(data52) > 256){
+let data54 = data.runId;
+const _errs163 = errors;
+const _errs164 = errors;
+if(errors === _errs164){
+if(typeof data54 === "string"){
+if(func1(data54) > 256){
 validate20.errors = [{instancePath:instancePath+"/runId",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
-if(func1(data52) < 1){
+if(func1(data54) < 1){
 validate20.errors = [{instancePath:instancePath+"/runId",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2075,24 +2134,24 @@ validate20.errors = [{instancePath:instancePath+"/runId",schemaPath:"#/$defs/id/
 return false;
 }
 }
-var valid60 = _errs158 === errors;
+var valid62 = _errs163 === errors;
 }
 else {
-var valid60 = true;
+var valid62 = true;
 }
-if(valid60){
+if(valid62){
 if(data.occurredAt !== undefined){
-let data53 = data.occurredAt;
-const _errs161 = errors;
-if(errors === _errs161){
-if(errors === _errs161){
-if(typeof data53 === "string"){
-if(!pattern5.test(data53)){
+let data55 = data.occurredAt;
+const _errs166 = errors;
+if(errors === _errs166){
+if(errors === _errs166){
+if(typeof data55 === "string"){
+if(!pattern5.test(data55)){
 validate20.errors = [{instancePath:instancePath+"/occurredAt",schemaPath:"#/properties/occurredAt/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?(Z|[+-]\\d{2}:\\d{2})$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?(Z|[+-]\\d{2}:\\d{2})$"+"\""}];
 return false;
 }
 else {
-if(!(formats0.validate(data53))){
+if(!(formats0.validate(data55))){
 validate20.errors = [{instancePath:instancePath+"/occurredAt",schemaPath:"#/properties/occurredAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
 return false;
 }
@@ -2104,24 +2163,24 @@ return false;
 }
 }
 }
-var valid60 = _errs161 === errors;
+var valid62 = _errs166 === errors;
 }
 else {
-var valid60 = true;
+var valid62 = true;
 }
-if(valid60){
+if(valid62){
 if(data.userMessageId !== undefined){
-let data54 = data.userMessageId;
-const _errs163 = errors;
-const _errs164 = errors;
-if(errors === _errs164){
-if(typeof data54 === "string"){
-if(func1(data54) > 256){
+let data56 = data.userMessageId;
+const _errs168 = errors;
+const _errs169 = errors;
+if(errors === _errs169){
+if(typeof data56 === "string"){
+if(func1(data56) > 256){
 validate20.errors = [{instancePath:instancePath+"/userMessageId",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
-if(func1(data54) < 1){
+if(func1(data56) < 1){
 validate20.errors = [{instancePath:instancePath+"/userMessageId",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2132,10 +2191,10 @@ validate20.errors = [{instancePath:instancePath+"/userMessageId",schemaPath:"#/$
 return false;
 }
 }
-var valid60 = _errs163 === errors;
+var valid62 = _errs168 === errors;
 }
 else {
-var valid60 = true;
+var valid62 = true;
 }
 }
 }

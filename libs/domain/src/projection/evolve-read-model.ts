@@ -55,6 +55,7 @@ function newRun(event: ToolEvent): RunRow {
     errorCode: null,
     errorMessage: null,
     userMessageId: event.userMessageId ?? null,
+    citedSources: null,
   };
 }
 
@@ -86,6 +87,7 @@ function completeRun(run: RunRow, event: RunCompleted): RunRow {
     finishReason: event.finishReason,
     inputTokens: tokenTotal(event.usage, 'inputTokens'),
     outputTokens: tokenTotal(event.usage, 'outputTokens'),
+    citedSources: event.citedSources === undefined ? null : [...new Set(event.citedSources)].sort((a, b) => a - b),
   };
 }
 

@@ -30,6 +30,11 @@ export interface RunRow {
   errorMessage: string | null;
   /** The host's message that started the run (the first userMessageId its events carried). */
   userMessageId: string | null;
+  /**
+   * The source numbers the run's final answer cites (RunCompleted.citedSources),
+   * sorted, once each; null when the run did not say (or has not completed).
+   */
+  citedSources: number[] | null;
 }
 
 export interface InvocationRow {

@@ -18,6 +18,7 @@ const RUN = {
   errorCode: null,
   errorMessage: null,
   userMessageId: null,
+  citedSources: null,
 } satisfies RunRow;
 
 /** An answered call: requested at +1 s, result at +2 s. */

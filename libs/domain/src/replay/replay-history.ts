@@ -15,7 +15,8 @@ import {
 import type { ApprovalState } from '../projection/approval-state';
 import { CallContext, CallOmissionReason, CallVerdict, verdictOf } from './replay-call-rules';
 import { callScopeOf, RunAsOf, runsAsOf } from './replay-call-context';
-import { historyTokenBudget, ReplayPolicy, StaleResultMode } from './replay-policy';
+import { citationRule, historyTokenBudget, ReplayPolicy, StaleResultMode } from './replay-policy';
+import { CallCitations, callCitations, compactCitedItems } from './citation-compaction';
 import { anthropicToolUseId, bedrockToolUseId, replayedToolCallId } from './replayed-tool-call-id';
 
 export { deniedCallNotice, expiredResultNotice, INTERRUPTED_CALL_NOTICE, invalidatedResultNotice } from './replay-call-rules';
@@ -62,6 +63,8 @@ export interface ReplayedCall {
   tokens: number;
   /** The recorded result when it is JSON, not text (none for a notice): for the formats that carry JSON as it is. */
   resultJson?: JsonValue;
+  /** Items of the result its run's answer did not cite, left out by the tool's citations rule (citation-compaction.ts). */
+  compactedItems: number;
 }
 
 export interface ReplayedRound {
@@ -130,7 +133,7 @@ export function replayHistory(
   tokens: TokenCounter,
 ): ReplayHistory {
   const scope = callScopeOf(request, invocations, policy, reportedIdIn(request.format));
-  const judged = judgeCalls(runsAsOf(scope, runs, invocations), tokens, request.format);
+  const judged = judgeCalls(runsAsOf(scope, runs, invocations), tokens, request.format, policy);
   const drafts = judged.turns;
   // Over the budget, whole rounds leave oldest first, so what stays is still a valid history.
   const fitted = fitTokenBudget<ReplayedRound, TurnDraft>(drafts, historyTokenBudget(policy, request.channel, request.maxHistoryTokens));
@@ -174,12 +177,13 @@ function judgeCalls(
   runs: ReadonlyArray<{ run: RunAsOf; calls: readonly CallContext[] }>,
   tokens: TokenCounter,
   format: HistoryFormat,
+  policy: ReplayPolicy,
 ): JudgedCalls {
   const omitted: Omission[] = [];
   const pendingApprovals: PendingApproval[] = [];
   const own = new Map<string, Map<number, ReplayedCall[]>>();
   const resumed = new Map<string, Map<string, ReplayedCall[]>>();
-  const runIds = new Set(runs.map(({ run }) => run.run.runId));
+  const runsById = new Map(runs.map(({ run }) => [run.run.runId, run]));
   for (const { run, calls } of runs) {
     for (const call of calls) {
       const verdict = verdictOf(call);
@@ -188,9 +192,10 @@ function judgeCalls(
         if (verdict.reason === 'awaiting_approval') pendingApprovals.push(pendingApprovalOf(call));
         continue;
       }
-      const replayed = withFormatTokens(replayedCallOf(call, verdict, tokens), format, tokens);
+      const citations = callCitations(call, citationRule(policy, call.toolName), runsById);
+      const replayed = withFormatTokens(replayedCallOf(call, verdict, tokens, citations), format, tokens);
       const laterRun = resumedInRunId(call);
-      if (laterRun !== null && runIds.has(laterRun)) {
+      if (laterRun !== null && runsById.has(laterRun)) {
         // Keyed by origin run, then round: rounds of earlier runs keep their order.
         const byOrigin = resumed.get(laterRun) ?? new Map<string, ReplayedCall[]>();
         const originKey = `${run.run.runId}\u0000${call.row.roundIndex}`;
@@ -252,19 +257,37 @@ function pendingApprovalOf(call: CallContext): PendingApproval {
   };
 }
 
-/** A kept call as replayed: its own result, or the verdict's notice in its place. */
-function replayedCallOf(call: CallContext, verdict: Exclude<CallVerdict, { kind: 'omitted' }>, tokens: TokenCounter): ReplayedCall {
+/**
+ * A kept call as replayed: its own result (only its cited items, when a
+ * citations rule applies), or the verdict's notice in its place.
+ */
+function replayedCallOf(
+  call: CallContext,
+  verdict: Exclude<CallVerdict, { kind: 'omitted' }>,
+  tokens: TokenCounter,
+  citations: CallCitations | undefined,
+): ReplayedCall {
   const { row, toolName } = call;
   const args = row.arguments ?? {};
   const notice = verdict.kind === 'notice' ? verdict : undefined;
-  // Counted when recorded; rows recorded before counts were kept are counted here.
+  const compacted =
+    notice === undefined && citations !== undefined && row.result !== undefined
+      ? compactCitedItems(row.result, citations.rule, citations.citedSources)
+      : { result: row.result, compactedItems: 0 };
+  const result = compacted.result;
+  // Counted when recorded; rows recorded before counts were kept are counted here. A compacted result is counted as replayed.
   const callCost = row.callTokens ?? callTokens(tokens, toolName, args);
-  const resultCost = notice !== undefined ? tokens(notice.notice) : (row.resultTokens ?? resultTokens(tokens, row.result));
+  const resultCost =
+    notice !== undefined
+      ? tokens(notice.notice)
+      : compacted.compactedItems > 0
+        ? resultTokens(tokens, result)
+        : (row.resultTokens ?? resultTokens(tokens, result));
   return {
     toolCallId: call.toolCallId,
     toolName,
     arguments: args,
-    result: notice?.notice ?? resultText(row.result),
+    result: notice?.notice ?? resultText(result),
     isError: notice !== undefined ? notice.isError === true : row.isError === true,
     sequenceIndex: row.sequenceIndex,
     requestedAt: row.requestedAt!,
@@ -274,7 +297,8 @@ function replayedCallOf(call: CallContext, verdict: Exclude<CallVerdict, { kind:
     approval: call.approval,
     ...(notice?.invalidatedBy === undefined ? {} : { invalidatedBy: notice.invalidatedBy }),
     tokens: callCost + resultCost,
-    ...(notice === undefined && row.result !== undefined && typeof row.result !== 'string' ? { resultJson: row.result } : {}),
+    ...(notice === undefined && result !== undefined && typeof result !== 'string' ? { resultJson: result } : {}),
+    compactedItems: compacted.compactedItems,
   };
 }
 

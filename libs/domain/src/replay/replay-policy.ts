@@ -6,6 +6,7 @@
 import { isRecord } from '../policy/is-record';
 import { PERSIST_MODES, PersistMode, REDACTION_KEYS } from '../policy/policy-vocabulary';
 import { InvalidationRule, parseInvalidationRules } from './causal-invalidation';
+import { CitationRule, parseCitationRule } from './citation-compaction';
 
 export type Visibility = 'per_run' | 'per_service_call';
 export type StaleResultMode = 'drop' | 'placeholder';
@@ -18,6 +19,8 @@ export interface ToolReplayRule {
   invalidates?: InvalidationRule[];
   /** The tool changes the world (charges a card, sends a mail): its calls are never silently dropped (replay-call-rules.ts). */
   sideEffects?: boolean;
+  /** Where the tool's result lists the sources an answer cites: replay keeps the cited ones (citation-compaction.ts). */
+  citations?: CitationRule;
 }
 
 export interface ChannelReplayRule {
@@ -97,7 +100,7 @@ export function parseReplayPolicy(document: unknown): PolicyParseResult {
     document,
     'tools',
     'tool name',
-    ['freshnessSeconds', 'staleResults', 'persist', 'invalidates', 'sideEffects', ...REDACTION_KEYS],
+    ['freshnessSeconds', 'staleResults', 'persist', 'invalidates', 'sideEffects', 'citations', ...REDACTION_KEYS],
     problems,
   );
 
@@ -154,6 +157,9 @@ function readRule(path: string, value: unknown, allowed: readonly string[], prob
       else rule[key] = v;
     } else if (key === 'invalidates') {
       rule[key] = parseInvalidationRules(at, v, problems);
+    } else if (key === 'citations') {
+      const citations = parseCitationRule(at, v, problems);
+      if (citations !== undefined) rule[key] = citations;
     }
     // Redaction keys fall through: parseRedactionPolicy checks their values.
   }
@@ -200,6 +206,11 @@ export function abandonedAfterSeconds(policy: ReplayPolicy, channel: string): nu
 /** What a successful call of `toolName` invalidates, if it has a rule. */
 export function invalidationRules(policy: ReplayPolicy, toolName: string): readonly InvalidationRule[] | undefined {
   return own(policy.tools, toolName)?.invalidates;
+}
+
+/** Where the tool's results list their sources, if it has a citations rule. */
+export function citationRule(policy: ReplayPolicy, toolName: string): CitationRule | undefined {
+  return own(policy.tools, toolName)?.citations;
 }
 
 /** Tool and channel names come from producers: "constructor" must not find Object.prototype's. */

@@ -1,0 +1,283 @@
+import type { JsonObject, JsonValue, ToolEvent } from '@toolhistory/contract';
+import {
+  approvalDecided,
+  approvalRequested,
+  runCompleted,
+  runFailed,
+  toolCall,
+  toolResult,
+} from '../../../../test/support/tool-event-factory';
+import { testTokens } from '../projection/test-tokens.fixture';
+import { CitationRule, compactCitedItems, sourceNumberOf } from './citation-compaction';
+import { parseReplayPolicy } from './replay-policy';
+import { anthropicProblems, inRun, iso, openAiProblems, policyOf, replayOf } from './replay-test-support.fixture';
+
+function problemsOf(document: unknown): string[] {
+  const parsed = parseReplayPolicy(document);
+  return parsed.ok ? [] : parsed.problems;
+}
+
+const WEB_SEARCH = { tools: { web_search: { citations: { items: '$.results[*]', number: '$.sourceNumber' } } } };
+const rule = (): CitationRule => policyOf(WEB_SEARCH).tools.web_search.citations!;
+
+const sources = (...numbers: JsonValue[]): JsonObject[] =>
+  numbers.map((n) => ({ sourceNumber: n, url: `https://example.com/${String(n)}` }));
+const numbersOf = (result: unknown) => ((result as { results: Array<{ sourceNumber: unknown }> }).results ?? []).map((r) => r.sourceNumber);
+
+describe('citation compaction (`citations`)', () => {
+  describe('the policy rule', () => {
+    it('reads a rule: the list is the path without its final [*], the number a path in each item', () => {
+      const policy = policyOf({ tools: { s: { citations: { items: "$.data['hits'][0].docs[*]", number: '$.meta.n' } } } });
+      expect(policy.tools.s.citations).toEqual({
+        itemsPath: "$.data['hits'][0].docs[*]",
+        list: [
+          { kind: 'key', key: 'data' },
+          { kind: 'key', key: 'hits' },
+          { kind: 'index', index: 0 },
+          { kind: 'key', key: 'docs' },
+        ],
+        numberPath: '$.meta.n',
+        number: [
+          { kind: 'key', key: 'meta' },
+          { kind: 'key', key: 'n' },
+        ],
+      });
+    });
+
+    it.each<[string, unknown, string[]]>([
+      [
+        'a list path not ending with [*]',
+        { items: '$.results', number: '$.n' },
+        ['tools.web_search.citations.items: "$.results" must end with [*]'],
+      ],
+      [
+        'a list path ending with .*',
+        { items: '$.results.*', number: '$.n' },
+        ['tools.web_search.citations.items: "$.results.*" must end with [*]'],
+      ],
+      [
+        'a second wildcard',
+        { items: '$.pages[*].results[*]', number: '$.n' },
+        ['tools.web_search.citations.items: "$.pages[*].results[*]" must have one wildcard, the final [*]'],
+      ],
+      [
+        'a list that is the whole result',
+        { items: '$[*]', number: '$.n' },
+        ['tools.web_search.citations.items: "$[*]" must name a list inside the result, such as "$.results[*]"'],
+      ],
+      [
+        'a list path not starting with $',
+        { items: 'results[*]', number: '$.n' },
+        ['tools.web_search.citations.items: "results[*]" must start with $'],
+      ],
+      [
+        'a wildcard in the number',
+        { items: '$.results[*]', number: '$.ids[*]' },
+        ['tools.web_search.citations.number: "$.ids[*]" must name one value (no wildcard)'],
+      ],
+      [
+        'a number path that is no path',
+        { items: '$.results[*]', number: 'sourceNumber' },
+        ['tools.web_search.citations.number: "sourceNumber" must start with $'],
+      ],
+      [
+        'missing paths',
+        {},
+        [
+          'tools.web_search.citations.items: must be a path such as "$.results[*]"',
+          'tools.web_search.citations.number: must be a path such as "$.sourceNumber"',
+        ],
+      ],
+      [
+        'an unknown key',
+        { items: '$.results[*]', number: '$.n', renumber: true },
+        ['tools.web_search.citations.renumber: unknown key (allowed here: items, number)'],
+      ],
+      [
+        'a rule that is not an object',
+        '$.results[*]',
+        [
+          'tools.web_search.citations: must be an object {"items": <path to the listed items, ending with [*]>, "number": <path in each item>}',
+        ],
+      ],
+    ])('names %s by its key', (_d, citations, expected) => {
+      expect(problemsOf({ tools: { web_search: { citations } } })).toEqual(expected);
+    });
+
+    it('is a tool rule: refused in defaults and channels', () => {
+      const citations = { items: '$.results[*]', number: '$.n' };
+      expect(problemsOf({ defaults: { citations }, channels: { web: { citations } } })).toEqual([
+        expect.stringMatching(/^defaults\.citations: unknown key/),
+        expect.stringMatching(/^channels\.web\.citations: unknown key/),
+      ]);
+    });
+  });
+
+  describe('the rule on one result', () => {
+    it.each<[string, JsonValue, number[], unknown[], number]>([
+      ['keeps the cited items in their order, with their numbers', { results: sources(1, 2, 3, 4, 5) }, [4, 2], [2, 4], 3],
+      ['keeps nothing when nothing is cited', { results: sources(1, 2, 3) }, [], [], 3],
+      ['keeps all when all are cited', { results: sources(1, 2) }, [1, 2, 9], [1, 2], 0],
+      ['never renumbers, whatever the order of the list', { results: sources(7, 3, 5) }, [5, 7], [7, 5], 1],
+      ['reads a number written as digits', { results: sources('1', '2', '3') }, [2], ['2'], 2],
+      ['keeps an item without a number', { results: [{ url: 'x' }, ...sources(1, 2)] }, [2], [undefined, 2], 1],
+      [
+        'keeps an item whose number is not a whole number',
+        { results: sources(1.5, -1, 'two', null, true, 2) },
+        [],
+        [1.5, -1, 'two', null, true],
+        1,
+      ],
+      ['keeps items that are not objects', { results: ['plain', 3, ...sources(1)] }, [], [undefined, undefined], 1],
+      ['reads repeated numbers as the same source', { results: sources(1, 1, 2) }, [1], [1, 1], 1],
+    ])('%s', (_d, result, cited, keptNumbers, compactedItems) => {
+      const compacted = compactCitedItems(result, rule(), new Set(cited));
+      expect(numbersOf(compacted.result)).toEqual(keptNumbers);
+      expect(compacted.compactedItems).toBe(compactedItems);
+    });
+
+    it('leaves everything but the list as it was, and the recorded result unmodified', () => {
+      const result: JsonObject = { query: 'q', results: sources(1, 2), page: { next: 'p2' } };
+      Object.defineProperty(result, '__proto__', { value: 'own', enumerable: true, writable: true, configurable: true });
+      const before = JSON.stringify(result);
+      const compacted = compactCitedItems(result, rule(), new Set([2]));
+      expect(JSON.stringify(compacted.result)).toBe(
+        '{"query":"q","results":[{"sourceNumber":2,"url":"https://example.com/2"}],"page":{"next":"p2"},"__proto__":"own"}',
+      );
+      expect(JSON.stringify(result)).toBe(before);
+    });
+
+    it.each<[string, JsonValue]>([
+      ['a text result', 'source 1: ...'],
+      ['a list result', sources(1, 2) as JsonValue],
+      ['a result without the list', { answer: 42 }],
+      ['a result whose list is not a list', { results: { sourceNumber: 1 } }],
+      ['null', null],
+    ])('leaves %s as it is', (_d, result) => {
+      expect(compactCitedItems(result, rule(), new Set())).toEqual({ result, compactedItems: 0 });
+    });
+
+    it('reaches a list through indices and quoted keys', () => {
+      const nested = policyOf({ tools: { s: { citations: { items: "$.data['hits'][1].docs[*]", number: '$.meta.n' } } } }).tools.s
+        .citations!;
+      const result = { data: { hits: [{ docs: [] }, { docs: [{ meta: { n: 1 } }, { meta: { n: 2 } }] }] } };
+      expect(compactCitedItems(result, nested, new Set([2]))).toEqual({
+        result: { data: { hits: [{ docs: [] }, { docs: [{ meta: { n: 2 } }] }] } },
+        compactedItems: 1,
+      });
+      expect(sourceNumberOf({ meta: { n: '0012' } }, nested)).toBe(12);
+    });
+  });
+
+  describe('in replay', () => {
+    const run = inRun;
+    const SEARCH_RESULT = { query: 'weather', results: sources(1, 2, 3, 4, 5) };
+
+    /** A run of one web_search answered at start + 1 s, then its end at start + 2 s. */
+    function searchRun(
+      runId: string,
+      start: number,
+      end: 'completed' | 'failed' | 'running',
+      citedSources?: number[],
+      isError = false,
+    ): ToolEvent[] {
+      const toolCallId = `call_${runId}`;
+      const events: ToolEvent[] = [
+        toolCall(run(runId), {
+          roundIndex: 0,
+          sequenceIndex: 0,
+          toolCallId,
+          toolName: 'web_search',
+          arguments: { q: 'weather' },
+          occurredAt: iso(start),
+        }),
+        toolResult(run(runId), {
+          roundIndex: 0,
+          sequenceIndex: 0,
+          toolCallId,
+          result: isError ? { error: 'quota', results: sources(1) } : SEARCH_RESULT,
+          isError,
+          occurredAt: iso(start + 1),
+        }),
+      ];
+      if (end === 'completed')
+        events.push(runCompleted(run(runId), { occurredAt: iso(start + 2), ...(citedSources === undefined ? {} : { citedSources }) }));
+      if (end === 'failed') events.push(runFailed(run(runId), { occurredAt: iso(start + 2) }));
+      return events;
+    }
+
+    const callsOf = (history: ReturnType<typeof replayOf>) => history.turns.flatMap((t) => t.rounds.flatMap((r) => r.calls));
+
+    it('keeps the cited items of a completed run, counts those left out, and counts the tokens of what is replayed', () => {
+      const events = searchRun('r1', 0, 'completed', [4, 2, 4]);
+      const whole = replayOf(events);
+      const compacted = replayOf(events, {}, policyOf(WEB_SEARCH));
+      const [call] = callsOf(compacted);
+      expect(numbersOf(JSON.parse(call.result))).toEqual([2, 4]);
+      expect(call.resultJson).toEqual({ query: 'weather', results: sources(2, 4) });
+      expect(call.compactedItems).toBe(3);
+      expect(callsOf(whole)[0].compactedItems).toBe(0);
+      const callCost = testTokens('web_search') + testTokens(JSON.stringify({ q: 'weather' }));
+      expect(call.tokens).toBe(callCost + testTokens(call.result));
+      expect(compacted.historyTokens).toBeLessThan(whole.historyTokens);
+    });
+
+    it.each([
+      ['a run completed without citedSources', searchRun('r1', 0, 'completed')],
+      ['a failed run', searchRun('r1', 0, 'failed')],
+      ['a running run', searchRun('r1', 0, 'running')],
+      ['an error result', searchRun('r1', 0, 'completed', [], true)],
+    ])('replays %s whole, as without the rule', (_d, events) => {
+      expect(replayOf(events, {}, policyOf(WEB_SEARCH))).toEqual(replayOf(events));
+    });
+
+    it('replays whole as of a moment before the run completed', () => {
+      const events = searchRun('r1', 0, 'completed', [2]);
+      const beforeEnd = { asOf: Date.parse(iso(1.5)) };
+      expect(replayOf(events, beforeEnd, policyOf(WEB_SEARCH))).toEqual(replayOf(events, beforeEnd));
+      expect(callsOf(replayOf(events, {}, policyOf(WEB_SEARCH)))[0].compactedItems).toBe(4);
+    });
+
+    it('leaves other tools alone', () => {
+      const events = searchRun('r1', 0, 'completed', []);
+      const other = policyOf({ tools: { other_search: WEB_SEARCH.tools.web_search } });
+      expect(replayOf(events, {}, other)).toEqual(replayOf(events));
+    });
+
+    it('compacts a result recorded in a resumed run by what that run cites', () => {
+      const toolCallId = 'call_search';
+      const events: ToolEvent[] = [
+        toolCall(run('r1'), {
+          roundIndex: 0,
+          sequenceIndex: 0,
+          toolCallId,
+          toolName: 'web_search',
+          arguments: { q: 'w' },
+          occurredAt: iso(0),
+        }),
+        approvalRequested(run('r1'), { roundIndex: 0, sequenceIndex: 0, toolCallId, occurredAt: iso(0.5) }),
+        runCompleted(run('r1'), { finishReason: 'awaiting_approval', occurredAt: iso(1), citedSources: [1, 2, 3, 4, 5] }),
+        approvalDecided(run('r2'), { roundIndex: 0, sequenceIndex: 0, toolCallId, approved: true, occurredAt: iso(10) }),
+        toolResult(run('r2'), { roundIndex: 0, sequenceIndex: 0, toolCallId, result: SEARCH_RESULT, occurredAt: iso(11) }),
+        runCompleted(run('r2'), { occurredAt: iso(12), citedSources: [3] }),
+      ];
+      const history = replayOf(events, {}, policyOf(WEB_SEARCH));
+      const [call] = callsOf(history);
+      expect(numbersOf(call.resultJson)).toEqual([3]);
+      expect(call.compactedItems).toBe(4);
+      expect(history.turns.map((t) => t.runId)).toEqual(['r2']);
+    });
+
+    it.each(['openai_chat', 'anthropic_messages', 'openai_responses', 'gemini', 'bedrock_converse'] as const)(
+      'carries the compacted result in %s',
+      (format) => {
+        const history = replayOf(searchRun('r1', 0, 'completed', [5]), { format }, policyOf(WEB_SEARCH));
+        const text = JSON.stringify(history.turns[0].messages);
+        expect(text).toContain('example.com/5');
+        expect(text).not.toContain('example.com/1');
+        if (format === 'openai_chat') expect(openAiProblems(history.turns[0].messages)).toEqual([]);
+        if (format === 'anthropic_messages') expect(anthropicProblems(history.turns[0].messages)).toEqual([]);
+      },
+    );
+  });
+});
