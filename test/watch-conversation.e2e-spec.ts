@@ -9,6 +9,7 @@ import { uniqueName } from './support/test-environment';
 import { issueToken, type SigningKey, signingKey, TEST_AUDIENCE, TEST_ISSUER, writeKeySet } from './support/test-tokens';
 import { runCompleted, toolCall, toolResult } from './support/tool-event-factory';
 import { waitFor } from './support/wait-for';
+import { ToolHistoryClient, ToolHistoryError } from '../libs/client/src';
 
 interface GrpcError {
   code?: number;
@@ -227,6 +228,56 @@ describe('WatchConversation: a UI follows one conversation over gRPC', () => {
       expect([...snapshotCalls, ...changedCalls].sort()).toEqual(Array.from({ length: CALLS }, (_, i) => `c${i}`).sort());
       const positions = w.changes().map((m) => m.invocation_changed.position);
       expect(new Set(positions).size).toBe(positions.length);
+    }
+  });
+
+  it('is offered by the TypeScript client as an async iterable, ended by its signal, erasure thrown as NOT_FOUND', async () => {
+    const conversationId = uniqueName('conv-ts');
+    const scope = { tenantId: acme, conversationId, runId: 'r1' };
+    await publishEvents(producer, topic, [toolCall(scope, { roundIndex: 0, sequenceIndex: 0, toolCallId: 'c1' })]);
+    await waitFor(
+      async () => (await watch(reader, acme, conversationId).ready()).snapshot().length,
+      (n) => n === 1,
+      { what: 'the call recorded' },
+    );
+    for (const w of watches.splice(0)) w.cancel();
+    const client = new ToolHistoryClient({
+      address: `127.0.0.1:${port}`,
+      token: async () => issueToken(key, { tenants: [acme], scope: 'history:read' }),
+    });
+    try {
+      const abort = new AbortController();
+      const seen: string[] = [];
+      for await (const change of client.watchConversation({ tenantId: acme, conversationId }, { signal: abort.signal })) {
+        if (change.snapshot) {
+          seen.push(`snapshot ${change.snapshot.invocations.map((w) => w.invocation?.toolCallId).join()}`);
+          await publishEvents(producer, topic, [toolResult(scope, { roundIndex: 0, sequenceIndex: 0, toolCallId: 'c1' })]);
+        } else if (change.invocationChanged) {
+          seen.push(`${change.invocationChanged.eventType} ${change.invocationChanged.invocation?.invocation?.toolCallId}`);
+          abort.abort();
+        }
+      }
+      expect(seen).toEqual(['snapshot c1', 'ToolResultReceived c1']);
+
+      const erasing = (async () => {
+        const changes = [];
+        for await (const change of client.watchConversation({ tenantId: acme, conversationId })) {
+          changes.push(change);
+          if (change.snapshot?.complete) {
+            const dpo = await clientWith({ tenants: [acme], scope: 'conversations:erase' });
+            await dpo.eraseConversation({ tenant_id: acme, conversation_id: conversationId });
+          }
+        }
+        return changes;
+      })();
+      const refusal = await erasing.then(
+        () => null,
+        (error: unknown) => error,
+      );
+      expect(refusal).toBeInstanceOf(ToolHistoryError);
+      expect(refusal).toMatchObject({ code: status.NOT_FOUND });
+    } finally {
+      client.close();
     }
   });
 
