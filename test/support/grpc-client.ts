@@ -16,6 +16,8 @@ import type {
   SearchToolHistoryRequest,
   SearchToolHistoryResponse,
   SubscribeToolEventsRequest,
+  ConversationChange,
+  WatchConversationRequest,
 } from '../../libs/grpc-api/src';
 
 const PROTO = findProjectFile('proto/toolhistory/v1/toolhistory.proto', __dirname);
@@ -56,9 +58,13 @@ export interface ToolHistoryTestClient {
   eraseConversation: Unary<EraseConversationRequest, Decoded<EraseConversationResponse>>;
   /** A server stream of RecordedEvent messages; cancel() disconnects. */
   subscribeToolEvents: (request: SubscribeToolEventsRequest, options?: CallOptions) => grpc.ClientReadableStream<RecordedEventMessage>;
+  /** A server stream of ConversationChange messages: the snapshot, then changes; cancel() disconnects. */
+  watchConversation: (request: WatchConversationRequest, options?: CallOptions) => grpc.ClientReadableStream<ConversationChangeMessage>;
   healthCheck: (service?: string) => Promise<string>;
   close(): void;
 }
+
+export type ConversationChangeMessage = Decoded<ConversationChange> & { change: 'snapshot' | 'invocation_changed' | 'run_ended' };
 
 export type RecordedEventMessage = Decoded<RecordedEvent>;
 export type ReplayResponse = Decoded<GetReplayHistoryResponse>;
@@ -110,6 +116,12 @@ export function toolHistoryClient(port: number, options: ClientOptions = {}): To
       (
         client as unknown as { SubscribeToolEvents: (r: unknown, m: grpc.Metadata) => grpc.ClientReadableStream<RecordedEventMessage> }
       ).SubscribeToolEvents(request, callOptions.metadata ?? headers()),
+    watchConversation: (request, callOptions = {}) =>
+      (
+        client as unknown as {
+          WatchConversation: (r: unknown, m: grpc.Metadata) => grpc.ClientReadableStream<ConversationChangeMessage>;
+        }
+      ).WatchConversation(request, callOptions.metadata ?? headers()),
     healthCheck: async (service = '') => String((await check({ service }, { deadline: new Date(Date.now() + 2_000) })).status),
     close() {
       client.close();

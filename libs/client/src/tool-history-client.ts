@@ -23,6 +23,8 @@ import {
   ReplayView,
   StaleResultMode,
   SubscribeToolEventsRequest,
+  WatchConversationRequest,
+  type ConversationChange,
   ToolHistoryClient as GeneratedClient,
   UsageBucket,
 } from './generated/toolhistory/v1/toolhistory';
@@ -367,6 +369,42 @@ export class ToolHistoryClient {
     } finally {
       request.signal?.removeEventListener('abort', cancel);
       // The consumer stopped early (break, return, throw): end the server stream; its CANCELLED status is expected.
+      call.on('error', () => undefined);
+      cancel();
+    }
+  }
+
+  /**
+   * One conversation live: first its invocations as they stand (snapshot
+   * parts, the last one `complete`), then one change per event recorded
+   * after that, for as long as the caller iterates (`break` or the signal
+   * ends it). A RunEnded also ends the `running` status of that run's
+   * invocations. Erasure ends it with NOT_FOUND; UNAVAILABLE (the service
+   * going away) calls for watching again, which starts with a new snapshot.
+   */
+  async *watchConversation(
+    request: { tenantId: string; conversationId: string },
+    control: { signal?: AbortSignal } = {},
+  ): AsyncGenerator<ConversationChange, void, undefined> {
+    const metadata = await this.metadata();
+    if (control.signal?.aborted) return;
+    const call = this.stub.watchConversation(
+      WatchConversationRequest.fromPartial({ tenantId: request.tenantId, conversationId: request.conversationId }),
+      metadata,
+    );
+    let cancelledHere = false;
+    const cancel = () => {
+      cancelledHere = true;
+      call.cancel();
+    };
+    control.signal?.addEventListener('abort', cancel, { once: true });
+    try {
+      yield* call as AsyncIterable<ConversationChange>;
+    } catch (error) {
+      if (cancelledHere && control.signal?.aborted) return;
+      throw isServiceError(error) ? ToolHistoryError.fromServiceError('WatchConversation', error) : error;
+    } finally {
+      control.signal?.removeEventListener('abort', cancel);
       call.on('error', () => undefined);
       cancel();
     }

@@ -251,7 +251,8 @@ export const SETTINGS = [
     group: 'grpc',
     parse: positiveInt,
     default: '16',
-    description: 'open `SubscribeToolEvents` streams per tenant on one instance',
+    description:
+      'open `SubscribeToolEvents` and `WatchConversation` streams (the console live timelines among them) per tenant on one instance',
   },
   {
     name: 'GRPC_SHUTDOWN_GRACE_MS',

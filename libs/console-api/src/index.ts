@@ -75,6 +75,30 @@ export interface ConversationTimelineView {
   truncated: boolean;
 }
 
+/** An invocation as it stands, with the status of the run that made the call. */
+export interface WatchedInvocationView {
+  invocation: InvocationView;
+  runStatus: RunStatus;
+}
+
+/**
+ * GET /api/v1/tenants/:tenant/conversations/:conversation/watch, a
+ * text/event-stream: each server-sent event's name and its JSON `data`.
+ * First `snapshot` parts (the last one `complete`), then one `change` per
+ * recorded event; `ended` before the stream closes (erased, or the service
+ * shutting down: watch again). A run's end also ends the `running` status
+ * of its invocations.
+ */
+export type ConversationWatchEvent =
+  | { event: 'snapshot'; data: { invocations: WatchedInvocationView[]; complete: boolean } }
+  | {
+      event: 'change';
+      data:
+        | { kind: 'invocation_changed'; position: string; eventType: string; invocation: WatchedInvocationView }
+        | { kind: 'run_ended'; position: string; runId: string; status: 'completed' | 'failed'; endedAt: string };
+    }
+  | { event: 'ended'; data: { reason: 'erased' | 'shutdown'; message: string } };
+
 /** GET /api/v1/tenants/:tenant/search?q= */
 export interface SearchResultsView {
   hits: { invocation: InvocationView; score: number; snippet: string }[];

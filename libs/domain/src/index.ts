@@ -8,3 +8,4 @@ export * from './subscription';
 export * from './access';
 export * from './recording';
 export * from './dead-letters';
+export * from './watch';

@@ -18,5 +18,6 @@ export * from './postgres-search-projection';
 export * from './postgres-projection-checkpoints';
 export * from './postgres-search-documents';
 export * from './postgres-conversation-changes';
+export * from './postgres-conversation-watch-reader';
 export * from './postgres-channel-listener';
 export * from './postgres-redrive-ledger';

@@ -45,7 +45,8 @@ const RECORD_COLUMNS = `tenant_id AS "tenantId", conversation_id AS "conversatio
   approval_request_reason AS "approvalRequestReason", ${isoText('approval_decided_at')} AS "approvalDecidedAt", approved,
   approval_decided_by AS "approvalDecidedBy", approval_decision_reason AS "approvalDecisionReason", result_run_id AS "resultRunId"`;
 
-const SELECT_RECORD = `SELECT ${RECORD_COLUMNS} FROM invocations`;
+/** An invocation as ListToolInvocations answers it (also what WatchConversation shows). */
+export const SELECT_RECORD = `SELECT ${RECORD_COLUMNS} FROM invocations`;
 
 /*
  * Full-text search (docs/adr/006-full-text-search.md, docs/adr/011-search-projection.md).

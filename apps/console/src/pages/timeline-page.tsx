@@ -1,6 +1,6 @@
-import { useState } from 'preact/hooks';
-import type { ConversationTimelineView, TimelineCallView, TimelineRunView } from '@toolhistory/console-api';
-import { segment } from '../api';
+import { useEffect, useState } from 'preact/hooks';
+import type { ConversationTimelineView, ConversationWatchEvent, TimelineCallView, TimelineRunView } from '@toolhistory/console-api';
+import { followEvents, segment } from '../api';
 import { formatDuration, formatTime, OMISSION_REASONS } from '../components/format';
 import { JsonView, RedactionCounts } from '../components/json-view';
 import { Await } from '../components/notice';
@@ -129,13 +129,72 @@ function AsOfSlider({ timeline, onPick }: { timeline: ConversationTimelineView; 
   );
 }
 
+type Live = 'connecting' | 'live' | 'erased' | 'off';
+
+/**
+ * Viewing "now" (no as-of moment), the page follows the conversation's
+ * watch stream: each change asks for the timeline again, so a call shows
+ * pending, then its result, and a run its end, without a reload, with
+ * replay's verdicts as the service computes them. A past moment does not
+ * change, so it is not followed.
+ */
+function useLiveRevision(tenant: string, conversation: string, follow: boolean): { revision: number; live: Live } {
+  const [revision, setRevision] = useState(0);
+  const [live, setLive] = useState<Live>('off');
+  useEffect(() => {
+    if (!follow) return setLive('off');
+    const controller = new AbortController();
+    setLive('connecting');
+    const path = `tenants/${segment(tenant)}/conversations/${segment(conversation)}/watch`;
+    followEvents<ConversationWatchEvent>(
+      path,
+      (message) => {
+        switch (message.event) {
+          case 'snapshot':
+            if (message.data.complete) setLive('live');
+            return;
+          case 'change':
+            return setRevision((r) => r + 1);
+          case 'ended':
+            setLive(message.data.reason === 'erased' ? 'erased' : 'off');
+            return setRevision((r) => r + 1);
+        }
+      },
+      controller.signal,
+    ).then(
+      () => setLive((l) => (l === 'erased' ? l : 'off')),
+      () => setLive((l) => (controller.signal.aborted || l === 'erased' ? l : 'off')),
+    );
+    return () => controller.abort();
+  }, [tenant, conversation, follow]);
+  return { revision, live };
+}
+
+const LIVE_LABELS: Record<Live, string> = {
+  connecting: 'connecting…',
+  live: 'live',
+  erased: 'erased',
+  off: 'not live',
+};
+
 export function TimelinePage({ tenant, conversation, asOf }: { tenant: string; conversation: string; asOf?: string }) {
-  const loaded = useApi<ConversationTimelineView>(`tenants/${segment(tenant)}/conversations/${segment(conversation)}/timeline`, { asOf });
+  const { revision, live } = useLiveRevision(tenant, conversation, asOf === undefined);
+  const loaded = useApi<ConversationTimelineView>(
+    `tenants/${segment(tenant)}/conversations/${segment(conversation)}/timeline`,
+    { asOf },
+    revision,
+  );
   return (
     <main>
       <h2>
-        Conversation <code>{conversation}</code>
+        Conversation <code>{conversation}</code>{' '}
+        {asOf === undefined ? (
+          <span class={`tag live ${live}`} data-testid="live-status">
+            {LIVE_LABELS[live]}
+          </span>
+        ) : null}
       </h2>
+      {live === 'erased' ? <p class="notice">This conversation was erased.</p> : null}
       <Await loaded={loaded}>
         {(timeline) => (
           <>

@@ -25,6 +25,7 @@ import {
 } from '../tokens';
 import { ConsoleAssetsHttpController } from './console-assets.http-controller';
 import { WhoAmIHttpController } from './who-am-i.http-controller';
+import { WatchConversationHttpController } from '../watch-conversation/watch-conversation.http-controller';
 
 /**
  * The audit console, with the gRPC role: its page and a JSON API over the
@@ -38,6 +39,7 @@ import { WhoAmIHttpController } from './who-am-i.http-controller';
     ConsoleAssetsHttpController,
     WhoAmIHttpController,
     ConversationTimelineHttpController,
+    WatchConversationHttpController,
     SearchToolHistoryHttpController,
     GetUsageHttpController,
     ListDeadLettersHttpController,

@@ -7,6 +7,7 @@ import {
   PostgresAuditReader,
   PostgresConversationChanges,
   PostgresConversationEraser,
+  PostgresConversationWatchReader,
   type PostgresQueryCanceller,
   PostgresReplayReader,
 } from '@toolhistory/persistence';
@@ -24,6 +25,9 @@ import { GetReplayHistoryGrpcController } from '../replay/get-replay-history.grp
 import { OpenSubscriptions } from '../subscription/open-subscriptions';
 import { SubscribeToolEvents } from '../subscription/subscribe-tool-events';
 import { SubscribeToolEventsGrpcController } from '../subscription/subscribe-tool-events.grpc-controller';
+import { ConversationChangeHub } from '../watch-conversation/conversation-change-hub';
+import { WatchConversation } from '../watch-conversation/watch-conversation';
+import { WatchConversationGrpcController } from '../watch-conversation/watch-conversation.grpc-controller';
 import {
   APP_CONFIG,
   CONVERSATION_CHANGES,
@@ -42,6 +46,8 @@ import {
   REPLAY_READING,
   ROOT_LOGGER,
   SUBSCRIBE_TOOL_EVENTS,
+  WATCH_CHANGES,
+  WATCH_CONVERSATION,
 } from '../tokens';
 import { o200kTokens } from '@toolhistory/tokenizer';
 import { ReplayCacheReport } from '../replay/replay-cache-report';
@@ -56,6 +62,7 @@ import type { ServiceMetrics } from '../observability/service-metrics';
     GetUsageGrpcController,
     SearchToolHistoryGrpcController,
     SubscribeToolEventsGrpcController,
+    WatchConversationGrpcController,
   ],
   providers: [
     ReplayCacheReport,
@@ -110,13 +117,43 @@ import type { ServiceMetrics } from '../observability/service-metrics';
       inject: [GRPC_EVENT_STORE],
       useFactory: (events: EventStore) => new SubscribeToolEvents(events),
     },
+    {
+      // A feed reports to one watcher: the watches have their own, beside the replay cache's.
+      provide: WATCH_CHANGES,
+      inject: [APP_CONFIG, ROOT_LOGGER],
+      useFactory: (config: AppConfig, logger: Logger) =>
+        new PostgresConversationChanges(config.database, (err) =>
+          logger.warn(
+            { component: 'watch', err: { message: err.message } },
+            'read-model change notifications lost; watches look again once they are back',
+          ),
+        ),
+    },
+    {
+      provide: WATCH_CONVERSATION,
+      inject: [GRPC_PG_POOL, GRPC_EVENT_STORE, WATCH_CHANGES],
+      useFactory: (pool: Pool, events: EventStore, changes: ConversationChanges) => {
+        const hub = new ConversationChangeHub();
+        changes.watch(hub);
+        return new WatchConversation(new PostgresConversationWatchReader(pool), events, hub);
+      },
+    },
   ],
   // The console's HTTP API answers from the same use cases (and the same replay cache).
-  exports: [OPEN_SUBSCRIPTIONS, AUDIT_READER, LIST_TOOL_INVOCATIONS, GET_USAGE, SEARCH_TOOL_HISTORY, GET_REPLAY_HISTORY],
+  exports: [
+    OPEN_SUBSCRIPTIONS,
+    WATCH_CONVERSATION,
+    AUDIT_READER,
+    LIST_TOOL_INVOCATIONS,
+    GET_USAGE,
+    SEARCH_TOOL_HISTORY,
+    GET_REPLAY_HISTORY,
+  ],
 })
 export class GrpcModule implements OnApplicationShutdown {
   constructor(
     @Inject(CONVERSATION_CHANGES) private readonly changes: ConversationChanges,
+    @Inject(WATCH_CHANGES) private readonly watchChanges: ConversationChanges,
     @Inject(REPLAY_READING) replay: ReplayReading,
     @Inject(OPEN_SUBSCRIPTIONS) subscriptions: OpenSubscriptions,
     @Inject(METRICS) metrics: ServiceMetrics,
@@ -126,6 +163,6 @@ export class GrpcModule implements OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await this.changes.close();
+    await Promise.all([this.changes.close(), this.watchChanges.close()]);
   }
 }

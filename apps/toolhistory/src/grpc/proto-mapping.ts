@@ -90,7 +90,7 @@ export type ReplayView = 'all' | 'messages' | 'structured';
 export const viewOf = (value: string | number | undefined): ReplayView =>
   enumOf<ReplayView>('view', value, { REPLAY_VIEW_MESSAGES: 'messages', REPLAY_VIEW_STRUCTURED: 'structured' }, 'all');
 
-const RUN_STATUS: Record<RunStatus, string> = {
+export const RUN_STATUS: Record<RunStatus, string> = {
   running: 'RUN_STATUS_RUNNING',
   completed: 'RUN_STATUS_COMPLETED',
   failed: 'RUN_STATUS_FAILED',

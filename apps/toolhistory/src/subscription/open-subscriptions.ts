@@ -7,7 +7,7 @@ export interface OpenSubscription {
 }
 
 /**
- * The SubscribeToolEvents streams open in this process: at most a number per
+ * The SubscribeToolEvents and WatchConversation streams open in this process: at most a number per
  * tenant (one tenant's consumers cannot take every connection), and all of
  * them ended cleanly on shutdown.
  */
@@ -24,7 +24,7 @@ export class OpenSubscriptions {
     if (open.size >= this.perTenantLimit) {
       throw new AppError(
         ErrorCode.ResourceExhausted,
-        `tenant has ${open.size} open subscriptions on this server, the most it allows (MAX_SUBSCRIPTIONS_PER_TENANT); close one first`,
+        `tenant has ${open.size} open streams (subscriptions and watches) on this server, the most it allows (MAX_SUBSCRIPTIONS_PER_TENANT); close one first`,
       );
     }
     open.add(subscription);

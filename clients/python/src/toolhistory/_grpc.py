@@ -219,6 +219,13 @@ def erase_request(*, tenant_id: str, conversation_id: str) -> toolhistory_pb2.Er
     )
 
 
+def watch_request(*, tenant_id: str, conversation_id: str) -> toolhistory_pb2.WatchConversationRequest:
+    """The WatchConversation request of the clients' arguments."""
+    return toolhistory_pb2.WatchConversationRequest(
+        tenant_id=_text("tenant_id", tenant_id), conversation_id=_text("conversation_id", conversation_id)
+    )
+
+
 def _set_period(
     request: toolhistory_pb2.ListToolInvocationsRequest | toolhistory_pb2.SearchToolHistoryRequest,
     from_: datetime | None,
@@ -477,3 +484,4 @@ class Subscription:
 
 
 SUBSCRIBE = "SubscribeToolEvents"
+WATCH = "WatchConversation"

@@ -260,6 +260,34 @@ class AsyncToolHistoryClient:
             # The caller stopped early (break, aclose, an exception): end the server's stream too.
             call.cancel()
 
+    def watch_conversation(
+        self, *, tenant_id: str, conversation_id: str
+    ) -> AsyncGenerator[toolhistory_pb2.ConversationChange, None]:
+        """One conversation live, for as long as the caller iterates (``async for``): the snapshot parts, then
+        one change per recorded event; see ``ToolHistoryClient.watch_conversation``.
+
+        Stopping early with ``break`` ends the stream once the iterator is collected; wrap it in
+        ``contextlib.aclosing`` to end it at once. ``NOT_FOUND`` (a ``ToolHistoryError``) when the
+        conversation is erased.
+        """
+        request = _grpc.watch_request(tenant_id=tenant_id, conversation_id=conversation_id)
+        return self._watch(request)
+
+    async def _watch(
+        self, request: toolhistory_pb2.WatchConversationRequest
+    ) -> AsyncGenerator[toolhistory_pb2.ConversationChange, None]:
+        self._check_open()
+        metadata = await self._metadata(None, _grpc.WATCH)
+        call = self._stub.WatchConversation(request, metadata=metadata)
+        try:
+            async for change in call:
+                yield change
+        except grpc.RpcError as error:
+            raise from_rpc_error(_grpc.WATCH, error) from error
+        finally:
+            # The caller stopped early (break, aclose, an exception): end the server's stream too.
+            call.cancel()
+
     def _check_open(self) -> None:
         # grpc's own error for a closed channel does not say which client; this one does.
         if self._closed:

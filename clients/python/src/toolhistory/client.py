@@ -319,6 +319,39 @@ class ToolHistoryClient:
             # The caller stopped early (break, close, an exception): end the server's stream too.
             call.cancel()
 
+    def watch_conversation(
+        self, *, tenant_id: str, conversation_id: str
+    ) -> Generator[toolhistory_pb2.ConversationChange, None, None]:
+        """One conversation live, for as long as the caller iterates: first its invocations as they stand (one or
+        more ``snapshot`` parts, the last one ``complete``), then one change per event recorded after that
+        (``invocation_changed``: the invocation as it stands after the event; ``run_ended``: a run completed or
+        failed, which also ends the ``running`` status of that run's invocations: apply it yourself).
+
+        Stop iterating (``break``, or ``close()`` the iterator) to end the stream. No deadline: a watch is meant
+        to stay open. It does not reconnect: after UNAVAILABLE (the service going away) watch again, which
+        starts with a new snapshot.
+
+        Raises:
+            ValueError: an argument is wrong; raised here, before the stream opens.
+            ToolHistoryError: the stream failed (raised by the iteration); ``NOT_FOUND`` when the conversation
+                is erased.
+        """
+        request = _grpc.watch_request(tenant_id=tenant_id, conversation_id=conversation_id)
+        return self._watch(request)
+
+    def _watch(
+        self, request: toolhistory_pb2.WatchConversationRequest
+    ) -> Generator[toolhistory_pb2.ConversationChange, None, None]:
+        self._check_open()
+        call = self._stub.WatchConversation(request, metadata=self._metadata())
+        try:
+            yield from call
+        except grpc.RpcError as error:
+            raise from_rpc_error(_grpc.WATCH, error) from error
+        finally:
+            # The caller stopped early (break, close, an exception): end the server's stream too.
+            call.cancel()
+
     def _check_open(self) -> None:
         # grpc's own error for a closed channel does not say which client; this one does.
         if self._closed:

@@ -238,6 +238,40 @@ def test_subscribe_delivers_the_runs_events_up_to_its_completion(client: ToolHis
     assert next_completion.position == positions[-1]
 
 
+def test_watch_sees_the_conversation_then_a_call_pending_then_its_result_until_erasure(
+    client: ToolHistoryClient, publisher: Any, ids: Callable[[str], str], run: PublishedRun
+) -> None:
+    changes = client.watch_conversation(tenant_id=run.tenant_id, conversation_id=run.conversation_id)
+    snapshot = next(changes).snapshot
+    assert snapshot.complete
+    assert {w.invocation.tool_name for w in snapshot.invocations} == {"get_weather", "get_time"}
+    assert {w.run_status for w in snapshot.invocations} == {pb.RUN_STATUS_COMPLETED}
+
+    later = publisher.run(
+        tenant_id=run.tenant_id, conversation_id=run.conversation_id, channel=CHANNEL, run_id=ids("run")
+    )
+    later.tool_call(
+        round_index=0, sequence_index=0, tool_call_id="call_flight", tool_name="get_flight", arguments={"no": "SK1"}
+    )
+    pending = next(changes).invocation_changed
+    assert (pending.event_type, pending.invocation.invocation.tool_call_id) == ("ToolCallRequested", "call_flight")
+    assert pending.invocation.invocation.status == pb.INVOCATION_STATUS_PENDING
+    assert pending.invocation.run_status == pb.RUN_STATUS_RUNNING
+
+    later.tool_result(round_index=0, sequence_index=0, tool_call_id="call_flight", result={"gate": "B7"})
+    answered = next(changes).invocation_changed
+    assert answered.event_type == "ToolResultReceived"
+    assert answered.position > pending.position
+    assert answered.invocation.invocation.status == pb.INVOCATION_STATUS_SUCCEEDED
+    assert json.loads(answered.invocation.invocation.result) == {"gate": "B7"}
+
+    client.erase_conversation(tenant_id=run.tenant_id, conversation_id=run.conversation_id)
+    with pytest.raises(ToolHistoryError) as raised:
+        next(changes)
+    assert (raised.value.status, raised.value.method) == ("NOT_FOUND", "WatchConversation")
+    assert "erased" in raised.value.details
+
+
 def test_erasure_leaves_nothing_to_replay(client: ToolHistoryClient, run: PublishedRun, replayed: Any) -> None:
     erased = client.erase_conversation(tenant_id=run.tenant_id, conversation_id=run.conversation_id)
     assert (erased.erased_events, erased.erased_invocations) == (5, 2)

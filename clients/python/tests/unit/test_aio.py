@@ -16,7 +16,7 @@ from toolhistory.aio import AsyncToolHistoryClient
 from toolhistory.errors import ToolHistoryError
 from toolhistory.v1 import toolhistory_pb2 as pb
 
-from toolhistory_peer import CannedToolHistory, Stream, recorded, serving
+from toolhistory_peer import CannedToolHistory, Stream, recorded, serving, watch_changes
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
@@ -195,6 +195,39 @@ async def test_subscribe_raises_what_it_does_not_reconnect_on(
     with pytest.raises(ToolHistoryError, match='SubscribeToolEvents: INVALID_ARGUMENT: unknown event type "Nope"'):
         async for _ in client.subscribe(tenant_id="t1", types=["Nope"]):
             pass
+
+
+async def test_watch_delivers_the_snapshot_then_each_change_and_erasure_ends_it_not_found(
+    service: CannedToolHistory, client: AsyncToolHistoryClient
+) -> None:
+    service.watches = [Stream(watch_changes(), end=(grpc.StatusCode.NOT_FOUND, "conversation c1 was erased"))]
+    received: list[str | None] = []
+
+    async def watch() -> None:
+        async for change in client.watch_conversation(tenant_id="t1", conversation_id="c1"):
+            received.append(change.WhichOneof("change"))
+
+    with pytest.raises(ToolHistoryError) as raised:
+        await watch()
+    assert received == ["snapshot", "snapshot", "invocation_changed", "invocation_changed", "run_ended"]
+    assert (raised.value.code, raised.value.method) == (grpc.StatusCode.NOT_FOUND, "WatchConversation")
+    [call] = service.received("WatchConversation")
+    assert (call.request.conversation_id, call.metadata["authorization"], call.time_remaining) == (
+        "c1",
+        "Bearer static-token",
+        None,
+    )
+
+
+async def test_watch_ends_the_servers_stream_when_the_caller_stops(
+    service: CannedToolHistory, client: AsyncToolHistoryClient
+) -> None:
+    service.watches = [Stream(watch_changes())]
+    async with aclosing(client.watch_conversation(tenant_id="t1", conversation_id="c1")) as changes:
+        async for change in changes:
+            if change.WhichOneof("change") == "run_ended":
+                break
+    assert await asyncio.to_thread(service.stream_cancelled.wait, 10)
 
 
 async def test_a_closed_client_says_so(address: str) -> None:

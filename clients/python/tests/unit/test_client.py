@@ -14,7 +14,7 @@ from toolhistory.client import TlsConfig, ToolHistoryClient
 from toolhistory.errors import ToolHistoryError
 from toolhistory.v1 import toolhistory_pb2 as pb
 
-from toolhistory_peer import CannedToolHistory, Stream, recorded, serving
+from toolhistory_peer import CannedToolHistory, Stream, recorded, serving, watch_changes
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -266,6 +266,52 @@ class TestSubscribe:
             next(events)
         assert (raised.value.code, raised.value.method) == (end[0], "SubscribeToolEvents")
         assert len(service.received("SubscribeToolEvents")) == 1
+
+
+class TestWatchConversation:
+    def test_delivers_the_snapshot_then_each_change_until_erasure_ends_it_not_found(
+        self, service: CannedToolHistory, client: ToolHistoryClient
+    ) -> None:
+        service.watches = [Stream(watch_changes(), end=(grpc.StatusCode.NOT_FOUND, "conversation c1 was erased"))]
+        changes = client.watch_conversation(tenant_id="t1", conversation_id="c1")
+        received = [next(changes) for _ in range(5)]
+        with pytest.raises(ToolHistoryError) as raised:
+            next(changes)
+        assert [change.WhichOneof("change") for change in received] == [
+            "snapshot",
+            "snapshot",
+            "invocation_changed",
+            "invocation_changed",
+            "run_ended",
+        ]
+        assert [received[0].snapshot.complete, received[1].snapshot.complete] == [False, True]
+        assert received[3].invocation_changed.invocation.invocation.result == "ok"
+        assert received[4].run_ended.status == pb.RUN_STATUS_COMPLETED
+        assert (raised.value.code, raised.value.method, raised.value.details) == (
+            grpc.StatusCode.NOT_FOUND,
+            "WatchConversation",
+            "conversation c1 was erased",
+        )
+        [call] = service.received("WatchConversation")
+        assert (call.request.tenant_id, call.request.conversation_id) == ("t1", "c1")
+        assert call.metadata["authorization"] == "Bearer static-token"
+        assert call.time_remaining is None  # a watch is meant to stay open
+
+    def test_ends_the_servers_stream_when_the_caller_stops(
+        self, service: CannedToolHistory, client: ToolHistoryClient
+    ) -> None:
+        service.watches = [Stream(watch_changes())]
+        for change in client.watch_conversation(tenant_id="t1", conversation_id="c1"):
+            if change.WhichOneof("change") == "invocation_changed":
+                break
+        assert service.stream_cancelled.wait(timeout=10)
+
+    def test_refuses_a_wrong_argument_before_calling(
+        self, service: CannedToolHistory, client: ToolHistoryClient
+    ) -> None:
+        with pytest.raises(ValueError, match="conversation_id: None is not a string"):
+            client.watch_conversation(tenant_id="t1", conversation_id=None)  # type: ignore[arg-type]
+        assert service.calls == []
 
 
 def self_signed(host: str) -> tuple[bytes, bytes]:

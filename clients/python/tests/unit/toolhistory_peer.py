@@ -30,9 +30,10 @@ class ReceivedCall:
 
 @dataclass
 class Stream:
-    """One SubscribeToolEvents call's answer: these events, then this status (``None``: stay open until cancelled)."""
+    """One streaming call's answer: these messages (RecordedEvent for SubscribeToolEvents, ConversationChange for
+    WatchConversation), then this status (``None``: stay open until cancelled)."""
 
-    events: list[toolhistory_pb2.RecordedEvent]
+    events: list[Any]
     end: tuple[grpc.StatusCode, str] | None = None
 
 
@@ -44,6 +45,7 @@ class CannedToolHistory(toolhistory_pb2_grpc.ToolHistoryServicer):
     search: toolhistory_pb2.SearchToolHistoryResponse = field(default_factory=toolhistory_pb2.SearchToolHistoryResponse)
     erase: toolhistory_pb2.EraseConversationResponse = field(default_factory=toolhistory_pb2.EraseConversationResponse)
     streams: list[Stream] = field(default_factory=list)  # one per SubscribeToolEvents call, in order
+    watches: list[Stream] = field(default_factory=list)  # one per WatchConversation call, in order
     failures: dict[str, tuple[grpc.StatusCode, str]] = field(default_factory=dict)  # method -> status it answers
     hang: set[str] = field(default_factory=set)  # methods that answer only when the caller gives up
     calls: list[ReceivedCall] = field(default_factory=list)
@@ -92,7 +94,13 @@ class CannedToolHistory(toolhistory_pb2_grpc.ToolHistoryServicer):
 
     def SubscribeToolEvents(self, request: Any, context: Any) -> Iterator[toolhistory_pb2.RecordedEvent]:
         self._answer("SubscribeToolEvents", request, context)
-        stream = self.streams[len(self.received("SubscribeToolEvents")) - 1]
+        yield from self._stream(self.streams[len(self.received("SubscribeToolEvents")) - 1], context)
+
+    def WatchConversation(self, request: Any, context: Any) -> Iterator[toolhistory_pb2.ConversationChange]:
+        self._answer("WatchConversation", request, context)
+        yield from self._stream(self.watches[len(self.received("WatchConversation")) - 1], context)
+
+    def _stream(self, stream: Stream, context: Any) -> Iterator[Any]:
         if stream.end is None:
             # Registered first: the caller may cancel while the events are still being sent.
             context.add_callback(self.stream_cancelled.set)
@@ -121,6 +129,38 @@ def recorded(position: int, event_type: str = "ToolCallRequested", **payload: An
     event.occurred_at.FromSeconds(1_700_000_000 + position)
     event.recorded_at.FromSeconds(1_700_000_001 + position)
     return event
+
+
+def watched(tool_call_id: str, result: str = "") -> toolhistory_pb2.WatchedInvocation:
+    """A WatchedInvocation of conversation c1: pending without ``result``, answered with one."""
+    return toolhistory_pb2.WatchedInvocation(
+        invocation=toolhistory_pb2.Invocation(
+            tenant_id="t1", conversation_id="c1", run_id="r1", tool_call_id=tool_call_id, result=result
+        ),
+        run_status=toolhistory_pb2.RUN_STATUS_RUNNING,
+    )
+
+
+def watch_changes() -> list[toolhistory_pb2.ConversationChange]:
+    """A watch's messages: a snapshot in two parts, a call pending, its result, the run's end."""
+    change = toolhistory_pb2.ConversationChange
+    return [
+        change(snapshot=toolhistory_pb2.ConversationSnapshot(invocations=[watched("call_1", "done")])),
+        change(snapshot=toolhistory_pb2.ConversationSnapshot(complete=True)),
+        change(
+            invocation_changed=toolhistory_pb2.InvocationChanged(
+                position=7, event_type="ToolCallRequested", invocation=watched("call_2")
+            )
+        ),
+        change(
+            invocation_changed=toolhistory_pb2.InvocationChanged(
+                position=8, event_type="ToolResultReceived", invocation=watched("call_2", "ok")
+            )
+        ),
+        change(
+            run_ended=toolhistory_pb2.RunEnded(position=9, run_id="r1", status=toolhistory_pb2.RUN_STATUS_COMPLETED)
+        ),
+    ]
 
 
 @contextmanager

@@ -90,23 +90,29 @@ describe('authorize', () => {
     expect(denial(() => authorize(operator, 'EraseConversation', 'any-tenant'))).toMatch(/needs the scope conversations:erase/);
   });
 
-  it.each(Object.entries(HTTP_ROUTE_SCOPES))('HTTP route %s needs %s, and a tenant in the route is checked', (route, scope) => {
-    const allTenants = ALL_TENANT_OPERATIONS.has(route);
-    expect(denial(() => authorize(caller(allTenants ? '*' : new Set(['acme']), [scope]), route, 'acme'))).toBeUndefined();
-    expect(
-      denial(() =>
-        authorize(
-          caller(
-            '*',
-            SCOPES.filter((s) => s !== scope),
+  it.each(Object.entries(HTTP_ROUTE_SCOPES) as [string, ScopeRule][])(
+    'HTTP route %s needs %j, and a tenant in the route is checked',
+    (route, rule) => {
+      const allTenants = ALL_TENANT_OPERATIONS.has(route);
+      const scopes: readonly Scope[] = typeof rule === 'string' ? [rule] : rule;
+      for (const scope of scopes) {
+        expect(denial(() => authorize(caller(allTenants ? '*' : new Set(['acme']), [scope]), route, 'acme'))).toBeUndefined();
+      }
+      expect(
+        denial(() =>
+          authorize(
+            caller(
+              '*',
+              SCOPES.filter((s) => !scopes.includes(s)),
+            ),
+            route,
+            'acme',
           ),
-          route,
-          'acme',
         ),
-      ),
-    ).toBe(`permission denied: ${route} needs the scope ${scope}`);
-    if (!allTenants) expect(denial(() => authorize(caller(new Set(['acme']), [scope]), route, 'globex'))).toMatch(/tenant "globex"/);
-  });
+      ).toBe(`permission denied: ${route} needs ${scopes.length === 1 ? 'the scope' : 'one of the scopes'} ${scopes.join(', ')}`);
+      if (!allTenants) expect(denial(() => authorize(caller(new Set(['acme']), [scopes[0]]), route, 'globex'))).toMatch(/tenant "globex"/);
+    },
+  );
 
   it('lets any verified caller ask who it is, whatever its scopes', () => {
     expect(denial(() => authorize(caller(new Set(['acme']), []), 'GET /api/v1/me', undefined))).toBeUndefined();

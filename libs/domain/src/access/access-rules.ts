@@ -39,6 +39,8 @@ export const HTTP_ROUTE_SCOPES = {
   'GET /metrics': 'metrics:read',
   // The audit console's API: the tenant is the route's `:tenant`, checked like an RPC's tenant_id.
   'GET /api/v1/tenants/:tenant/conversations/:conversation/timeline': 'audit:read',
+  // WatchConversation as server-sent events: the console's live timeline.
+  'GET /api/v1/tenants/:tenant/conversations/:conversation/watch': ['history:read', 'audit:read'],
   'GET /api/v1/tenants/:tenant/search': 'audit:read',
   'GET /api/v1/tenants/:tenant/usage': 'audit:read',
   'GET /api/v1/dead-letters': 'dead-letters:read',

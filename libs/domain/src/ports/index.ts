@@ -10,3 +10,4 @@ export * from './checkpointed-projection.port';
 export * from './caller-authenticator.port';
 export * from './conversation-changes.port';
 export * from './dead-letter-topic.port';
+export * from './conversation-watch-reader.port';
