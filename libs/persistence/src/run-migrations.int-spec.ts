@@ -33,6 +33,7 @@ const ALL_MIGRATIONS = [
   '016_event-trace-context',
   '017_external-event-traces',
   '018_approvals-and-resumed-runs',
+  '021_substring-search',
 ];
 
 describe('runMigrations (real PostgreSQL)', () => {
