@@ -5,7 +5,9 @@
  * with --clients concurrent callers (default 8) for --seconds (default 20)
  * per query kind. Queries vary: listings with no filter, a tool, a
  * conversation, errors only, one day, and the next page; searches for one
- * or two words, a phrase, a word and an exclusion. Two corpora, one after
+ * or two words, a phrase, a word and an exclusion; then substring searches
+ * (SEARCH_MATCH_SUBSTRING) of a part of a query word, over the whole tenant
+ * (the trigram index) and within one conversation. Two corpora, one after
  * the other: `zipf`, words and identifiers drawn by Zipf's law from a
  * vocabulary of 20,000 (as real tool output has them), and `worst-case`,
  * 140 words a result from a 70-word vocabulary, so every query word is in
@@ -137,6 +139,16 @@ async function measureCorpus(options: {
         if (rank > MOST_COMMON_SKIPPED && rank <= vocabulary.length) return vocabulary[rank - 1];
       }
     };
+    // A part of a query word, at least 3 characters and inside the word where it is long enough ("efun" of "refund").
+    const queryFragment = (random: () => number): string => {
+      for (;;) {
+        const word = queryWord(random);
+        if (word.length < 3) continue;
+        const length = Math.min(word.length, 3 + Math.floor(random() * 3));
+        const start = Math.floor(random() * (word.length - length + 1));
+        return word.slice(start, start + length);
+      }
+    };
     let call = 0;
     const channel = () => channels[call++ % channels.length];
 
@@ -166,25 +178,55 @@ async function measureCorpus(options: {
       searches += 1;
     };
 
+    const substringSearch = (withinConversation: boolean) => async (random: () => number) => {
+      const conversation = Math.floor(random() * (invocations / 40));
+      const request: Record<string, unknown> = withinConversation
+        ? { tenant_id: `seed-tenant-${conversation % TENANTS}`, conversation_id: `seed-conv-${conversation}` }
+        : { tenant_id: tenant(random) };
+      const answer = await rpcOf(
+        channel(),
+        'SearchToolHistory',
+      )({
+        ...request,
+        query: queryFragment(random),
+        match: 'SEARCH_MATCH_SUBSTRING',
+        limit: 20,
+      });
+      hits += (answer.hits as unknown[]).length;
+      searches += 1;
+    };
+    const meanHits = () => Math.round((hits / Math.max(1, searches)) * 10) / 10;
+
     // Warm-up, so the first figures do not include cold caches.
     await measure(clients, 3, list);
     await measure(clients, 3, search);
+    await measure(clients, 3, substringSearch(false));
     const cpuBefore = cpuSeconds(service.pid!);
     const listFigures = await measure(clients, seconds, list);
     hits = 0;
     searches = 0;
-    const searchFigures = await measure(clients, seconds, search);
+    const searchFigures = { ...(await measure(clients, seconds, search)), meanHits: meanHits() };
+    hits = 0;
+    searches = 0;
+    const substringFigures = { ...(await measure(clients, seconds, substringSearch(false))), meanHits: meanHits() };
+    hits = 0;
+    searches = 0;
+    const conversationSubstringFigures = { ...(await measure(clients, seconds, substringSearch(true))), meanHits: meanHits() };
     const serviceCpu = cpuSeconds(service.pid!) - cpuBefore;
     channels.forEach((c) => c.close());
-    const { rows } = await pool.query<{ invocations: number; search: number }>(
-      `SELECT (pg_total_relation_size('invocations') / 1048576)::int AS invocations, (pg_total_relation_size('invocation_search') / 1048576)::int AS search`,
+    const { rows } = await pool.query<{ invocations: number; search: number; trigramIndex: number }>(
+      `SELECT (pg_total_relation_size('invocations') / 1048576)::int AS invocations, (pg_total_relation_size('invocation_search') / 1048576)::int AS search,
+              (pg_relation_size('invocation_search_tenant_substring_idx') / 1048576)::int AS "trigramIndex"`,
     );
     const figures = {
       corpus,
       invocationsTableMiB: rows[0].invocations,
       searchTableMiB: rows[0].search,
+      trigramIndexMiB: rows[0].trigramIndex,
       listToolInvocations: listFigures,
-      searchToolHistory: { ...searchFigures, meanHits: Math.round((hits / Math.max(1, searches)) * 10) / 10 },
+      searchToolHistory: searchFigures,
+      searchToolHistorySubstring: substringFigures,
+      searchToolHistorySubstringInConversation: conversationSubstringFigures,
       serviceCpuSeconds: Number(serviceCpu.toFixed(1)),
       servicePeakRssMiB: peakRssMiB(service.pid!),
     };
@@ -193,6 +235,12 @@ async function measureCorpus(options: {
     );
     console.log(
       `[${corpus}] SearchToolHistory:   ${searchFigures.requestsPerSecond} requests/s, p50 ${searchFigures.p50Ms} ms, p99 ${searchFigures.p99Ms} ms (${clients} callers; target p99 ${corpus === 'zipf' ? 50 : 300} ms)`,
+    );
+    console.log(
+      `[${corpus}] SearchToolHistory substring, tenant:       ${substringFigures.requestsPerSecond} requests/s, p50 ${substringFigures.p50Ms} ms, p99 ${substringFigures.p99Ms} ms, ${substringFigures.meanHits} hits`,
+    );
+    console.log(
+      `[${corpus}] SearchToolHistory substring, conversation: ${conversationSubstringFigures.requestsPerSecond} requests/s, p50 ${conversationSubstringFigures.p50Ms} ms, p99 ${conversationSubstringFigures.p99Ms} ms, ${conversationSubstringFigures.meanHits} hits`,
     );
     return figures;
   } finally {

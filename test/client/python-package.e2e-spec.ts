@@ -69,6 +69,8 @@ describe('the Python package (clients/python) against the running service', () =
       scope: 'history:read audit:read events:subscribe conversations:erase',
     });
     const otherTenantToken = await issueToken(key, { tenants: [`${tenant}-other`], scope: 'history:read audit:read' });
+    // An agent's token: its tenant's history, no audit (search within one conversation only).
+    const historyReaderToken = await issueToken(key, { tenants: [tenant], scope: 'history:read' });
     // Creates the environment when it is missing (CI made it before the tests), else only reinstalls the package.
     const { stdout } = await promisify(execFile)('bash', [resolve(ROOT, 'scripts/python-env.sh')], { cwd: ROOT, maxBuffer: 16 << 20 });
     python = stdout.trim().split('\n').pop()!;
@@ -77,6 +79,7 @@ describe('the Python package (clients/python) against the running service', () =
       TOOLHISTORY_CA_FILE: certs.caCert,
       TOOLHISTORY_TOKEN: token,
       TOOLHISTORY_OTHER_TENANT_TOKEN: otherTenantToken,
+      TOOLHISTORY_HISTORY_READER_TOKEN: historyReaderToken,
       TOOLHISTORY_TENANT: tenant,
       KAFKA_BROKERS: stack.brokers.join(','),
       TOOL_EVENTS_TOPIC: stack.topic,

@@ -25,6 +25,7 @@ export {
   type Round,
   RunStatus,
   type SearchHit,
+  SearchHitField,
   type GetUsageResponse,
   type UsageRow,
   type ToolCall,
@@ -34,3 +35,13 @@ export {
 } from './generated/toolhistory/v1/toolhistory';
 export * from './splice-history';
 export type { RunTarget } from './run-target';
+export {
+  SEARCH_HISTORY_INPUT_SCHEMA,
+  SEARCH_HISTORY_MAX_LIMIT,
+  SEARCH_HISTORY_TOOL_DESCRIPTION,
+  SEARCH_HISTORY_TOOL_NAME,
+  type SearchHistoryHit,
+  type SearchHistoryInput,
+  type SearchHistoryTarget,
+  searchOwnHistory,
+} from './search-history-tool';

@@ -18,6 +18,7 @@ import {
   InvocationStatus,
   ListToolInvocationsRequest,
   type RecordedEvent,
+  SearchMatch,
   SearchToolHistoryRequest,
   type SearchToolHistoryResponse,
   ReplayView,
@@ -126,6 +127,13 @@ export interface UsageRequest extends CallControl {
 export interface SearchRequest extends CallControl {
   tenantId: string;
   query: string;
+  /**
+   * `words` (default): free text, whole words, best first. `substring`: the
+   * query is one literal text (at least 3 characters) found anywhere, in any
+   * case, newest first. Each hit's `matchedIn` says where it matched.
+   */
+  match?: 'words' | 'substring';
+  /** The conversation to search in: required for a token with history:read but not audit:read. */
   conversationId?: string;
   limit?: number;
   from?: Date;
@@ -290,7 +298,7 @@ export class ToolHistoryClient {
     );
   }
 
-  /** Full-text search over the tenant's (redacted) tool history, best first. */
+  /** Search over the tenant's (redacted) tool history: by words, best first, or by substring, newest first. */
   searchToolHistory(request: SearchRequest): Promise<SearchToolHistoryResponse> {
     return this.unary(
       'SearchToolHistory',
@@ -298,6 +306,7 @@ export class ToolHistoryClient {
       SearchToolHistoryRequest.fromPartial({
         tenantId: request.tenantId,
         query: request.query,
+        match: request.match === 'substring' ? SearchMatch.SEARCH_MATCH_SUBSTRING : SearchMatch.SEARCH_MATCH_WORDS,
         conversationId: request.conversationId,
         limit: request.limit,
         from: request.from,

@@ -99,9 +99,10 @@ export type ConversationWatchEvent =
     }
   | { event: 'ended'; data: { reason: 'erased' | 'shutdown'; message: string } };
 
-/** GET /api/v1/tenants/:tenant/search?q= */
+/** GET /api/v1/tenants/:tenant/search?q=&match=words|substring */
 export interface SearchResultsView {
-  hits: { invocation: InvocationView; score: number; snippet: string }[];
+  /** matchedIn: where the query matched, in this order: 'toolName', 'arguments', 'result'. */
+  hits: { invocation: InvocationView; score: number; snippet: string; matchedIn: ('toolName' | 'arguments' | 'result')[] }[];
 }
 
 /** GET /api/v1/tenants/:tenant/usage?from=&to=&bucket= */

@@ -6,11 +6,14 @@ import type {
   InvocationFilter,
   InvocationRecord,
   SearchHit,
+  SearchHitField,
   SearchQuery,
   StoredRun,
   UsageQuery,
   UsageReport,
 } from '@toolhistory/domain';
+import { substringSnippet } from '@toolhistory/domain';
+import { containsPattern } from './like-pattern';
 import { classifyPostgresError } from './postgres-errors';
 import { type PostgresQueryCanceller, UNCANCELLABLE } from './postgres-query-canceller';
 import { invocationArgumentsSql, invocationResultSql } from './read-model-tables';
@@ -74,6 +77,49 @@ const SEARCH_SNIPPET = `btrim(regexp_replace(replace(ts_headline('simple',
     coalesce(tool_name, '') || E'\\n' || invocation_search_text(${ARGUMENTS}) || E'\\n' || invocation_search_text(${RESULT}),
     ${SEARCH_QUERY}, 'StartSel=**, StopSel=**, MaxWords=30, MinWords=10, ShortWord=0, MaxFragments=2, FragmentDelimiter=" … "'),
   '/ ', '/'), '\\s+', ' ', 'g'))`;
+
+/**
+ * Where the query matched, for words: fields (by their weight in the document:
+ * tool name A, arguments B, result C) holding a word the query looks for.
+ * A query can need words from several fields, so each field is asked for
+ * any of them; words the query excludes (-word) are not among them.
+ */
+const QUERY_WORDS = `ARRAY(SELECT regexp_replace(m[1], '([''\\\\])\\1', '\\1', 'g')
+  FROM regexp_matches(querytree(${SEARCH_QUERY})::text, '''((?:[^'']|'''')+)''', 'g') AS m)`;
+const wordsIn = (weight: 'a' | 'b' | 'c') => `tsvector_to_array(ts_filter(document, '{${weight}}')) && ${QUERY_WORDS}`;
+const WORDS_MATCHED_IN = `${wordsIn('a')} AS "inToolName", ${wordsIn('b')} AS "inArguments", ${wordsIn('c')} AS "inResult"`;
+
+/*
+ * Substring search (docs/adr/025-substring-search.md): $2 is a LIKE pattern
+ * containing the literal text (containsPattern), matched by the trigram
+ * index of invocation_search.substring_text (migration 021); hits newest
+ * first. Where it matched is the same test on each field's text, read again
+ * with the same functions from the rows returned.
+ */
+const SUBSTRING_ARGUMENTS = `invocation_substring_text(${ARGUMENTS})`;
+const SUBSTRING_RESULT = `invocation_substring_text(${RESULT})`;
+const SUBSTRING_ORDER = 'matched_at DESC NULLS LAST, conversation_id, run_id, pair_key';
+
+type HitRow = InvocationRecord & { score: number; snippet: string; inToolName: boolean; inArguments: boolean; inResult: boolean };
+type SubstringHitRow = HitRow & { argumentsText: string; resultText: string };
+
+const matchedInOf = (row: Pick<HitRow, 'inToolName' | 'inArguments' | 'inResult'>): SearchHitField[] =>
+  (
+    [
+      ['toolName', row.inToolName],
+      ['arguments', row.inArguments],
+      ['result', row.inResult],
+    ] as const
+  )
+    .filter(([, matched]) => matched)
+    .map(([field]) => field);
+
+const toHit = ({ score, snippet, inToolName, inArguments, inResult, ...record }: HitRow): SearchHit => ({
+  invocation: { ...record, durationMs: record.durationMs === null ? null : Math.round(record.durationMs) },
+  score,
+  snippet,
+  matchedIn: matchedInOf({ inToolName, inArguments, inResult }),
+});
 
 export class PostgresAuditReader implements AuditReader {
   private readonly canceller: Pick<PostgresQueryCanceller, 'query'>;
@@ -171,7 +217,16 @@ export class PostgresAuditReader implements AuditReader {
     }
   }
 
-  async searchInvocations(query: SearchQuery, signal?: AbortSignal): Promise<SearchHit[]> {
+  searchInvocations(query: SearchQuery, signal?: AbortSignal): Promise<SearchHit[]> {
+    switch (query.match) {
+      case 'words':
+        return this.searchWords(query, signal);
+      case 'substring':
+        return this.searchSubstring(query, signal);
+    }
+  }
+
+  private async searchWords(query: SearchQuery, signal?: AbortSignal): Promise<SearchHit[]> {
     const conditions = ['tenant_id = $1', `document @@ ${SEARCH_QUERY}`];
     const values: unknown[] = [query.tenantId, query.query];
     const bind = (value: unknown) => `$${values.push(value)}`;
@@ -184,22 +239,56 @@ export class PostgresAuditReader implements AuditReader {
         SELECT tenant_id, conversation_id, run_id, pair_key, at AS matched_at, document FROM invocation_search
         WHERE ${conditions.join(' AND ')} ORDER BY at DESC NULLS LAST LIMIT ${SEARCH_RANKING_BOUND}),
       ranked AS (
-        SELECT tenant_id, conversation_id, run_id, pair_key, matched_at, ${SEARCH_SCORE} AS score FROM matches
+        SELECT tenant_id, conversation_id, run_id, pair_key, matched_at, document, ${SEARCH_SCORE} AS score FROM matches
         ORDER BY ${SEARCH_ORDER} LIMIT ${bind(query.limit)})
-      SELECT ${RECORD_COLUMNS}, score, ${SEARCH_SNIPPET} AS snippet
+      SELECT ${RECORD_COLUMNS}, score, ${SEARCH_SNIPPET} AS snippet, ${WORDS_MATCHED_IN}
       FROM ranked JOIN invocations USING (tenant_id, conversation_id, run_id, pair_key)
       ORDER BY ${SEARCH_ORDER}`;
     try {
-      const { rows } = await this.canceller.query<InvocationRecord & { score: number; snippet: string }>(
-        this.pool,
-        { text, values },
-        signal,
+      const { rows } = await this.canceller.query<HitRow>(this.pool, { text, values }, signal);
+      return rows.map(toHit);
+    } catch (error) {
+      throw classifyPostgresError(error);
+    }
+  }
+
+  private async searchSubstring(query: SearchQuery, signal?: AbortSignal): Promise<SearchHit[]> {
+    const values: unknown[] = [query.tenantId, containsPattern(query.query)];
+    const conditions = ['tenant_id = $1', 'substring_text ILIKE $2'];
+    const bind = (value: unknown) => `$${values.push(value)}`;
+    if (query.conversationId) conditions.push(`conversation_id = ${bind(query.conversationId)}`);
+    if (query.from) conditions.push(`at >= ${bind(query.from)}::timestamptz`);
+    if (query.to) conditions.push(`at < ${bind(query.to)}::timestamptz`);
+    const text = `WITH matches AS (
+        SELECT tenant_id, conversation_id, run_id, pair_key, at AS matched_at FROM invocation_search
+        WHERE ${conditions.join(' AND ')} ORDER BY ${SUBSTRING_ORDER} LIMIT ${bind(query.limit)}),
+      hits AS (
+        SELECT ${RECORD_COLUMNS}, matched_at, ${SUBSTRING_ARGUMENTS} AS "argumentsText", ${SUBSTRING_RESULT} AS "resultText"
+        FROM matches JOIN invocations USING (tenant_id, conversation_id, run_id, pair_key))
+      SELECT *, 0::float8 AS score, coalesce("toolName", '') ILIKE $2 AS "inToolName", "argumentsText" ILIKE $2 AS "inArguments",
+        "resultText" ILIKE $2 AS "inResult"
+      FROM hits ORDER BY matched_at DESC NULLS LAST, "conversationId", "runId", "pairKey"`;
+    try {
+      const { rows } = await this.canceller.query<SubstringHitRow & { matched_at: unknown }>(this.pool, { text, values }, signal);
+      return (
+        rows
+          // A row changed since the search table was written (the projection follows it) may no longer hold the text.
+          .filter((row) => row.inToolName || row.inArguments || row.inResult)
+          .map(({ argumentsText, resultText, matched_at: _matchedAt, ...row }) => {
+            const texts = [
+              row.inToolName ? (row.toolName ?? '') : null,
+              row.inArguments ? argumentsText : null,
+              row.inResult ? resultText : null,
+            ];
+            return toHit({
+              ...row,
+              snippet: substringSnippet(
+                texts.filter((t): t is string => t !== null),
+                query.query,
+              ),
+            });
+          })
       );
-      return rows.map(({ score, snippet, ...record }) => ({
-        invocation: { ...record, durationMs: record.durationMs === null ? null : Math.round(record.durationMs) },
-        score,
-        snippet,
-      }));
     } catch (error) {
       throw classifyPostgresError(error);
     }

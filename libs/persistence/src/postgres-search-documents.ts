@@ -6,6 +6,10 @@ import { invocationArgumentsSql, invocationResultSql } from './read-model-tables
 const documentSql = (row: string): string =>
   `invocation_search_document(${row}.tool_name, ${invocationArgumentsSql(row)}, ${invocationResultSql(row)})`;
 
+/** The text a substring search looks in, of the same row (invocation_substring_document, migration 021). */
+const substringTextSql = (row: string): string =>
+  `invocation_substring_document(${row}.tool_name, ${invocationArgumentsSql(row)}, ${invocationResultSql(row)})`;
+
 /** Where search documents live and the invocations they are made from: the live tables, or a rebuild's. */
 export interface SearchTableNames {
   invocations: string;
@@ -15,7 +19,7 @@ export interface SearchTableNames {
 export const LIVE_SEARCH: SearchTableNames = { invocations: 'invocations', search: 'invocation_search' };
 
 /**
- * Writes the search document of each given invocation from its row as it
+ * Writes the search documents (words, and the text for substrings) of each given invocation from its row as it
  * is now (what search reports on is the read model, after redaction and
  * the persist policy). A key without a row, erased meanwhile, writes
  * nothing.
@@ -28,8 +32,8 @@ export async function refreshSearchDocuments(
   if (keys.length === 0) return;
   const sorted = [...keys].sort((a, b) => compareText(invocationKeyString(a), invocationKeyString(b)));
   await client.query(
-    `INSERT INTO ${tables.search} (tenant_id, conversation_id, run_id, pair_key, at, document)
-     SELECT i.tenant_id, i.conversation_id, i.run_id, i.pair_key, i.at, ${documentSql('i')}
+    `INSERT INTO ${tables.search} (tenant_id, conversation_id, run_id, pair_key, at, document, substring_text)
+     SELECT i.tenant_id, i.conversation_id, i.run_id, i.pair_key, i.at, ${documentSql('i')}, ${substringTextSql('i')}
      FROM (
        -- A key names its event's run: the row's own, or the later run that recorded its result (cross-run-pairing.ts).
        SELECT DISTINCT ON (i.tenant_id, i.conversation_id, i.run_id, i.pair_key) i.*, k.n
@@ -39,7 +43,8 @@ export async function refreshSearchDocuments(
        ORDER BY i.tenant_id, i.conversation_id, i.run_id, i.pair_key, k.n
      ) i
      ORDER BY i.n
-     ON CONFLICT (tenant_id, conversation_id, run_id, pair_key) DO UPDATE SET at = EXCLUDED.at, document = EXCLUDED.document`,
+     ON CONFLICT (tenant_id, conversation_id, run_id, pair_key) DO UPDATE SET at = EXCLUDED.at, document = EXCLUDED.document,
+       substring_text = EXCLUDED.substring_text`,
     [sorted.map((k) => k.tenantId), sorted.map((k) => k.conversationId), sorted.map((k) => k.runId), sorted.map((k) => k.pairKey)],
   );
 }
@@ -54,8 +59,8 @@ export async function fillSearchDocuments(pool: Pool, tables: SearchTableNames, 
   await Promise.all(
     Array.from({ length: parts }, (_, part) =>
       pool.query(
-        `INSERT INTO ${tables.search} (tenant_id, conversation_id, run_id, pair_key, at, document)
-         SELECT i.tenant_id, i.conversation_id, i.run_id, i.pair_key, i.at, ${documentSql('i')}
+        `INSERT INTO ${tables.search} (tenant_id, conversation_id, run_id, pair_key, at, document, substring_text)
+         SELECT i.tenant_id, i.conversation_id, i.run_id, i.pair_key, i.at, ${documentSql('i')}, ${substringTextSql('i')}
          FROM ${tables.invocations} i WHERE abs(hashtext(i.conversation_id)) % $1::int = $2::int`,
         [parts, part],
       ),

@@ -35,6 +35,7 @@ const ALL_MIGRATIONS = [
   '018_approvals-and-resumed-runs',
   '019_producer-redaction',
   '020_cited-sources',
+  '021_substring-search',
 ];
 
 describe('runMigrations (real PostgreSQL)', () => {

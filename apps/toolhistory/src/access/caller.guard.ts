@@ -15,8 +15,8 @@ import { rememberCaller, rememberHttpCaller } from './callers-of-calls';
 /**
  * Every ToolHistory RPC and every HTTP route passes here before its handler
  * (a global guard): the caller is verified from the `authorization` header,
- * then must hold the operation's scope and the request's tenant (the
- * domain's access rules). An RPC or route without an access rule is
+ * then must hold the operation's scope and the request's tenant, and name a
+ * conversation where its scope allows only one (the domain's access rules). An RPC or route without an access rule is
  * refused, so a new one is closed by default. grpc.health.v1 is served
  * beside NestJS and, like the HTTP probes, needs no token.
  */
@@ -40,6 +40,7 @@ export class CallerGuard implements CanActivate {
     const route = `${request.method} ${(request.route as { path?: string } | undefined)?.path ?? request.path}`;
     if (OPEN_HTTP_ROUTES.has(route)) return true;
     const tenantId = typeof request.params?.tenant === 'string' ? request.params.tenant : undefined;
+    const conversationId = typeof request.query?.conversation === 'string' ? request.query.conversation : undefined;
     let subject: string | undefined;
     try {
       const authorization = request.headers.authorization;
@@ -52,7 +53,7 @@ export class CallerGuard implements CanActivate {
             '(a host name could be re-pointed at this machine); configure authentication to serve other host names',
         );
       }
-      authorize(caller, route, tenantId);
+      authorize(caller, route, tenantId, conversationId);
       rememberHttpCaller(request, caller);
       return true;
     } catch (thrown) {
@@ -65,13 +66,14 @@ export class CallerGuard implements CanActivate {
     const rpc = rpcNameOf(context);
     const rpcContext = context.switchToRpc();
     const metadata = rpcContext.getContext<Metadata>();
-    const request = rpcContext.getData<{ tenant_id?: unknown } | undefined>();
+    const request = rpcContext.getData<{ tenant_id?: unknown; conversation_id?: unknown } | undefined>();
     const tenantId = typeof request?.tenant_id === 'string' ? request.tenant_id : undefined;
+    const conversationId = typeof request?.conversation_id === 'string' ? request.conversation_id : undefined;
     let subject: string | undefined;
     try {
       const caller = await this.authenticator.authenticate(metadata.get('authorization').map(String));
       subject = caller.subject;
-      authorize(caller, rpc, tenantId);
+      authorize(caller, rpc, tenantId, conversationId);
       rememberCaller(metadata, caller);
       return true;
     } catch (thrown) {

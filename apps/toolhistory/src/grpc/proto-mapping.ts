@@ -17,6 +17,8 @@ import {
   resultText,
   RunStatus,
   SearchHit,
+  SearchHitField,
+  SearchMatch,
   statusOf,
   UsageBucket,
   UsageReport,
@@ -228,9 +230,26 @@ export function toUsageResponse(report: UsageReport) {
   };
 }
 
+const SEARCH_HIT_FIELD: Record<SearchHitField, string> = {
+  toolName: 'SEARCH_HIT_FIELD_TOOL_NAME',
+  arguments: 'SEARCH_HIT_FIELD_ARGUMENTS',
+  result: 'SEARCH_HIT_FIELD_RESULT',
+};
+
 export function toSearchResponse(hits: SearchHit[]) {
-  return { hits: hits.map((hit) => ({ invocation: toInvocationMessage(hit.invocation), score: hit.score, snippet: hit.snippet })) };
+  return {
+    hits: hits.map((hit) => ({
+      invocation: toInvocationMessage(hit.invocation),
+      score: hit.score,
+      snippet: hit.snippet,
+      matched_in: hit.matchedIn.map((field) => SEARCH_HIT_FIELD[field]),
+    })),
+  };
 }
+
+/** A search's match mode; UNSPECIFIED means words. */
+export const searchMatchOf = (value: string | number | undefined): SearchMatch =>
+  enumOf<SearchMatch>('match', value, { SEARCH_MATCH_WORDS: 'words', SEARCH_MATCH_SUBSTRING: 'substring' }, 'words');
 
 /** A request's status filter; UNSPECIFIED means any status. */
 export const invocationStatusOf = (value: string | number | undefined): InvocationStatus | undefined =>

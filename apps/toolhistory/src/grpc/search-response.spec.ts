@@ -2,7 +2,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import { NOT_YET_APPROVED_OR_RESUMED, type SearchHit } from '@toolhistory/domain';
 import { findProjectFile } from '../find-project-file';
 import { TOOL_HISTORY_PROTO } from './grpc-server-options';
-import { timestampToMillis, toSearchResponse } from './proto-mapping';
+import { searchMatchOf, timestampToMillis, toSearchResponse } from './proto-mapping';
 
 describe('SearchToolHistory on the wire', () => {
   const definition = protoLoader.loadSync(findProjectFile(TOOL_HISTORY_PROTO), {
@@ -42,6 +42,7 @@ describe('SearchToolHistory on the wire', () => {
     },
     score: 0.4375,
     snippet: 'read_file {"path": "**src**/**app.ts**"} export const app',
+    matchedIn: ['arguments', 'result'],
   };
 
   it('is a unary rpc whose mapped answer survives the published proto unchanged', () => {
@@ -51,6 +52,7 @@ describe('SearchToolHistory on the wire', () => {
     expect(decoded.hits[0]).toMatchObject({
       score: 0.4375,
       snippet: hit.snippet,
+      matched_in: ['SEARCH_HIT_FIELD_ARGUMENTS', 'SEARCH_HIT_FIELD_RESULT'],
       invocation: {
         tenant_id: 'acme',
         conversation_id: 'c-1',
@@ -75,9 +77,20 @@ describe('SearchToolHistory on the wire', () => {
       limit: 5,
       from: { seconds: '1795255200', nanos: 0 },
       to: { seconds: '1795258800', nanos: 0 },
+      match: 'SEARCH_MATCH_SUBSTRING',
     };
     const decoded = method.requestDeserialize(method.requestSerialize(request)) as typeof request;
+    expect(searchMatchOf(decoded.match)).toBe('substring');
     expect(decoded).toMatchObject({ ...request, from: { seconds: '1795255200' }, to: { seconds: '1795258800' } });
     expect(timestampToMillis(decoded.from)).toBe(1_795_255_200_000);
+  });
+
+  it('reads the match mode: unset or unspecified is words, an unknown one is refused', () => {
+    expect(searchMatchOf(undefined)).toBe('words');
+    expect(searchMatchOf(0)).toBe('words');
+    expect(searchMatchOf('SEARCH_MATCH_UNSPECIFIED')).toBe('words');
+    expect(searchMatchOf('SEARCH_MATCH_WORDS')).toBe('words');
+    expect(searchMatchOf('SEARCH_MATCH_SUBSTRING')).toBe('substring');
+    expect(() => searchMatchOf('SEARCH_MATCH_REGEX')).toThrow(/match: "SEARCH_MATCH_REGEX" is not one of/);
   });
 });

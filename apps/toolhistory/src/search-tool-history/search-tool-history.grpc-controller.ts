@@ -4,12 +4,12 @@ import type { Metadata, ServerUnaryCall } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import type { SearchToolHistoryRequest } from '@toolhistory/grpc-api';
 import { answerUnary, budgetOf } from '../grpc/grpc-call';
-import { timestampToMillis, toSearchResponse } from '../grpc/proto-mapping';
+import { searchMatchOf, timestampToMillis, toSearchResponse } from '../grpc/proto-mapping';
 import { SEARCH_TOOL_HISTORY, ROOT_LOGGER } from '../tokens';
 import { DEFAULT_AUDIT_BUDGET_MS } from '../audit-budget';
 import { SearchToolHistory } from './search-tool-history';
 
-/** SearchToolHistory: full-text search over a tenant's redacted payloads. */
+/** SearchToolHistory: search by words or by substring over a tenant's redacted payloads. */
 @Controller()
 export class SearchToolHistoryGrpcController {
   private readonly log: Logger;
@@ -39,6 +39,7 @@ export class SearchToolHistoryGrpcController {
               limit: request.limit,
               from: timestampToMillis(request.from, 'from'),
               to: timestampToMillis(request.to, 'to'),
+              match: searchMatchOf(request.match),
             },
             signal,
           ),

@@ -1,6 +1,7 @@
 import { Controller, Get, Inject, Param, Query } from '@nestjs/common';
 import type { Logger } from 'pino';
 import type { SearchResultsView } from '@toolhistory/console-api';
+import type { SearchMatch } from '@toolhistory/domain';
 import { DEFAULT_AUDIT_BUDGET_MS } from '../audit-budget';
 import type { SearchToolHistory } from './search-tool-history';
 import { answerHttp } from '../http/answer-http';
@@ -8,7 +9,9 @@ import { SEARCH_TOOL_HISTORY, ROOT_LOGGER } from '../tokens';
 import { ConsoleQuery } from '../console/console-query';
 import { toInvocationView } from '../console/console-views';
 
-/** Full-text search over the tenant's tool history (the SearchToolHistory rules). */
+const SEARCH_MATCHES: readonly SearchMatch[] = ['words', 'substring'];
+
+/** Search over the tenant's tool history, by words or substring (the SearchToolHistory rules). */
 @Controller('api/v1/tenants/:tenant')
 export class SearchToolHistoryHttpController {
   private readonly log: Logger;
@@ -31,10 +34,18 @@ export class SearchToolHistoryHttpController {
         from: params.time('from'),
         to: params.time('to'),
         limit: params.wholeNumber('limit'),
+        match: params.oneOf('match', SEARCH_MATCHES),
       };
       params.check();
       const hits = await this.useCase.execute(request, signal);
-      return { hits: hits.map((hit) => ({ invocation: toInvocationView(hit.invocation), score: hit.score, snippet: hit.snippet })) };
+      return {
+        hits: hits.map((hit) => ({
+          invocation: toInvocationView(hit.invocation),
+          score: hit.score,
+          snippet: hit.snippet,
+          matchedIn: hit.matchedIn,
+        })),
+      };
     });
   }
 }

@@ -134,6 +134,24 @@ describe('SearchToolHistory: full-text search over invocations (real PostgreSQL)
     });
   });
 
+  it('says where the words matched: the fields holding any word looked for, in the order tool name, arguments, result', async () => {
+    const refund = await search('refund invoice');
+    expect(refund.map((h) => [h.invocation.toolName, h.matchedIn])).toEqual([
+      ['create_refund', ['toolName', 'arguments']],
+      ['fetch_page', ['result']],
+    ]);
+    expect((await search('createapp'))[0].matchedIn).toEqual(['result']);
+    expect((await search('src/app.ts', { conversationId: 'c-code' })).map((h) => [h.invocation.toolName, h.matchedIn])).toEqual([
+      ['read_file', ['arguments']],
+      ['git_status', ['result']],
+    ]);
+    // An excluded word is not where anything matched.
+    expect((await search('status -staged')).map((h) => [h.invocation.toolName, h.matchedIn])).toEqual([
+      ['create_refund', ['result']],
+      ['run_shell', ['result']],
+    ]);
+  });
+
   it('filters by conversation and by the invocation time (from inclusive, to exclusive)', async () => {
     expect((await search('status', { conversationId: 'c-billing' })).map(keyOf)).toEqual(['c-billing/create_refund']);
     expect(await search('refund', { conversationId: 'c-code' })).toEqual([]);
@@ -165,7 +183,7 @@ describe('SearchToolHistory: full-text search over invocations (real PostgreSQL)
 
   it('never cuts a redaction marker in a snippet', async () => {
     // PostgreSQL's excerpt of 30 words ends inside the marker ...
-    const [raw] = await new PostgresAuditReader(db.pool).searchInvocations({ tenantId: 'acme', query: 'quokka', limit: 1 });
+    const [raw] = await new PostgresAuditReader(db.pool).searchInvocations({ tenantId: 'acme', query: 'quokka', match: 'words', limit: 1 });
     expect(raw.snippet).toMatch(/\[REDACTED:email$/);
     // ... and the answer shows it whole.
     const [hit] = await search('quokka');

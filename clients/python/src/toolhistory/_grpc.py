@@ -29,6 +29,8 @@ StaleResults: TypeAlias = Literal["drop", "placeholder"]
 """What replay does with a result past its freshness window: leave the pair out, or keep it with a notice."""
 InvocationStatusFilter: TypeAlias = Literal["pending", "succeeded", "error"]
 UsageBucket: TypeAlias = Literal["hour", "day"]
+SearchMatch: TypeAlias = Literal["words", "substring"]
+"""How a search query matches: whole words, best first; or one literal text anywhere (3+ characters), newest first."""
 
 TokenSource: TypeAlias = str | Callable[[], str]
 """A bearer token, or a function that returns a current one (called before every call, so it may refresh)."""
@@ -57,6 +59,10 @@ WIRE_STATUS: Mapping[InvocationStatusFilter, toolhistory_pb2.InvocationStatus.Va
 WIRE_BUCKET: Mapping[UsageBucket, toolhistory_pb2.UsageBucket.ValueType] = {
     "hour": toolhistory_pb2.USAGE_BUCKET_HOUR,
     "day": toolhistory_pb2.USAGE_BUCKET_DAY,
+}
+WIRE_MATCH: Mapping[SearchMatch, toolhistory_pb2.SearchMatch.ValueType] = {
+    "words": toolhistory_pb2.SEARCH_MATCH_WORDS,
+    "substring": toolhistory_pb2.SEARCH_MATCH_SUBSTRING,
 }
 
 DEFAULT_TIMEOUT = 30.0
@@ -200,6 +206,7 @@ def search_request(
     limit: int | None,
     from_: datetime | None,
     to: datetime | None,
+    match: SearchMatch = "words",
 ) -> toolhistory_pb2.SearchToolHistoryRequest:
     """The SearchToolHistory request of the clients' arguments."""
     request = toolhistory_pb2.SearchToolHistoryRequest(
@@ -207,6 +214,7 @@ def search_request(
         query=_text("query", query),
         conversation_id=_optional_text("conversation_id", conversation_id),
         limit=0 if limit is None else _whole("limit", limit, 1, _INT32_MAX, "hits"),
+        match=wire_value("match", match, WIRE_MATCH),
     )
     _set_period(request, from_, to)
     return request

@@ -16,6 +16,7 @@ from toolhistory._grpc import (
     DEFAULT_TIMEOUT,
     HistoryView,
     InvocationStatusFilter,
+    SearchMatch,
     StaleResults,
     SubscribedEvent,
     TlsConfig,
@@ -195,11 +196,18 @@ class AsyncToolHistoryClient:
         limit: int | None = None,
         from_: datetime | None = None,
         to: datetime | None = None,
+        match: SearchMatch = "words",
         timeout: float | None = None,
     ) -> toolhistory_pb2.SearchToolHistoryResponse:
-        """Full-text search over the tenant's (redacted) tool history, best first."""
+        """Search by words (best first) or by substring (newest first); see ToolHistoryClient.search_tool_history."""
         request = _grpc.search_request(
-            tenant_id=tenant_id, query=query, conversation_id=conversation_id, limit=limit, from_=from_, to=to
+            tenant_id=tenant_id,
+            query=query,
+            conversation_id=conversation_id,
+            limit=limit,
+            from_=from_,
+            to=to,
+            match=match,
         )
         return await self._unary("SearchToolHistory", self._stub.SearchToolHistory, request, self._timeout_of(timeout))
 

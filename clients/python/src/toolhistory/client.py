@@ -12,6 +12,7 @@ from toolhistory._grpc import (
     DEFAULT_TIMEOUT,
     HistoryView,
     InvocationStatusFilter,
+    SearchMatch,
     StaleResults,
     SubscribedEvent,
     TlsConfig,
@@ -238,15 +239,24 @@ class ToolHistoryClient:
         limit: int | None = None,
         from_: datetime | None = None,
         to: datetime | None = None,
+        match: SearchMatch = "words",
         timeout: float | None = None,
     ) -> toolhistory_pb2.SearchToolHistoryResponse:
-        """Full-text search over the tenant's (redacted) tool history, best first.
+        """Search over the tenant's (redacted) tool history: by words, best first, or by substring, newest first.
 
-        ``query`` is free text as in a web search box (every word, ``"a phrase"``, ``-word``, ``or``);
+        ``match="words"``: ``query`` is free text as in a web search box (every word, ``"a phrase"``, ``-word``,
+        ``or``); ``match="substring"``: one literal text (3+ characters) anywhere, in any case. Each hit's
+        ``matched_in`` says where it matched. ``conversation_id`` is required for a history:read token;
         ``limit``: hits, default 20, at most 100; ``from_``/``to`` on the invocation's time.
         """
         request = _grpc.search_request(
-            tenant_id=tenant_id, query=query, conversation_id=conversation_id, limit=limit, from_=from_, to=to
+            tenant_id=tenant_id,
+            query=query,
+            conversation_id=conversation_id,
+            limit=limit,
+            from_=from_,
+            to=to,
+            match=match,
         )
         return self._unary("SearchToolHistory", self._stub.SearchToolHistory, request, self._timeout_of(timeout))
 

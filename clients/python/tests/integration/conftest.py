@@ -41,6 +41,8 @@ class Stack:
     token: str | None
     other_tenant_token: str | None
     """A token of another tenant: what the service must refuse this tenant's data to."""
+    history_reader_token: str | None
+    """A token of the tenant with history:read only (an agent's): it may search one conversation, not the tenant."""
     tls: TlsConfig | None
 
 
@@ -60,6 +62,7 @@ def stack() -> Stack:
         tenant=os.environ["TOOLHISTORY_TENANT"],
         token=os.environ.get("TOOLHISTORY_TOKEN") or None,
         other_tenant_token=os.environ.get("TOOLHISTORY_OTHER_TENANT_TOKEN") or None,
+        history_reader_token=os.environ.get("TOOLHISTORY_HISTORY_READER_TOKEN") or None,
         tls=TlsConfig(root_certificates=Path(ca_file).read_bytes()) if ca_file else None,
     )
 

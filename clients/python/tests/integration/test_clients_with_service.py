@@ -213,6 +213,34 @@ def test_lists_counts_and_finds_the_invocations(client: ToolHistoryClient, run: 
     assert "**city**" in hit.snippet
 
 
+def test_a_history_reader_searches_its_conversation_by_substring_but_not_the_tenant(
+    stack: Stack, run: PublishedRun
+) -> None:
+    with ToolHistoryClient(stack.address, token=stack.history_reader_token, tls=stack.tls or False) as reader:
+
+        def search(query: str) -> pb.SearchToolHistoryResponse:
+            return reader.search_tool_history(
+                tenant_id=run.tenant_id, conversation_id=run.conversation_id, query=query, match="substring"
+            )
+
+        # Inside a key, in another case: the weather call's result {"tempC": -3}.
+        found = wait_for("the weather result found by a substring", lambda: search("TEMP"), lambda a: len(a.hits) > 0)
+        [hit] = found.hits
+        assert (hit.invocation.tool_name, hit.invocation.tool_call_id) == ("get_weather", "call_weather")
+        assert list(hit.matched_in) == [pb.SEARCH_HIT_FIELD_RESULT]
+        assert (hit.score, "**temp**C" in hit.snippet) == (0, True)
+        # Across a word's edge in the arguments, "/" literal: the clock call's {"zone": "Europe/Oslo"}.
+        [clock] = search("e/Osl").hits
+        assert (clock.invocation.tool_name, list(clock.matched_in)) == ("get_time", [pb.SEARCH_HIT_FIELD_ARGUMENTS])
+        # "%" is a literal character, not a wildcard: nothing holds it.
+        assert search("O%o").hits == []
+
+        with pytest.raises(ToolHistoryError) as whole_tenant:
+            reader.search_tool_history(tenant_id=run.tenant_id, query="TEMP", match="substring")
+        assert whole_tenant.value.status == "PERMISSION_DENIED"
+        assert "conversation_id" in whole_tenant.value.details
+
+
 def test_subscribe_delivers_the_runs_events_up_to_its_completion(client: ToolHistoryClient, run: PublishedRun) -> None:
     seen = []
     for recorded in client.subscribe(tenant_id=run.tenant_id):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
@@ -18,7 +19,15 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import Command, interrupt
 
 from toolhistory.events import RunScope
-from toolhistory.langchain import ToolHistoryCallbackHandler, splice_tool_history, to_langchain_messages
+from toolhistory.langchain import (
+    ToolHistoryCallbackHandler,
+    search_history_tool,
+    splice_tool_history,
+    to_langchain_messages,
+)
+from toolhistory.v1 import toolhistory_pb2 as pb
+
+from conftest import wait_for
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -81,6 +90,12 @@ def refund(order_id: str, amount: int) -> str:
     answer = interrupt({"reason": f"Refund {amount} EUR for {order_id}?"})
     approved = isinstance(answer, dict) and answer.get("approved") is True
     return f"refunded {amount} EUR for {order_id}" if approved else "refund declined"
+
+
+@tool
+def find_product(name: str) -> str:
+    """Finds a product in the catalogue."""
+    return f"{name}: Electric Kettle 1.7 l, in stock"
 
 
 def agent(
@@ -232,3 +247,59 @@ async def test_an_interrupt_is_an_approval_request_and_the_resume_records_the_de
         ("AIMessage", None, ""),
         ("ToolMessage", "call_refund", "refunded 5 EUR for A-1"),
     ]
+
+
+def test_the_agent_finds_a_text_inside_a_word_of_an_earlier_call_with_search_history(
+    stack: Stack,
+    publisher: ToolEventPublisher,
+    client: ToolHistoryClient,
+    ids: Callable[[str], str],
+    replayed: Replayed,
+) -> None:
+    conversation = ids("conv")
+    scope = RunScope(tenant_id=stack.tenant, conversation_id=conversation, channel="web", run_id=ids("run"))
+    # Turn 1, recorded through the handler: the product lookup whose result says "Kettle".
+    first = scripted(
+        AIMessage(content="", tool_calls=[tool_call("call_product", "find_product", {"name": "P-7"})]),
+        AIMessage(content="P-7 is in stock.", id="answer-product"),
+    )
+    handler = ToolHistoryCallbackHandler(publisher=publisher, scope=scope)
+    agent(first, [find_product]).invoke(
+        {"messages": [HumanMessage("Is P-7 in stock?", id="user-p")]}, {"callbacks": [handler]}
+    )
+    handler.settled()
+    replayed(client, conversation, "openai", until=completed("answer-product"))
+    # Search documents are written after recording: wait until the call is searchable.
+    found = wait_for(
+        "the product call found by a text inside a word",
+        lambda: client.search_tool_history(
+            tenant_id=stack.tenant, conversation_id=conversation, query="KETT", match="substring"
+        ),
+        lambda answer: len(answer.hits) > 0,
+    )
+    (hit,) = found.hits
+    assert list(hit.matched_in) == [pb.SEARCH_HIT_FIELD_RESULT]
+    assert "**Kett**le" in hit.snippet
+
+    # Turn 2: the model searches its own history by substring and is answered the hit.
+    second = scripted(
+        AIMessage(content="", tool_calls=[tool_call("call_search", "search_history", {"query": "kett"})]),
+        AIMessage(content="You asked about the kettle P-7.", id="answer-search"),
+    )
+    search = search_history_tool(client, tenant_id=stack.tenant, conversation_id=conversation)
+
+    state = agent(second, [search]).invoke({"messages": [HumanMessage("What did I look up?", id="user-s")]})
+
+    (answer,) = [message for message in state["messages"] if isinstance(message, ToolMessage)]
+    assert answer.status == "success"
+    (answered,) = json.loads(str(answer.content))["hits"]
+    assert {key: answered[key] for key in ("tool", "matchedIn", "runId", "toolCallId")} == {
+        "tool": "find_product",
+        "matchedIn": ["result"],
+        "runId": scope.run_id,
+        "toolCallId": "call_product",
+    }
+    assert "**Kett**le" in answered["snippet"]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", answered["at"])
+    # The model read the answer in its next call.
+    assert second.received[-1][-1] == answer

@@ -208,6 +208,26 @@ class TestOtherRequests:
         with pytest.raises(ValueError, match=r"^limit: 0 is not a whole number of hits, 1 to"):
             _grpc.search_request(tenant_id="t1", query="x", conversation_id=None, limit=0, from_=None, to=None)
 
+    def test_search_request_matches_words_unless_asked_for_a_substring(self) -> None:
+        words = _grpc.search_request(
+            tenant_id="t1", query="kettle", conversation_id=None, limit=None, from_=None, to=None
+        )
+        assert words.match == pb.SEARCH_MATCH_WORDS
+        substring = _grpc.search_request(
+            tenant_id="t1", query="kett", conversation_id="c1", limit=None, from_=None, to=None, match="substring"
+        )
+        assert substring.match == pb.SEARCH_MATCH_SUBSTRING
+        with pytest.raises(ValueError, match=r"^match"):
+            _grpc.search_request(
+                tenant_id="t1",
+                query="x",
+                conversation_id=None,
+                limit=None,
+                from_=None,
+                to=None,
+                match="regex",  # type: ignore[arg-type]
+            )
+
     def test_erase_request(self) -> None:
         assert _grpc.erase_request(tenant_id="t1", conversation_id="c1") == pb.EraseConversationRequest(
             tenant_id="t1", conversation_id="c1"

@@ -25,3 +25,4 @@ export {
   replayedApprovalId,
   toolApprovalResponse,
 } from './ai-sdk-approvals';
+export { searchHistoryTool } from './ai-sdk-search-history-tool';

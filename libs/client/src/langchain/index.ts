@@ -6,3 +6,4 @@ export {
 } from './tool-history-callback-handler';
 export { toLangChainMessages, spliceToolHistory, type LangChainHistoryInput, type ReplayedTurns } from './langchain-message-converter';
 export { ToolHistoryPublishError, type PublishFailure } from './ordered-publish-queue';
+export { searchHistoryTool } from './langchain-search-history-tool';

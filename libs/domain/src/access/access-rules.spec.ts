@@ -5,6 +5,7 @@ import {
   authorize,
   Caller,
   callerFromClaims,
+  CONVERSATION_ONLY_SCOPES,
   HTTP_ROUTE_SCOPES,
   RPC_SCOPES,
   type Scope,
@@ -69,7 +70,8 @@ describe('authorize', () => {
   it.each(rules.filter((entry): entry is [string, readonly Scope[]] => typeof entry[1] !== 'string'))(
     '%s needs any one of %j',
     (rpc, scopes) => {
-      for (const scope of scopes) expect(denial(() => authorize(caller(new Set(['acme']), [scope]), rpc, 'acme'))).toBeUndefined();
+      // A request naming a conversation: what a scope limited to one conversation needs (below).
+      for (const scope of scopes) expect(denial(() => authorize(caller(new Set(['acme']), [scope]), rpc, 'acme', 'c-1'))).toBeUndefined();
       const others = SCOPES.filter((s) => !scopes.includes(s));
       expect(denial(() => authorize(caller(new Set(['acme']), others), rpc, 'acme'))).toBe(
         `permission denied: ${rpc} needs one of the scopes ${scopes.join(', ')}`,
@@ -93,26 +95,71 @@ describe('authorize', () => {
   it.each(Object.entries(HTTP_ROUTE_SCOPES) as [string, ScopeRule][])(
     'HTTP route %s needs %j, and a tenant in the route is checked',
     (route, rule) => {
-      const allTenants = ALL_TENANT_OPERATIONS.has(route);
       const scopes: readonly Scope[] = typeof rule === 'string' ? [rule] : rule;
-      for (const scope of scopes) {
-        expect(denial(() => authorize(caller(allTenants ? '*' : new Set(['acme']), [scope]), route, 'acme'))).toBeUndefined();
-      }
-      expect(
-        denial(() =>
-          authorize(
-            caller(
-              '*',
-              SCOPES.filter((s) => !scopes.includes(s)),
-            ),
-            route,
-            'acme',
-          ),
-        ),
-      ).toBe(`permission denied: ${route} needs ${scopes.length === 1 ? 'the scope' : 'one of the scopes'} ${scopes.join(', ')}`);
+      const allTenants = ALL_TENANT_OPERATIONS.has(route);
+      for (const scope of scopes)
+        expect(denial(() => authorize(caller(allTenants ? '*' : new Set(['acme']), [scope]), route, 'acme', 'c-1'))).toBeUndefined();
+      const others = SCOPES.filter((s) => !scopes.includes(s));
+      expect(denial(() => authorize(caller('*', others), route, 'acme'))).toBe(
+        `permission denied: ${route} needs ${scopes.length === 1 ? `the scope ${scopes[0]}` : `one of the scopes ${scopes.join(', ')}`}`,
+      );
       if (!allTenants) expect(denial(() => authorize(caller(new Set(['acme']), [scopes[0]]), route, 'globex'))).toMatch(/tenant "globex"/);
     },
   );
+
+  describe('a scope limited to one conversation (an agent searching its own history)', () => {
+    const cases: [string, string[], string | undefined, string | undefined][] = [
+      // operation, scopes, conversation, denial
+      ['SearchToolHistory', ['history:read'], 'c-1', undefined],
+      [
+        'SearchToolHistory',
+        ['history:read'],
+        undefined,
+        'permission denied: SearchToolHistory with history:read needs conversation_id (all of a tenant needs the scope audit:read)',
+      ],
+      [
+        'SearchToolHistory',
+        ['history:read'],
+        '',
+        'permission denied: SearchToolHistory with history:read needs conversation_id (all of a tenant needs the scope audit:read)',
+      ],
+      ['SearchToolHistory', ['audit:read'], undefined, undefined],
+      ['SearchToolHistory', ['audit:read', 'history:read'], undefined, undefined],
+      [
+        'SearchToolHistory',
+        ['events:subscribe'],
+        'c-1',
+        'permission denied: SearchToolHistory needs one of the scopes audit:read, history:read',
+      ],
+      [
+        'GET /api/v1/tenants/:tenant/search',
+        ['history:read'],
+        undefined,
+        'permission denied: GET /api/v1/tenants/:tenant/search with history:read needs conversation (all of a tenant needs the scope audit:read)',
+      ],
+      ['GET /api/v1/tenants/:tenant/search', ['history:read'], 'c-1', undefined],
+      // Other operations taking history:read are not limited by it.
+      ['WatchConversation', ['history:read'], undefined, undefined],
+      ['GetReplayHistory', ['history:read'], undefined, undefined],
+    ];
+    it.each(cases)('%s with %j and conversation %j', (operation, scopes, conversationId, expected) => {
+      expect(denial(() => authorize(caller(new Set(['acme']), scopes), operation, 'acme', conversationId))).toBe(expected);
+    });
+
+    it('checks the tenant before the conversation: another tenant is refused whatever conversation is named', () => {
+      expect(denial(() => authorize(caller(new Set(['acme']), ['history:read']), 'SearchToolHistory', 'globex', 'c-1'))).toMatch(
+        /tenant "globex"/,
+      );
+    });
+
+    it('names only operations that have an access rule holding the limited scope beside a wider one', () => {
+      const operations: Record<string, ScopeRule> = { ...RPC_SCOPES, ...HTTP_ROUTE_SCOPES };
+      for (const [operation, { scope }] of Object.entries(CONVERSATION_ONLY_SCOPES)) {
+        const rule = operations[operation];
+        expect(Array.isArray(rule) && rule.includes(scope) && rule.length > 1).toBe(true);
+      }
+    });
+  });
 
   it('lets any verified caller ask who it is, whatever its scopes', () => {
     expect(denial(() => authorize(caller(new Set(['acme']), []), 'GET /api/v1/me', undefined))).toBeUndefined();
@@ -132,7 +179,7 @@ describe('authorize', () => {
     expect(denial(() => authorize(UNAUTHENTICATED_CALLER, 'toString', 'acme'))).toMatch(/has no access rule/);
   });
 
-  it('allows exactly when the scope is held and the tenant is permitted', () => {
+  it('allows exactly when the scope is held, the tenant is permitted and a conversation is named where the scope needs one', () => {
     const rpcs = Object.keys(RPC_SCOPES) as Array<keyof typeof RPC_SCOPES>;
     const tenant = fc.constantFrom('acme', 'globex', 'initech');
     fc.assert(
@@ -141,13 +188,15 @@ describe('authorize', () => {
         fc.subarray([...SCOPES]),
         fc.constantFrom(...rpcs),
         tenant,
-        (tenants, scopes, rpc, tenantId) => {
+        fc.option(fc.constantFrom('', 'c-1'), { nil: undefined }),
+        (tenants, scopes, rpc, tenantId, conversationId) => {
           const c = caller(tenants === '*' ? '*' : new Set(tenants), scopes);
           const rule: ScopeRule = RPC_SCOPES[rpc];
-          const expected =
-            (typeof rule === 'string' ? scopes.includes(rule) : rule.some((r) => scopes.includes(r))) &&
-            (tenants === '*' || tenants.includes(tenantId));
-          expect(denial(() => authorize(c, rpc, tenantId)) === undefined).toBe(expected);
+          const limited = Object.hasOwn(CONVERSATION_ONLY_SCOPES, rpc) ? CONVERSATION_ONLY_SCOPES[rpc].scope : undefined;
+          // A scope that allows only one conversation counts only when the request names one.
+          const counts = (scope: Scope) => scopes.includes(scope) && (scope !== limited || Boolean(conversationId));
+          const expected = (typeof rule === 'string' ? counts(rule) : rule.some(counts)) && (tenants === '*' || tenants.includes(tenantId));
+          expect(denial(() => authorize(c, rpc, tenantId, conversationId)) === undefined).toBe(expected);
         },
       ),
     );

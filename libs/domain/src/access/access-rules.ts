@@ -23,7 +23,8 @@ export const RPC_SCOPES = {
   GetReplayHistory: 'history:read',
   ListToolInvocations: 'audit:read',
   GetUsage: 'audit:read',
-  SearchToolHistory: 'audit:read',
+  // A whole tenant with audit:read; an agent its own conversation with history:read (CONVERSATION_ONLY_SCOPES).
+  SearchToolHistory: ['audit:read', 'history:read'],
   SubscribeToolEvents: 'events:subscribe',
   EraseConversation: 'conversations:erase',
   // A UI showing one conversation live: an agent's own view, or an auditor's.
@@ -41,10 +42,21 @@ export const HTTP_ROUTE_SCOPES = {
   'GET /api/v1/tenants/:tenant/conversations/:conversation/timeline': 'audit:read',
   // WatchConversation as server-sent events: the console's live timeline.
   'GET /api/v1/tenants/:tenant/conversations/:conversation/watch': ['history:read', 'audit:read'],
-  'GET /api/v1/tenants/:tenant/search': 'audit:read',
+  'GET /api/v1/tenants/:tenant/search': ['audit:read', 'history:read'],
   'GET /api/v1/tenants/:tenant/usage': 'audit:read',
   'GET /api/v1/dead-letters': 'dead-letters:read',
 } as const satisfies Record<string, ScopeRule>;
+
+/**
+ * Operations where a scope allows only one conversation at a time: a caller
+ * holding it, and none of the operation's other scopes, must name the
+ * conversation (by the request field given here). An agent with
+ * history:read may search its own conversation, not its whole tenant.
+ */
+export const CONVERSATION_ONLY_SCOPES: Readonly<Record<string, { scope: Scope; conversationField: string }>> = {
+  SearchToolHistory: { scope: 'history:read', conversationField: 'conversation_id' },
+  'GET /api/v1/tenants/:tenant/search': { scope: 'history:read', conversationField: 'conversation' },
+};
 
 /**
  * Routes any verified caller may use, whatever its scopes: they tell the
@@ -112,11 +124,13 @@ export function isKnownRpc(rpc: string): rpc is ToolHistoryRpc {
 
 /**
  * Throws PERMISSION_DENIED unless the caller holds the RPC's (or HTTP route's) scope and may
- * use the tenant. Checked before anything is read, and the answer is the same
- * whether the tenant has data or not. An empty tenant id passes here: the use
- * case refuses it as a missing argument.
+ * use the tenant (and, with a scope limited to one conversation, names the
+ * conversation: `conversationId`, the request's, if it has one).
+ * Checked before anything is read, and the answer is the same whether the
+ * tenant has data or not. An empty tenant id passes here: the use case
+ * refuses it as a missing argument.
  */
-export function authorize(caller: Caller, rpc: string, tenantId: string | undefined): void {
+export function authorize(caller: Caller, rpc: string, tenantId: string | undefined, conversationId?: string): void {
   if (AUTHENTICATED_HTTP_ROUTES.has(rpc)) return;
   if (!Object.hasOwn(OPERATION_SCOPES, rpc)) throw new AppError(ErrorCode.PermissionDenied, `permission denied: ${rpc} has no access rule`);
   const needed = OPERATION_SCOPES[rpc];
@@ -134,6 +148,19 @@ export function authorize(caller: Caller, rpc: string, tenantId: string | undefi
       `permission denied: tenant ${JSON.stringify(tenantId.slice(0, 256))} is not permitted to this caller`,
     );
   }
+  const limited = Object.hasOwn(CONVERSATION_ONLY_SCOPES, rpc) ? CONVERSATION_ONLY_SCOPES[rpc] : undefined;
+  if (limited && !conversationId && !holdsScope(caller, scopesBeside(needed, limited.scope))) {
+    throw new AppError(
+      ErrorCode.PermissionDenied,
+      `permission denied: ${rpc} with ${limited.scope} needs ${limited.conversationField} ` +
+        `(all of a tenant needs ${describeScopeRule(scopesBeside(needed, limited.scope))})`,
+    );
+  }
+}
+
+/** The rule's scopes other than `scope`: those that allow the operation without its limit. */
+function scopesBeside(rule: ScopeRule, scope: Scope): readonly Scope[] {
+  return (typeof rule === 'string' ? [rule] : rule).filter((s) => s !== scope);
 }
 
 /** Whether the caller holds the scope, or one of the scopes of a list. */
@@ -142,5 +169,6 @@ export function holdsScope(caller: Caller, rule: ScopeRule): boolean {
 }
 
 function describeScopeRule(rule: ScopeRule): string {
+  if (typeof rule !== 'string' && rule.length === 1) return `the scope ${rule[0]}`;
   return typeof rule === 'string' ? `the scope ${rule}` : `one of the scopes ${rule.join(', ')}`;
 }

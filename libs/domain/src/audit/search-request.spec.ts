@@ -1,4 +1,12 @@
-import { DEFAULT_SEARCH_LIMIT, MAX_QUERY_CHARS, MAX_SEARCH_LIMIT, searchLimitOf, searchQueryOf } from './search-request';
+import fc from 'fast-check';
+import {
+  DEFAULT_SEARCH_LIMIT,
+  MAX_QUERY_CHARS,
+  MIN_SUBSTRING_CHARS,
+  MAX_SEARCH_LIMIT,
+  searchLimitOf,
+  searchQueryOf,
+} from './search-request';
 
 describe('search request rules', () => {
   const base = { tenantId: 'acme', query: 'git status' };
@@ -53,6 +61,7 @@ describe('search request rules', () => {
       value: {
         tenantId: 'acme',
         query: 'git status',
+        match: 'words',
         conversationId: undefined,
         from: '2026-11-20T10:00:00.000Z',
         to: '2026-11-20T11:00:00.250Z',
@@ -74,5 +83,36 @@ describe('search request rules', () => {
   it('treats an empty conversation filter as none', () => {
     expect(searchQueryOf({ ...base, conversationId: '' })).toMatchObject({ ok: true, value: { conversationId: undefined } });
     expect(searchQueryOf({ ...base, conversationId: 'c-1' })).toMatchObject({ ok: true, value: { conversationId: 'c-1' } });
+  });
+
+  it('matches words unless asked for a substring, which must be at least 3 characters', () => {
+    expect(searchQueryOf(base)).toMatchObject({ ok: true, value: { match: 'words' } });
+    const cases: [string, boolean][] = [
+      ['kett', true],
+      ['50%', true],
+      ['a_b', true],
+      ['ab', false],
+      ['  ab  ', false],
+      ['😀😀', false],
+      ['😀😀😀', true],
+    ];
+    for (const [query, valid] of cases) {
+      expect(searchQueryOf({ ...base, query, match: 'substring' })).toEqual(
+        valid
+          ? expect.objectContaining({ ok: true, value: expect.objectContaining({ query: query.trim(), match: 'substring' }) })
+          : { ok: false, error: 'query must be at least 3 characters to match as a substring' },
+      );
+    }
+    // Two characters are a fine word to look for.
+    expect(searchQueryOf({ ...base, query: 'ab', match: 'words' })).toMatchObject({ ok: true });
+  });
+
+  it('accepts a substring query exactly when it has at least 3 characters once trimmed', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: fc.constantFrom('a', ' ', '%', '😀'), maxLength: 8 }), (query) => {
+        const checked = searchQueryOf({ ...base, query, match: 'substring' });
+        expect(checked.ok).toBe(Array.from(query.trim()).length >= MIN_SUBSTRING_CHARS);
+      }),
+    );
   });
 });

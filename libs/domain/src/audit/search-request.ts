@@ -2,10 +2,10 @@ import { idProblem } from '@toolhistory/errors';
 import type { Checked, InvocationRecord } from './invocation-listing';
 
 /**
- * Full-text search over a tenant's invocations (tool names and the redacted
- * arguments and results): what a request may ask and how it is normalized
- * before it reaches storage. How text is matched and ranked is the
- * storage's concern (docs/adr/006-full-text-search.md).
+ * Search over a tenant's invocations (tool names and the redacted arguments
+ * and results): what a request may ask and how it is normalized before it
+ * reaches storage. How text is matched and ranked is the storage's concern
+ * (docs/adr/006-full-text-search.md, docs/adr/025-substring-search.md).
  */
 export const DEFAULT_SEARCH_LIMIT = 20;
 export const MAX_SEARCH_LIMIT = 100;
@@ -15,6 +15,21 @@ export const MAX_SEARCH_LIMIT = 100;
  * the work one query can cause.
  */
 export const MAX_QUERY_CHARS = 1_000;
+/**
+ * The shortest substring query. A trigram index finds a text by its runs of
+ * three characters; a shorter text has none, so it could only be found by
+ * reading every row of the tenant.
+ */
+export const MIN_SUBSTRING_CHARS = 3;
+
+/**
+ * How a query matches: `words`, free text as in a web search box (ranked);
+ * `substring`, one literal text anywhere, case-insensitive (newest first).
+ */
+export type SearchMatch = 'words' | 'substring';
+/** Where a hit's query matched: the call's tool name or arguments, the result. In this order. */
+export type SearchHitField = 'toolName' | 'arguments' | 'result';
+export const SEARCH_HIT_FIELDS: readonly SearchHitField[] = ['toolName', 'arguments', 'result'];
 
 /** A search as it arrives; times in epoch milliseconds. */
 export interface SearchRequest {
@@ -26,13 +41,16 @@ export interface SearchRequest {
   to?: number;
   /** 0 or unset: the default. */
   limit?: number;
+  /** Unset: `words`. */
+  match?: SearchMatch;
 }
 
 /** A validated search, as the AuditReader port takes it; times ISO-8601. */
 export interface SearchQuery {
   tenantId: string;
-  /** Free text as typed into a web search box; never empty. */
+  /** `words`: free text as typed into a web search box; `substring`: the literal text. Never empty. */
   query: string;
+  match: SearchMatch;
   conversationId?: string;
   from?: string;
   to?: string;
@@ -45,6 +63,8 @@ export interface SearchHit {
   score: number;
   /** An excerpt of the searchable text with the matched words marked. */
   snippet: string;
+  /** Where the query matched, in the order of SEARCH_HIT_FIELDS; never empty. */
+  matchedIn: SearchHitField[];
 }
 
 // PostgreSQL text cannot hold NUL, and no control character means anything in a query.
@@ -64,6 +84,9 @@ export function searchQueryOf(request: SearchRequest): Checked<SearchQuery> {
   if (missing.length > 0) return { ok: false, error: `${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} required` };
   const idProblems = [idProblem('tenant_id', request.tenantId), idProblem('conversation_id', request.conversationId)].filter(Boolean);
   if (idProblems.length > 0) return { ok: false, error: idProblems.join('; ') };
+  const match = request.match ?? 'words';
+  if (match === 'substring' && Array.from(query).length < MIN_SUBSTRING_CHARS)
+    return { ok: false, error: `query must be at least ${MIN_SUBSTRING_CHARS} characters to match as a substring` };
   const limit = searchLimitOf(request.limit);
   if (!limit.ok) return limit;
   for (const [name, value] of [
@@ -79,6 +102,7 @@ export function searchQueryOf(request: SearchRequest): Checked<SearchQuery> {
     value: {
       tenantId: request.tenantId,
       query,
+      match,
       conversationId: request.conversationId || undefined,
       from: request.from === undefined ? undefined : new Date(request.from).toISOString(),
       to: request.to === undefined ? undefined : new Date(request.to).toISOString(),

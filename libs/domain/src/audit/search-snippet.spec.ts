@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { FRAGMENT_DELIMITER, wholeRedactionMarkers } from './search-snippet';
+import { FRAGMENT_DELIMITER, substringSnippet, SUBSTRING_CONTEXT_CHARS, wholeRedactionMarkers } from './search-snippet';
 
 const MARKER = /\[REDACTED:[^\]]{1,80}\]/g;
 
@@ -55,6 +55,56 @@ describe('search snippets never show part of a redaction marker', () => {
         expect(rest).not.toMatch(/\[REDACTED/);
         for (const label of LABELS) expect(rest).not.toContain(`${label}]`);
       }),
+    );
+  });
+});
+
+describe('substring snippets', () => {
+  it('wraps the first match of each matched text in ** **, with some context, on one line', () => {
+    expect(substringSnippet(['boil_water'], 'WATER')).toBe('boil_**water**');
+    expect(substringSnippet(['{"appliance": "kettle"}', 'the Kettle\nis on'], 'kett')).toBe(
+      `{"appliance": "**kett**le"}${FRAGMENT_DELIMITER}the **Kett**le is on`,
+    );
+    const long = `${'a'.repeat(100)}needle${'b'.repeat(100)}`;
+    expect(substringSnippet([long], 'needle')).toBe(
+      `${'a'.repeat(SUBSTRING_CONTEXT_CHARS)}**needle**${'b'.repeat(SUBSTRING_CONTEXT_CHARS)}`,
+    );
+  });
+
+  it('takes the query literally: no character of it is an operator', () => {
+    for (const query of ['50%', 'a_b', 'C:\\dir', '(x)', '[1]', '$.path', 'a|b', '^start', '.*', '{}']) {
+      expect(substringSnippet([`before ${query} after`], query)).toBe(`before **${query}** after`);
+      expect(substringSnippet(['nothing like it'], query)).toBe('nothing like it');
+    }
+  });
+
+  it('never splits a surrogate pair at the edge of its context', () => {
+    const text = `${'😀'.repeat(30)}find${'😀'.repeat(30)}`;
+    const snippet = substringSnippet([text], 'find');
+    expect(snippet).toBe(`${'😀'.repeat(20)}**find**${'😀'.repeat(20)}`);
+  });
+
+  it('holds for any text containing the query in any case: the marked text is the query, on one line, with context from the text', () => {
+    // No '*' here, so the only ** are the snippet's own (the table above has queries with operators).
+    const chars = fc.constantFrom('a', 'B', 'c', ' ', '\n', '%', '_', '\\', '.', '(', '😀', 'é');
+    const oneLine = (text: string) => text.replace(/\s+/g, ' ');
+    fc.assert(
+      fc.property(
+        fc.array(chars, { maxLength: 60 }).map((c) => c.join('')),
+        fc.array(chars, { minLength: 3, maxLength: 8 }).map((c) => c.join('')),
+        fc.array(chars, { maxLength: 60 }).map((c) => c.join('')),
+        fc.boolean(),
+        (before, query, after, upper) => {
+          const text = `${before}${upper ? query.toUpperCase() : query}${after}`;
+          const snippet = substringSnippet([text], query);
+          expect(snippet).not.toMatch(/\n/);
+          const parts = snippet.split('**');
+          expect(parts).toHaveLength(3);
+          expect(parts[1].toLowerCase()).toBe(oneLine(query).toLowerCase());
+          expect(oneLine(text)).toContain(oneLine(parts.join('')));
+          expect(Array.from(parts[0]).length + Array.from(parts[2]).length).toBeLessThanOrEqual(2 * SUBSTRING_CONTEXT_CHARS);
+        },
+      ),
     );
   });
 });

@@ -57,3 +57,38 @@ function completeEnd(fragment: string, markers: readonly string[]): string {
   if (fits.length === 1) return fragment + fits[0].slice(plain.length);
   return fragment.slice(0, open).trimEnd();
 }
+
+/** Characters shown on each side of a substring match in its snippet. */
+export const SUBSTRING_CONTEXT_CHARS = 40;
+
+/**
+ * The snippet of a substring hit: around the first match in each given
+ * text (the searched text of each field it matched in, in order), the
+ * matched text wrapped in ** **, on one line. Case is folded as
+ * JavaScript's case-insensitive expressions do; a text where that finds no
+ * match (a rare letter PostgreSQL folds otherwise) gives no excerpt, and
+ * when none does the snippet is the start of the first text.
+ */
+export function substringSnippet(texts: readonly string[], query: string): string {
+  const pattern = new RegExp(query.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&'), 'iu');
+  const oneLine = (text: string) => text.replace(/\s+/g, ' ');
+  const excerpts = texts.flatMap((text) => {
+    const found = pattern.exec(text);
+    if (!found) return [];
+    const start = codePointBoundary(text, found.index - SUBSTRING_CONTEXT_CHARS);
+    const end = codePointBoundary(text, found.index + found[0].length + SUBSTRING_CONTEXT_CHARS);
+    return [
+      `${oneLine(text.slice(start, found.index))}**${oneLine(found[0])}**${oneLine(text.slice(found.index + found[0].length, end))}`.trim(),
+    ];
+  });
+  if (excerpts.length > 0) return excerpts.join(FRAGMENT_DELIMITER);
+  const first = texts[0] ?? '';
+  return oneLine(first.slice(0, codePointBoundary(first, 2 * SUBSTRING_CONTEXT_CHARS))).trim();
+}
+
+/** `index` clamped into the text and moved off the middle of a surrogate pair. */
+function codePointBoundary(text: string, index: number): number {
+  const clamped = Math.max(0, Math.min(text.length, index));
+  const code = text.charCodeAt(clamped);
+  return clamped > 0 && clamped < text.length && code >= 0xdc00 && code <= 0xdfff ? clamped - 1 : clamped;
+}

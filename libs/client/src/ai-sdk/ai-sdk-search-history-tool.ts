@@ -1,0 +1,22 @@
+import { jsonSchema, tool } from 'ai';
+import {
+  SEARCH_HISTORY_INPUT_SCHEMA,
+  SEARCH_HISTORY_TOOL_DESCRIPTION,
+  type SearchHistoryInput,
+  type SearchHistoryTarget,
+  searchOwnHistory,
+} from '../search-history-tool';
+
+/**
+ * An AI SDK tool with which the model searches the tool calls made earlier
+ * in the conversation it runs in (SearchToolHistory, limited to that
+ * conversation, so a token with history:read is enough). Give it to the
+ * model under SEARCH_HISTORY_TOOL_NAME: `tools: { search_history: searchHistoryTool({ ... }) }`.
+ */
+export function searchHistoryTool(target: SearchHistoryTarget) {
+  return tool({
+    description: SEARCH_HISTORY_TOOL_DESCRIPTION,
+    inputSchema: jsonSchema<SearchHistoryInput>(SEARCH_HISTORY_INPUT_SCHEMA),
+    execute: (input, { abortSignal }) => searchOwnHistory(target, input, abortSignal),
+  });
+}

@@ -1,0 +1,58 @@
+-- Up Migration
+
+-- Substring search (docs/adr/025-substring-search.md): a literal text found
+-- anywhere in an invocation's tool name, arguments or result, in any case,
+-- inside words too ("kett" in "kettle"), which full-text search (words,
+-- migration 005) cannot do. A trigram index (pg_trgm) finds the rows that
+-- hold every three-character run of the text, and ILIKE checks them.
+-- pg_trgm is a trusted extension (PostgreSQL 13 and later): a database
+-- owner creates it without being a superuser, as with btree_gin (009).
+CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public;
+
+-- The text a substring search looks in, of one payload as stored (redacted;
+-- NULL or '{}' when the policy kept no payload): a string payload is its own
+-- text, any other its JSON text as received. Only its first 8,192
+-- characters, as for words (migration 005).
+CREATE FUNCTION invocation_substring_text(payload json) RETURNS text
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  AS $$
+    SELECT left(coalesce(CASE json_typeof(payload) WHEN 'string' THEN payload #>> '{}' ELSE payload::text END, ''), 8192)
+  $$;
+
+-- One invocation's searched text: tool name, arguments, result, joined by
+-- chr(1). A query never holds that character (a control character is a
+-- blank in a query), so no match spans two of them.
+CREATE FUNCTION invocation_substring_document(tool_name text, arguments json, result json) RETURNS text
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  AS $$
+    SELECT coalesce(tool_name, '') || chr(1) || invocation_substring_text(arguments) || chr(1) || invocation_substring_text(result)
+  $$;
+
+-- Written by the search projection beside the words document, from the same row.
+ALTER TABLE invocation_search ADD COLUMN substring_text text NOT NULL DEFAULT '';
+
+UPDATE invocation_search s
+  SET substring_text = invocation_substring_document(i.tool_name,
+    coalesce(i.arguments, (SELECT e.payload -> 'arguments' FROM events e WHERE e.event_id = i.call_event_id)),
+    coalesce(i.result, (SELECT e.payload -> 'result' FROM events e WHERE e.event_id = i.result_event_id)))
+  FROM invocations i
+  WHERE i.tenant_id = s.tenant_id AND i.conversation_id = s.conversation_id AND i.run_id = s.run_id AND i.pair_key = s.pair_key;
+
+ALTER TABLE invocation_search ALTER COLUMN substring_text DROP DEFAULT;
+
+-- The tenant leads, as in the words index; the operator class is named with
+-- the schema pg_trgm lives in (public, or wherever it was created before).
+DO $$
+BEGIN
+  EXECUTE format(
+    'CREATE INDEX invocation_search_tenant_substring_idx ON invocation_search USING gin (tenant_id, substring_text %I.gin_trgm_ops) WITH (fastupdate = off)',
+    (SELECT n.nspname FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace WHERE x.extname = 'pg_trgm'));
+END
+$$;
+
+-- Down Migration
+
+DROP INDEX invocation_search_tenant_substring_idx;
+ALTER TABLE invocation_search DROP COLUMN substring_text;
+DROP FUNCTION invocation_substring_document(text, json, json);
+DROP FUNCTION invocation_substring_text(json);
