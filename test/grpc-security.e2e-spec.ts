@@ -347,7 +347,8 @@ describe('the gRPC API over TLS with verified callers', () => {
       await waitFor(admitted, (answer) => answer === 'ok', { what: 'a second subscription', timeoutMs: 10_000 });
       expect(await admitted()).toEqual({
         code: status.RESOURCE_EXHAUSTED,
-        details: 'tenant has 2 open subscriptions on this server, the most it allows (MAX_SUBSCRIPTIONS_PER_TENANT); close one first',
+        details:
+          'tenant has 2 open streams (subscriptions and watches) on this server, the most it allows (MAX_SUBSCRIPTIONS_PER_TENANT); close one first',
       });
       // Another tenant has its own allowance.
       expect(await outcome(firstEvent(client.subscribeToolEvents({ tenant_id: globex })))).toBe('ok');
