@@ -2,7 +2,7 @@
  * Watch benchmark: the delay from an event's commit to the change reaching
  * the WatchConversation watchers, over gRPC on loopback.
  *
- *   npm run bench:watch -- [--events 300] [--watchers 20] [--conversations 10] [--long 2000] [--keep]
+ *   npm run bench:watch -- [--events 300] [--watchers 20] [--conversations 10] [--long 2000] [--long-events 100] [--keep]
  *
  * Starts the built service (recorder and gRPC in one process) against a
  * fresh topic and schema. Each scenario opens its watchers, then publishes
@@ -14,8 +14,9 @@
  * watches wake on); its arrival at each watcher. Scenarios: 1 watcher; 20
  * watchers of one conversation; 20 watchers spread over 10 conversations;
  * then 1 and 20 watchers of a conversation that already has --long
- * invocations (called and answered, recorded through Kafka first). The last
- * line is one JSON object.
+ * invocations (called and answered, recorded through Kafka first), with
+ * --long-events events each (fewer by default, so the run takes minutes;
+ * `--long-events 300` gives the full run). The last line is one JSON object.
  */
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
@@ -157,13 +158,15 @@ async function main(): Promise<void> {
       watchers: { type: 'string' },
       conversations: { type: 'string' },
       long: { type: 'string' },
+      'long-events': { type: 'string' },
       keep: { type: 'boolean' },
     },
   });
-  const events = intOption(values, 'events', 300);
+  const shortEvents = intOption(values, 'events', 300);
   const manyWatchers = intOption(values, 'watchers', 20);
   const spreadOver = intOption(values, 'conversations', 10);
   const longInvocations = intOption(values, 'long', 2_000);
+  const longEvents = intOption(values, 'long-events', 100);
   const keep = values.keep === true;
 
   const DATABASE_URL = await benchDatabaseUrl();
@@ -227,6 +230,7 @@ async function main(): Promise<void> {
       watcherCount: number,
       firstCall: number,
       recordedInvocations: number,
+      events: number,
     ): Promise<void> => {
       const watchers = Array.from(
         { length: watcherCount },
@@ -276,9 +280,9 @@ async function main(): Promise<void> {
     };
 
     const fresh = (name: string, n: number) => Array.from({ length: n }, (_, i) => `${name}-${stamp}-${i}`);
-    await runScenario('one watcher', fresh('one', 1), 1, 0, 0);
-    await runScenario('many watchers, one conversation', fresh('same', 1), manyWatchers, 0, 0);
-    await runScenario('many watchers, spread', fresh('spread', spreadOver), manyWatchers, 0, 0);
+    await runScenario('one watcher', fresh('one', 1), 1, 0, 0, shortEvents);
+    await runScenario('many watchers, one conversation', fresh('same', 1), manyWatchers, 0, 0, shortEvents);
+    await runScenario('many watchers, spread', fresh('spread', spreadOver), manyWatchers, 0, 0, shortEvents);
 
     // A long conversation: --long invocations called and answered, recorded through Kafka first.
     const [long] = fresh('long', 1);
@@ -298,8 +302,15 @@ async function main(): Promise<void> {
       if (waited > 120_000) throw new Error(`the long conversation was not recorded (${rows[0]?.n ?? 0} events)`);
       await sleep(200);
     }
-    await runScenario(`long conversation`, [long], 1, longInvocations, longInvocations);
-    await runScenario(`long conversation, many watchers`, [long], manyWatchers, longInvocations + events, longInvocations + events / 2);
+    await runScenario(`long conversation`, [long], 1, longInvocations, longInvocations, longEvents);
+    await runScenario(
+      `long conversation, many watchers`,
+      [long],
+      manyWatchers,
+      longInvocations + longEvents,
+      longInvocations + longEvents / 2,
+      longEvents,
+    );
 
     console.log('target: 100 ms from commit to watcher');
     console.log(JSON.stringify({ bench: 'watch', scenarios: results }));

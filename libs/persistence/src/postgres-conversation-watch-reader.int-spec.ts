@@ -29,7 +29,7 @@ describe('the rows a watch reads (real PostgreSQL)', () => {
   });
   afterAll(() => db.drop());
 
-  it('answers an unknown conversation with nothing, then the rows, their event count and the run statuses; erased once erased', async () => {
+  it('answers an unknown conversation with nothing, then the rows, their event count and the run statuses, then what followed a position; erased once erased', async () => {
     const reader = new PostgresConversationWatchReader(db.pool);
     expect(await reader.read(conversation)).toEqual({ eventCount: 0, erased: false, invocations: [], runs: [] });
 
@@ -46,10 +46,30 @@ describe('the rows a watch reads (real PostgreSQL)', () => {
     const streamed = await new PostgresEventStore(db.pool).readStream(conversation);
     expect(streamed.map((e) => e.streamPosition)).toEqual([1, 2, 3]);
 
+    // After the snapshot: only the events after a position, and the rows and runs they touch, as the snapshot shows them.
+    const since = await reader.readSince(conversation, 1);
+    expect(since.eventCount).toBe(3);
+    expect(since.events.map((e) => [e.streamPosition, e.event.type])).toEqual([
+      [2, 'ToolResultReceived'],
+      [3, 'ToolCallRequested'],
+    ]);
+    expect(since.events).toEqual(streamed.slice(1));
+    expect([...since.invocations].sort((a, b) => a.pairKey.localeCompare(b.pairKey))).toEqual(listed);
+    expect(since.runs).toEqual(state.runs);
+    expect((await reader.readSince(conversation, 2)).invocations.map((i) => i.pairKey)).toEqual(['id:c2']);
+    expect(await reader.readSince(conversation, 3)).toEqual({ eventCount: 3, erased: false, events: [], invocations: [], runs: [] });
+
     await record([runCompleted(scope)]);
     expect(await reader.read(conversation)).toMatchObject({ eventCount: 4, runs: [{ status: 'completed' }] });
+    expect(await reader.readSince(conversation, 3)).toMatchObject({
+      eventCount: 4,
+      events: [{ streamPosition: 4, event: { type: 'RunCompleted' } }],
+      invocations: [],
+      runs: [],
+    });
 
     await new PostgresConversationEraser(db.pool).erase('t', 'conv');
     expect(await reader.read(conversation)).toMatchObject({ erased: true, invocations: [] });
+    expect(await reader.readSince(conversation, 4)).toMatchObject({ erased: true, events: [] });
   });
 });

@@ -1,30 +1,50 @@
-import type { Pool } from 'pg';
-import type { ConversationKey, ConversationWatchReader, InvocationRecord, StoredRun, WatchedConversationState } from '@toolhistory/domain';
+import type { Pool, PoolClient } from 'pg';
+import {
+  type ConversationKey,
+  type ConversationWatchReader,
+  type EventStore,
+  type InvocationRecord,
+  pairKeysTouched,
+  type RecordedToolEvent,
+  runsShownBy,
+  type StoredRun,
+  type WatchedConversationState,
+  type WatchedConversationUpdate,
+} from '@toolhistory/domain';
 import { inTransaction } from './in-transaction';
 import { SELECT_RECORD } from './postgres-audit-reader';
+import { type RecordedRow, SELECT_RECORDED, toRecorded } from './postgres-event-store';
 import { isoText } from './sql-rows';
+
+const SELECT_RUN = `SELECT run_id AS "runId", status, ${isoText('started_at')} AS "startedAt", ${isoText('ended_at')} AS "endedAt",
+  finish_reason AS "finishReason", error_code AS "errorCode", error_message AS "errorMessage" FROM runs`;
+
+const toInvocation = (r: InvocationRecord): InvocationRecord => ({
+  ...r,
+  durationMs: r.durationMs === null ? null : Math.round(r.durationMs),
+});
 
 /**
  * One conversation's rows for WatchConversation, read in one REPEATABLE
- * READ transaction: the event count, the erasure mark, the invocations and
- * the runs all stand at the same commit, so the count says exactly which
- * events the rows include (docs/adr/024-watch-a-conversation.md).
+ * READ transaction: the event count, the erasure mark, the rows (and, after
+ * the snapshot, the events) all stand at the same commit, so the count says
+ * exactly which events the rows include (docs/adr/024-watch-a-conversation.md).
+ *
+ * The events come from the `events` table, or, when the events are kept in
+ * another store (`externalEvents`), from its stream, read inside the
+ * transaction after the count: an event the count includes was appended
+ * there before it was projected.
  */
 export class PostgresConversationWatchReader implements ConversationWatchReader {
-  constructor(private readonly pool: Pool) {}
+  constructor(
+    private readonly pool: Pool,
+    private readonly externalEvents: EventStore | null = null,
+  ) {}
 
-  read({ tenantId, conversationId }: ConversationKey): Promise<WatchedConversationState> {
-    const key = [tenantId, conversationId];
-    return inTransaction(this.pool, async (client) => {
-      await client.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
-      const conversation = await client.query<{ eventCount: number }>(
-        'SELECT event_count AS "eventCount" FROM conversations WHERE tenant_id = $1 AND conversation_id = $2',
-        key,
-      );
-      const stream = await client.query<{ erased: boolean }>(
-        'SELECT erased_at IS NOT NULL AS erased FROM streams WHERE tenant_id = $1 AND conversation_id = $2',
-        key,
-      );
+  read(conversation: ConversationKey): Promise<WatchedConversationState> {
+    const key = [conversation.tenantId, conversation.conversationId];
+    return this.inSnapshot(async (client) => {
+      const { eventCount, erased } = await countAndErasure(client, key);
       // ListToolInvocations' filter (a row with a call or a result) and order, for one conversation.
       const invocations = await client.query<InvocationRecord>(
         `${SELECT_RECORD} WHERE tenant_id = $1 AND conversation_id = $2 AND at IS NOT NULL
@@ -32,17 +52,75 @@ export class PostgresConversationWatchReader implements ConversationWatchReader 
         key,
       );
       const runs = await client.query<StoredRun>(
-        `SELECT run_id AS "runId", status, ${isoText('started_at')} AS "startedAt", ${isoText('ended_at')} AS "endedAt",
-                finish_reason AS "finishReason", error_code AS "errorCode", error_message AS "errorMessage"
-         FROM runs WHERE tenant_id = $1 AND conversation_id = $2 ORDER BY started_at, run_id`,
+        `${SELECT_RUN} WHERE tenant_id = $1 AND conversation_id = $2 ORDER BY started_at, run_id`,
         key,
       );
-      return {
-        eventCount: conversation.rows[0]?.eventCount ?? 0,
-        erased: stream.rows[0]?.erased === true,
-        invocations: invocations.rows.map((r) => ({ ...r, durationMs: r.durationMs === null ? null : Math.round(r.durationMs) })),
-        runs: runs.rows,
-      };
+      return { eventCount, erased, invocations: invocations.rows.map(toInvocation), runs: runs.rows };
     });
   }
+
+  readSince(conversation: ConversationKey, afterPosition: number): Promise<WatchedConversationUpdate> {
+    const key = [conversation.tenantId, conversation.conversationId];
+    return this.inSnapshot(async (client) => {
+      const { eventCount, erased } = await countAndErasure(client, key);
+      if (erased || eventCount <= afterPosition) return { eventCount, erased, events: [], invocations: [], runs: [] };
+      const events = await this.eventsBetween(client, conversation, afterPosition, eventCount);
+      const pairKeys = pairKeysTouched(events);
+      const invocations =
+        pairKeys.length === 0
+          ? []
+          : (
+              await client.query<InvocationRecord>(
+                `${SELECT_RECORD} WHERE tenant_id = $1 AND conversation_id = $2 AND pair_key = ANY($3::text[]) AND at IS NOT NULL`,
+                [...key, pairKeys],
+              )
+            ).rows.map(toInvocation);
+      const runIds = runsShownBy(invocations);
+      const runs =
+        runIds.length === 0
+          ? []
+          : (
+              await client.query<StoredRun>(`${SELECT_RUN} WHERE tenant_id = $1 AND conversation_id = $2 AND run_id = ANY($3::text[])`, [
+                ...key,
+                runIds,
+              ])
+            ).rows;
+      return { eventCount, erased, events, invocations, runs };
+    });
+  }
+
+  private inSnapshot<T>(read: (client: PoolClient) => Promise<T>): Promise<T> {
+    return inTransaction(this.pool, async (client) => {
+      await client.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+      return read(client);
+    });
+  }
+
+  /** The stream's events at positions after `after`, up to `upTo`, in order. */
+  private async eventsBetween(
+    client: PoolClient,
+    conversation: ConversationKey,
+    after: number,
+    upTo: number,
+  ): Promise<RecordedToolEvent[]> {
+    if (this.externalEvents) {
+      const stream = await this.externalEvents.readStream(conversation);
+      return stream.filter((e) => e.streamPosition > after && e.streamPosition <= upTo).sort((a, b) => a.streamPosition - b.streamPosition);
+    }
+    const { rows } = await client.query<RecordedRow>(
+      `${SELECT_RECORDED} WHERE tenant_id = $1 AND conversation_id = $2 AND stream_position > $3 AND stream_position <= $4
+       ORDER BY stream_position`,
+      [conversation.tenantId, conversation.conversationId, after, upTo],
+    );
+    return rows.map(toRecorded);
+  }
+}
+
+async function countAndErasure(client: PoolClient, key: string[]): Promise<{ eventCount: number; erased: boolean }> {
+  const { rows } = await client.query<{ eventCount: number | null; erased: boolean | null }>(
+    `SELECT (SELECT event_count FROM conversations WHERE tenant_id = $1 AND conversation_id = $2) AS "eventCount",
+            (SELECT erased_at IS NOT NULL FROM streams WHERE tenant_id = $1 AND conversation_id = $2) AS erased`,
+    key,
+  );
+  return { eventCount: rows[0]?.eventCount ?? 0, erased: rows[0]?.erased === true };
 }

@@ -18,10 +18,11 @@ import { PostgresAppendListener } from './postgres-append-listener';
 import { classifyPostgresError } from './postgres-errors';
 import { isoText } from './sql-rows';
 
-const SELECT_RECORDED = `SELECT global_position::text AS "globalPosition", stream_position AS "streamPosition",
+/** An event as the store answers it (see `toRecorded`). */
+export const SELECT_RECORDED = `SELECT global_position::text AS "globalPosition", stream_position AS "streamPosition",
   ${isoText('recorded_at')} AS "recordedAt", payload, traceparent FROM events`;
 
-interface RecordedRow {
+export interface RecordedRow {
   globalPosition: string;
   streamPosition: number;
   recordedAt: string;
@@ -158,7 +159,7 @@ export async function eraseStreamEvents(client: { query: Pool['query'] }, stream
   return deleted.rowCount ?? 0;
 }
 
-function toRecorded(row: RecordedRow): RecordedToolEvent {
+export function toRecorded(row: RecordedRow): RecordedToolEvent {
   return {
     globalPosition: row.globalPosition,
     streamPosition: row.streamPosition,

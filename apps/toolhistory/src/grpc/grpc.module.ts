@@ -131,11 +131,12 @@ import type { ServiceMetrics } from '../observability/service-metrics';
     },
     {
       provide: WATCH_CONVERSATION,
-      inject: [GRPC_PG_POOL, GRPC_EVENT_STORE, WATCH_CHANGES],
-      useFactory: (pool: Pool, events: EventStore, changes: ConversationChanges) => {
-        const hub = new ConversationChangeHub();
+      inject: [GRPC_PG_POOL, APP_CONFIG, GRPC_EVENT_STORE, WATCH_CHANGES],
+      useFactory: (pool: Pool, config: AppConfig, events: EventStore, changes: ConversationChanges) => {
+        const reader = new PostgresConversationWatchReader(pool, config.eventStore.kind === 'eventstoredb' ? events : null);
+        const hub = new ConversationChangeHub(reader);
         changes.watch(hub);
-        return new WatchConversation(new PostgresConversationWatchReader(pool), events, hub);
+        return new WatchConversation(reader, hub);
       },
     },
   ],

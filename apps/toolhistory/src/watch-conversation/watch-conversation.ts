@@ -1,17 +1,14 @@
 import {
-  changesOf,
   type ConversationChange,
   type ConversationKey,
   type ConversationWatchReader,
-  type EventStore,
-  eventsToReport,
   snapshotParts,
   type WatchedConversationState,
   type WatchedInvocation,
   watchedInvocations,
 } from '@toolhistory/domain';
-import { AppError, ErrorCode, checkRequestIds, requireArguments } from '@toolhistory/errors';
-import { ChangeSignal, type ConversationChangeHub } from './conversation-change-hub';
+import { checkRequestIds, requireArguments } from '@toolhistory/errors';
+import { type ConversationChangeHub, erasedError } from './conversation-change-hub';
 
 export type WatchMessage = { kind: 'snapshot'; invocations: WatchedInvocation[]; complete: boolean } | ConversationChange;
 
@@ -26,15 +23,14 @@ const sizeOf = (watched: WatchedInvocation) =>
  * WatchConversation: the conversation's invocations as they stand, then
  * the effect of each event recorded after that, until the caller stops
  * (docs/adr/024-watch-a-conversation.md). Steps:
- * 1. follow the conversation's read-model change notifications (before reading, so none is missed);
+ * 1. join the conversation's shared reads (before reading, so no change committed meanwhile is missed);
  * 2. read its rows and their event count in one read, and send them as the snapshot;
- * 3. on each notification, read again, and send one change per event the new rows include beyond the count already sent;
+ * 3. take the changes the shared reads give of the events after that count, and send them;
  * 4. end with NOT_FOUND when the conversation is erased.
  */
 export class WatchConversation {
   constructor(
     private readonly reader: ConversationWatchReader,
-    private readonly events: EventStore,
     private readonly hub: ConversationChangeHub,
     private readonly partBytes = SNAPSHOT_PART_BYTES,
   ) {}
@@ -47,30 +43,24 @@ export class WatchConversation {
   }
 
   private async *follow(conversation: ConversationKey, signal: AbortSignal): AsyncGenerator<WatchMessage> {
-    const changed = new ChangeSignal();
-    const unfollow = this.hub.follow(conversation, changed.notify);
+    const watch = this.hub.join(conversation);
     try {
       const first = await this.read(conversation);
+      // Taking changes at once: they wait while the snapshot is written.
+      watch.ready(first.eventCount);
       const parts = snapshotParts(watchedInvocations(first), this.partBytes, sizeOf);
       for (const [i, invocations] of parts.entries()) yield { kind: 'snapshot', invocations, complete: i === parts.length - 1 };
-      let seen = first.eventCount;
       while (!signal.aborted) {
-        await changed.next(signal);
-        if (signal.aborted) return;
-        const now = await this.read(conversation);
-        if (now.eventCount <= seen) continue;
-        const recorded = eventsToReport(await this.events.readStream(conversation), seen, now.eventCount);
-        for (const change of changesOf(recorded, now)) yield change;
-        seen = recorded.length > 0 ? recorded[recorded.length - 1].streamPosition : seen;
+        for (const change of await watch.next(signal)) yield change;
       }
     } finally {
-      unfollow();
+      watch.leave();
     }
   }
 
   private async read(conversation: ConversationKey): Promise<WatchedConversationState> {
     const state = await this.reader.read(conversation);
-    if (state.erased) throw new AppError(ErrorCode.NotFound, `conversation ${conversation.conversationId} was erased`);
+    if (state.erased) throw erasedError(conversation);
     return state;
   }
 }

@@ -3,7 +3,7 @@ import type { InvocationRecord } from '../audit/invocation-listing';
 import type { StoredRun } from '../audit/conversation-timeline';
 import type { RecordedToolEvent } from '../ports/event-store.port';
 import type { RunStatus } from '../projection/read-model.types';
-import { pairKeyOf } from '../projection/read-model-keys';
+import { isInvocationEvent, pairKeyOf } from '../projection/read-model-keys';
 
 /**
  * WatchConversation (docs/adr/024-watch-a-conversation.md): one
@@ -21,6 +21,17 @@ export interface WatchedConversationState {
   /** In ListToolInvocations' order. */
   invocations: InvocationRecord[];
   runs: StoredRun[];
+}
+
+/**
+ * What a watch reads after its snapshot, in one consistent read: the
+ * conversation's events after a stream position, up to the event count
+ * the rows include, with only the rows those events touch (the
+ * invocations of their pair keys, the runs of those invocations).
+ */
+export interface WatchedConversationUpdate extends WatchedConversationState {
+  /** In stream order. */
+  events: RecordedToolEvent[];
 }
 
 /** `null`: no run row holds the run (yet). */
@@ -76,23 +87,52 @@ function invocationOf(event: InvocationEvent, invocations: readonly WatchedInvoc
   );
 }
 
+/** A change and the stream position of the event that made it (a watch skips what its snapshot already holds). */
+export interface PositionedChange {
+  streamPosition: number;
+  change: ConversationChange;
+}
+
 /**
  * What each event means to a watcher, given the rows that include it (and
  * possibly later events: a change shows its invocation as the read found
  * it). An event whose invocation is not listed (ListToolInvocations leaves
  * out a row with neither call nor result) changes nothing a watcher sees.
  */
+export function positionedChangesOf(
+  events: readonly RecordedToolEvent[],
+  state: Pick<WatchedConversationState, 'invocations' | 'runs'>,
+): PositionedChange[] {
+  const invocations = watchedInvocations(state);
+  const changes: PositionedChange[] = [];
+  for (const { event, globalPosition, streamPosition } of events) {
+    const change = changeOf(event, globalPosition, invocations);
+    if (change) changes.push({ streamPosition, change });
+  }
+  return changes;
+}
+
 export function changesOf(
   events: readonly RecordedToolEvent[],
   state: Pick<WatchedConversationState, 'invocations' | 'runs'>,
 ): ConversationChange[] {
-  const invocations = watchedInvocations(state);
-  const changes: ConversationChange[] = [];
-  for (const { event, globalPosition } of events) {
-    const change = changeOf(event, globalPosition, invocations);
-    if (change) changes.push(change);
-  }
-  return changes;
+  return positionedChangesOf(events, state).map((p) => p.change);
+}
+
+/**
+ * The pair keys whose rows a read after the snapshot needs: those of the
+ * invocation events read (a row of another run with the same key may be
+ * the one an event answers or decides).
+ */
+export function pairKeysTouched(events: readonly RecordedToolEvent[]): string[] {
+  const keys = new Set<string>();
+  for (const { event } of events) if (isInvocationEvent(event)) keys.add(pairKeyOf(event));
+  return [...keys];
+}
+
+/** The runs whose status the given invocations show. */
+export function runsShownBy(invocations: readonly InvocationRecord[]): string[] {
+  return [...new Set(invocations.map(runOfInvocation))];
 }
 
 function changeOf(event: ToolEvent, position: string, invocations: readonly WatchedInvocation[]): ConversationChange | null {

@@ -1,1 +1,2 @@
 export * from './conversation-watch';
+export * from './shared-reads';
