@@ -1,3 +1,4 @@
+import { isRecord } from '../policy/is-record';
 import { setJsonMember } from './json-member';
 /**
  * The subset of JSONPath the policy file uses to name values to mask:
@@ -71,4 +72,24 @@ export function replaceAtPath(value: unknown, steps: readonly PathStep[], replac
     return { value: copy, replaced };
   }
   return { value, replaced: 0 };
+}
+
+/** A path that names one value (no wildcard): what a rule reads a value with, rather than masks. */
+export function parseDefinitePath(path: string): ParsedPath {
+  const parsed = parseJsonPath(path);
+  if (!parsed.ok) return parsed;
+  if (parsed.steps.some((s) => s.kind === 'wildcard'))
+    return { ok: false, error: `${JSON.stringify(path)} must name one value (no wildcard)` };
+  return parsed;
+}
+
+/** The value a definite path reaches, or undefined. */
+export function valueAtPath(value: unknown, steps: readonly PathStep[]): unknown {
+  let current = value;
+  for (const step of steps) {
+    if (step.kind === 'index' && Array.isArray(current)) current = current[step.index];
+    else if (step.kind === 'key' && isRecord(current) && Object.hasOwn(current, step.key)) current = current[step.key];
+    else return undefined;
+  }
+  return current;
 }

@@ -10,7 +10,7 @@ import { millisOf as at } from '../projection/row-time';
 import { invocationKeyString } from '../projection/read-model-keys';
 import type { InvocationRow } from '../projection/read-model.types';
 import { REDACTION_MARKER } from '../redaction/redact-text';
-import { parseJsonPath, PathStep } from '../redaction/json-path';
+import { parseDefinitePath, PathStep, valueAtPath } from '../redaction/json-path';
 
 /** One `match` entry: a value of the earlier call's arguments that must equal one of the mutating call's. */
 export interface InvalidationMatch {
@@ -58,8 +58,9 @@ export function parseInvalidationRules(at: string, value: unknown, problems: str
     } else {
       for (const [earlierPath, mutatingPath] of Object.entries(entry.match)) {
         const place = `${here}.match[${JSON.stringify(earlierPath)}]`;
-        const earlier = definitePath(earlierPath);
-        const mutating = typeof mutatingPath === 'string' ? definitePath(mutatingPath) : { ok: false as const, error: 'must be a path' };
+        const earlier = parseDefinitePath(earlierPath);
+        const mutating =
+          typeof mutatingPath === 'string' ? parseDefinitePath(mutatingPath) : { ok: false as const, error: 'must be a path' };
         if (!earlier.ok) problems.push(`${place}: key ${earlier.error}`);
         if (!mutating.ok) problems.push(`${place}: value ${mutating.error}`);
         if (earlier.ok && mutating.ok)
@@ -69,25 +70,6 @@ export function parseInvalidationRules(at: string, value: unknown, problems: str
     if (problems.length === before) rules.push({ tool: entry.tool as string, match });
   });
   return rules;
-}
-
-function definitePath(path: string): { ok: true; steps: PathStep[] } | { ok: false; error: string } {
-  const parsed = parseJsonPath(path);
-  if (!parsed.ok) return parsed;
-  if (parsed.steps.some((s) => s.kind === 'wildcard'))
-    return { ok: false, error: `${JSON.stringify(path)} must name one value (no wildcard)` };
-  return parsed;
-}
-
-/** The value a definite path reaches, or undefined. */
-function valueAt(value: unknown, steps: readonly PathStep[]): unknown {
-  let current = value;
-  for (const step of steps) {
-    if (step.kind === 'index' && Array.isArray(current)) current = current[step.index];
-    else if (step.kind === 'key' && isRecord(current) && Object.hasOwn(current, step.key)) current = current[step.key];
-    else return undefined;
-  }
-  return current;
 }
 
 /**
@@ -142,7 +124,7 @@ export function findInvalidations(
         rulesOf(m.toolName!)!.some(
           (rule) =>
             rule.tool === row.toolName &&
-            rule.match.every((p) => sameValue(valueAt(row.arguments, p.earlier), valueAt(m.arguments, p.mutating))),
+            rule.match.every((p) => sameValue(valueAtPath(row.arguments, p.earlier), valueAtPath(m.arguments, p.mutating))),
         ),
     );
     if (by) invalidated.set(row, by);

@@ -10,7 +10,7 @@
 import type { JsonValue } from '@toolhistory/contract';
 import { isRecord } from '../policy/is-record';
 import { setJsonMember } from '../redaction/json-member';
-import { parseJsonPath, PathStep } from '../redaction/json-path';
+import { parseDefinitePath, parseJsonPath, PathStep, valueAtPath } from '../redaction/json-path';
 import type { InvocationRow, RunRow, RunStatus } from '../projection/read-model.types';
 
 /** `{"items": "$.results[*]", "number": "$.sourceNumber"}`: where a result lists its sources, and where each says its number. */
@@ -61,22 +61,7 @@ function itemsListPath(path: unknown): StepsOrError {
 
 function numberInItemPath(path: unknown): StepsOrError {
   if (typeof path !== 'string') return { ok: false, error: 'must be a path such as "$.sourceNumber"' };
-  const parsed = parseJsonPath(path);
-  if (!parsed.ok) return parsed;
-  if (parsed.steps.some((s) => s.kind === 'wildcard'))
-    return { ok: false, error: `${JSON.stringify(path)} must name one value (no wildcard)` };
-  return parsed;
-}
-
-/** The value a definite path reaches, or undefined. */
-function valueAt(value: unknown, steps: readonly PathStep[]): unknown {
-  let current = value;
-  for (const step of steps) {
-    if (step.kind === 'index' && Array.isArray(current)) current = current[step.index];
-    else if (step.kind === 'key' && isRecord(current) && Object.hasOwn(current, step.key)) current = current[step.key];
-    else return undefined;
-  }
-  return current;
+  return parseDefinitePath(path);
 }
 
 const DIGITS = /^\d{1,15}$/;
@@ -86,7 +71,7 @@ const DIGITS = /^\d{1,15}$/;
  * ("3" is source 3); anything else has no readable number.
  */
 export function sourceNumberOf(item: unknown, rule: Pick<CitationRule, 'number'>): number | undefined {
-  const value = valueAt(item, rule.number);
+  const value = valueAtPath(item, rule.number);
   if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? value : undefined;
   if (typeof value === 'string' && DIGITS.test(value)) return Number(value);
   return undefined;
@@ -108,7 +93,7 @@ export interface CompactedResult {
 export function compactCitedItems(result: JsonValue, rule: CitationRule, citedSources: ReadonlySet<number>): CompactedResult {
   const unchanged = { result, compactedItems: 0 };
   if (!isRecord(result)) return unchanged;
-  const items = valueAt(result, rule.list);
+  const items = valueAtPath(result, rule.list);
   if (!Array.isArray(items)) return unchanged;
   const kept = items.filter((item) => {
     const number = sourceNumberOf(item, rule);
