@@ -373,6 +373,12 @@ async function main(): Promise<void> {
     lags.sort((a, b) => a - b);
     const searchLags = await freshness.stop(Date.now() + 60_000);
     await freshnessPoller;
+    // What the search projection left behind, written document by document (a GIN pending list counts in its index).
+    const sizes = await pool.query<{ search: number; wordsIndex: number; trigramIndex: number }>(
+      `SELECT (pg_total_relation_size('invocation_search') / 1048576.0)::numeric(10, 1)::float8 AS search,
+              (pg_relation_size('invocation_search_tenant_document_idx') / 1048576.0)::numeric(10, 1)::float8 AS "wordsIndex",
+              (coalesce(pg_relation_size(to_regclass('invocation_search_tenant_substring_idx')), 0) / 1048576.0)::numeric(10, 1)::float8 AS "trigramIndex"`,
+    );
 
     const figures = {
       events: totalEvents,
@@ -391,6 +397,9 @@ async function main(): Promise<void> {
       servicePeakRssMiB: peakRssMiB(service.child.pid!),
       phase1CpuSeconds: cpuSplit,
       searchCaughtUpSeconds: Number(searchCaughtUpSeconds.toFixed(1)),
+      searchTableMiB: sizes.rows[0].search,
+      wordsIndexMiB: sizes.rows[0].wordsIndex,
+      trigramIndexMiB: sizes.rows[0].trigramIndex,
       benchPeakRssMiB: peakRssMiB(process.pid),
     };
     console.log(
