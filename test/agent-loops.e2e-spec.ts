@@ -335,6 +335,7 @@ describe('agent loops through the real broker and the real gRPC server', () => {
         invalidated_by: '',
         interrupted: true,
         approval: 'APPROVAL_STATUS_NONE',
+        compacted_items: 0,
       },
     ]);
     // The same situation for a tool without the rule: the failed run keeps it out.
