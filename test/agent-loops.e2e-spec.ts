@@ -280,6 +280,7 @@ describe('agent loops through the real broker and the real gRPC server', () => {
         invalidated_by: '',
         interrupted: false,
         approval: 'APPROVAL_STATUS_DENIED',
+        compacted_items: 0,
       },
     ]);
     const { anthropic } = await expectValidInBothFormats(conversationId);
