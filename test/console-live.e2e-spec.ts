@@ -1,7 +1,6 @@
-import { existsSync, mkdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Producer } from 'kafkajs';
-import { type Browser, chromium, type Locator } from 'playwright-core';
+import type { Browser, Locator } from 'playwright-core';
+import { consoleScreenshot, launchConsoleBrowser } from './support/console-browser';
 import { freePort } from './support/grpc-client';
 import { connectedProducer, publishEvents, testKafka } from './support/kafka-fixtures';
 import { type RunningStack, startRunningStack } from './support/running-stack';
@@ -9,11 +8,6 @@ import { uniqueName } from './support/test-environment';
 import { issueToken, type SigningKey, signingKey, TEST_AUDIENCE, TEST_ISSUER, writeKeySet } from './support/test-tokens';
 import { runCompleted, toolCall, toolResult } from './support/tool-event-factory';
 import { waitFor } from './support/wait-for';
-
-/** Debian's Chromium (`apt-get install chromium`, done by .ci/run); another build can be named here. */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-/** Kept as CI artefacts, in the repository's ignored output folder. */
-const SCREENSHOTS = join(__dirname, '..', 'output', 'console');
 
 describe('the console follows a conversation live, in a real browser, through the real service', () => {
   let stack: RunningStack;
@@ -31,9 +25,6 @@ describe('the console follows a conversation live, in a real browser, through th
     fetch(`http://127.0.0.1:${httpPort}${path}`, { headers: token ? { Authorization: `Bearer ${token}` } : {} });
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM))
-      throw new Error(`no Chromium at ${CHROMIUM}: install Debian's chromium (apt-get install chromium) or set CHROMIUM_PATH`);
-    mkdirSync(SCREENSHOTS, { recursive: true });
     key = await signingKey('ES256');
     httpPort = await freePort();
     stack = await startRunningStack('console_live', {
@@ -49,18 +40,7 @@ describe('the console follows a conversation live, in a real browser, through th
     // An auditor's token: the live view needs audit:read (or history:read) for the tenant, as the timeline does.
     readerToken = await issueToken(key, { tenants: [tenantId], scope: 'audit:read' }, { subject: 'auditor-bo' });
     producer = await connectedProducer(testKafka());
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchConsoleBrowser();
   });
 
   afterAll(async () => {
@@ -114,7 +94,7 @@ describe('the console follows a conversation live, in a real browser, through th
     const call = page.getByTestId('timeline-call');
     await expectText(call.locator('.tag.status'), 'pending');
     await expectText(page.locator('.run-status'), 'running');
-    await screenshot(page, 'timeline-live-pending');
+    await consoleScreenshot(page, 'timeline-live-pending');
 
     await publishEvents(producer, stack.topic, [
       toolResult(run, { roundIndex: 0, sequenceIndex: 0, toolCallId: 'c1', result: { status: 'shipped' }, occurredAt: recent(1) }),
@@ -125,7 +105,7 @@ describe('the console follows a conversation live, in a real browser, through th
 
     await publishEvents(producer, stack.topic, [runCompleted(run, { occurredAt: recent(2) })]);
     await expectText(page.locator('.run-status'), 'completed');
-    await screenshot(page, 'timeline-live-result');
+    await consoleScreenshot(page, 'timeline-live-result');
 
     expect(loads).toBe(loadsBefore);
     expect(await call.count()).toBe(1);
@@ -140,10 +120,4 @@ async function expectText(locator: Locator, text: string): Promise<void> {
     (t) => t.includes(text),
     { what: `"${text}" shown` },
   );
-}
-
-async function screenshot(page: import('playwright-core').Page, name: string): Promise<void> {
-  const path = join(SCREENSHOTS, `${name}.png`);
-  await page.screenshot({ path, fullPage: true });
-  expect(statSync(path).size).toBeGreaterThan(10_000);
 }

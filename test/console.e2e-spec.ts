@@ -1,7 +1,6 @@
-import { existsSync, mkdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Producer } from 'kafkajs';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { consoleScreenshot, launchConsoleBrowser } from './support/console-browser';
 import { freePort } from './support/grpc-client';
 import { connectedProducer, publishEvents, testKafka } from './support/kafka-fixtures';
 import { type RunningStack, startRunningStack } from './support/running-stack';
@@ -9,11 +8,6 @@ import { uniqueName } from './support/test-environment';
 import { issueToken, type SigningKey, signingKey, TEST_AUDIENCE, TEST_ISSUER, writeKeySet } from './support/test-tokens';
 import { runCompleted, runFailed, toolCall, toolResult } from './support/tool-event-factory';
 import { waitFor } from './support/wait-for';
-
-/** Debian's Chromium (`apt-get install chromium`, done by .ci/run); another build can be named here. */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-/** Kept as CI artefacts, in the repository's ignored output folder. */
-const SCREENSHOTS = join(__dirname, '..', 'output', 'console');
 
 describe('audit console in a real browser, through the real service with recorded data', () => {
   let stack: RunningStack;
@@ -115,17 +109,7 @@ describe('audit console in a real browser, through the real service with recorde
     problems.length = 0;
   }
 
-  async function screenshot(page: Page, name: string): Promise<void> {
-    const path = join(SCREENSHOTS, `${name}.png`);
-    await page.screenshot({ path, fullPage: true });
-    // A real picture of the page, not an empty file.
-    expect(statSync(path).size).toBeGreaterThan(10_000);
-  }
-
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM))
-      throw new Error(`no Chromium at ${CHROMIUM}: install Debian's chromium (apt-get install chromium) or set CHROMIUM_PATH`);
-    mkdirSync(SCREENSHOTS, { recursive: true });
     key = await signingKey('ES256');
     httpPort = await freePort();
     stack = await startRunningStack('console', {
@@ -155,18 +139,7 @@ describe('audit console in a real browser, through the real service with recorde
       (r) => r.letters?.length === 1,
       { what: 'the poison message dead-lettered' },
     );
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchConsoleBrowser();
   });
 
   afterAll(async () => {
@@ -237,7 +210,7 @@ describe('audit console in a real browser, through the real service with recorde
     await calls.first().locator('summary').click();
     expect(await calls.first().locator('mark.redaction').allTextContents()).toEqual(['[REDACTED:email]']);
     await expect(page.locator('.run-status').allTextContents()).resolves.toEqual(['completed', 'completed', 'failed']);
-    await screenshot(page, 'timeline');
+    await consoleScreenshot(page, 'timeline');
 
     // As of fifty minutes ago, r2 and r3 were not recorded yet and r1's lookup was fresh.
     const fiftyMinutesAgo = Date.now() - 50 * 60_000;
@@ -250,7 +223,7 @@ describe('audit console in a real browser, through the real service with recorde
       'not yet recorded at this moment',
       'not yet recorded at this moment',
     ]);
-    await screenshot(page, 'timeline-as-of');
+    await consoleScreenshot(page, 'timeline-as-of');
     expect(problems).toEqual([]);
   });
 
@@ -266,7 +239,7 @@ describe('audit console in a real browser, through the real service with recorde
     await hits.first().waitFor();
     expect((await hits.locator('td:nth-child(2)').allTextContents()).sort()).toEqual(['issue_refund', 'search_orders']);
     expect((await hits.locator('mark').allTextContents()).map((t) => t.toLowerCase())).toContain('kettle');
-    await screenshot(page, 'search');
+    await consoleScreenshot(page, 'search');
     await hits.first().getByRole('link').click();
     await page.getByTestId('timeline-run').first().waitFor();
 
@@ -277,14 +250,14 @@ describe('audit console in a real browser, through the real service with recorde
     const rows = await page.getByTestId('usage-table').locator('tbody tr').allTextContents();
     expect(rows.join('\n')).toMatch(/lookup_customer/);
     expect(rows.join('\n')).toMatch(/search_orders\s*1\s*1/);
-    await screenshot(page, 'usage');
+    await consoleScreenshot(page, 'usage');
 
     await page.getByRole('link', { name: 'Dead letters' }).click();
     const letter = page.getByTestId('dead-letter');
     await letter.first().waitFor();
     expect(await letter.count()).toBe(1);
     await expectText(letter.locator('.error-code'), 'NOT_JSON');
-    await screenshot(page, 'dead-letters');
+    await consoleScreenshot(page, 'dead-letters');
     expect(problems).toEqual([]);
   });
 });
