@@ -1,14 +1,10 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Kafka, Producer } from 'kafkajs';
+import type { Producer } from 'kafkajs';
 import type { ToolEvent } from '../libs/contract/src';
 import { HistoryFormat } from '../libs/grpc-api/src';
-import { assertServiceBuilt } from './support/built-service';
-import { freshSchema, FreshSchema } from './support/fresh-schema';
-import { freePort, toolHistoryClient, ToolHistoryTestClient } from './support/grpc-client';
-import { connectedProducer, freshTopic, publishEvents, testKafka } from './support/kafka-fixtures';
-import { ServiceProcess, spawnService, stopService } from './support/service-harness';
+import type { FreshSchema } from './support/fresh-schema';
+import { toolHistoryClient, type ToolHistoryTestClient } from './support/grpc-client';
+import { connectedProducer, publishEvents, testKafka } from './support/kafka-fixtures';
+import { type RunningStack, startRunningStack } from './support/running-stack';
 import { uniqueName } from './support/test-environment';
 import { runCompleted, toolCall, toolResult } from './support/tool-event-factory';
 import { waitFor } from './support/wait-for';
@@ -24,12 +20,10 @@ const searchResult = (query: string) => ({
 });
 
 describe('citation compaction end to end: the cited sources of a completed run, through the broker and gRPC', () => {
-  let kafka: Kafka;
+  let stack: RunningStack;
   let producer: Producer;
   let db: FreshSchema;
-  let service: ServiceProcess;
   let client: ToolHistoryTestClient;
-  let topic: string;
   const tenantId = uniqueName('tenant');
   const cited = uniqueName('conv-cited');
   const uncited = uniqueName('conv-uncited');
@@ -59,27 +53,11 @@ describe('citation compaction end to end: the cited sources of a completed run, 
   ]);
 
   beforeAll(async () => {
-    assertServiceBuilt();
-    kafka = testKafka();
-    db = await freshSchema('citations');
-    ({ topic } = await freshTopic(kafka, 3));
-    producer = await connectedProducer(kafka);
-    const policyFile = join(mkdtempSync(join(tmpdir(), 'toolhistory-policy-')), 'policy.json');
-    writeFileSync(policyFile, JSON.stringify(POLICY));
-    const port = await freePort();
-    service = spawnService({
-      topic,
-      schema: db.schema,
-      groupId: uniqueName('g'),
-      env: { SERVICE_ROLES: 'recorder,grpc', GRPC_PORT: String(port), POLICY_FILE: policyFile },
-    });
-    client = toolHistoryClient(port);
-    await waitFor(
-      () => client.healthCheck().catch(() => 'DOWN'),
-      (s) => s === 'SERVING',
-      { what: 'health SERVING', timeoutMs: 60_000 },
-    );
-    await publishEvents(producer, topic, events);
+    stack = await startRunningStack('citations', { policy: POLICY });
+    db = stack.db;
+    client = toolHistoryClient(Number(stack.address.split(':').at(-1)));
+    producer = await connectedProducer(testKafka());
+    await publishEvents(producer, stack.topic, events);
     await waitFor(
       () => db.pool.query("SELECT count(*)::int AS n FROM runs WHERE status = 'completed'").then((r) => r.rows[0].n),
       (n) => n === 4,
@@ -89,9 +67,8 @@ describe('citation compaction end to end: the cited sources of a completed run, 
 
   afterAll(async () => {
     client?.close();
-    if (service) await stopService(service);
     await producer?.disconnect();
-    await db?.drop();
+    await stack?.stop();
   });
 
   const replay = (conversationId: string, format: HistoryFormat) =>
