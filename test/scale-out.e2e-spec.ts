@@ -107,10 +107,13 @@ describe('scale-out: three recorders in one consumer group and two gRPC processe
     }
 
     // One process caches a conversation, the other is asked after a change: both answer the change.
+    // All asked as of one moment past both the traffic and the change: asked as of their own "now",
+    // a run of the traffic timed a little ahead would join the answer as the clock reaches it.
     const [tenant_id, conversation_id] = conversations[0].split('\u0000');
-    const before = await clients[0].getReplayHistory({ tenant_id, conversation_id });
-    const scope = { tenantId: tenant_id, conversationId: conversation_id, runId: uniqueName('run') };
     const now = new Date().toISOString();
+    const afterChange = asOf(Math.max(Number(settled.seconds) * 1000, Date.parse(now)) + 1_000);
+    const before = await clients[0].getReplayHistory({ tenant_id, conversation_id, as_of: afterChange });
+    const scope = { tenantId: tenant_id, conversationId: conversation_id, runId: uniqueName('run') };
     await publishEvents(producer, topic, [
       toolCall(scope, { roundIndex: 0, sequenceIndex: 0, toolCallId: 'late', toolName: 'late_tool', occurredAt: now }),
       toolResult(scope, { roundIndex: 0, sequenceIndex: 0, toolCallId: 'late', occurredAt: now }),
@@ -118,12 +121,11 @@ describe('scale-out: three recorders in one consumer group and two gRPC processe
     ]);
     for (const client of clients) {
       await waitFor(
-        () => client.getReplayHistory({ tenant_id, conversation_id }),
+        () => client.getReplayHistory({ tenant_id, conversation_id, as_of: afterChange }),
         (r) => r.turns.length === before.turns.length + 1,
         { what: 'the new run replayed by each gRPC process' },
       );
     }
-    const afterChange = asOf(Math.max(Number(settled.seconds) * 1000, Date.now()) + 1_000);
     const [a, b] = await Promise.all(clients.map((c) => c.getReplayHistory({ tenant_id, conversation_id, as_of: afterChange })));
     expect(b).toEqual(a);
   });
