@@ -93,7 +93,8 @@ function main(): void {
   runInBenchSchema('bench_audit', values.keep === true, async ({ pool, schema, databaseUrl }) => {
     const results: Record<string, unknown>[] = [];
     for (const corpus of corpora) {
-      if (results.length > 0) await pool.query('TRUNCATE events, conversations, runs, invocations, invocation_search');
+      if (results.length > 0)
+        await pool.query('TRUNCATE events, conversations, runs, invocations, invocation_search, invocation_substring');
       console.log(`seeding ${invocations} invocations (${corpus} corpus) into ${schema}`);
       const seedStarted = Date.now();
       await seedInvocations(pool, { invocations, tenants: TENANTS, vocabulary: corpus === 'zipf' ? vocabulary : undefined }, (done) =>
@@ -215,8 +216,8 @@ async function measureCorpus(options: {
     const serviceCpu = cpuSeconds(service.pid!) - cpuBefore;
     channels.forEach((c) => c.close());
     const { rows } = await pool.query<{ invocations: number; search: number; trigramIndex: number }>(
-      `SELECT (pg_total_relation_size('invocations') / 1048576)::int AS invocations, (pg_total_relation_size('invocation_search') / 1048576)::int AS search,
-              (pg_relation_size('invocation_search_tenant_substring_idx') / 1048576)::int AS "trigramIndex"`,
+      `SELECT (pg_total_relation_size('invocations') / 1048576)::int AS invocations, (pg_total_relation_size('invocation_search') / 1048576)::int AS search, (pg_total_relation_size('invocation_substring') / 1048576)::int AS substring,
+              (pg_relation_size('invocation_substring_tenant_text_idx') / 1048576)::int AS "trigramIndex"`,
     );
     const figures = {
       corpus,

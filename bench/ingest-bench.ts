@@ -13,10 +13,11 @@
  * sustained throughput. Phase 2 offers --rate events/s and reports per-event
  * lag from the send to the commit of the batch that holds it, observed by
  * polling the committed offsets every 10 ms (so figures are +0..10 ms coarse).
- * Between the two, it waits for the search projection to catch up with the
- * burst (and reports how long that took), so phase 2 measures a steady
- * state; phase 2 also reports search freshness, from the send of a call or
- * result until the search projection's checkpoint passes it.
+ * Between the two, it waits for both search projections (words and
+ * substrings) to catch up with the burst (and reports how long each took),
+ * so phase 2 measures a steady state; phase 2 also reports each search's
+ * freshness, from the send of a call or result until its projection's
+ * checkpoint passes it.
  * The last line printed is one JSON object with the figures.
  */
 import { createWriteStream, mkdtempSync, writeFileSync } from 'node:fs';
@@ -57,22 +58,25 @@ interface Pending {
 }
 
 /** Sends events with explicit partitions, remembering each message's offset and send time. */
-/** Waits until the search checkpoint reaches the last call or result recorded; seconds since `since`. */
-async function searchCatchUp(pool: Pool, since: number): Promise<number> {
+/** The search projections' checkpoints (SEARCH_PROJECTIONS): words and substrings. */
+const SEARCH_CHECKPOINTS = { words: 'search', substring: 'substring' } as const;
+
+/** Waits until a search projection's checkpoint reaches the last call or result recorded; seconds since `since`. */
+async function searchCatchUp(pool: Pool, projection: string, since: number): Promise<number> {
   const { rows } = await pool.query<{ last: string }>(
     `SELECT coalesce(max(global_position), 0)::text AS last FROM events WHERE type IN ('ToolCallRequested', 'ToolResultReceived')`,
   );
   for (;;) {
-    const checkpoint = await pool.query<{ position: string }>(
-      `SELECT position::text FROM projection_checkpoints WHERE projection = 'search'`,
-    );
+    const checkpoint = await pool.query<{ position: string }>(`SELECT position::text FROM projection_checkpoints WHERE projection = $1`, [
+      projection,
+    ]);
     if (BigInt(checkpoint.rows[0]?.position ?? '0') >= BigInt(rows[0].last)) return (Date.now() - since) / 1000;
     await sleep(50);
   }
 }
 
 /**
- * Search freshness: from an invocation event's send until the search
+ * Search freshness: from an invocation event's send until a search
  * projection's checkpoint passes its global position (its document is
  * written), watched by polling the checkpoint.
  */
@@ -82,7 +86,10 @@ class SearchFreshness {
   private position = '0';
   private following = true;
 
-  constructor(private readonly pool: Pool) {}
+  constructor(
+    private readonly pool: Pool,
+    private readonly projection: string,
+  ) {}
 
   sent(events: readonly { eventId: string; type: string }[]): void {
     const now = Date.now();
@@ -96,7 +103,8 @@ class SearchFreshness {
     this.position = start.rows[0].p;
     while (this.following) {
       const { rows } = await this.pool.query<{ position: string }>(
-        `SELECT position::text FROM projection_checkpoints WHERE projection = 'search'`,
+        `SELECT position::text FROM projection_checkpoints WHERE projection = $1`,
+        [this.projection],
       );
       const now = Date.now();
       const checkpoint = rows[0]?.position ?? '0';
@@ -329,9 +337,13 @@ async function main(): Promise<void> {
 
     console.log(`  CPU seconds during phase 1: ${JSON.stringify(cpuSplit)}`);
 
-    // The burst left the search projection behind: how long it takes to catch up, then phase 2 starts from a steady state.
-    const searchCaughtUpSeconds = await searchCatchUp(pool, finished);
-    console.log(`  search projection caught up ${searchCaughtUpSeconds.toFixed(1)} s after recording finished`);
+    // The burst left the search projections behind: how long each takes to catch up, then phase 2 starts from a steady state.
+    const [searchCaughtUpSeconds, substringCaughtUpSeconds] = await Promise.all(
+      [SEARCH_CHECKPOINTS.words, SEARCH_CHECKPOINTS.substring].map((projection) => searchCatchUp(pool, projection, finished)),
+    );
+    console.log(
+      `  search projections caught up after recording finished: words ${searchCaughtUpSeconds.toFixed(1)} s, substrings ${substringCaughtUpSeconds.toFixed(1)} s`,
+    );
 
     // Phase 2: lag at a fixed offered rate.
     console.log(`phase 2: offering ${rate} events/s for ${lagEvents} events`);
@@ -348,8 +360,9 @@ async function main(): Promise<void> {
         await sleep(10);
       }
     })();
-    const freshness = new SearchFreshness(pool);
-    const freshnessPoller = freshness.follow();
+    const freshness = new SearchFreshness(pool, SEARCH_CHECKPOINTS.words);
+    const substringFreshness = new SearchFreshness(pool, SEARCH_CHECKPOINTS.substring);
+    const freshnessPollers = [freshness.follow(), substringFreshness.follow()];
     const tickMs = 10;
     const phaseStart = Date.now();
     let offered = 0;
@@ -359,6 +372,7 @@ async function main(): Promise<void> {
       if (due > offered) {
         const batch = take(due - offered);
         freshness.sent(batch);
+        substringFreshness.sent(batch);
         sends.push(publisher.send(batch, true));
         offered = due;
       }
@@ -372,12 +386,14 @@ async function main(): Promise<void> {
     await poller;
     lags.sort((a, b) => a - b);
     const searchLags = await freshness.stop(Date.now() + 60_000);
-    await freshnessPoller;
+    const substringLags = await substringFreshness.stop(Date.now() + 60_000);
+    await Promise.all(freshnessPollers);
     // What the search projection left behind, written document by document (a GIN pending list counts in its index).
-    const sizes = await pool.query<{ search: number; wordsIndex: number; trigramIndex: number }>(
+    const sizes = await pool.query<{ search: number; wordsIndex: number; substring: number; trigramIndex: number }>(
       `SELECT (pg_total_relation_size('invocation_search') / 1048576.0)::numeric(10, 1)::float8 AS search,
               (pg_relation_size('invocation_search_tenant_document_idx') / 1048576.0)::numeric(10, 1)::float8 AS "wordsIndex",
-              (coalesce(pg_relation_size(to_regclass('invocation_search_tenant_substring_idx')), 0) / 1048576.0)::numeric(10, 1)::float8 AS "trigramIndex"`,
+              (pg_total_relation_size('invocation_substring') / 1048576.0)::numeric(10, 1)::float8 AS substring,
+              (coalesce(pg_relation_size(to_regclass('invocation_substring_tenant_text_idx')), 0) / 1048576.0)::numeric(10, 1)::float8 AS "trigramIndex"`,
     );
 
     const figures = {
@@ -394,11 +410,17 @@ async function main(): Promise<void> {
       searchFreshnessP50Ms: percentile(searchLags, 50),
       searchFreshnessP99Ms: percentile(searchLags, 99),
       searchFreshnessMaxMs: searchLags[searchLags.length - 1],
+      substringFreshnessEvents: substringLags.length,
+      substringFreshnessP50Ms: percentile(substringLags, 50),
+      substringFreshnessP99Ms: percentile(substringLags, 99),
+      substringFreshnessMaxMs: substringLags[substringLags.length - 1],
       servicePeakRssMiB: peakRssMiB(service.child.pid!),
       phase1CpuSeconds: cpuSplit,
       searchCaughtUpSeconds: Number(searchCaughtUpSeconds.toFixed(1)),
+      substringCaughtUpSeconds: Number(substringCaughtUpSeconds.toFixed(1)),
       searchTableMiB: sizes.rows[0].search,
       wordsIndexMiB: sizes.rows[0].wordsIndex,
+      substringTableMiB: sizes.rows[0].substring,
       trigramIndexMiB: sizes.rows[0].trigramIndex,
       benchPeakRssMiB: peakRssMiB(process.pid),
     };
@@ -406,7 +428,10 @@ async function main(): Promise<void> {
       `  lag over ${lags.length} events at ${figures.offeredRate} ev/s: p50 ${figures.lagP50Ms} ms, p99 ${figures.lagP99Ms} ms, max ${figures.lagMaxMs} ms`,
     );
     console.log(
-      `  search freshness (send to searchable) over ${searchLags.length} calls and results: p50 ${figures.searchFreshnessP50Ms} ms, p99 ${figures.searchFreshnessP99Ms} ms (target 2,000 ms), max ${figures.searchFreshnessMaxMs} ms`,
+      `  search freshness, words (send to searchable) over ${searchLags.length} calls and results: p50 ${figures.searchFreshnessP50Ms} ms, p99 ${figures.searchFreshnessP99Ms} ms (target 2,000 ms), max ${figures.searchFreshnessMaxMs} ms`,
+    );
+    console.log(
+      `  search freshness, substrings over ${substringLags.length} calls and results: p50 ${figures.substringFreshnessP50Ms} ms, p99 ${figures.substringFreshnessP99Ms} ms, max ${figures.substringFreshnessMaxMs} ms`,
     );
     console.log(JSON.stringify(figures));
   } finally {

@@ -239,11 +239,12 @@ export async function seedInvocations(pool: Pool, options: SeedInvocationsOption
   await pool.query('ANALYZE');
 }
 
-/** The search projection's documents for every seeded invocation, written in one pass and indexed once, as a rebuild does. */
+/** The search projections' documents for every seeded invocation, written in one pass and indexed once, as a rebuild does. */
 async function fillSearchTable(pool: Pool): Promise<void> {
   const { rows } = await pool.query<{ name: string; definition: string }>(
     `SELECT indexname AS name, indexdef AS definition FROM pg_indexes
-     WHERE schemaname = current_schema() AND tablename = 'invocation_search' AND indexname <> 'invocation_search_pkey'`,
+     WHERE schemaname = current_schema() AND tablename = ANY($1::text[]) AND indexname NOT LIKE '%\\_pkey'`,
+    [[LIVE_SEARCH.words, LIVE_SEARCH.substring]],
   );
   for (const index of rows) await pool.query(`DROP INDEX "${index.name}"`);
   await fillSearchDocuments(pool, LIVE_SEARCH, 2);

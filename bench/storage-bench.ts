@@ -25,6 +25,7 @@ const TABLES = [
   'runs',
   'invocations',
   'invocation_search',
+  'invocation_substring',
   'consumer_offsets',
   'projection_checkpoints',
 ];

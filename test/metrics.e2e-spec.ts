@@ -136,11 +136,14 @@ describe('metrics and probes over HTTP, after recording and replaying (real brok
       { what: 'the consumer lag of every partition at 0' },
     );
     expect(lag.map((s) => s.labels)).toEqual(expect.arrayContaining([{ topic, partition: '0' }]));
-    await waitFor(
-      async () => sample(await scrape(), 'toolhistory_projection_lag_events', { projection: 'search' })?.value,
-      (v) => v === 0,
-      { what: 'the search projection caught up' },
-    );
+    // One series per search projection: words ('search') and substrings, each caught up on its own.
+    for (const projection of ['search', 'substring']) {
+      await waitFor(
+        async () => sample(await scrape(), 'toolhistory_projection_lag_events', { projection })?.value,
+        (v) => v === 0,
+        { what: `the ${projection} projection caught up` },
+      );
+    }
 
     // Bounded labels: no tenant, conversation or run anywhere in the exposition.
     const text = await (await http('/metrics')).text();

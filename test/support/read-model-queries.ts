@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { PostgresEventStore, PostgresSearchProjection } from '../../libs/persistence/src';
+import { LIVE_SEARCH, PostgresEventStore, PostgresSearchProjection, SEARCH_KINDS } from '../../libs/persistence/src';
 import { invocationArgumentsSql, invocationResultSql } from '../../libs/persistence/src/read-model-tables';
 
 /** An invocation's payloads as readers see them, wherever they are kept (the row or its events). */
@@ -57,24 +57,30 @@ export async function readModelChecksum(pool: Pool): Promise<string> {
   return rows[0].checksum;
 }
 
-/** Every search document with its key and time: equal when two schemas can answer the same searches. */
+/** Every search document of both searches with its key and time: equal when two schemas can answer the same searches. */
 export async function searchChecksum(pool: Pool): Promise<string> {
-  const { rows } = await pool.query<{ checksum: string; n: number }>(`
-    SELECT md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) AS checksum, count(*)::int AS n FROM invocation_search t`);
-  return `${rows[0].n}:${rows[0].checksum}`;
+  const sums = [];
+  for (const table of [LIVE_SEARCH.words, LIVE_SEARCH.substring]) {
+    const { rows } = await pool.query<{ checksum: string; n: number }>(`
+      SELECT md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) AS checksum, count(*)::int AS n FROM ${table} t`);
+    sums.push(`${rows[0].n}:${rows[0].checksum}`);
+  }
+  return sums.join(' ');
 }
 
 /**
- * Runs the search projection over everything recorded so far, as the
- * service's projector does after each commit: what a test that records
+ * Runs both search projections over everything recorded so far, as the
+ * service's projectors do after each commit: what a test that records
  * through the store directly does before it searches.
  */
 export async function catchUpSearch(pool: Pool, batchSize = 1_000): Promise<void> {
   const events = new PostgresEventStore(pool);
-  const projection = new PostgresSearchProjection(pool);
-  for (;;) {
-    const page = await events.readAll(await projection.checkpoint(), { limit: batchSize });
-    if (page.length === 0) return;
-    await projection.apply(page);
+  for (const kind of SEARCH_KINDS) {
+    const projection = new PostgresSearchProjection(pool, kind);
+    for (;;) {
+      const page = await events.readAll(await projection.checkpoint(), { limit: batchSize });
+      if (page.length === 0) break;
+      await projection.apply(page);
+    }
   }
 }

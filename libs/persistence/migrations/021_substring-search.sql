@@ -28,17 +28,31 @@ CREATE FUNCTION invocation_substring_document(tool_name text, arguments json, re
     SELECT coalesce(tool_name, '') || chr(1) || invocation_substring_text(arguments) || chr(1) || invocation_substring_text(result)
   $$;
 
--- Written by the search projection beside the words document, from the same row.
-ALTER TABLE invocation_search ADD COLUMN substring_text text NOT NULL DEFAULT '';
+-- Written by the substring projection, a projection of its own with its
+-- own checkpoint beside the words projection of migration 009: trigrams cost
+-- several times what words cost to index, and word search keeps its
+-- freshness when substring search falls behind in a burst. Keyed like
+-- invocation_search.
+CREATE TABLE invocation_substring (
+  tenant_id        text        NOT NULL,
+  conversation_id  text        NOT NULL,
+  run_id           text        NOT NULL,
+  pair_key         text        NOT NULL,
+  at               timestamptz,
+  substring_text   text        NOT NULL,
+  PRIMARY KEY (tenant_id, conversation_id, run_id, pair_key)
+);
 
-UPDATE invocation_search s
-  SET substring_text = invocation_substring_document(i.tool_name,
+INSERT INTO invocation_substring (tenant_id, conversation_id, run_id, pair_key, at, substring_text)
+  SELECT i.tenant_id, i.conversation_id, i.run_id, i.pair_key, i.at, invocation_substring_document(i.tool_name,
     coalesce(i.arguments, (SELECT e.payload -> 'arguments' FROM events e WHERE e.event_id = i.call_event_id)),
     coalesce(i.result, (SELECT e.payload -> 'result' FROM events e WHERE e.event_id = i.result_event_id)))
-  FROM invocations i
-  WHERE i.tenant_id = s.tenant_id AND i.conversation_id = s.conversation_id AND i.run_id = s.run_id AND i.pair_key = s.pair_key;
+  FROM invocations i;
 
-ALTER TABLE invocation_search ALTER COLUMN substring_text DROP DEFAULT;
+-- What the back-fill covered: every event recorded so far.
+INSERT INTO projection_checkpoints (projection, position)
+  SELECT 'substring', coalesce(max(global_position), 0) FROM events
+  ON CONFLICT (projection) DO UPDATE SET position = EXCLUDED.position, updated_at = now();
 
 -- The tenant leads, as in the words index; the operator class is named with
 -- the schema pg_trgm lives in (public, or wherever it was created before).
@@ -53,14 +67,14 @@ ALTER TABLE invocation_search ALTER COLUMN substring_text DROP DEFAULT;
 DO $$
 BEGIN
   EXECUTE format(
-    'CREATE INDEX invocation_search_tenant_substring_idx ON invocation_search USING gin (tenant_id, substring_text %I.gin_trgm_ops) WITH (fastupdate = on, gin_pending_list_limit = 4096)',
+    'CREATE INDEX invocation_substring_tenant_text_idx ON invocation_substring USING gin (tenant_id, substring_text %I.gin_trgm_ops) WITH (fastupdate = on, gin_pending_list_limit = 4096)',
     (SELECT n.nspname FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace WHERE x.extname = 'pg_trgm'));
 END
 $$;
 
 -- Down Migration
 
-DROP INDEX invocation_search_tenant_substring_idx;
-ALTER TABLE invocation_search DROP COLUMN substring_text;
+DELETE FROM projection_checkpoints WHERE projection = 'substring';
+DROP TABLE invocation_substring;
 DROP FUNCTION invocation_substring_document(text, json, json);
 DROP FUNCTION invocation_substring_text(json);

@@ -92,7 +92,7 @@ const WORDS_MATCHED_IN = `${wordsIn('a')} AS "inToolName", ${wordsIn('b')} AS "i
 /*
  * Substring search (docs/adr/025-substring-search.md): $2 is a LIKE pattern
  * containing the literal text (containsPattern), matched by the trigram
- * index of invocation_search.substring_text (migration 021); hits newest
+ * index of invocation_substring.substring_text (migration 021); hits newest
  * first. Where it matched is the same test on each field's text, read again
  * with the same functions from the rows returned.
  */
@@ -260,7 +260,7 @@ export class PostgresAuditReader implements AuditReader {
     if (query.from) conditions.push(`at >= ${bind(query.from)}::timestamptz`);
     if (query.to) conditions.push(`at < ${bind(query.to)}::timestamptz`);
     const text = `WITH matches AS (
-        SELECT tenant_id, conversation_id, run_id, pair_key, at AS matched_at FROM invocation_search
+        SELECT tenant_id, conversation_id, run_id, pair_key, at AS matched_at FROM invocation_substring
         WHERE ${conditions.join(' AND ')} ORDER BY ${SUBSTRING_ORDER} LIMIT ${bind(query.limit)}),
       hits AS (
         SELECT ${RECORD_COLUMNS}, matched_at, ${SUBSTRING_ARGUMENTS} AS "argumentsText", ${SUBSTRING_RESULT} AS "resultText"

@@ -3,7 +3,7 @@ import type { ConversationEraser, ErasureOutcome } from '@toolhistory/domain';
 import { inTransaction } from './in-transaction';
 import { notifyConversationsChanged } from './postgres-conversation-changes';
 import { eraseStreamEvents } from './postgres-event-store';
-import { lockConversationsForSearch } from './postgres-search-documents';
+import { LIVE_SEARCH, lockConversationsForSearch } from './postgres-search-documents';
 
 /**
  * One transaction: the conversation's search lock first (no document of it
@@ -19,7 +19,8 @@ export class PostgresConversationEraser implements ConversationEraser {
     return inTransaction(this.pool, async (client) => {
       await lockConversationsForSearch(client, [{ tenantId, conversationId }], 'exclusive');
       const erasedEvents = await eraseStreamEvents(client, { tenantId, conversationId });
-      await client.query('DELETE FROM invocation_search WHERE tenant_id = $1 AND conversation_id = $2', key);
+      for (const table of [LIVE_SEARCH.words, LIVE_SEARCH.substring])
+        await client.query(`DELETE FROM ${table} WHERE tenant_id = $1 AND conversation_id = $2`, key);
       await client.query('DELETE FROM external_event_traces WHERE tenant_id = $1 AND conversation_id = $2', key);
       const invocations = await client.query('DELETE FROM invocations WHERE tenant_id = $1 AND conversation_id = $2', key);
       await client.query('DELETE FROM runs WHERE tenant_id = $1 AND conversation_id = $2', key);

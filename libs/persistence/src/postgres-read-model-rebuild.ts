@@ -19,21 +19,25 @@ import { classifyPostgresError } from './postgres-errors';
 import { advanceCheckpoint, lockCheckpoint } from './postgres-projection-checkpoints';
 import { applyRecordedEvents, LIVE_READ_MODEL, ReadModelTableNames } from './postgres-read-model-writer';
 import { keepTraceContexts } from './postgres-external-event-traces';
-import { fillSearchDocuments, LIVE_SEARCH, refreshSearchDocuments, SearchTableNames } from './postgres-search-documents';
-import { SEARCH_PROJECTION } from './postgres-search-projection';
+import { fillSearchDocuments, LIVE_SEARCH, refreshSearchDocuments, SEARCH_KINDS, SearchTableNames } from './postgres-search-documents';
+import { SEARCH_PROJECTIONS } from './postgres-search-projection';
 import type { InvocationPayloads } from './read-model-tables';
 
 const REBUILD_SUFFIX = '_rebuild';
 const RETIRED_SUFFIX = '_retired';
 /** Every table a rebuild makes anew: the read model and the search documents made from it. */
-const TABLES = [...Object.values(LIVE_READ_MODEL), LIVE_SEARCH.search];
+const TABLES = [...Object.values(LIVE_READ_MODEL), LIVE_SEARCH.words, LIVE_SEARCH.substring];
 const suffixed = (suffix: string): ReadModelTableNames => ({
   conversations: `conversations${suffix}`,
   runs: `runs${suffix}`,
   invocations: `invocations${suffix}`,
 });
 export const REBUILD_TABLES = suffixed(REBUILD_SUFFIX);
-const REBUILD_SEARCH: SearchTableNames = { invocations: REBUILD_TABLES.invocations, search: `${LIVE_SEARCH.search}${REBUILD_SUFFIX}` };
+const REBUILD_SEARCH: SearchTableNames = {
+  invocations: REBUILD_TABLES.invocations,
+  words: `${LIVE_SEARCH.words}${REBUILD_SUFFIX}`,
+  substring: `${LIVE_SEARCH.substring}${REBUILD_SUFFIX}`,
+};
 const REBUILT = TABLES.map((table) => `${table}${REBUILD_SUFFIX}`);
 
 /**
@@ -44,6 +48,8 @@ const WRITERS = Math.max(1, Math.min(4, availableParallelism()));
 
 /** The checkpoint of the read model's projection: the last global position applied to it. */
 export const READ_MODEL_PROJECTION = 'read-model';
+/** Every projection whose tables a rebuild makes anew, and so whose checkpoint it moves. */
+const REBUILT_PROJECTIONS = [READ_MODEL_PROJECTION, ...Object.values(SEARCH_PROJECTIONS)];
 
 /**
  * Rebuilds the read model into fresh tables beside the live ones (same
@@ -138,7 +144,7 @@ class PostgresRebuild implements ReadModelRebuild {
       await this.buildIndexes();
       await client.query('BEGIN');
       // The checkpoints first: a projector takes its own before the tables, so taking them in the same order cannot deadlock.
-      for (const projection of [READ_MODEL_PROJECTION, SEARCH_PROJECTION]) await lockCheckpoint(client, projection);
+      for (const projection of REBUILT_PROJECTIONS) await lockCheckpoint(client, projection);
       // Every writer of the live tables (recorder batches, erasures) finishes or waits; one
       // that already read rows jumps the queue to finish, so this cannot deadlock with it.
       await client.query(`LOCK TABLE ${TABLES.join(', ')} IN ACCESS EXCLUSIVE MODE`);
@@ -155,7 +161,7 @@ class PostgresRebuild implements ReadModelRebuild {
       for (const table of TABLES) await client.query(`ALTER TABLE ${table}${REBUILD_SUFFIX} RENAME TO ${table}`);
       for (const table of TABLES) await client.query(`DROP TABLE ${table}${RETIRED_SUFFIX}`);
       await renameIndexesLike(client, liveIndexes);
-      for (const projection of [READ_MODEL_PROJECTION, SEARCH_PROJECTION]) await advanceCheckpoint(client, projection, position);
+      for (const projection of REBUILT_PROJECTIONS) await advanceCheckpoint(client, projection, position);
       await notifyEveryConversationChanged(client);
       await client.query('COMMIT');
       this.finished = true;
@@ -181,7 +187,8 @@ class PostgresRebuild implements ReadModelRebuild {
     await applyRecordedEvents(client, recorded, REBUILD_TABLES, this.events, this.payloads, this.tokens);
     // Not a read-model table: kept across rebuilds, and filled here for a database rebuilt from another store.
     await keepTraceContexts(client, recorded);
-    if (this.searchFilled) await refreshSearchDocuments(client, keysTouchedBy(recorded.map((r) => r.event)).invocations, REBUILD_SEARCH);
+    if (this.searchFilled)
+      await refreshSearchDocuments(client, keysTouchedBy(recorded.map((r) => r.event)).invocations, SEARCH_KINDS, REBUILD_SEARCH);
   }
 }
 

@@ -2,67 +2,89 @@ import type { Pool, PoolClient } from 'pg';
 import { ConversationKey, conversationKeyString, InvocationKey, invocationKeyString } from '@toolhistory/domain';
 import { invocationArgumentsSql, invocationResultSql } from './read-model-tables';
 
-/** The one document of an invocation row aliased `row` (invocation_search_document, migration 010). */
-const documentSql = (row: string): string =>
-  `invocation_search_document(${row}.tool_name, ${invocationArgumentsSql(row)}, ${invocationResultSql(row)})`;
+/** The two searches, each with its table, its projection and its checkpoint. */
+export type SearchKind = 'words' | 'substring';
+export const SEARCH_KINDS: readonly SearchKind[] = ['words', 'substring'];
 
-/** The text a substring search looks in, of the same row (invocation_substring_document, migration 021). */
-const substringTextSql = (row: string): string =>
-  `invocation_substring_document(${row}.tool_name, ${invocationArgumentsSql(row)}, ${invocationResultSql(row)})`;
+/** What each search keeps of an invocation row aliased `row`, made by its SQL function from the row's tool name and payloads. */
+const DOCUMENT: Record<SearchKind, { column: string; of: (row: string) => string }> = {
+  // invocation_search_document, migration 009: the words, weighted by field.
+  words: {
+    column: 'document',
+    of: (row) => `invocation_search_document(${row}.tool_name, ${invocationArgumentsSql(row)}, ${invocationResultSql(row)})`,
+  },
+  // invocation_substring_document, migration 021: the fields' text, for a trigram index.
+  substring: {
+    column: 'substring_text',
+    of: (row) => `invocation_substring_document(${row}.tool_name, ${invocationArgumentsSql(row)}, ${invocationResultSql(row)})`,
+  },
+};
 
 /** Where search documents live and the invocations they are made from: the live tables, or a rebuild's. */
 export interface SearchTableNames {
   invocations: string;
-  search: string;
+  words: string;
+  substring: string;
 }
 
-export const LIVE_SEARCH: SearchTableNames = { invocations: 'invocations', search: 'invocation_search' };
+export const LIVE_SEARCH: SearchTableNames = { invocations: 'invocations', words: 'invocation_search', substring: 'invocation_substring' };
 
 /**
- * Writes the search documents (words, and the text for substrings) of each given invocation from its row as it
- * is now (what search reports on is the read model, after redaction and
- * the persist policy). A key without a row, erased meanwhile, writes
- * nothing.
+ * Writes the documents of the given searches for each given invocation
+ * from its row as it is now (what search reports on is the read model,
+ * after redaction and the persist policy). A key without a row, erased
+ * meanwhile, writes nothing.
  */
 export async function refreshSearchDocuments(
   client: PoolClient,
   keys: readonly InvocationKey[],
+  kinds: readonly SearchKind[] = SEARCH_KINDS,
   tables: SearchTableNames = LIVE_SEARCH,
 ): Promise<void> {
   if (keys.length === 0) return;
   const sorted = [...keys].sort((a, b) => compareText(invocationKeyString(a), invocationKeyString(b)));
-  await client.query(
-    `INSERT INTO ${tables.search} (tenant_id, conversation_id, run_id, pair_key, at, document, substring_text)
-     SELECT i.tenant_id, i.conversation_id, i.run_id, i.pair_key, i.at, ${documentSql('i')}, ${substringTextSql('i')}
-     FROM (
-       -- A key names its event's run: the row's own, or the later run that recorded its result (cross-run-pairing.ts).
-       SELECT DISTINCT ON (i.tenant_id, i.conversation_id, i.run_id, i.pair_key) i.*, k.n
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS k(tenant_id, conversation_id, run_id, pair_key, n)
-       JOIN ${tables.invocations} i ON i.tenant_id = k.tenant_id AND i.conversation_id = k.conversation_id AND i.pair_key = k.pair_key
-         AND (i.run_id = k.run_id OR i.result_run_id = k.run_id)
-       ORDER BY i.tenant_id, i.conversation_id, i.run_id, i.pair_key, k.n
-     ) i
-     ORDER BY i.n
-     ON CONFLICT (tenant_id, conversation_id, run_id, pair_key) DO UPDATE SET at = EXCLUDED.at, document = EXCLUDED.document,
-       substring_text = EXCLUDED.substring_text`,
-    [sorted.map((k) => k.tenantId), sorted.map((k) => k.conversationId), sorted.map((k) => k.runId), sorted.map((k) => k.pairKey)],
-  );
+  const values = [
+    sorted.map((k) => k.tenantId),
+    sorted.map((k) => k.conversationId),
+    sorted.map((k) => k.runId),
+    sorted.map((k) => k.pairKey),
+  ];
+  for (const kind of kinds) {
+    const { column, of } = DOCUMENT[kind];
+    await client.query(
+      `INSERT INTO ${tables[kind]} (tenant_id, conversation_id, run_id, pair_key, at, ${column})
+       SELECT i.tenant_id, i.conversation_id, i.run_id, i.pair_key, i.at, ${of('i')}
+       FROM (
+         -- A key names its event's run: the row's own, or the later run that recorded its result (cross-run-pairing.ts).
+         SELECT DISTINCT ON (i.tenant_id, i.conversation_id, i.run_id, i.pair_key) i.*, k.n
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS k(tenant_id, conversation_id, run_id, pair_key, n)
+         JOIN ${tables.invocations} i ON i.tenant_id = k.tenant_id AND i.conversation_id = k.conversation_id AND i.pair_key = k.pair_key
+           AND (i.run_id = k.run_id OR i.result_run_id = k.run_id)
+         ORDER BY i.tenant_id, i.conversation_id, i.run_id, i.pair_key, k.n
+       ) i
+       ORDER BY i.n
+       ON CONFLICT (tenant_id, conversation_id, run_id, pair_key) DO UPDATE SET at = EXCLUDED.at, ${column} = EXCLUDED.${column}`,
+      values,
+    );
+  }
 }
 
 /**
- * Fills a rebuild's search table from its invocations (before its index is
- * built). Making documents is CPU work in PostgreSQL, and one INSERT ...
- * SELECT runs on one core; the rows are split by conversation into
- * `parts` statements on their own connections, run at once.
+ * Fills a rebuild's search tables from its invocations (before their
+ * indexes are built). Making documents is CPU work in PostgreSQL, and one
+ * INSERT ... SELECT runs on one core; the rows are split by conversation
+ * into `parts` statements per search on their own connections, run at once.
  */
 export async function fillSearchDocuments(pool: Pool, tables: SearchTableNames, parts: number): Promise<void> {
   await Promise.all(
-    Array.from({ length: parts }, (_, part) =>
-      pool.query(
-        `INSERT INTO ${tables.search} (tenant_id, conversation_id, run_id, pair_key, at, document, substring_text)
-         SELECT i.tenant_id, i.conversation_id, i.run_id, i.pair_key, i.at, ${documentSql('i')}, ${substringTextSql('i')}
-         FROM ${tables.invocations} i WHERE abs(hashtext(i.conversation_id)) % $1::int = $2::int`,
-        [parts, part],
+    SEARCH_KINDS.flatMap((kind) =>
+      Array.from({ length: parts }, (_, part) =>
+        pool.query(
+          `INSERT INTO ${tables[kind]} (tenant_id, conversation_id, run_id, pair_key, at, ${DOCUMENT[kind].column})
+           SELECT i.tenant_id, i.conversation_id, i.run_id, i.pair_key, i.at, ${DOCUMENT[kind].of('i')}
+           FROM ${tables.invocations} i WHERE abs(hashtext(i.conversation_id)) % $1::int = $2::int`,
+          [parts, part],
+        ),
       ),
     ),
   );

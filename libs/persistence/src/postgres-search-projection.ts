@@ -1,36 +1,47 @@
 import type { Pool } from 'pg';
 import { CheckpointedProjection, GlobalPosition, keysTouchedBy, RecordedToolEvent } from '@toolhistory/domain';
 import { applyPastCheckpoint, readCheckpoint, skipFailedEvent } from './postgres-projection-checkpoints';
-import { lockConversationsForSearch, refreshSearchDocuments } from './postgres-search-documents';
+import { lockConversationsForSearch, refreshSearchDocuments, SearchKind } from './postgres-search-documents';
 
-/** The checkpoint of the search projection: the last global position whose invocations have their documents. */
-export const SEARCH_PROJECTION = 'search';
-/** The events search documents are made of; the others never reach the projection. */
+/** The checkpoint of each search's projection: the last global position whose invocations have their documents. */
+export const SEARCH_PROJECTIONS: Readonly<Record<SearchKind, string>> = { words: 'search', substring: 'substring' };
+/** The checkpoint of word search (the name it had before substring search had its own). */
+export const SEARCH_PROJECTION = SEARCH_PROJECTIONS.words;
+/** The events search documents are made of; the others never reach the projections. */
 export const SEARCH_PROJECTION_TYPES = ['ToolCallRequested', 'ToolResultReceived'] as const;
 
 /**
- * Search documents, written after the recorder's commit by following the
- * event store (events in PostgreSQL): each batch rewrites the documents of
- * the invocations its call and result events touched, from their rows as
- * they are now, and moves the checkpoint in the same transaction. A burst
- * of traffic makes search later, never recording slower.
+ * The documents of one search, written after the recorder's commit by
+ * following the event store (events in PostgreSQL): each batch rewrites the
+ * documents of the invocations its call and result events touched, from
+ * their rows as they are now, and moves the checkpoint in the same
+ * transaction. A burst of traffic makes search later, never recording
+ * slower; each search has its own projection, so the costlier trigrams of
+ * substring search never hold word search back.
  */
 export class PostgresSearchProjection implements CheckpointedProjection {
-  constructor(private readonly pool: Pool) {}
+  private readonly checkpointName: string;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly kind: SearchKind,
+  ) {
+    this.checkpointName = SEARCH_PROJECTIONS[kind];
+  }
 
   checkpoint(): Promise<GlobalPosition> {
-    return readCheckpoint(this.pool, SEARCH_PROJECTION);
+    return readCheckpoint(this.pool, this.checkpointName);
   }
 
   apply(recorded: readonly RecordedToolEvent[]): Promise<void> {
-    return applyPastCheckpoint(this.pool, SEARCH_PROJECTION, recorded, async (client, fresh) => {
+    return applyPastCheckpoint(this.pool, this.checkpointName, recorded, async (client, fresh) => {
       const keys = keysTouchedBy(fresh.map((r) => r.event));
       await lockConversationsForSearch(client, keys.conversations, 'shared');
-      await refreshSearchDocuments(client, keys.invocations);
+      await refreshSearchDocuments(client, keys.invocations, [this.kind]);
     });
   }
 
   skip(event: RecordedToolEvent, failure: { code: string; reason: string }): Promise<void> {
-    return skipFailedEvent(this.pool, SEARCH_PROJECTION, event, failure);
+    return skipFailedEvent(this.pool, this.checkpointName, event, failure);
   }
 }

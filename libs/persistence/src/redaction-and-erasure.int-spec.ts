@@ -96,9 +96,12 @@ describe('redaction and erasure in the PostgreSQL store (real PostgreSQL)', () =
     await catchUpSearch(db.pool);
     const documents = () =>
       db.pool
-        .query(`SELECT conversation_id FROM invocation_search WHERE tenant_id = 't2' ORDER BY 1`)
-        .then((r) => r.rows.map((x) => x.conversation_id));
-    expect(await documents()).toEqual(['gone', 'gone', 'stays']);
+        .query(
+          `SELECT 'words' AS search, conversation_id FROM invocation_search WHERE tenant_id = 't2'
+           UNION ALL SELECT 'substring', conversation_id FROM invocation_substring WHERE tenant_id = 't2' ORDER BY 1, 2`,
+        )
+        .then((r) => r.rows.map((x) => `${x.search}:${x.conversation_id}`));
+    expect(await documents()).toEqual(['substring:gone', 'substring:gone', 'substring:stays', 'words:gone', 'words:gone', 'words:stays']);
     const before = { events: await countRows(db.pool, 'events'), invocations: await countRows(db.pool, 'invocations') };
 
     const eraser = new PostgresConversationEraser(db.pool);
@@ -108,7 +111,7 @@ describe('redaction and erasure in the PostgreSQL store (real PostgreSQL)', () =
     expect(await new PostgresReplayReader(db.pool).readConversation('t2', 'gone')).toBeNull();
     expect(await countRows(db.pool, 'events')).toBe(before.events - 5);
     expect(await countRows(db.pool, 'invocations')).toBe(before.invocations - 2);
-    expect(await documents()).toEqual(['stays']);
+    expect(await documents()).toEqual(['substring:stays', 'words:stays']);
 
     // Kafka redelivers the old events (a reset offset, a replayed topic): nothing comes back.
     expect(await record(events)).toMatchObject({ appended: 0, erased: 5 });

@@ -3,7 +3,13 @@ import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { AppConfig } from '@toolhistory/config';
 import type { EventStore } from '@toolhistory/domain';
-import { PostgresReadModelProjection, PostgresSearchProjection, SEARCH_PROJECTION_TYPES } from '@toolhistory/persistence';
+import {
+  PostgresReadModelProjection,
+  PostgresSearchProjection,
+  SEARCH_KINDS,
+  SEARCH_PROJECTION_TYPES,
+  SEARCH_PROJECTIONS,
+} from '@toolhistory/persistence';
 import { APP_CONFIG, EVENT_STORE, PG_POOL, ROOT_LOGGER } from '../tokens';
 import { RecordingActivity } from '../recorder/recording-activity';
 import { ReadModelProjector } from './read-model-projector';
@@ -14,12 +20,13 @@ const FRESHNESS_REPORT_MS = 10_000;
 /**
  * What the recorder role projects after commit, following the event store.
  * With events in PostgreSQL the recorder's own transaction writes the read
- * model, and the search documents follow it here. With EventStoreDB the
- * read model follows it here, its search documents in the same transaction.
+ * model, and each search's documents follow it here, one projection per
+ * search (words, substrings). With EventStoreDB the read model follows it
+ * here, its search documents in the same transaction.
  */
 @Injectable()
 export class ReadModelProjectorService implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private projector?: ReadModelProjector;
+  private projectors: ReadModelProjector[] = [];
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -31,26 +38,31 @@ export class ReadModelProjectorService implements OnApplicationBootstrap, Before
 
   onApplicationBootstrap(): void {
     const log = this.logger.child({ component: 'projector' });
-    this.projector =
+    this.projectors =
       this.config.eventStore.kind === 'eventstoredb'
-        ? new ReadModelProjector(this.events, new PostgresReadModelProjection(this.pool, this.events), {
-            log,
-            lagReportIntervalMs: FRESHNESS_REPORT_MS,
-          })
-        : new ReadModelProjector(this.events, new PostgresSearchProjection(this.pool), {
-            name: 'search',
-            types: SEARCH_PROJECTION_TYPES,
-            batchSize: 2_000,
-            // Search may lag, recording may not: on a busy machine the recorder comes first.
-            giveWayWhile: () => this.recording.busy(),
-            log,
-            lagReportIntervalMs: FRESHNESS_REPORT_MS,
-          });
-    this.projector.start();
+        ? [
+            new ReadModelProjector(this.events, new PostgresReadModelProjection(this.pool, this.events), {
+              log,
+              lagReportIntervalMs: FRESHNESS_REPORT_MS,
+            }),
+          ]
+        : SEARCH_KINDS.map(
+            (kind) =>
+              new ReadModelProjector(this.events, new PostgresSearchProjection(this.pool, kind), {
+                name: SEARCH_PROJECTIONS[kind],
+                types: SEARCH_PROJECTION_TYPES,
+                batchSize: 2_000,
+                // Search may lag, recording may not: on a busy machine the recorder comes first.
+                giveWayWhile: () => this.recording.busy(),
+                log,
+                lagReportIntervalMs: FRESHNESS_REPORT_MS,
+              }),
+          );
+    for (const projector of this.projectors) projector.start();
   }
 
   // Before the pool closes (DatabaseModule shuts down after this module).
   async beforeApplicationShutdown(): Promise<void> {
-    await this.projector?.stop();
+    await Promise.all(this.projectors.map((projector) => projector.stop()));
   }
 }

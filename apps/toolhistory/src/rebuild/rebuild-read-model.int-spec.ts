@@ -92,6 +92,7 @@ describe('rebuilding the read model from the event store (real PostgreSQL)', () 
       expect(checkpoints.rows).toEqual([
         { projection: 'read-model', position: outcome.position },
         { projection: 'search', position: outcome.position },
+        { projection: 'substring', position: outcome.position },
       ]);
     } finally {
       await db.drop();
@@ -186,7 +187,7 @@ describe('rebuilding the read model from the event store (real PostgreSQL)', () 
       const expected = await readModelChecksum(db.pool);
       const expectedSearch = await searchChecksum(db.pool);
       await rebuild.swap(async () => position);
-      for (const table of ['invocations', 'invocation_search']) {
+      for (const table of ['invocations', 'invocation_search', 'invocation_substring']) {
         const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM ${table} WHERE conversation_id = 'patient-chat'`);
         expect(rows[0].n).toBe(0);
       }
@@ -221,7 +222,7 @@ describe('rebuilding the read model from the event store (real PostgreSQL)', () 
 async function storageParameters(db: FreshSchema): Promise<Array<{ relname: string; reloptions: string[] | null }>> {
   const { rows } = await db.pool.query<{ relname: string; reloptions: string[] | null }>(
     `SELECT relname, reloptions FROM pg_class WHERE relnamespace = $1::regnamespace
-     AND relname IN ('conversations', 'runs', 'invocations', 'invocation_search') ORDER BY relname`,
+     AND relname IN ('conversations', 'runs', 'invocations', 'invocation_search', 'invocation_substring') ORDER BY relname`,
     [db.schema],
   );
   return rows;
@@ -229,7 +230,7 @@ async function storageParameters(db: FreshSchema): Promise<Array<{ relname: stri
 
 async function indexNames(db: FreshSchema): Promise<string[]> {
   const { rows } = await db.pool.query<{ indexname: string }>(
-    `SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename IN ('conversations', 'runs', 'invocations', 'invocation_search')
+    `SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename IN ('conversations', 'runs', 'invocations', 'invocation_search', 'invocation_substring')
      ORDER BY indexname`,
     [db.schema],
   );

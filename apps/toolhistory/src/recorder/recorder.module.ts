@@ -1,7 +1,7 @@
 import { Inject, Module } from '@nestjs/common';
 import type { Pool } from 'pg';
 import type { AppConfig } from '@toolhistory/config';
-import { projectionLag, SEARCH_PROJECTION, SEARCH_PROJECTION_TYPES } from '@toolhistory/persistence';
+import { projectionLag, SEARCH_PROJECTION_TYPES, SEARCH_PROJECTIONS } from '@toolhistory/persistence';
 import type { ServiceMetrics } from '../observability/service-metrics';
 import { ReadModelProjectorService } from '../projector/read-model-projector.service';
 import { APP_CONFIG, METRICS, PG_POOL } from '../tokens';
@@ -11,12 +11,17 @@ import { RecordingActivity } from './recording-activity';
 @Module({ providers: [RecordingActivity, KafkaRecorderConsumer, ReadModelProjectorService] })
 export class RecorderModule {
   constructor(@Inject(APP_CONFIG) config: AppConfig, @Inject(PG_POOL) pool: Pool, @Inject(METRICS) metrics: ServiceMetrics) {
-    // The read model is written with the events; search follows them. With EventStoreDB the
+    // The read model is written with the events; each search follows them. With EventStoreDB the
     // positions live there, so no lag is read from this database.
     if (config.eventStore.kind === 'postgres') {
       metrics.observeProjectionLag(async () => {
-        const lag = await projectionLag(pool, SEARCH_PROJECTION, SEARCH_PROJECTION_TYPES).catch(() => undefined);
-        return lag === undefined ? [] : [{ labels: { projection: SEARCH_PROJECTION }, value: lag }];
+        const lags = await Promise.all(
+          Object.values(SEARCH_PROJECTIONS).map(async (projection) => ({
+            projection,
+            lag: await projectionLag(pool, projection, SEARCH_PROJECTION_TYPES).catch(() => undefined),
+          })),
+        );
+        return lags.flatMap(({ projection, lag }) => (lag === undefined ? [] : [{ labels: { projection }, value: lag }]));
       });
     }
   }

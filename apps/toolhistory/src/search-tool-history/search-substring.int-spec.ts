@@ -114,15 +114,15 @@ describe('SearchToolHistory by substring: a literal text anywhere, in any case (
     await expect(search('ke')).rejects.toThrow('query must be at least 3 characters to match as a substring');
   });
 
-  it('keeps the substring text and its trigram index, with its pending list, in a rebuild-style copy of the search table', async () => {
-    await db.pool.query('CREATE TABLE invocation_search_copy (LIKE invocation_search INCLUDING ALL)');
+  it('keeps the substring text and its trigram index, with its pending list, in a rebuild-style copy of the substring table', async () => {
+    await db.pool.query('CREATE TABLE invocation_substring_copy (LIKE invocation_substring INCLUDING ALL)');
     const { rows } = await db.pool.query<{ options: string[] }>(
       `SELECT c.reloptions AS options FROM pg_indexes i JOIN pg_class c ON c.relname = i.indexname AND c.relnamespace = current_schema()::regnamespace
-       WHERE i.schemaname = current_schema() AND i.tablename = 'invocation_search_copy' AND i.indexdef LIKE '%gin_trgm_ops%'`,
+       WHERE i.schemaname = current_schema() AND i.tablename = 'invocation_substring_copy' AND i.indexdef LIKE '%gin_trgm_ops%'`,
     );
     expect(rows).toHaveLength(1);
     // Trigrams are merged into the index in bulk (migration 021), not one by one as the words index's entries.
     expect(rows[0].options).toEqual(['fastupdate=on', 'gin_pending_list_limit=4096']);
-    await db.pool.query('DROP TABLE invocation_search_copy');
+    await db.pool.query('DROP TABLE invocation_substring_copy');
   });
 });
