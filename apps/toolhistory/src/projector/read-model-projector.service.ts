@@ -6,7 +6,7 @@ import type { EventStore } from '@toolhistory/domain';
 import {
   PostgresReadModelProjection,
   PostgresSearchProjection,
-  SEARCH_KINDS,
+  SearchKind,
   SEARCH_PROJECTION_TYPES,
   SEARCH_PROJECTIONS,
 } from '@toolhistory/persistence';
@@ -46,19 +46,28 @@ export class ReadModelProjectorService implements OnApplicationBootstrap, Before
               lagReportIntervalMs: FRESHNESS_REPORT_MS,
             }),
           ]
-        : SEARCH_KINDS.map(
-            (kind) =>
-              new ReadModelProjector(this.events, new PostgresSearchProjection(this.pool, kind), {
-                name: SEARCH_PROJECTIONS[kind],
-                types: SEARCH_PROJECTION_TYPES,
-                batchSize: 2_000,
-                // Search may lag, recording may not: on a busy machine the recorder comes first.
-                giveWayWhile: () => this.recording.busy(),
-                log,
-                lagReportIntervalMs: FRESHNESS_REPORT_MS,
-              }),
-          );
+        : this.searchProjectors(log);
     for (const projector of this.projectors) projector.start();
+  }
+
+  /**
+   * Search may lag, recording may not: on a busy machine the recorder comes
+   * first. Word search comes next (it has a freshness target); substring
+   * search, whose trigrams cost the most, gives way to both.
+   */
+  private searchProjectors(log: Logger): ReadModelProjector[] {
+    const searchOf = (kind: SearchKind, giveWayWhile: () => boolean) =>
+      new ReadModelProjector(this.events, new PostgresSearchProjection(this.pool, kind), {
+        name: SEARCH_PROJECTIONS[kind],
+        types: SEARCH_PROJECTION_TYPES,
+        batchSize: 2_000,
+        giveWayWhile,
+        log,
+        lagReportIntervalMs: FRESHNESS_REPORT_MS,
+      });
+    const words = searchOf('words', () => this.recording.busy());
+    const substrings = searchOf('substring', () => this.recording.busy() || words.applying());
+    return [words, substrings];
   }
 
   // Before the pool closes (DatabaseModule shuts down after this module).

@@ -61,4 +61,20 @@ describe('ReadModelProjector giving way to recording', () => {
     const { asked } = await appliedTwice(false);
     expect(asked).toEqual([false, false]);
   });
+
+  it('says it is applying while a batch is applied, and not before or after', async () => {
+    const seen: boolean[] = [];
+    const projection = slowProjection([]);
+    const watched = {
+      ...projection,
+      apply: async (batch: readonly RecordedToolEvent[]) => (seen.push(projector.applying()), projection.apply(batch)),
+    };
+    const projector = new ReadModelProjector(twoBatches(), watched, { lingerMs: 0 });
+    expect(projector.applying()).toBe(false);
+    projector.start();
+    while (seen.length < 2) await new Promise((r) => setTimeout(r, 5));
+    await projector.stop();
+    expect(seen).toEqual([true, true]);
+    expect(projector.applying()).toBe(false);
+  });
 });

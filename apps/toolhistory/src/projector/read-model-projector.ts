@@ -50,6 +50,7 @@ export class ReadModelProjector {
   private interval: ProjectionFreshness = { lastLagMs: 0, maxLagMs: 0, events: 0 };
   private lagTimer: NodeJS.Timeout | null = null;
   private lastApplyMs = 0;
+  private batchesApplying = 0;
 
   constructor(
     private readonly events: EventStore,
@@ -73,6 +74,11 @@ export class ReadModelProjector {
     if (this.lagTimer) clearInterval(this.lagTimer);
     this.lagTimer = null;
     await this.running;
+  }
+
+  /** Whether a batch is being applied right now: what a projection that comes second gives way to. */
+  applying(): boolean {
+    return this.batchesApplying > 0;
   }
 
   /** The lag of the last applied batch, the worst since the last report, and how many events that covers. */
@@ -131,7 +137,12 @@ export class ReadModelProjector {
     for await (const batch of batches) {
       if (this.options.giveWayWhile?.()) await pause(Math.min(this.lastApplyMs, 1_000), signal);
       const started = Date.now();
-      await this.applyBatch(batch);
+      this.batchesApplying += 1;
+      try {
+        await this.applyBatch(batch);
+      } finally {
+        this.batchesApplying -= 1;
+      }
       this.lastApplyMs = Date.now() - started;
     }
   }
