@@ -54,7 +54,7 @@ describe('@toolhistory/client adapters: citedSourcesFromAnswer compacts the next
   const tenantId = uniqueName('tenant');
 
   beforeAll(async () => {
-    ({ stack, publisher, client } = await startClientStack('adapter-citations', { policy: POLICY }));
+    ({ stack, publisher, client } = await startClientStack('adapter_citations', { policy: POLICY }));
   });
 
   afterAll(async () => {
