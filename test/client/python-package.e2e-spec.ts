@@ -54,7 +54,11 @@ describe('the Python package (clients/python) against the running service', () =
   beforeAll(async () => {
     const key = await signingKey('ES256');
     stack = await startRunningStack('pypkg', {
-      policy: { defaults: { freshnessSeconds: 3600 } },
+      // web_search's results are compacted to the sources the run's answer cites (the PydanticAI adapter's citation test).
+      policy: {
+        defaults: { freshnessSeconds: 3600 },
+        tools: { web_search: { citations: { items: '$.results[*]', number: '$.sourceNumber' } } },
+      },
       env: {
         GRPC_TLS_CERT_FILE: certs.serverCert,
         GRPC_TLS_KEY_FILE: certs.serverKey,

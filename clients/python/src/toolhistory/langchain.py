@@ -45,6 +45,7 @@ from toolhistory.errors import ToolHistoryError
 from toolhistory.events import RunFailure, TokenUsage
 from toolhistory.events import ToolCall as RecordedToolCall
 from toolhistory.limits import MAX_ID_LENGTH, MAX_INDEX, bounded_usage
+from toolhistory.publisher import cited_sources_from
 from toolhistory.v1 import toolhistory_pb2
 
 if TYPE_CHECKING:
@@ -496,6 +497,8 @@ class _State:
     rounds: int = 0
     last_output_asked_for_tools: bool = False
     last_assistant_message_id: str | None = None
+    last_output_text: str | None = None
+    """The text of the model's last output (the answer, when it asked for no tools); None before the first."""
     resume: _Resume | None = None
     state_messages: Sequence[BaseMessage] = ()
 
@@ -540,6 +543,7 @@ class ToolHistoryCallbackHandler(GraphCallbackHandler):
         decided_by: str | None = None,
         raise_error: bool = False,
         on_publish_error: Callable[[PublishFailure], None] | None = None,
+        cited_sources_from_answer: bool = False,
     ) -> None:
         """Record to ``run`` (a RunPublisher, its scope fixed), or to ``publisher.run(...)`` of ``scope``.
 
@@ -563,6 +567,12 @@ class ToolHistoryCallbackHandler(GraphCallbackHandler):
             raise_error: A failed publication fails the agent run (LangChain re-raises it). Default: LangChain
                 logs it, :meth:`settled` raises it and ``on_publish_error`` hears of it.
             on_publish_error: Called for every event that could not be published.
+            cited_sources_from_answer: RunCompleted's ``citedSources`` are the ``[sourceN]`` the answer cites
+                (``cited_sources_from`` of the text of the model's last output), and ``[]`` when it cites none,
+                which drops every item of the results a policy ``citations`` rule names from this run's replay.
+                A run that ends without an answer (its last output asked for tools, an interrupt ended it, or no
+                model output was seen) leaves them out: a later run's answer may cite those results. Default:
+                left out, so the results replay whole.
         """
         super().__init__()
         opener = (publisher, scope) if publisher is not None and scope is not None else None
@@ -582,6 +592,7 @@ class ToolHistoryCallbackHandler(GraphCallbackHandler):
         self._interrupt_ends_run = interrupt_ends_run
         self._pending_approvals = None if pending_approvals is None else list(pending_approvals)
         self._decided_by = decided_by
+        self._cited_sources_from_answer = cited_sources_from_answer
         self._lock = threading.RLock()
         self._state = _State()
         self._publications = _OrderedPublications(on_publish_error)
@@ -678,6 +689,8 @@ class ToolHistoryCallbackHandler(GraphCallbackHandler):
                 state.usage.append(usage)
             if message is not None and isinstance(message.id, str) and message.id:
                 state.last_assistant_message_id = message.id
+            if generation is not None:
+                state.last_output_text = str(message.text) if message is not None else generation.text
             calls = tool_calls_of(message)
             state.last_output_asked_for_tools = bool(calls)
             if not calls:
@@ -985,7 +998,10 @@ class ToolHistoryCallbackHandler(GraphCallbackHandler):
         assistant_message_id = (
             self._assistant_message_id or state.last_assistant_message_id or f"run-{state.agent_run_id}"
         )
-        finish_reason = self._finish_reason_after_tools if state.last_output_asked_for_tools else "stop"
+        answered = not state.last_output_asked_for_tools
+        finish_reason = "stop" if answered else self._finish_reason_after_tools
+        answer = state.last_output_text if self._cited_sources_from_answer and answered else None
+        cited_sources = None if answer is None else cited_sources_from(answer)
         usage = self._usage()
         occurred_at = _now()
         self._end()
@@ -996,6 +1012,7 @@ class ToolHistoryCallbackHandler(GraphCallbackHandler):
                 assistant_message_id=assistant_message_id,
                 finish_reason=finish_reason,
                 usage=usage,
+                cited_sources=cited_sources,
                 occurred_at=occurred_at,
             ),
         )

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 try:
+    import pydantic_core
     from agents import (
         Agent,
         ModelResponse,
@@ -54,6 +55,7 @@ except ImportError as missing:  # pragma: no cover - depends on the environment
 
 from toolhistory.events import JsonObject, JsonValue, RunFailure, TokenUsage, ToolCall, ToolResult
 from toolhistory.limits import MAX_JSON_DEPTH, bounded_usage, json_depth, token_count
+from toolhistory.publisher import cited_sources_from
 
 if TYPE_CHECKING:
     from agents.run_config import ToolErrorFormatterArgs
@@ -75,6 +77,7 @@ __all__ = [
     "ToolErrorTest",
     "agents_run_record",
     "describe_run_failure",
+    "final_output_text",
     "history_input",
     "is_sdk_tool_error",
     "recorded_run",
@@ -436,6 +439,16 @@ def parse_tool_arguments(text: str) -> JsonObject:
     return {"_raw": text}
 
 
+def final_output_text(final_output: object) -> str | None:
+    """The text of a run's ``final_output``: a text output as it is, a structured one (a Pydantic model, a
+    dataclass, ...) as its JSON text; ``None`` for none."""
+    if final_output is None:
+        return None
+    if isinstance(final_output, str):
+        return final_output
+    return pydantic_core.to_json(final_output, fallback=str).decode()
+
+
 def describe_run_failure(error: BaseException) -> RunFailure:
     """The ``RunFailed`` error for what a run raised: its class name and message."""
     message = str(error) or type(error).__name__
@@ -587,13 +600,19 @@ class AgentsRunRecorder:
         approval_reason: Callable[[ApprovalRequest], str | None] | None = None,
         is_tool_error: ToolErrorTest | None = None,
         model: str | None = None,
+        cited_sources_from_answer: bool = False,
     ) -> None:
         """``assistant_message_id``: the host's id of the run's final answer (the replayed tool segment
         goes right before it). ``finish_reason``: default ``stop``, or ``awaiting_approval`` when the run
         stopped for approvals, ``tool_limit`` when it ended right after executing tools. ``model``: the
         model name recorded with each call's tokens (default: the agent's model, when it names one).
         ``is_tool_error``: replaces ``is_sdk_tool_error`` (call it from yours to keep the marks of
-        ``tool_error_function``)."""
+        ``tool_error_function``). ``cited_sources_from_answer=True``: ``RunCompleted.citedSources`` are the
+        ``[sourceN]`` the final output cites (``cited_sources_from`` of its text; a structured output, of its
+        JSON text), and ``[]`` when it cites none, which drops every item of the results a policy ``citations``
+        rule names from this run's replay. A run that ends without the model's answer (stopped for approvals,
+        or right after tools) leaves them out: a later run's answer may cite those results. Default ``False``:
+        left out, so the results replay whole."""
         self.run = run
         self.assistant_message_id = assistant_message_id
         self.finish_reason = finish_reason
@@ -601,6 +620,7 @@ class AgentsRunRecorder:
         self.approval_reason = approval_reason
         self.is_tool_error = is_tool_error
         self.model = model
+        self.cited_sources_from_answer = cited_sources_from_answer
         self.error_marks: set[str] = set()
         self._resume_point: ResumePoint | None = None
         self._hooks: _RecordingHooks | None = None
@@ -671,7 +691,9 @@ class AgentsRunRecorder:
             interruptions=result.interruptions,
             context_wrapper=result.context_wrapper,
         )
-        await asyncio.to_thread(self._publish_completion, record)
+        answered = not record.awaiting_approval and not record.ended_after_tools
+        answer = final_output_text(result.final_output) if self.cited_sources_from_answer and answered else None
+        await asyncio.to_thread(self._publish_completion, record, answer)
 
     async def fail(
         self, error: BaseException | RunFailure, run: RunErrorDetails | RunResultStreaming | None = None
@@ -715,7 +737,7 @@ class AgentsRunRecorder:
         await self.complete(result)
         return result
 
-    def _publish_completion(self, record: AgentsRunRecord) -> None:
+    def _publish_completion(self, record: AgentsRunRecord, answer: str | None = None) -> None:
         self._publish_steps(record)
         if self.finish_reason is not None:
             finish_reason = self.finish_reason
@@ -729,6 +751,7 @@ class AgentsRunRecorder:
             assistant_message_id=self.assistant_message_id,
             finish_reason=finish_reason,
             usage=bounded_usage(record.usage) or None,
+            cited_sources=None if answer is None else cited_sources_from(answer),
         )
 
     def _publish_failure(self, record: AgentsRunRecord | None, failure: RunFailure) -> None:
@@ -788,6 +811,7 @@ async def recorded_run(
     approval_reason: Callable[[ApprovalRequest], str | None] | None = None,
     is_tool_error: ToolErrorTest | None = None,
     model: str | None = None,
+    cited_sources_from_answer: bool = False,
     **runner_kwargs: Any,
 ) -> RunResult:
     """Runs ``Runner.run(agent, input, **runner_kwargs)`` and records it as one run of ``run_publisher``.
@@ -796,7 +820,7 @@ async def recorded_run(
     ``state.approve``/``state.reject`` are recorded (``ToolApprovalDecided``), then the run goes on.
     When the run raises, ``RunFailed`` is recorded with the rounds it got through and the error
     re-raised (a publishing error then is not raised over it). Your own ``hooks`` and ``run_config``
-    still apply.
+    still apply. ``cited_sources_from_answer``: see ``AgentsRunRecorder``.
     """
     recorder = AgentsRunRecorder(
         run_publisher,
@@ -806,6 +830,7 @@ async def recorded_run(
         approval_reason=approval_reason,
         is_tool_error=is_tool_error,
         model=model,
+        cited_sources_from_answer=cited_sources_from_answer,
     )
     return await recorder.run_agent(agent, input, **runner_kwargs)
 
@@ -852,6 +877,7 @@ def recorded_run_streamed(
     approval_reason: Callable[[ApprovalRequest], str | None] | None = None,
     is_tool_error: ToolErrorTest | None = None,
     model: str | None = None,
+    cited_sources_from_answer: bool = False,
     **runner_kwargs: Any,
 ) -> RecordedStreamedRun:
     """``Runner.run_streamed(agent, input, **runner_kwargs)``, recorded once its events are exhausted.
@@ -866,6 +892,7 @@ def recorded_run_streamed(
         approval_reason=approval_reason,
         is_tool_error=is_tool_error,
         model=model,
+        cited_sources_from_answer=cited_sources_from_answer,
     )
     if isinstance(input, RunState):
         recorder.resuming(input)

@@ -44,6 +44,7 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
 
 from toolhistory.events import RunFailure, TokenUsage, ToolCall, ToolResult
 from toolhistory.limits import MAX_ID_LENGTH, MAX_JSON_DEPTH, bounded_usage, json_depth, token_count
+from toolhistory.publisher import cited_sources_from
 from toolhistory.splice import splice_history
 
 if TYPE_CHECKING:
@@ -64,6 +65,7 @@ __all__ = [
     "RecordedRound",
     "RecordedUsage",
     "RunRecord",
+    "answer_text_of",
     "arguments_of",
     "from_replay_messages",
     "is_default_output_tool",
@@ -402,6 +404,16 @@ def _usage_of(response: ModelResponse) -> RecordedUsage:
     return RecordedUsage(token_count(response.usage.input_tokens), token_count(response.usage.output_tokens), model)
 
 
+def answer_text_of(output: object) -> str | None:
+    """The text of a run's answer (``result.output``): a text output as it is, a structured one as its JSON text;
+    ``None`` for no answer (``None``, or calls waiting in a ``DeferredToolRequests``)."""
+    if output is None or isinstance(output, DeferredToolRequests):
+        return None
+    if isinstance(output, str):
+        return output
+    return tool_return_ta.dump_json(output).decode()
+
+
 def run_failure_of(error: BaseException) -> tuple[str, str]:
     """The (code, message) to record for what a run raised: its class name and its text."""
     if isinstance(error, asyncio.CancelledError):
@@ -482,17 +494,20 @@ def publish_run_record(
     finish_reason: str | None = None,
     decided_by: str | None = None,
     approval_reason: Callable[[RecordedCall], str | None] | None = None,
+    cited_sources: Sequence[int] | None = None,
 ) -> None:
     """Publishes a completed run's steps, then ``RunCompleted`` with its usage.
 
     ``assistant_message_id`` is the host's id of the run's answer (replay puts the tool segment right
     before that message); ``None`` falls back to the provider's id of the last model response, else the run id.
+    ``cited_sources``: the source numbers the answer cites (``RunPublisher.complete``'s).
     """
     publish_run_steps(run, record, decided_by=decided_by, approval_reason=approval_reason)
     run.complete(
         assistant_message_id=assistant_message_id or record.last_response_id or run.scope.run_id,
         finish_reason=finish_reason or record.finish_reason,
         usage=_token_usage(record) or None,
+        cited_sources=cited_sources,
     )
 
 
@@ -526,13 +541,14 @@ def record_messages(
     decided_by: str | None = None,
     approval_reason: Callable[[RecordedCall], str | None] | None = None,
     is_output_tool: Callable[[str], bool] = is_default_output_tool,
+    cited_sources_from_answer: bool = False,
 ) -> RunRecord:
     """Records a finished run from ``result.new_messages()`` and ends it with ``RunCompleted``. Blocking.
 
     ``output`` is ``result.output``: a ``DeferredToolRequests`` makes its approval calls
     ``ToolApprovalRequested`` (the run ends ``tool_limit``). For a run that resumed with
     ``deferred_tool_results``, pass them and the ``message_history`` it was given as ``history``.
-    Returns what was recorded.
+    ``cited_sources_from_answer``: see ``recorded_run``. Returns what was recorded.
     """
     record = run_record(
         messages,
@@ -541,6 +557,8 @@ def record_messages(
         deferred_results=deferred_tool_results,
         is_output_tool=is_output_tool,
     )
+    # Only an answer says what it cites: a run that stopped for approvals or right after tools has none.
+    answer = answer_text_of(output) if cited_sources_from_answer and record.finish_reason == "stop" else None
     publish_run_record(
         run,
         record,
@@ -548,6 +566,7 @@ def record_messages(
         finish_reason=finish_reason,
         decided_by=decided_by,
         approval_reason=approval_reason,
+        cited_sources=None if answer is None else cited_sources_from(answer),
     )
     return record
 
@@ -582,6 +601,7 @@ async def recorded_run(
     decided_by: str | None = None,
     approval_reason: Callable[[RecordedCall], str | None] | None = None,
     is_output_tool: Callable[[str], bool] = is_default_output_tool,
+    cited_sources_from_answer: bool = False,
     **kwargs: Any,
 ) -> AgentRunResult[Any]:
     """Runs ``agent`` (as ``agent.run``, through ``agent.iter``) and records the run; returns its result.
@@ -589,6 +609,12 @@ async def recorded_run(
     ``kwargs`` go to ``agent.iter`` (``deps``, ``model``, ``output_type``, ...). When the run raises, what it
     finished so far and ``RunFailed`` are recorded and the error is raised again (a failure to record it is
     not: the run's own error is what the caller needs). Publishing runs in a worker thread.
+
+    ``cited_sources_from_answer=True``: ``RunCompleted.citedSources`` are the ``[sourceN]`` the answer cites
+    (``cited_sources_from`` of ``result.output``; a structured output, of its JSON text), and ``[]`` when it
+    cites none, which drops every item of the results a policy ``citations`` rule names from this run's
+    replay. A run that ends without an answer (stopped for approvals, or right after tools) leaves them out:
+    a later run's answer may cite those results. Default ``False``: left out, so the results replay whole.
     """
     agent_run: Any = None
     try:
@@ -628,6 +654,7 @@ async def recorded_run(
         decided_by=decided_by,
         approval_reason=approval_reason,
         is_output_tool=is_output_tool,
+        cited_sources_from_answer=cited_sources_from_answer,
     )
     return cast("AgentRunResult[Any]", result)
 

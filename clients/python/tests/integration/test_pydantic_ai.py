@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -124,3 +125,61 @@ async def test_a_recorded_turn_is_replayed_into_the_next_run(
     assert (charge.outcome, charge.content) == ("failed", "card declined for 30")
     assert (unnamed.outcome, unnamed.content) == ("success", {"order_id": "B-2", "status": "shipped"})
     assert sent[3].parts[0] == TextPart(first.output)
+
+
+def _search_then_answer(answer: str) -> Callable[[list[ModelMessage], AgentInfo], ModelResponse]:
+    """One web search (five numbered sources; the service's policy compacts web_search by citation), then `answer`."""
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if _has_user_prompt(messages[-1]):
+            return ModelResponse(parts=[ToolCallPart("web_search", {"q": "rain in Paris"}, tool_call_id="call_search")])
+        return ModelResponse(parts=[TextPart(answer)])
+
+    return model
+
+
+def _search_agent(model: Callable[[list[ModelMessage], AgentInfo], ModelResponse]) -> Agent[None, str]:
+    agent = Agent(FunctionModel(model))
+
+    @agent.tool_plain
+    def web_search(q: str) -> dict[str, Any]:
+        return {"query": q, "results": [{"sourceNumber": n, "title": f"{q}, source {n}"} for n in range(1, 6)]}
+
+    return agent
+
+
+async def test_the_answer_s_cited_sources_compact_the_next_replay_to_those_sources(
+    stack: Any, publisher: Any, client: Any, ids: Any, replayed: Any
+) -> None:
+    conversation = ids("conv")
+    run = publisher.run(
+        tenant_id=stack.tenant, conversation_id=conversation, channel=CHANNEL, run_id=ids("run"), user_message_id="u-1"
+    )
+    answer = "Rain is likely [source2], as the radar shows [source4]."
+    first = await recorded_run(
+        run,
+        _search_agent(_search_then_answer(answer)),
+        "Will it rain in Paris?",
+        assistant_message_id="a-1",
+        cited_sources_from_answer=True,
+    )
+    assert first.output == answer
+
+    history = await asyncio.to_thread(replayed, client, conversation, REPLAY_FORMAT, until=lambda h: len(h.turns) == 1)
+    (call,) = [call for turn in history.turns for round_ in turn.rounds for call in round_.calls]
+    assert [item["sourceNumber"] for item in json.loads(call.result)["results"]] == [2, 4]
+    assert call.compacted_items == 3
+
+    # The next run's model is sent only the two cited sources.
+    chat: list[ModelMessage] = [
+        ModelRequest(parts=[UserPromptPart("Will it rain in Paris?")], metadata={"id": "u-1"}),
+        ModelResponse(parts=[TextPart(answer)], metadata={"id": "a-1"}),
+    ]
+    returns = [
+        part
+        for message in splice_message_history(chat, history, id_of=_message_id)
+        if isinstance(message, ModelRequest)
+        for part in message.parts
+        if isinstance(part, ToolReturnPart)
+    ]
+    assert [[item["sourceNumber"] for item in part.content["results"]] for part in returns] == [[2, 4]]

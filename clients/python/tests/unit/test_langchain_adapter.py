@@ -440,6 +440,79 @@ def test_completes_with_the_after_tools_finish_reason_when_the_loop_ends_after_t
     assert run.events[2]["finish_reason"] == expected
 
 
+def look_up_then_answer(answer: str | list[str | dict[str, Any]]) -> ScriptedChatModel:
+    return scripted(
+        AIMessage(content="", tool_calls=[call("call_a", "get_order", {"order_id": "A-1"})]),
+        AIMessage(content=answer),
+    )
+
+
+@pytest.mark.parametrize(
+    ("options", "answer", "expected"),
+    [
+        ({"cited_sources_from_answer": True}, "Shipped [source4], says the carrier [source2].", [2, 4]),
+        ({"cited_sources_from_answer": True}, "Shipped.", []),
+        ({"cited_sources_from_answer": False}, "Shipped [source4].", None),
+        ({}, "Shipped [source4].", None),
+    ],
+    ids=["on: the numbers the answer cites", "on: no citation is []", "off: left out", "by default: left out"],
+)
+def test_reads_the_cited_sources_of_the_answer_when_asked(
+    options: dict[str, Any], answer: str, expected: list[int] | None
+) -> None:
+    run = RecordingRun()
+    agent(look_up_then_answer(answer)).invoke(
+        {"messages": [HumanMessage("A-1?")]}, {"callbacks": [handler_for(run, **options)]}
+    )
+
+    completed = run.events[-1]
+    assert (completed["type"], completed["finish_reason"]) == ("RunCompleted", "stop")
+    assert completed.get("cited_sources") == expected
+    assert expected is not None or "cited_sources" not in completed
+
+
+def test_reads_the_text_blocks_of_an_answer() -> None:
+    run = RecordingRun()
+    blocks: list[str | dict[str, Any]] = [
+        {"type": "text", "text": "Shipped [source3]"},
+        {"type": "text", "text": ", on time [source1]."},
+    ]
+    agent(look_up_then_answer(blocks)).invoke(
+        {"messages": [HumanMessage("A-1?")]}, {"callbacks": [handler_for(run, cited_sources_from_answer=True)]}
+    )
+    assert run.events[-1]["cited_sources"] == [1, 3]
+
+
+def test_a_run_without_an_answer_or_a_failed_one_carries_no_cited_sources() -> None:
+    # Ended right after tools: a later run's answer may cite this run's results.
+    after_tools = RecordingRun()
+    asking = scripted(AIMessage(content="[source1]", tool_calls=[call("call_l", "get_order", {"order_id": "A"})]))
+    agent(asking, end_after_tools=True).invoke(
+        {"messages": [HumanMessage("?")]}, {"callbacks": [handler_for(after_tools, cited_sources_from_answer=True)]}
+    )
+    assert after_tools.events[-1]["finish_reason"] == "tool_limit"
+    assert "cited_sources" not in after_tools.events[-1]
+
+    interrupted = RecordingRun()
+    agent(refund_script(alone=True), [get_order, refund], checkpointer=InMemorySaver()).invoke(
+        {"messages": [HumanMessage("refund A-1")]},
+        {
+            "configurable": {"thread_id": "thread-cited"},
+            "callbacks": [handler_for(interrupted, interrupt_ends_run=True, cited_sources_from_answer=True)],
+        },
+    )
+    assert interrupted.events[-1]["finish_reason"] == "tool_limit"
+    assert "cited_sources" not in interrupted.events[-1]
+
+    failed = RecordingRun()
+    with pytest.raises(RuntimeError, match="model overloaded"):
+        agent(scripted(failures={0: RuntimeError("model overloaded")})).invoke(
+            {"messages": [HumanMessage("?")]}, {"callbacks": [handler_for(failed, cited_sources_from_answer=True)]}
+        )
+    assert failed.types() == ["RunFailed"]
+    assert "cited_sources" not in failed.events[0]
+
+
 def test_does_not_count_the_model_and_tool_calls_a_tool_makes_itself() -> None:
     inner = scripted(AIMessage(content="", tool_calls=[call("inner_1", "get_order", {"order_id": "Z"})]))
 

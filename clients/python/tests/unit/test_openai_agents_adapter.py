@@ -186,6 +186,7 @@ async def test_records_a_round_of_parallel_calls_its_outputs_and_the_tokens_of_e
             "assistant_message_id": "host-msg-2",
             "finish_reason": "stop",
             "usage": [TokenUsage(10, 5, None), TokenUsage(20, 7, None)],
+            "cited_sources": None,
         },
     )
 
@@ -270,7 +271,12 @@ async def test_a_run_that_stops_for_approval_records_the_request_and_ends_awaiti
     ]
     assert first.end == (
         "complete",
-        {"assistant_message_id": "host-1", "finish_reason": "awaiting_approval", "usage": [TokenUsage(10, 5)]},
+        {
+            "assistant_message_id": "host-1",
+            "finish_reason": "awaiting_approval",
+            "usage": [TokenUsage(10, 5)],
+            "cited_sources": None,
+        },
     )
 
     # The host keeps the state while a person decides (here through its JSON), then resumes it as a new run.
@@ -312,7 +318,12 @@ async def test_a_run_that_stops_for_approval_records_the_request_and_ends_awaiti
     assert second.of("approval_requested") == []
     assert second.end == (
         "complete",
-        {"assistant_message_id": "host-2", "finish_reason": "stop", "usage": [TokenUsage(30, 3), TokenUsage(40, 9)]},
+        {
+            "assistant_message_id": "host-2",
+            "finish_reason": "stop",
+            "usage": [TokenUsage(30, 3), TokenUsage(40, 9)],
+            "cited_sources": None,
+        },
     )
 
 
@@ -391,6 +402,98 @@ async def test_a_streamed_run_whose_consumer_stops_early_is_cancelled_and_failed
     await events.__anext__()
     await events.aclose()
     assert run.end == ("fail", {"error": STREAM_CANCELLED, "usage": None})
+
+
+def search_then_answer(answer: str) -> ScriptedModel:
+    return ScriptedModel(
+        [
+            ModelStep(output=[call("lookup_order", "c1", order_id="A")], usage=usage(4, 2)),
+            ModelStep(output=[assistant_message(answer, item_id="msg_1")], usage=usage(8, 3)),
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    ("option", "answer", "expected"),
+    [
+        ({"cited_sources_from_answer": True}, "Shipped [source4], says the carrier [source2].", [2, 4]),
+        ({"cited_sources_from_answer": True}, "Shipped.", []),
+        ({"cited_sources_from_answer": False}, "Shipped [source4].", None),
+        ({}, "Shipped [source4].", None),
+    ],
+    ids=["on: the numbers the final output cites", "on: no citation is []", "off: left out", "by default: left out"],
+)
+async def test_reads_the_cited_sources_of_the_final_output_when_asked(
+    option: dict[str, Any], answer: str, expected: list[int] | None
+) -> None:
+    run = PublishedRun()
+    agent = agent_of(search_then_answer(answer))
+    await recorded_run(run, agent, "A?", assistant_message_id="m", run_config=NO_TRACING, **option)
+    kind, fields = run.end
+    assert (kind, fields["finish_reason"], fields["cited_sources"]) == ("complete", "stop", expected)
+
+
+async def test_reads_a_structured_final_output_as_its_json_text_and_a_streamed_run_s_once_it_ends() -> None:
+    class Answer(pydantic.BaseModel):
+        text: str
+
+    structured = PublishedRun()
+    model = search_then_answer(json.dumps({"text": "Shipped [source3], on time [source1]."}))
+    agent = Agent(name="support", model=model, tools=TOOLS, output_type=Answer)
+    result = await recorded_run(
+        structured, agent, "A?", assistant_message_id="m", run_config=NO_TRACING, cited_sources_from_answer=True
+    )
+    assert result.final_output == Answer(text="Shipped [source3], on time [source1].")
+    assert structured.end[1]["cited_sources"] == [1, 3]
+
+    streamed = PublishedRun()
+    stream = recorded_run_streamed(
+        streamed,
+        agent_of(search_then_answer("Shipped [source5].")),
+        "A?",
+        assistant_message_id="m",
+        run_config=NO_TRACING,
+        cited_sources_from_answer=True,
+    )
+    _ = [event async for event in stream.stream_events()]
+    assert streamed.end[1]["cited_sources"] == [5]
+
+
+async def test_a_run_without_the_model_s_answer_or_a_failed_one_carries_no_cited_sources() -> None:
+    # Stopped for approval: a later run's answer may cite this run's results.
+    asked = PublishedRun()
+    asking = ScriptedModel([ModelStep(output=[call("refund", "c1", amount=3)], usage=usage(4, 2))])
+    await recorded_run(
+        asked,
+        agent_of(asking),
+        "refund",
+        assistant_message_id="m",
+        run_config=NO_TRACING,
+        cited_sources_from_answer=True,
+    )
+    assert (asked.end[1]["finish_reason"], asked.end[1]["cited_sources"]) == ("awaiting_approval", None)
+
+    # The final output is a tool's.
+    tool_output = PublishedRun()
+    once = ScriptedModel([ModelStep(output=[call("lookup_order", "c1", order_id="A")], usage=usage(4, 2))])
+    agent = Agent(name="support", model=once, tools=TOOLS, tool_use_behavior="stop_on_first_tool")
+    await recorded_run(
+        tool_output, agent, "A?", assistant_message_id="m", run_config=NO_TRACING, cited_sources_from_answer=True
+    )
+    assert (tool_output.end[1]["finish_reason"], tool_output.end[1]["cited_sources"]) == ("tool_limit", None)
+
+    failed = PublishedRun()
+    with pytest.raises(ConnectionError):
+        await recorded_run(
+            failed,
+            agent_of(ScriptedModel([ConnectionError("provider unavailable")])),
+            "A?",
+            assistant_message_id="m",
+            run_config=NO_TRACING,
+            cited_sources_from_answer=True,
+        )
+    assert failed.end[0] == "fail"
+    assert "cited_sources" not in failed.end[1]
 
 
 async def test_a_publishing_error_does_not_hide_the_run_s_own_error() -> None:

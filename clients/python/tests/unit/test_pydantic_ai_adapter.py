@@ -635,3 +635,116 @@ async def test_recorded_runs_publish_approval_requests_then_the_resumed_runs_dec
     ]
     assert resumed_run.events[2][1] == [(0, 1, "call_charge", False)]
     assert resumed_run.events[-1][1]["finish_reason"] == "stop"
+
+
+# --- The cited sources of the answer ----------------------------------------------------------------
+
+
+def _search_then_answer(answer: str) -> FunctionModel:
+    """One search round, then ``answer``."""
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(parts=[ToolCallPart("web_search", {"q": "rain"}, tool_call_id="call_s")])
+        return ModelResponse(parts=[TextPart(answer)])
+
+    return FunctionModel(model)
+
+
+def _search_agent(model: FunctionModel, **options: Any) -> Agent[None, Any]:
+    agent: Agent[None, Any] = Agent(model, **options)
+
+    @agent.tool_plain
+    def web_search(q: str) -> dict[str, Any]:
+        return {"results": [{"sourceNumber": n} for n in range(1, 6)]}
+
+    return agent
+
+
+@pytest.mark.parametrize(
+    ("option", "answer", "expected"),
+    [
+        ({"cited_sources_from_answer": True}, "Rain [source4], says the radar [source2].", [2, 4]),
+        ({"cited_sources_from_answer": True}, "Rain.", []),
+        ({"cited_sources_from_answer": False}, "Rain [source4].", None),
+        ({}, "Rain [source4].", None),
+    ],
+    ids=["on: the numbers the answer cites", "on: no citation is []", "off: left out", "by default: left out"],
+)
+async def test_recorded_run_reads_the_cited_sources_of_the_answer_when_asked(
+    option: dict[str, Any], answer: str, expected: list[int] | None
+) -> None:
+    from toolhistory.pydantic_ai import recorded_run
+
+    run = _RecordingRun()
+    await recorded_run(run, _search_agent(_search_then_answer(answer)), "rain?", assistant_message_id="a", **option)  # type: ignore[arg-type]
+
+    kind, complete = run.events[-1]
+    assert (kind, complete["finish_reason"], complete["cited_sources"]) == ("complete", "stop", expected)
+
+
+async def test_a_structured_answer_is_read_as_its_json_text() -> None:
+    from toolhistory.pydantic_ai import recorded_run
+
+    class Answer(BaseModel):
+        text: str
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        (output_tool,) = info.output_tools
+        answer = {"text": "Rain [source3] and wind [source1]."}
+        return ModelResponse(parts=[ToolCallPart(output_tool.name, answer, tool_call_id="call_out")])
+
+    run = _RecordingRun()
+    agent = Agent(FunctionModel(model), output_type=Answer)
+    result = await recorded_run(run, agent, "rain?", assistant_message_id="a", cited_sources_from_answer=True)  # type: ignore[arg-type]
+
+    assert result.output == Answer(text="Rain [source3] and wind [source1].")
+    assert run.events[-1][1]["cited_sources"] == [1, 3]
+
+
+async def test_a_run_without_an_answer_or_a_failed_one_carries_no_cited_sources() -> None:
+    from toolhistory.pydantic_ai import recorded_run
+
+    agent = Agent(FunctionModel(_first_turn_model), output_type=[str, DeferredToolRequests])
+
+    @agent.tool_plain
+    def lookup_order(order_id: str) -> str:
+        return "shipped [source1]"
+
+    @agent.tool_plain(requires_approval=True)
+    def charge_card(amount: int) -> str:
+        return "charged"
+
+    @agent.tool_plain(requires_approval=True)
+    def refund(amount: int) -> str:
+        return "refunded"
+
+    # Stopped for approvals: a later run's answer may cite this run's results.
+    paused = _RecordingRun()
+    await recorded_run(paused, agent, "go", assistant_message_id="a", cited_sources_from_answer=True)  # type: ignore[arg-type]
+    assert (paused.events[-1][1]["finish_reason"], paused.events[-1][1]["cited_sources"]) == ("tool_limit", None)
+
+    def failing(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        raise TimeoutError("model timed out")
+
+    failed = _RecordingRun()
+    failing_agent = Agent(FunctionModel(failing))
+    with pytest.raises(TimeoutError):
+        await recorded_run(failed, failing_agent, "go", assistant_message_id="a", cited_sources_from_answer=True)  # type: ignore[arg-type]
+    assert [kind for kind, _ in failed.events] == ["fail"]
+    assert "cited_sources" not in failed.events[0][1]
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        ("Rain [source2].", "Rain [source2]."),
+        ({"answer": "Rain [source2]."}, '{"answer":"Rain [source2]."}'),
+        (None, None),
+        (DeferredToolRequests(), None),
+    ],
+)
+def test_the_answer_text_of_an_output(output: object, expected: str | None) -> None:
+    from toolhistory.pydantic_ai import answer_text_of
+
+    assert answer_text_of(output) == expected

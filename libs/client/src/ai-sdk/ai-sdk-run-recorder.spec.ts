@@ -297,6 +297,83 @@ describe('recordedGenerateText and big results', () => {
   });
 });
 
+describe('recordedGenerateText and the cited sources of the answer', () => {
+  const search = {
+    web_search: tool({
+      inputSchema: z.object({ q: z.string() }),
+      execute: async () => ({ results: [1, 2, 3, 4, 5].map((n) => ({ sourceNumber: n, title: `page ${n}` })) }),
+    }),
+  };
+  const searchThenAnswer = (text: string) =>
+    new MockLanguageModelV3({ doGenerate: [calls(['s0', 'web_search', { q: 'rain' }]), answer(text)] });
+
+  it.each<[string, boolean | undefined, string, number[] | undefined]>([
+    ['on: the numbers the answer cites', true, 'Rain is likely [source4], as the radar shows [source2].', [2, 4]],
+    ['on: an answer that cites nothing is []', true, 'Rain is likely.', []],
+    ['off: left out', false, 'Rain is likely [source4].', undefined],
+    ['by default: left out', undefined, 'Rain is likely [source4].', undefined],
+  ])('%s', async (_d, citedSourcesFromAnswer, text, expected) => {
+    const { run, events } = wireRun();
+
+    await recordedGenerateText(
+      run,
+      { model: searchThenAnswer(text), tools: search, prompt: 'rain?', stopWhen: stepCountIs(3) },
+      citedSourcesFromAnswer === undefined ? {} : { citedSourcesFromAnswer },
+    );
+
+    const completed = events.at(-1)!;
+    expect(completed).toMatchObject({ type: 'RunCompleted', finishReason: 'stop' });
+    if (expected === undefined) expect(completed).not.toHaveProperty('citedSources');
+    else expect(completed.citedSources).toEqual(expected);
+  });
+
+  it('reads a streamed answer the same way', async () => {
+    const { run, events } = wireRun();
+    const model = new MockLanguageModelV3({
+      doStream: [
+        {
+          stream: convertArrayToReadableStream<StreamPart>([
+            { type: 'stream-start', warnings: [] },
+            { type: 'text-start', id: 't' },
+            { type: 'text-delta', id: 't', delta: 'Rain [source3]' },
+            { type: 'text-delta', id: 't', delta: '[source1].' },
+            { type: 'text-end', id: 't' },
+            { type: 'finish', finishReason: { unified: 'stop', raw: 'stop' }, usage: usage() },
+          ]),
+        },
+      ],
+    });
+
+    const result = recordedStreamText(run, { model, prompt: 'rain?' }, { citedSourcesFromAnswer: true });
+    await result.consumeStream();
+    await result.recorded;
+
+    expect(events.at(-1)).toMatchObject({ type: 'RunCompleted', citedSources: [1, 3] });
+  });
+
+  it('leaves them out of a run that ends without an answer (a later run may cite its results), and of a failed run', async () => {
+    const afterTools = wireRun();
+    await recordedGenerateText(
+      afterTools.run,
+      { model: searchThenAnswer('[source1]'), tools: search, prompt: 'rain?', stopWhen: stepCountIs(1) },
+      { citedSourcesFromAnswer: true },
+    );
+    expect(afterTools.events.at(-1)).toMatchObject({ type: 'RunCompleted', finishReason: 'tool_limit' });
+    expect(afterTools.events.at(-1)).not.toHaveProperty('citedSources');
+
+    const failed = wireRun();
+    const model = new MockLanguageModelV3({
+      doGenerate: async () => {
+        throw new Error('overloaded');
+      },
+    });
+    await expect(
+      recordedGenerateText(failed.run, { model, prompt: 'rain?', maxRetries: 0 }, { citedSourcesFromAnswer: true }),
+    ).rejects.toThrow('overloaded');
+    expect(failed.events).toEqual([{ type: 'RunFailed', error: { code: 'Error', message: 'overloaded' } }]);
+  });
+});
+
 describe('recordedGenerateText and the user message id', () => {
   it("gives the run the last user UI message's id, or the one it is told", async () => {
     for (const [recording, expected] of [

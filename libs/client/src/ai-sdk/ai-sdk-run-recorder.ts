@@ -8,6 +8,7 @@ import type {
   ToolSet,
   UIMessage,
 } from 'ai';
+import { citedSourcesFrom } from '../cited-sources';
 import { type RunTarget, runOfTarget } from '../run-target';
 import type { RunPublisher } from '../tool-event-publisher';
 import { type ApprovalAnswer, approvalAnswers, type KnownPendingApproval, resumedResults, splitResumedStep } from './ai-sdk-approvals';
@@ -59,6 +60,17 @@ export interface RecordingOptions<TOOLS extends ToolSet = ToolSet> {
    * `prepareStep`, which sees the messages itself.
    */
   messages?: readonly ModelMessage[];
+  /**
+   * true: RunCompleted's `citedSources` are the `[sourceN]` the answer
+   * cites (citedSourcesFrom of the call's final `text`; with structured
+   * `output`, the JSON text the model wrote), and `[]` when it cites none,
+   * which drops every item of the results a policy `citations` rule names
+   * from this run's replay. A run that ends without an answer (its last
+   * step asked for tools, or for an approval) leaves them out: a later
+   * run's answer may cite those results. Default false: left out, so the
+   * run's results are replayed whole.
+   */
+  citedSourcesFromAnswer?: boolean;
 }
 
 /**
@@ -271,10 +283,12 @@ export function toolHistoryCallbacks<TOOLS extends ToolSet = ToolSet>(
         await recordResumedResults(answersAwaitingResults, responseMessages?.[0]);
       }
       const { assistantMessageId = finished.response.id } = options;
+      const finishReason = runFinishReason(finished.steps);
       return run.complete({
         assistantMessageId: typeof assistantMessageId === 'function' ? assistantMessageId(finished) : assistantMessageId,
-        finishReason: runFinishReason(finished.steps),
+        finishReason,
         usage: stepUsage(finished.steps),
+        ...(options.citedSourcesFromAnswer && finishReason === 'stop' ? { citedSources: citedSourcesFrom(finished.text) } : {}),
       });
     });
 

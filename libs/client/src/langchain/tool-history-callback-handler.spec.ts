@@ -1,4 +1,4 @@
-import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
+import { AIMessage, type AIMessageFields, type BaseMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { tool } from '@langchain/core/tools';
 import { Command, interrupt, MemorySaver } from '@langchain/langgraph';
 // The repo's moduleResolution ("node") does not read package exports: the types come from the file the export names.
@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { type PublishedEvent, RunPublisher, type RunScope } from '../tool-event-publisher';
 import { ToolHistoryPublishError } from './ordered-publish-queue';
 import { call, getOrder, SCRIPTED_MODEL_NAME, ScriptedChatModel, type ScriptedReply, tools, usage } from './scripted-chat-model.fixture';
-import { ToolHistoryCallbackHandler } from './tool-history-callback-handler';
+import { ToolHistoryCallbackHandler, type ToolHistoryCallbackHandlerOptions } from './tool-history-callback-handler';
 
 const { createReactAgent } = jest.requireActual<typeof Prebuilt>('@langchain/langgraph/prebuilt');
 
@@ -388,6 +388,84 @@ describe('ToolHistoryCallbackHandler with the prebuilt ReAct agent', () => {
       expect.objectContaining({ type: 'ToolResultReceived', roundIndex: 0, toolCallId: 'call_c', result: 'order B-2: shipped' }),
       expect.objectContaining({ type: 'RunCompleted', assistantMessageId: answer.id, finishReason: 'stop' }),
     ]);
+  });
+});
+
+describe('ToolHistoryCallbackHandler and the cited sources of the answer', () => {
+  /** Looks an order up, then answers `answer`; the RunCompleted the handler publishes. */
+  async function answering(answer: AIMessageFields['content'], options: ToolHistoryCallbackHandlerOptions) {
+    const { run, events } = recordingRun();
+    const handler = new ToolHistoryCallbackHandler(run, options);
+    const model = new ScriptedChatModel([
+      { content: '', tool_calls: [call('call_a', 'get_order', { orderId: 'A-1' })] },
+      { content: answer },
+    ]);
+    await createReactAgent({ llm: model, tools }).invoke({ messages: [new HumanMessage('A-1?')] }, { callbacks: [handler] });
+    return events.at(-1)!;
+  }
+
+  it.each<[string, boolean | undefined, string, number[] | undefined]>([
+    ['on: the numbers the answer cites', true, 'Shipped [source4], says the carrier [source2].', [2, 4]],
+    ['on: an answer that cites nothing is []', true, 'Shipped.', []],
+    ['off: left out', false, 'Shipped [source4].', undefined],
+    ['by default: left out', undefined, 'Shipped [source4].', undefined],
+  ])('%s', async (_d, citedSourcesFromAnswer, text, expected) => {
+    const completed = await answering(text, citedSourcesFromAnswer === undefined ? {} : { citedSourcesFromAnswer });
+
+    expect(completed).toMatchObject({ type: 'RunCompleted', finishReason: 'stop' });
+    if (expected === undefined) expect(completed).not.toHaveProperty('citedSources');
+    else expect(completed.citedSources).toEqual(expected);
+  });
+
+  it("reads the text blocks of an answer's content", async () => {
+    const blocks = [
+      { type: 'text' as const, text: 'Shipped [source3]' },
+      { type: 'text' as const, text: ', on time [source1].' },
+    ];
+    expect(await answering(blocks, { citedSourcesFromAnswer: true })).toMatchObject({ citedSources: [1, 3] });
+  });
+
+  it('leaves them out of a run that ends without an answer (a later run may cite its results), and of RunFailed', async () => {
+    const lookUp = tool(async () => 'done', { name: 'look_up', description: 'Looks up.', schema: z.object({}), returnDirect: true });
+    const afterTools = recordingRun();
+    await createReactAgent({
+      llm: new ScriptedChatModel([{ content: '[source1]', tool_calls: [call('call_l', 'look_up', {})] }]),
+      tools: [lookUp],
+    }).invoke(
+      { messages: [new HumanMessage('?')] },
+      { callbacks: [new ToolHistoryCallbackHandler(afterTools.run, { citedSourcesFromAnswer: true })] },
+    );
+    expect(afterTools.events.at(-1)).toMatchObject({ type: 'RunCompleted', finishReason: 'tool_limit' });
+    expect(afterTools.events.at(-1)).not.toHaveProperty('citedSources');
+
+    const approve = tool(async () => `approved by ${String(interrupt({}))}`, {
+      name: 'approve',
+      description: 'Asks.',
+      schema: z.object({}),
+    });
+    const interrupted = recordingRun();
+    await createReactAgent({
+      llm: new ScriptedChatModel([{ content: '', tool_calls: [call('call_ok', 'approve', {})] }]),
+      tools: [approve],
+      checkpointer: new MemorySaver(),
+    }).invoke(
+      { messages: [new HumanMessage('?')] },
+      {
+        configurable: { thread_id: 'thread-cited' },
+        callbacks: [new ToolHistoryCallbackHandler(interrupted.run, { interruptEndsRun: true, citedSourcesFromAnswer: true })],
+      },
+    );
+    expect(interrupted.events.at(-1)).toMatchObject({ type: 'RunCompleted', finishReason: 'tool_limit' });
+    expect(interrupted.events.at(-1)).not.toHaveProperty('citedSources');
+
+    const failed = recordingRun();
+    await expect(
+      createReactAgent({ llm: new ScriptedChatModel([new Error('model overloaded')]), tools }).invoke(
+        { messages: [new HumanMessage('?')] },
+        { callbacks: [new ToolHistoryCallbackHandler(failed.run, { citedSourcesFromAnswer: true })] },
+      ),
+    ).rejects.toThrow('model overloaded');
+    expect(failed.events).toEqual([{ type: 'RunFailed', error: { code: 'Error', message: 'model overloaded' } }]);
   });
 });
 

@@ -4,6 +4,7 @@ import type { Serialized } from '@langchain/core/load/serializable';
 import { type BaseMessage, HumanMessage } from '@langchain/core/messages';
 import type { LLMResult } from '@langchain/core/outputs';
 import type { ChainValues } from '@langchain/core/utils/types';
+import { citedSourcesFrom } from '../cited-sources';
 import type { PendingApproval } from '../generated/toolhistory/v1/toolhistory';
 import { checkFixedScope, type RunTarget, runOfTarget } from '../run-target';
 import type { PublishedEvent, RunPublisher } from '../tool-event-publisher';
@@ -75,6 +76,17 @@ export interface ToolHistoryCallbackHandlerOptions {
   pendingApprovals?: ReadonlyArray<Pick<PendingApproval, 'toolCallId' | 'roundIndex' | 'sequenceIndex'>>;
   /** Who decided, when the resume value says it was approved or denied but not by whom. */
   decidedBy?: string;
+  /**
+   * true: RunCompleted's `citedSources` are the `[sourceN]` the answer
+   * cites (citedSourcesFrom of the text of the model's last output), and
+   * `[]` when it cites none, which drops every item of the results a
+   * policy `citations` rule names from this run's replay. A run that ends
+   * without an answer (its last output asked for tools, an interrupt ended
+   * it, or no model output was seen) leaves them out: a later run's answer
+   * may cite those results.
+   * Default false: left out, so the run's results are replayed whole.
+   */
+  citedSourcesFromAnswer?: boolean;
 }
 
 /** A call the model asked for, and how far it got. */
@@ -145,6 +157,8 @@ export class ToolHistoryCallbackHandler extends BaseCallbackHandler {
   private rounds = 0;
   private lastOutputAskedForTools = false;
   private lastAssistantMessageId: string | undefined;
+  /** The text of the model's last output (the answer, when it asked for no tools); undefined before the model's first output. */
+  private lastOutputText: string | undefined;
   /** The invocation resumes the graph with this value (a Command's `resume`). */
   private resume: { value: unknown } | undefined;
   /** The agent's messages as the latest node of the loop got them: where a resumed call of an earlier run sits. */
@@ -242,6 +256,7 @@ export class ToolHistoryCallbackHandler extends BaseCallbackHandler {
     const usage = tokenUsageOf(message, output.llmOutput, calledModel);
     if (usage !== undefined) this.usage.push(usage);
     if (typeof message?.id === 'string' && message.id.length > 0) this.lastAssistantMessageId = message.id;
+    this.lastOutputText = message?.text ?? generation?.text ?? '';
     const toolCalls = toolCallsOf(message);
     this.lastOutputAskedForTools = toolCalls.length > 0;
     if (toolCalls.length === 0) return undefined;
@@ -355,10 +370,14 @@ export class ToolHistoryCallbackHandler extends BaseCallbackHandler {
   }
 
   private completeRun(): Promise<PublishedEvent> {
+    const answered = !this.lastOutputAskedForTools;
     const completion = {
       assistantMessageId: this.options.assistantMessageId ?? this.lastAssistantMessageId ?? `run-${this.agentRunId}`,
-      finishReason: this.lastOutputAskedForTools ? (this.options.finishReasonAfterTools ?? 'tool_limit') : 'stop',
+      finishReason: answered ? 'stop' : (this.options.finishReasonAfterTools ?? 'tool_limit'),
       usage: this.usage.length > 0 ? boundedUsage(this.usage) : undefined,
+      ...(this.options.citedSourcesFromAnswer && answered && this.lastOutputText !== undefined
+        ? { citedSources: citedSourcesFrom(this.lastOutputText) }
+        : {}),
       occurredAt: new Date(),
     };
     this.end();

@@ -290,6 +290,17 @@ export function agentsRunRecord(view: AgentsRunView, resumePoint?: ResumePoint, 
   };
 }
 
+/**
+ * The text of a completed run's final output (a RunResult's `finalOutput`):
+ * a text output as it is, a structured one as its JSON text; undefined for
+ * a view that has none (a RunState's).
+ */
+export function finalOutputText(view: AgentsRunView): string | undefined {
+  const { finalOutput } = view as { finalOutput?: unknown };
+  if (finalOutput === undefined || finalOutput === null) return undefined;
+  return typeof finalOutput === 'string' ? finalOutput : JSON.stringify(finalOutput);
+}
+
 /** One model call's tokens; the model's name when the provider's raw response names it. */
 export function usageOf(response: ModelResponse): TokenUsage {
   const model: unknown = response.providerData?.model;

@@ -88,6 +88,97 @@ describe('AgentsRunRecorder', () => {
     expect(events.at(-1)).toMatchObject({ type: 'RunCompleted', finishReason: 'tool_limit', assistantMessageId: 'msg-rome' });
   });
 
+  describe('citedSourcesFromAnswer', () => {
+    const searchThenAnswer = (text: string) =>
+      new ScriptedModel([
+        response([functionCall('get_weather', { city: 'Paris' }, { callId: 'call_1' })], [10, 5]),
+        response([assistantMessage(text, { id: 'msg_final' })], [20, 4]),
+      ]);
+
+    it.each<[string, boolean | undefined, string, number[] | undefined]>([
+      ['on: the numbers the final output cites', true, 'Rain [source4], says the radar [source2].', [2, 4]],
+      ['on: a final output that cites nothing is []', true, 'Rain.', []],
+      ['off: left out', false, 'Rain [source4].', undefined],
+      ['by default: left out', undefined, 'Rain [source4].', undefined],
+    ])('%s', async (_d, citedSourcesFromAnswer, text, expected) => {
+      const { run: target, events } = capturingRun();
+      await recordedRun(
+        target,
+        'Rain?',
+        (input) => run(agentWith(searchThenAnswer(text)), input),
+        citedSourcesFromAnswer === undefined ? {} : { citedSourcesFromAnswer },
+      );
+
+      const completed = events.at(-1)!;
+      expect(completed).toMatchObject({ type: 'RunCompleted', finishReason: 'stop' });
+      if (expected === undefined) expect(completed).not.toHaveProperty('citedSources');
+      else expect(completed.citedSources).toEqual(expected);
+    });
+
+    it('reads a structured final output as its JSON text, and a streamed run once its stream completes', async () => {
+      const structured = capturingRun();
+      const outputType = {
+        type: 'json_schema' as const,
+        name: 'answer',
+        strict: true,
+        schema: {
+          type: 'object' as const,
+          properties: { answer: { type: 'string' } },
+          required: ['answer'],
+          additionalProperties: false as const,
+        },
+      };
+      const answer = JSON.stringify({ answer: 'Rain [source3] and wind [source1].' });
+      const result = await recordedRun(
+        structured.run,
+        'Rain?',
+        (input) => run(agentWith(searchThenAnswer(answer), { outputType }), input),
+        {
+          citedSourcesFromAnswer: true,
+        },
+      );
+      expect(result.finalOutput).toEqual({ answer: 'Rain [source3] and wind [source1].' });
+      expect(structured.events.at(-1)).toMatchObject({ type: 'RunCompleted', citedSources: [1, 3] });
+
+      const streamedRun = capturingRun();
+      const recorder = recordAgentsRun(streamedRun.run, { citedSourcesFromAnswer: true });
+      const streamed = await recorder.record('Rain?', (input) =>
+        run(agentWith(searchThenAnswer('Rain [source5].')), input, { stream: true }),
+      );
+      for await (const _event of streamed) {
+        // The host consumes the stream.
+      }
+      await recorder.recorded;
+      expect(streamedRun.events.at(-1)).toMatchObject({ type: 'RunCompleted', citedSources: [5] });
+    });
+
+    it('leaves them out of a run that ends without the model’s answer (a later run may cite its results), and of RunFailed', async () => {
+      const asked = capturingRun();
+      const asking = new ScriptedModel([
+        response([functionCall('refund', { orderId: 'A-1', amountEur: 120 }, { callId: 'call_refund' })], [20, 6]),
+      ]);
+      await recordedRun(asked.run, 'Refund A-1', (input) => run(agentWith(asking), input), { citedSourcesFromAnswer: true });
+      expect(asked.events.at(-1)).toMatchObject({ type: 'RunCompleted', finishReason: 'tool_limit' });
+      expect(asked.events.at(-1)).not.toHaveProperty('citedSources');
+
+      const toolOutput = capturingRun();
+      const once = new ScriptedModel([response([functionCall('get_weather', { city: 'Rome' }, { callId: 'call_rome' })], [10, 2])]);
+      await recordedRun(toolOutput.run, 'Rome?', (input) => run(agentWith(once, { toolUseBehavior: 'stop_on_first_tool' }), input), {
+        citedSourcesFromAnswer: true,
+      });
+      expect(toolOutput.events.at(-1)).toMatchObject({ type: 'RunCompleted', finishReason: 'tool_limit' });
+      expect(toolOutput.events.at(-1)).not.toHaveProperty('citedSources');
+
+      const failed = capturingRun();
+      const failing = new ScriptedModel([modelError(new Error('Rate limit reached'))]);
+      await expect(
+        recordedRun(failed.run, 'Rain?', (input) => run(agentWith(failing), input), { citedSourcesFromAnswer: true }),
+      ).rejects.toThrow('Rate limit reached');
+      expect(failed.events).toEqual([expect.objectContaining({ type: 'RunFailed' })]);
+      expect(failed.events[0]).not.toHaveProperty('citedSources');
+    });
+  });
+
   describe('failures', () => {
     it('records the rounds and RunFailed with the usage of the state the SDK error carries, and rethrows', async () => {
       const { run: target, events } = capturingRun();

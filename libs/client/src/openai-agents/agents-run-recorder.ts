@@ -1,3 +1,4 @@
+import { citedSourcesFrom } from '../cited-sources';
 import { boundedUsage, describeRunFailure } from '../openai/openai-completion-mapper';
 import { type RunTarget, runOfTarget } from '../run-target';
 import type { RunPublisher } from '../tool-event-publisher';
@@ -7,6 +8,7 @@ import {
   type AgentsRunState,
   type AgentsRunView,
   agentsRunRecord,
+  finalOutputText,
   type ResumePoint,
   resumePointOf,
   runViewOfState,
@@ -35,6 +37,18 @@ export interface AgentsRunRecorderOptions {
   decidedBy?: string;
   /** Which outputs are errors; default isSdkToolError (the SDK's default error texts, and toolErrorFunction's marks). */
   isToolError?: ToolErrorTest;
+  /**
+   * true: RunCompleted's `citedSources` are the `[sourceN]` the run's final
+   * output cites (citedSourcesFrom of its text; a structured output, of its
+   * JSON text), and `[]` when it cites none, which drops every item of the
+   * results a policy `citations` rule names from this run's replay. A run
+   * that ends without the model's answer (stopped for approval, or ended
+   * right after tools, e.g. `stop_on_first_tool`) leaves them out: a later
+   * run's answer may cite those results; so does a view passed to
+   * complete() without `finalOutput`. Default false: left out, so the
+   * run's results are replayed whole.
+   */
+  citedSourcesFromAnswer?: boolean;
 }
 
 /** The failure of a streamed run that was cancelled before it completed (the SDK then reports no error). */
@@ -140,6 +154,8 @@ export class AgentsRunRecorder {
       const record = this.recordOf(result);
       await this.publishSteps(record);
       const { assistantMessageId } = this.options;
+      const answered = !record.awaitingApproval && !record.endedAfterTools;
+      const answer = this.options.citedSourcesFromAnswer && answered ? finalOutputText(result) : undefined;
       await this.run.complete({
         assistantMessageId:
           typeof assistantMessageId === 'function'
@@ -147,6 +163,7 @@ export class AgentsRunRecorder {
             : (assistantMessageId ?? record.finalMessageId ?? record.lastResponseId ?? this.run.scope.runId),
         finishReason: this.options.finishReason ?? (record.awaitingApproval || record.endedAfterTools ? 'tool_limit' : 'stop'),
         ...(record.usage.length > 0 ? { usage: boundedUsage(record.usage) } : {}),
+        ...(answer === undefined ? {} : { citedSources: citedSourcesFrom(answer) }),
       });
     });
   }

@@ -1,7 +1,13 @@
 import { APIConnectionError, APIError } from 'openai';
-import type { ChatCompletion, ChatCompletionMessage, ChatCompletionMessageToolCall } from 'openai/resources/chat/completions';
+import type {
+  ChatCompletion,
+  ChatCompletionAssistantMessageParam,
+  ChatCompletionMessage,
+  ChatCompletionMessageToolCall,
+} from 'openai/resources/chat/completions';
 import { MAX_USAGE_ENTRIES } from '../../../contract/src/tool-event.types';
 import {
+  answerTextOf,
   assistantMessageOf,
   boundedUsage,
   describeRunFailure,
@@ -102,6 +108,27 @@ describe('finishReasonOf', () => {
   it('is stop when an answer without tool calls was cut off or filtered: that call saw the last round, so it is replayed', () => {
     expect(finishReasonOf(completion(message(undefined, 'The wea'), 'length'))).toBe('stop');
     expect(finishReasonOf(completion(message(undefined, null), 'content_filter'))).toBe('stop');
+  });
+});
+
+describe('answerTextOf', () => {
+  it.each<[string, ChatCompletion | ChatCompletionMessage | ChatCompletionAssistantMessageParam, string]>([
+    ["a completion's message", completion(message(undefined, 'Rain [source2].'), 'stop'), 'Rain [source2].'],
+    ['a message without content (a refusal)', { ...message(undefined, null), refusal: 'no' }, ''],
+    [
+      "a kept message's text parts, not its refusals",
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'a' },
+          { type: 'refusal', refusal: 'r' },
+          { type: 'text', text: 'b' },
+        ],
+      },
+      'ab',
+    ],
+  ])('reads %s', (_d, value, expected) => {
+    expect(answerTextOf(value)).toBe(expected);
   });
 });
 

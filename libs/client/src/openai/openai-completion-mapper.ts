@@ -86,6 +86,13 @@ export function finishReasonOf(last: ChatCompletion | OpenAiAssistantMessage): s
   return (assistantMessageOf(last).tool_calls?.length ?? 0) > 0 ? 'tool_limit' : 'stop';
 }
 
+/** The text of the message: its `content`, or its text parts joined (a refusal, or no content, is no text). */
+export function answerTextOf(last: ChatCompletion | OpenAiAssistantMessage): string {
+  const { content } = assistantMessageOf(last);
+  if (typeof content === 'string') return content;
+  return (content ?? []).map((part) => (part.type === 'text' ? part.text : '')).join('');
+}
+
 /** One model call's tokens, when the API reported them. */
 export function usageOf(completion: ChatCompletion): TokenUsage | undefined {
   if (!completion.usage) return undefined;

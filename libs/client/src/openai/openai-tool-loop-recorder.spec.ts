@@ -1,8 +1,13 @@
-import type { ChatCompletion, ChatCompletionMessage, ChatCompletionMessageToolCall } from 'openai/resources/chat/completions';
+import type {
+  ChatCompletion,
+  ChatCompletionAssistantMessageParam,
+  ChatCompletionMessage,
+  ChatCompletionMessageToolCall,
+} from 'openai/resources/chat/completions';
 import { deriveEventId } from '../event-ids';
 import { serializeValidEvent } from '../event-validation';
 import { PUBLISHED_SCHEMA_VERSION, RunPublisher } from '../tool-event-publisher';
-import { recordOpenAiToolLoop } from './openai-tool-loop-recorder';
+import { type OpenAiToolLoopOptions, recordOpenAiToolLoop } from './openai-tool-loop-recorder';
 
 /** A real RunPublisher whose events are checked against the contract and kept instead of sent. */
 function capturingRun() {
@@ -162,5 +167,61 @@ describe('OpenAiToolLoopRecorder', () => {
     expect(recordOpenAiToolLoop({ publisher, scope }, { userMessageId: 'msg-user-3' }).run).toBe(run);
     expect(publisher.run).toHaveBeenCalledWith({ ...scope, userMessageId: 'msg-user-3' });
     expect(() => recordOpenAiToolLoop(run, { userMessageId: 'msg-user-3' })).toThrow("a RunPublisher's scope is fixed");
+  });
+
+  describe('citedSourcesFromAnswer', () => {
+    const answering = (content: string) => {
+      const done = completion('cc-2', undefined, [20, 5]);
+      done.choices[0].message.content = content;
+      return done;
+    };
+    /** A search round, then `last`; the RunCompleted the recorder publishes. */
+    async function loop(last: ChatCompletion | ChatCompletionAssistantMessageParam, options: OpenAiToolLoopOptions) {
+      const { run, events } = capturingRun();
+      const recorder = recordOpenAiToolLoop(run, options);
+      await recorder.assistantMessage(completion('cc-1', [call('call_s', 'web_search', '{"q":"rain"}')], [10, 2]));
+      await recorder.toolOutput('call_s', { results: [{ sourceNumber: 1 }, { sourceNumber: 2 }] });
+      await recorder.finish(last, { assistantMessageId: 'msg-final' });
+      return events.at(-1)!;
+    }
+
+    it.each<[string, boolean | undefined, string, number[] | undefined]>([
+      ['on: the numbers the answer cites', true, 'Rain [source4], says the radar [source2].', [2, 4]],
+      ['on: an answer that cites nothing is []', true, 'Rain.', []],
+      ['off: left out', false, 'Rain [source4].', undefined],
+      ['by default: left out', undefined, 'Rain [source4].', undefined],
+    ])('%s', async (_d, citedSourcesFromAnswer, text, expected) => {
+      const completed = await loop(answering(text), citedSourcesFromAnswer === undefined ? {} : { citedSourcesFromAnswer });
+
+      expect(completed).toMatchObject({ type: 'RunCompleted', finishReason: 'stop' });
+      if (expected === undefined) expect(completed).not.toHaveProperty('citedSources');
+      else expect(completed.citedSources).toEqual(expected);
+    });
+
+    it("reads the text parts of a message the host kept to send back (not a refusal's)", async () => {
+      const kept: ChatCompletionAssistantMessageParam = {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'Rain [source2]' },
+          { type: 'refusal', refusal: 'not [source9]' },
+          { type: 'text', text: ' and wind [source5].' },
+        ],
+      };
+      expect(await loop(kept, { citedSourcesFromAnswer: true })).toMatchObject({ citedSources: [2, 5] });
+    });
+
+    it('leaves them out when the last message still asks for tools (no answer: a later run may cite the results), and from RunFailed', async () => {
+      const asking = completion('cc-2', [call('call_t', 'web_search', '{}')], [1, 1]);
+      asking.choices[0].message.content = '[source1]';
+      const completed = await loop(asking, { citedSourcesFromAnswer: true });
+      expect(completed).toMatchObject({ type: 'RunCompleted', finishReason: 'tool_limit' });
+      expect(completed).not.toHaveProperty('citedSources');
+
+      const { run, events } = capturingRun();
+      await recordOpenAiToolLoop(run, { citedSourcesFromAnswer: true }).fail(new Error('timeout'));
+      expect(events).toHaveLength(1);
+      expect(events[0]).toMatchObject({ type: 'RunFailed' });
+      expect(events[0]).not.toHaveProperty('citedSources');
+    });
   });
 });

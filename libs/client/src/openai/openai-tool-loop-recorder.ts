@@ -1,8 +1,10 @@
 import type { ChatCompletion, ChatCompletionToolMessageParam } from 'openai/resources/chat/completions';
+import { citedSourcesFrom } from '../cited-sources';
 import { type RunTarget, runOfTarget } from '../run-target';
 import type { PublishedEvent, RunPublisher } from '../tool-event-publisher';
 import type { TokenUsage } from '../tool-event-types';
 import {
+  answerTextOf,
   assistantMessageOf,
   boundedUsage,
   describeRunFailure,
@@ -37,6 +39,17 @@ export interface OpenAiToolLoopOptions {
    * give it to publisher.run() there).
    */
   userMessageId?: string;
+  /**
+   * true: finish() records RunCompleted's `citedSources`, the `[sourceN]`
+   * the last message's text cites (citedSourcesFrom; with a JSON
+   * `response_format`, its JSON text), and `[]` when it cites none, which
+   * drops every item of the results a policy `citations` rule names from
+   * this run's replay. A last message that still asks for tools is no
+   * answer: they are left out, as a later run's answer may cite those
+   * results. Default false: left out, so the run's results are replayed
+   * whole.
+   */
+  citedSourcesFromAnswer?: boolean;
 }
 
 export interface OpenAiFinishOptions {
@@ -66,8 +79,11 @@ export class OpenAiToolLoopRecorder {
   /** The run being recorded. */
   readonly run: RunPublisher;
 
+  private readonly citedSourcesFromAnswer: boolean;
+
   constructor(target: RunTarget, options: OpenAiToolLoopOptions = {}) {
     this.run = runOfTarget(target, options.userMessageId);
+    this.citedSourcesFromAnswer = options.citedSourcesFromAnswer ?? false;
   }
 
   /** The tokens of each model call seen so far, in call order. */
@@ -128,10 +144,12 @@ export class OpenAiToolLoopRecorder {
     if (!assistantMessageId) {
       throw new TypeError('assistantMessageId is required when finish() gets a message without its completion');
     }
+    const answered = finishReasonOf(last) === 'stop';
     return this.run.complete({
       assistantMessageId,
       finishReason: options.finishReason ?? finishReasonOf(last),
       ...(this.usageByCall.length > 0 ? { usage: boundedUsage(this.usageByCall) } : {}),
+      ...(this.citedSourcesFromAnswer && answered ? { citedSources: citedSourcesFrom(answerTextOf(last)) } : {}),
     });
   }
 
