@@ -12,7 +12,7 @@ import {
 } from '@toolhistory/persistence';
 import { APP_CONFIG, EVENT_STORE, PG_POOL, ROOT_LOGGER } from '../tokens';
 import { RecordingActivity } from '../recorder/recording-activity';
-import { ReadModelProjector } from './read-model-projector';
+import { ProjectorOptions, ReadModelProjector } from './read-model-projector';
 
 /** How often a projector logs how fresh it is while it applies events. */
 const FRESHNESS_REPORT_MS = 10_000;
@@ -53,20 +53,25 @@ export class ReadModelProjectorService implements OnApplicationBootstrap, Before
   /**
    * Search may lag, recording may not: on a busy machine the recorder comes
    * first. Word search comes next (it has a freshness target); substring
-   * search, whose trigrams cost the most, gives way to both.
+   * search, whose trigrams cost the most, gives way to both, and takes
+   * fewer, larger batches (up to a second later) so it is less often in
+   * their way (docs/benchmarks.md, "Substring search on its own projection").
    */
   private searchProjectors(log: Logger): ReadModelProjector[] {
-    const searchOf = (kind: SearchKind, giveWayWhile: () => boolean) =>
+    const searchOf = (kind: SearchKind, options: Pick<ProjectorOptions, 'batchSize' | 'lingerMs' | 'giveWayWhile'>) =>
       new ReadModelProjector(this.events, new PostgresSearchProjection(this.pool, kind), {
         name: SEARCH_PROJECTIONS[kind],
         types: SEARCH_PROJECTION_TYPES,
-        batchSize: 2_000,
-        giveWayWhile,
         log,
         lagReportIntervalMs: FRESHNESS_REPORT_MS,
+        ...options,
       });
-    const words = searchOf('words', () => this.recording.busy());
-    const substrings = searchOf('substring', () => this.recording.busy() || words.applying());
+    const words = searchOf('words', { batchSize: 2_000, giveWayWhile: () => this.recording.busy() });
+    const substrings = searchOf('substring', {
+      batchSize: 10_000,
+      lingerMs: 1_000,
+      giveWayWhile: () => this.recording.busy() || words.applying(),
+    });
     return [words, substrings];
   }
 

@@ -67,9 +67,9 @@ describe('ReadModelProjector giving way to recording', () => {
     const projection = slowProjection([]);
     const watched = {
       ...projection,
-      apply: async (batch: readonly RecordedToolEvent[]) => (seen.push(projector.applying()), projection.apply(batch)),
+      apply: async (batch: readonly RecordedToolEvent[]): Promise<void> => (seen.push(projector.applying()), projection.apply(batch)),
     };
-    const projector = new ReadModelProjector(twoBatches(), watched, { lingerMs: 0 });
+    const projector: ReadModelProjector = new ReadModelProjector(twoBatches(), watched, { lingerMs: 0 });
     expect(projector.applying()).toBe(false);
     projector.start();
     while (seen.length < 2) await new Promise((r) => setTimeout(r, 5));
