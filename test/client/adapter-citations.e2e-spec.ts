@@ -1,12 +1,19 @@
+import { tool as langChainTool } from '@langchain/core/tools';
+// The repo's moduleResolution ("node") does not read package exports: the types come from the file the export names.
+import type * as Prebuilt from '@langchain/langgraph/dist/prebuilt/index.js';
 import { stepCountIs, tool } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { z } from 'zod';
 import { type ReplayHistory, ToolEventPublisher, ToolHistoryClient } from '../../libs/client/src';
 import { recordedGenerateText } from '../../libs/client/src/ai-sdk';
+import { ToolHistoryCallbackHandler } from '../../libs/client/src/langchain';
+import { call, ScriptedChatModel, usage as langChainUsage } from '../../libs/client/src/langchain/scripted-chat-model.fixture';
 import { startClientStack, stopClientStack } from '../support/client-stack';
 import type { RunningStack } from '../support/running-stack';
 import { uniqueName } from '../support/test-environment';
 import { waitFor } from '../support/wait-for';
+
+const { createReactAgent } = jest.requireActual<typeof Prebuilt>('@langchain/langgraph/prebuilt');
 
 type GenerateResult = Awaited<ReturnType<MockLanguageModelV3['doGenerate']>>;
 
@@ -34,14 +41,16 @@ const searchThenAnswer = (answer: string) =>
     ] satisfies GenerateResult[],
   });
 
+const searchResults = (q: string) => ({
+  query: q,
+  results: [1, 2, 3, 4, 5].map((n) => ({ sourceNumber: n, title: `${q}, source ${n}`, snippet: `What source ${n} says.` })),
+});
+
 const tools = {
   web_search: tool({
     description: 'Searches the web; cite a result as [sourceN]',
     inputSchema: z.object({ q: z.string() }),
-    execute: async ({ q }) => ({
-      query: q,
-      results: [1, 2, 3, 4, 5].map((n) => ({ sourceNumber: n, title: `${q}, source ${n}`, snippet: `What source ${n} says.` })),
-    }),
+    execute: async ({ q }) => searchResults(q),
   }),
 };
 
@@ -93,6 +102,42 @@ describe('@toolhistory/client adapters: citedSourcesFromAnswer compacts the next
     expect(messages).toContain('source 2');
     expect(messages).toContain('source 4');
     for (const n of [1, 3, 5]) expect(messages).not.toContain(`source ${n}`);
+  });
+
+  it("compacts a LangChain agent's result too, which LangChain records as the JSON text of the tool's object", async () => {
+    const conversationId = uniqueName('conv');
+    const webSearch = langChainTool(async ({ q }: { q: string }) => searchResults(q), {
+      name: 'web_search',
+      description: 'Searches the web; cite a result as [sourceN]',
+      schema: z.object({ q: z.string() }),
+    });
+    const model = new ScriptedChatModel([
+      { content: '', tool_calls: [call('call_search', 'web_search', { q: 'rain in Paris' })], usage_metadata: langChainUsage(10, 5) },
+      { id: 'msg-answer', content: ANSWER, usage_metadata: langChainUsage(20, 10) },
+    ]);
+    const handler = new ToolHistoryCallbackHandler(
+      { publisher, scope: { tenantId, conversationId, channel: 'web', runId: 'turn-1' } },
+      { citedSourcesFromAnswer: true },
+    );
+    await createReactAgent({ llm: model, tools: [webSearch] }).invoke(
+      { messages: [{ role: 'user', content: 'Rain?' }] },
+      { callbacks: [handler] },
+    );
+    await handler.settled();
+
+    const history = await waitFor(
+      () => client.getReplayHistory({ tenantId, conversationId, format: 'openai' }),
+      (h) => h.turns.some((t) => t.assistantMessageId === 'msg-answer'),
+      { what: `the LangChain run replayed in ${conversationId}` },
+    );
+    const { numbers, call: replayed } = searchCallOf(history);
+    expect(numbers).toEqual([2, 4]);
+    expect(replayed.compactedItems).toBe(3);
+    // The listing keeps what was recorded: the whole text.
+    const listed = [];
+    for await (const invocation of client.listToolInvocations({ tenantId, conversationId })) listed.push(invocation);
+    expect(listed).toHaveLength(1);
+    expect(listed[0].result.match(/sourceNumber/g)).toHaveLength(5);
   });
 
   it('replays the result whole when the option is off', async () => {

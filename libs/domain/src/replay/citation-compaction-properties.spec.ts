@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import type { JsonObject, ToolEvent } from '@toolhistory/contract';
 import { testTokens } from '../projection/test-tokens.fixture';
+import { compactCitedItems } from './citation-compaction';
 import { replayHistory, ReplayRequest } from './replay-history';
 import { MAX_TOKEN_BUDGET, parseReplayPolicy, ReplayPolicy } from './replay-policy';
 import { anthropicProblems, openAiProblems, readModelOf } from './replay-test-support.fixture';
@@ -126,6 +127,29 @@ describe('citation compaction properties (any delivery of any trace, any cited s
         expect(replay(unsaid, batchCuts, withCitations(policy), req)).toEqual(replay(unsaid, batchCuts, policy, req));
       }),
       { numRuns: 200 },
+    );
+  });
+
+  it('compacts the JSON text of a result, however spaced, as the result itself, written back as JSON text', () => {
+    const result = fc.record(
+      { query: fc.string({ maxLength: 4 }), results: fc.array(item, { maxLength: 6 }) },
+      { requiredKeys: ['results'] },
+    );
+    fc.assert(
+      fc.property(
+        result,
+        fc.array(fc.integer({ min: 0, max: 6 }), { maxLength: 6 }),
+        fc.constantFrom(undefined, 2),
+        (value, cited, space) => {
+          const text = JSON.stringify(value, null, space);
+          const asObject = compactCitedItems(value as JsonObject, CITATIONS, new Set(cited));
+          expect(compactCitedItems(text, CITATIONS, new Set(cited))).toEqual({
+            result: asObject.compactedItems === 0 ? text : JSON.stringify(asObject.result),
+            compactedItems: asObject.compactedItems,
+          });
+        },
+      ),
+      { numRuns: 300 },
     );
   });
 });

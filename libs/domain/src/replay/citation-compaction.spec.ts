@@ -8,7 +8,7 @@ import {
   toolResult,
 } from '../../../../test/support/tool-event-factory';
 import { testTokens } from '../projection/test-tokens.fixture';
-import { CitationRule, compactCitedItems, sourceNumberOf } from './citation-compaction';
+import { CitationRule, CompactedResult, compactCitedItems, sourceNumberOf } from './citation-compaction';
 import { parseReplayPolicy } from './replay-policy';
 import { anthropicProblems, inRun, iso, openAiProblems, policyOf, replayOf } from './replay-test-support.fixture';
 
@@ -155,6 +155,40 @@ describe('citation compaction (`citations`)', () => {
       ['null', null],
     ])('leaves %s as it is', (_d, result) => {
       expect(compactCitedItems(result, rule(), new Set())).toEqual({ result, compactedItems: 0 });
+    });
+
+    describe("a text result holding the JSON text of an object (as LangChain records a tool's object)", () => {
+      const text = (value: unknown, space?: number) => JSON.stringify(value, null, space);
+      it.each<[string, string, number[], CompactedResult]>([
+        [
+          'is compacted as the object and written back as JSON text',
+          text({ query: 'q', results: sources(1, 2, 3) }, 2),
+          [2],
+          { result: text({ query: 'q', results: sources(2) }), compactedItems: 2 },
+        ],
+        [
+          'keeps the text as recorded when nothing is left out',
+          text({ results: sources(1, 2) }, 2),
+          [1, 2],
+          { result: text({ results: sources(1, 2) }, 2), compactedItems: 0 },
+        ],
+        [
+          'leaves text holding an integer past 2^53 as it is',
+          `{"results":[{"sourceNumber":1,"id":9007199254740993},{"sourceNumber":2}]}`,
+          [2],
+          { result: `{"results":[{"sourceNumber":1,"id":9007199254740993},{"sourceNumber":2}]}`, compactedItems: 0 },
+        ],
+        [
+          'leaves text holding a number past the largest double as it is',
+          `{"results":[{"sourceNumber":1,"score":1e400},{"sourceNumber":2}]}`,
+          [2],
+          { result: `{"results":[{"sourceNumber":1,"score":1e400},{"sourceNumber":2}]}`, compactedItems: 0 },
+        ],
+        ['leaves the JSON text of a list as it is', text(sources(1, 2)), [2], { result: text(sources(1, 2)), compactedItems: 0 }],
+        ['leaves text that is not JSON as it is', '{results: [1, 2]}', [], { result: '{results: [1, 2]}', compactedItems: 0 }],
+      ])('%s', (_d, result, cited, expected) => {
+        expect(compactCitedItems(result, rule(), new Set(cited))).toEqual(expected);
+      });
     });
 
     it('reaches a list through indices and quoted keys', () => {

@@ -86,11 +86,13 @@ export interface CompactedResult {
 /**
  * The result with only the cited items of its list: kept items keep their
  * order and their numbers, everything else of the result is untouched. A
- * result that is not a JSON object, or whose path reaches no list, is left
- * as it is; an item without a readable number is kept, since it may be
- * what the answer cites. The input is not modified.
+ * result that is not a JSON object (or the JSON text of one, see
+ * compactJsonText), or whose path reaches no list, is left as it is; an
+ * item without a readable number is kept, since it may be what the answer
+ * cites. The input is not modified.
  */
 export function compactCitedItems(result: JsonValue, rule: CitationRule, citedSources: ReadonlySet<number>): CompactedResult {
+  if (typeof result === 'string') return compactJsonText(result, rule, citedSources);
   const unchanged = { result, compactedItems: 0 };
   if (!isRecord(result)) return unchanged;
   const items = valueAtPath(result, rule.list);
@@ -101,6 +103,38 @@ export function compactCitedItems(result: JsonValue, rule: CitationRule, citedSo
   });
   if (kept.length === items.length) return unchanged;
   return { result: withListReplaced(result, rule.list, kept) as JsonValue, compactedItems: items.length - kept.length };
+}
+
+/**
+ * A text result that is the JSON text of an object: LangChain and other
+ * frameworks hand a tool's object to the model as its JSON text, and that
+ * text is what they record. It is compacted as the object and written back
+ * as JSON text; when nothing is left out, the text is kept as recorded.
+ * Text that is not a JSON object, or holds a number JavaScript cannot keep
+ * exactly (an integer past 2^53, or past the largest double), is left as it
+ * is, so no value a kept item holds is changed.
+ */
+function compactJsonText(text: string, rule: CitationRule, citedSources: ReadonlySet<number>): CompactedResult {
+  const unchanged = { result: text, compactedItems: 0 };
+  if (!text.trimStart().startsWith('{')) return unchanged;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return unchanged;
+  }
+  if (!isRecord(parsed) || holdsInexactNumber(parsed)) return unchanged;
+  const compacted = compactCitedItems(parsed as JsonValue, rule, citedSources);
+  return compacted.compactedItems === 0
+    ? unchanged
+    : { result: JSON.stringify(compacted.result), compactedItems: compacted.compactedItems };
+}
+
+function holdsInexactNumber(value: unknown): boolean {
+  if (typeof value === 'number') return !Number.isFinite(value) || (Number.isInteger(value) && !Number.isSafeInteger(value));
+  if (Array.isArray(value)) return value.some(holdsInexactNumber);
+  if (isRecord(value)) return Object.values(value).some(holdsInexactNumber);
+  return false;
 }
 
 /** A copy of `value` along the path with the list at its end replaced; the path is known to reach it. */
