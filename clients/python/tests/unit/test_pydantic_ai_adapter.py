@@ -583,14 +583,13 @@ async def test_a_publisher_error_while_recording_a_failure_leaves_the_runs_own_e
     assert run.events == []
 
 
-async def test_recorded_runs_publish_approval_requests_then_the_resumed_runs_decisions_and_result() -> None:
-    from toolhistory.pydantic_ai import recorded_run
-
+def _approval_agent(lookup_result: str) -> Agent[None, str | DeferredToolRequests]:
+    """The first turn's agent with charge_card and refund waiting for a person's approval."""
     agent = Agent(FunctionModel(_first_turn_model), output_type=[str, DeferredToolRequests])
 
     @agent.tool_plain
     def lookup_order(order_id: str) -> str:
-        return "shipped"
+        return lookup_result
 
     @agent.tool_plain(requires_approval=True)
     def charge_card(amount: int) -> str:
@@ -599,6 +598,14 @@ async def test_recorded_runs_publish_approval_requests_then_the_resumed_runs_dec
     @agent.tool_plain(requires_approval=True)
     def refund(amount: int) -> str:
         return "refunded"
+
+    return agent
+
+
+async def test_recorded_runs_publish_approval_requests_then_the_resumed_runs_decisions_and_result() -> None:
+    from toolhistory.pydantic_ai import recorded_run
+
+    agent = _approval_agent(lookup_result="shipped")
 
     paused_run = _RecordingRun()
     paused = await recorded_run(
@@ -705,19 +712,7 @@ async def test_a_structured_answer_is_read_as_its_json_text() -> None:
 async def test_a_run_without_an_answer_or_a_failed_one_carries_no_cited_sources() -> None:
     from toolhistory.pydantic_ai import recorded_run
 
-    agent = Agent(FunctionModel(_first_turn_model), output_type=[str, DeferredToolRequests])
-
-    @agent.tool_plain
-    def lookup_order(order_id: str) -> str:
-        return "shipped [source1]"
-
-    @agent.tool_plain(requires_approval=True)
-    def charge_card(amount: int) -> str:
-        return "charged"
-
-    @agent.tool_plain(requires_approval=True)
-    def refund(amount: int) -> str:
-        return "refunded"
+    agent = _approval_agent(lookup_result="shipped [source1]")
 
     # Stopped for approvals: a later run's answer may cite this run's results.
     paused = _RecordingRun()
