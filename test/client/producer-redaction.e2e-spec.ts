@@ -101,7 +101,12 @@ describe('the persist hook through the real broker and the real gRPC server', ()
   });
 
   it('replays the redacted call and leaves out the ones whose payload was withheld', async () => {
-    const history = await client.getReplayHistory({ tenantId, conversationId, format: 'openai' });
+    // The run's end was published after the results, so it may be recorded a moment after them.
+    const history = await waitFor(
+      () => client.getReplayHistory({ tenantId, conversationId, format: 'openai' }),
+      (replay) => replay.turns.length === 1,
+      { what: 'the completed run replayed' },
+    );
     expect(history.turns[0].rounds[0].calls.map((call) => [call.toolName, JSON.parse(call.argumentsJson)])).toEqual([
       ['call_api', { endpoint: '/orders', apiToken: '[removed]' }],
       ['get_weather', { city: 'Oslo' }],
