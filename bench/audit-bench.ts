@@ -215,7 +215,7 @@ async function measureCorpus(options: {
     const conversationSubstringFigures = { ...(await measure(clients, seconds, substringSearch(true))), meanHits: meanHits() };
     const serviceCpu = cpuSeconds(service.pid!) - cpuBefore;
     channels.forEach((c) => c.close());
-    const { rows } = await pool.query<{ invocations: number; search: number; trigramIndex: number }>(
+    const { rows } = await pool.query<{ invocations: number; search: number; substring: number; trigramIndex: number }>(
       `SELECT (pg_total_relation_size('invocations') / 1048576)::int AS invocations, (pg_total_relation_size('invocation_search') / 1048576)::int AS search, (pg_total_relation_size('invocation_substring') / 1048576)::int AS substring,
               (pg_relation_size('invocation_substring_tenant_text_idx') / 1048576)::int AS "trigramIndex"`,
     );
@@ -223,6 +223,7 @@ async function measureCorpus(options: {
       corpus,
       invocationsTableMiB: rows[0].invocations,
       searchTableMiB: rows[0].search,
+      substringTableMiB: rows[0].substring,
       trigramIndexMiB: rows[0].trigramIndex,
       listToolInvocations: listFigures,
       searchToolHistory: searchFigures,
