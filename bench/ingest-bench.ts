@@ -25,7 +25,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Kafka, logLevel, Partitioners, Producer } from 'kafkajs';
 import type { Pool } from 'pg';
-import { createPool, ensureDatabase, runMigrations } from '../libs/persistence/src';
+import { createPool, ensureDatabase, runMigrations, SEARCH_PROJECTIONS } from '../libs/persistence/src';
 import { agentTraffic } from '../test/support/traffic';
 import {
   benchDatabaseUrl,
@@ -58,9 +58,6 @@ interface Pending {
 }
 
 /** Sends events with explicit partitions, remembering each message's offset and send time. */
-/** The search projections' checkpoints (SEARCH_PROJECTIONS): words and substrings. */
-const SEARCH_CHECKPOINTS = { words: 'search', substring: 'substring' } as const;
-
 /** Waits until a search projection's checkpoint reaches the last call or result recorded; seconds since `since`. */
 async function searchCatchUp(pool: Pool, projection: string, since: number): Promise<number> {
   const { rows } = await pool.query<{ last: string }>(
@@ -339,7 +336,7 @@ async function main(): Promise<void> {
 
     // The burst left the search projections behind: how long each takes to catch up, then phase 2 starts from a steady state.
     const [searchCaughtUpSeconds, substringCaughtUpSeconds] = await Promise.all(
-      [SEARCH_CHECKPOINTS.words, SEARCH_CHECKPOINTS.substring].map((projection) => searchCatchUp(pool, projection, finished)),
+      [SEARCH_PROJECTIONS.words, SEARCH_PROJECTIONS.substring].map((projection) => searchCatchUp(pool, projection, finished)),
     );
     console.log(
       `  search projections caught up after recording finished: words ${searchCaughtUpSeconds.toFixed(1)} s, substrings ${substringCaughtUpSeconds.toFixed(1)} s`,
@@ -360,8 +357,8 @@ async function main(): Promise<void> {
         await sleep(10);
       }
     })();
-    const freshness = new SearchFreshness(pool, SEARCH_CHECKPOINTS.words);
-    const substringFreshness = new SearchFreshness(pool, SEARCH_CHECKPOINTS.substring);
+    const freshness = new SearchFreshness(pool, SEARCH_PROJECTIONS.words);
+    const substringFreshness = new SearchFreshness(pool, SEARCH_PROJECTIONS.substring);
     const freshnessPollers = [freshness.follow(), substringFreshness.follow()];
     const tickMs = 10;
     const phaseStart = Date.now();

@@ -5,8 +5,6 @@ import { lockConversationsForSearch, refreshSearchDocuments, SearchKind } from '
 
 /** The checkpoint of each search's projection: the last global position whose invocations have their documents. */
 export const SEARCH_PROJECTIONS: Readonly<Record<SearchKind, string>> = { words: 'search', substring: 'substring' };
-/** The checkpoint of word search (the name it had before substring search had its own). */
-export const SEARCH_PROJECTION = SEARCH_PROJECTIONS.words;
 /** The events search documents are made of; the others never reach the projections. */
 export const SEARCH_PROJECTION_TYPES = ['ToolCallRequested', 'ToolResultReceived'] as const;
 
