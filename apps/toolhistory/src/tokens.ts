@@ -31,6 +31,8 @@ export const GRPC_EVENT_STORE = Symbol('GRPC_EVENT_STORE');
 export const QUERY_CANCELLER = Symbol('QUERY_CANCELLER');
 /** The read model's change feed that the gRPC role's replay cache follows. */
 export const CONVERSATION_CHANGES = Symbol('CONVERSATION_CHANGES');
+/** Read-your-writes: waits for a read's consistency token (consistency/await-recorded.ts). */
+export const AWAIT_RECORDED = Symbol('AWAIT_RECORDED');
 export const METRICS = Symbol('METRICS');
 /** The audit console's use cases that no RPC shares. */
 export const CONVERSATION_TIMELINE = Symbol('CONVERSATION_TIMELINE');

@@ -4,3 +4,4 @@ export * from './parse-tool-event';
 export * from './upcast-tool-event';
 export * from './json-depth';
 export * from './truncation-marker';
+export * from './consistency-token';

@@ -9,3 +9,4 @@ export * from './access';
 export * from './recording';
 export * from './dead-letters';
 export * from './watch';
+export * from './consistency';

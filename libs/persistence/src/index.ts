@@ -21,3 +21,4 @@ export * from './postgres-conversation-changes';
 export * from './postgres-conversation-watch-reader';
 export * from './postgres-channel-listener';
 export * from './postgres-redrive-ledger';
+export * from './postgres-recording-progress-reader';

@@ -1,5 +1,5 @@
 import type { ClientBase } from 'pg';
-import type { ConversationChanges, ConversationChangeWatcher, ConversationKey } from '@toolhistory/domain';
+import type { ConversationChanges, ConversationChangeWatcher, ConversationKey, ProgressNotice } from '@toolhistory/domain';
 import type { DatabaseSettings } from './database';
 import { PostgresChannelListener, type ChannelListenerOptions } from './postgres-channel-listener';
 
@@ -12,6 +12,34 @@ interface ChangeNotice {
   schema: string;
   keys?: Array<[string, string]>;
   all?: true;
+  progress?: {
+    /** [consumer group, topic, partition, next offset, last global position or null] */
+    recorded?: [string, string, number, string, string | null];
+    /** [projection, position] */
+    checkpoint?: [string, string];
+  };
+}
+
+/** A progress notice as sent by notifyRecordingProgress; one that cannot be read is dropped (waiters read the database). */
+function deliverProgress(progress: NonNullable<ChangeNotice['progress']>, watcher: ConversationChangeWatcher): void {
+  try {
+    if (Array.isArray(progress.recorded)) {
+      const [consumerGroup, topic, partition, nextOffset, position] = progress.recorded;
+      watcher.progressed?.({
+        kind: 'recorded',
+        consumerGroup,
+        topic,
+        partition,
+        nextOffset: BigInt(nextOffset),
+        ...(position === null ? {} : { position: BigInt(position) }),
+      });
+    } else if (Array.isArray(progress.checkpoint)) {
+      const [projection, position] = progress.checkpoint;
+      watcher.progressed?.({ kind: 'checkpoint', projection, position: BigInt(position) });
+    }
+  } catch {
+    // Not a notice of this version: nothing is lost, a waiter that hears nothing reads the database.
+  }
 }
 
 /**
@@ -40,6 +68,31 @@ export async function notifyConversationsChanged(client: ClientBase, keys: reado
     `SELECT pg_notify('${CONVERSATIONS_CHANGED_CHANNEL}', json_build_object('schema', current_schema(), 'keys', k::json)::text)
      FROM unnest($1::text[]) AS k`,
     [chunks],
+  );
+}
+
+/**
+ * Tells every listening process, at commit, that recording or a projection
+ * moved on: on the same channel as the changes, after them, so a process
+ * that hears it has heard every change it committed with (what a reader
+ * waiting for its consistency token relies on).
+ */
+export async function notifyRecordingProgress(client: ClientBase, notice: ProgressNotice): Promise<void> {
+  const body =
+    notice.kind === 'recorded'
+      ? {
+          recorded: [
+            notice.consumerGroup,
+            notice.topic,
+            notice.partition,
+            notice.nextOffset.toString(),
+            notice.position === undefined ? null : notice.position.toString(),
+          ],
+        }
+      : { checkpoint: [notice.projection, notice.position.toString()] };
+  await client.query(
+    `SELECT pg_notify('${CONVERSATIONS_CHANGED_CHANNEL}', json_build_object('schema', current_schema(), 'progress', $1::json)::text)`,
+    [JSON.stringify(body)],
   );
 }
 
@@ -94,6 +147,7 @@ export class PostgresConversationChanges implements ConversationChanges {
       return watcher.changedAll();
     }
     if (notice.schema !== this.settings.schema) return;
+    if (notice.progress !== undefined) return deliverProgress(notice.progress, watcher);
     if (notice.all === true || !Array.isArray(notice.keys)) return watcher.changedAll();
     watcher.changed(notice.keys.map(([tenantId, conversationId]) => ({ tenantId, conversationId })));
   }

@@ -2,6 +2,7 @@ import type { Pool, PoolClient } from 'pg';
 import { comparePositions, GlobalPosition, RecordedToolEvent, START_POSITION } from '@toolhistory/domain';
 import { inTransaction } from './in-transaction';
 import { classifyPostgresError } from './postgres-errors';
+import { notifyRecordingProgress } from './postgres-conversation-changes';
 
 /** The last global position applied to a projection ("0": none). */
 export async function readCheckpoint(pool: Pool, projection: string): Promise<GlobalPosition> {
@@ -58,6 +59,8 @@ export async function advanceCheckpoint(client: PoolClient, projection: string, 
      ON CONFLICT (projection) DO UPDATE SET position = EXCLUDED.position, updated_at = now()`,
     [projection, position],
   );
+  // Readers waiting for their events in this projection hear it at commit.
+  await notifyRecordingProgress(client, { kind: 'checkpoint', projection, position: BigInt(position) });
 }
 
 /** Moves the checkpoint past an event that cannot be applied, keeping what was skipped and why. */
@@ -73,11 +76,13 @@ export function skipFailedEvent(
        ON CONFLICT (projection, position) DO NOTHING`,
       [projection, event.globalPosition, event.event.eventId, failure.code, failure.reason],
     );
-    await client.query(
+    const { rows } = await client.query<{ position: string }>(
       `INSERT INTO projection_checkpoints (projection, position) VALUES ($1, $2::numeric)
-       ON CONFLICT (projection) DO UPDATE SET position = greatest(projection_checkpoints.position, EXCLUDED.position), updated_at = now()`,
+       ON CONFLICT (projection) DO UPDATE SET position = greatest(projection_checkpoints.position, EXCLUDED.position), updated_at = now()
+       RETURNING position::text`,
       [projection, event.globalPosition],
     );
+    await notifyRecordingProgress(client, { kind: 'checkpoint', projection, position: BigInt(rows[0].position) });
   });
 }
 

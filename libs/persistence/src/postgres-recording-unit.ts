@@ -18,6 +18,7 @@ import { inTransaction } from './in-transaction';
 import { advancePartitionOffset, lockPartitionOffset, PostgresConsumerOffsets } from './postgres-consumer-offsets';
 import { allocateStreamPositions, insertEvents, PositionedEvent, withoutRecordedEvents } from './postgres-event-append';
 import { loadReadModelState, writeReadModelChanges } from './postgres-read-model-writer';
+import { notifyRecordingProgress } from './postgres-conversation-changes';
 
 /**
  * The PostgreSQL side of recording: one transaction per partition batch,
@@ -48,6 +49,8 @@ export class PostgresRecordingStorage implements RecordingStorage {
 class PostgresRecordingUnit implements RecordingUnit {
   /** Each open event's position in its stream, by eventId (lower case), as `openStreams` numbered them. */
   private readonly streamPositions = new Map<string, number>();
+  /** Where `advance` moved the partition: told to readers waiting for their events once the append has its positions. */
+  private nextOffset: Offset | null = null;
 
   constructor(
     private readonly client: PoolClient,
@@ -82,6 +85,7 @@ class PostgresRecordingUnit implements RecordingUnit {
 
   /** Written now, visible at commit; before the append, so the append lock is held only around the insert and the commit. */
   advance(nextOffset: Offset): Promise<void> {
+    this.nextOffset = nextOffset;
     return advancePartitionOffset(this.client, this.partition, nextOffset);
   }
 
@@ -94,8 +98,22 @@ class PostgresRecordingUnit implements RecordingUnit {
       return { event: m.event, streamPosition, globalPosition: '', traceparent: m.traceparent };
     });
     await insertEvents(this.client, positioned);
+    await this.tellProgress(positioned.at(-1)?.globalPosition);
     // Duplicates and erased conversations were dropped before: withoutRecorded, openStreams.
     return { written: positioned.map((p) => p.event), duplicates: 0, erased: 0 };
+  }
+
+  /** After the read-model changes' notices, in the same transaction: delivered at commit, in that order. */
+  private async tellProgress(lastPosition: string | undefined): Promise<void> {
+    if (this.nextOffset === null) return;
+    await notifyRecordingProgress(this.client, {
+      kind: 'recorded',
+      consumerGroup: this.partition.consumerGroup,
+      topic: this.partition.topic,
+      partition: this.partition.partition,
+      nextOffset: BigInt(this.nextOffset),
+      ...(lastPosition === undefined ? {} : { position: BigInt(lastPosition) }),
+    });
   }
 }
 

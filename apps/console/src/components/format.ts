@@ -31,4 +31,5 @@ export const OMISSION_REASONS: Record<string, string> = {
   token_budget: 'over the token budget',
   awaiting_approval: "waiting for a person's approval",
   awaiting_result: 'approved, its result not recorded yet',
+  off_branch: "not on the host's current branch of messages",
 };

@@ -21,6 +21,8 @@ export function exitCodeOf(error: unknown): number {
       return EXIT.CONFIG;
     case ErrorCode.InvalidArgument:
       return EXIT.USAGE;
+    case ErrorCode.AlreadyExists:
+      return EXIT.DATAERR;
     case ErrorCode.NotFound:
       return EXIT.NOINPUT;
     case ErrorCode.PermissionDenied:

@@ -20,12 +20,16 @@ export const GRPC_STATUS_BY_CODE: Readonly<Record<ErrorCode, status>> = {
   UNAUTHENTICATED: status.UNAUTHENTICATED,
   PERMISSION_DENIED: status.PERMISSION_DENIED,
   CONCURRENCY_CONFLICT: status.ABORTED,
+  ALREADY_EXISTS: status.ALREADY_EXISTS,
+  NOT_SUPPORTED: status.FAILED_PRECONDITION,
   INTERNAL: status.INTERNAL,
   STORAGE_UNAVAILABLE: status.UNAVAILABLE,
   STORAGE_FAILED: status.UNAVAILABLE,
   CONTENTION: status.ABORTED,
   BROKER_UNAVAILABLE: status.UNAVAILABLE,
   RESOURCE_EXHAUSTED: status.RESOURCE_EXHAUSTED,
+  // The recorder has not reached the caller's events yet: a retry (or a longer deadline) is answered.
+  NOT_YET_RECORDED: status.UNAVAILABLE,
   DEADLINE_EXCEEDED: status.DEADLINE_EXCEEDED,
   // The key set could not be fetched: our dependency failed, not the caller's token.
   AUTH_UNAVAILABLE: status.UNAVAILABLE,

@@ -2,15 +2,23 @@ import { Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { AppConfig } from '@toolhistory/config';
-import type { AuditReader, ConversationChanges, EventStore, ReplayPolicy } from '@toolhistory/domain';
+import { type AuditReader, type ConversationChanges, type EventStore, RecordingProgress, type ReplayPolicy } from '@toolhistory/domain';
+import type { KafkaMessaging } from '@toolhistory/messaging';
 import {
   PostgresAuditReader,
   PostgresConversationChanges,
   PostgresConversationEraser,
   PostgresConversationWatchReader,
   type PostgresQueryCanceller,
+  PostgresRecordingProgressReader,
   PostgresReplayReader,
+  READ_MODEL_PROJECTION,
+  SEARCH_PROJECTIONS,
 } from '@toolhistory/persistence';
+import { ConsistencyGate } from '../consistency/consistency-gate';
+import type { AwaitRecorded } from '../consistency/await-recorded';
+import { SharedConversationChanges } from '../consistency/shared-conversation-changes';
+import { cachedPartitions } from '../consistency/topic-partitions';
 import { GetUsage } from '../get-usage/get-usage';
 import { GetUsageGrpcController } from '../get-usage/get-usage.grpc-controller';
 import { ListToolInvocations } from '../list-tool-invocations/list-tool-invocations';
@@ -30,7 +38,9 @@ import { WatchConversation } from '../watch-conversation/watch-conversation';
 import { WatchConversationGrpcController } from '../watch-conversation/watch-conversation.grpc-controller';
 import {
   APP_CONFIG,
+  AWAIT_RECORDED,
   CONVERSATION_CHANGES,
+  MESSAGING,
   OPEN_SUBSCRIPTIONS,
   ERASE_CONVERSATION,
   GET_REPLAY_HISTORY,
@@ -72,26 +82,66 @@ import type { ServiceMetrics } from '../observability/service-metrics';
       useFactory: (config: AppConfig) => new OpenSubscriptions(config.grpc.maxSubscriptionsPerTenant),
     },
     {
+      // One feed for the replay cache and the recording progress, in that order (shared-conversation-changes.ts).
       provide: CONVERSATION_CHANGES,
       inject: [APP_CONFIG, ROOT_LOGGER],
       useFactory: (config: AppConfig, logger: Logger) =>
-        new PostgresConversationChanges(config.database, (err) =>
-          logger.warn(
-            { component: 'replay', err: { message: err.message } },
-            'read-model change notifications lost; cached conversations are checked against the database until they are back',
+        new SharedConversationChanges(
+          new PostgresConversationChanges(config.database, (err) =>
+            logger.warn(
+              { component: 'replay', err: { message: err.message } },
+              'read-model change notifications lost; cached conversations are checked against the database until they are back',
+            ),
           ),
         ),
     },
     {
       provide: REPLAY_READING,
-      inject: [GRPC_PG_POOL, QUERY_CANCELLER, REPLAY_POLICY, APP_CONFIG, CONVERSATION_CHANGES],
-      useFactory: (pool: Pool, canceller: PostgresQueryCanceller, policy: ReplayPolicy, config: AppConfig, changes: ConversationChanges) =>
+      inject: [GRPC_PG_POOL, QUERY_CANCELLER, REPLAY_POLICY, APP_CONFIG, CONVERSATION_CHANGES, AWAIT_RECORDED],
+      useFactory: (
+        pool: Pool,
+        canceller: PostgresQueryCanceller,
+        policy: ReplayPolicy,
+        config: AppConfig,
+        changes: ConversationChanges,
+        awaitRecorded: AwaitRecorded,
+      ) =>
         replayReading(new PostgresReplayReader(pool, canceller), policy, {
           cacheBytes: config.grpc.replayCacheBytes,
           tokens: o200kTokens,
           changes,
           maxDatabaseRequests: config.grpc.replayMaxDatabaseRequests,
+          awaitRecorded,
         }),
+    },
+    {
+      // Read-your-writes: what every read with a consistency token waits on. Hears the feed after the replay cache.
+      provide: AWAIT_RECORDED,
+      inject: [GRPC_PG_POOL, QUERY_CANCELLER, APP_CONFIG, CONVERSATION_CHANGES, MESSAGING],
+      useFactory: (
+        pool: Pool,
+        canceller: PostgresQueryCanceller,
+        config: AppConfig,
+        changes: SharedConversationChanges,
+        messaging: KafkaMessaging,
+      ): AwaitRecorded => {
+        const progress = new RecordingProgress(config.kafka.groupId);
+        const gate = new ConsistencyGate(progress, new PostgresRecordingProgressReader(pool, canceller), {
+          consumerGroup: config.kafka.groupId,
+          topic: config.kafka.topic,
+          partitions: cachedPartitions(async () => (await messaging.partitionEnds(config.kafka.topic, 2_000)).map((p) => p.partition)),
+          rules: { readModelProjection: config.eventStore.kind === 'eventstoredb' ? READ_MODEL_PROJECTION : null },
+          feedCurrent: () => changes.isCurrent,
+        });
+        changes.watchLast({
+          changed: () => undefined,
+          changedAll: () => undefined,
+          current: () => undefined,
+          stale: () => undefined,
+          progressed: (notice) => progress.heard(notice, 'feed'),
+        });
+        return (readAfter, need, signal) => gate.awaitRecorded(readAfter, need, signal);
+      },
     },
     { provide: GET_REPLAY_HISTORY, inject: [REPLAY_READING], useFactory: (reading: ReplayReading) => reading.replay },
     {
@@ -109,9 +159,24 @@ import type { ServiceMetrics } from '../observability/service-metrics';
       inject: [GRPC_PG_POOL, QUERY_CANCELLER],
       useFactory: (pool: Pool, canceller: PostgresQueryCanceller) => new PostgresAuditReader(pool, canceller),
     },
-    { provide: LIST_TOOL_INVOCATIONS, inject: [AUDIT_READER], useFactory: (reader: AuditReader) => new ListToolInvocations(reader) },
+    {
+      provide: LIST_TOOL_INVOCATIONS,
+      inject: [AUDIT_READER, AWAIT_RECORDED],
+      useFactory: (reader: AuditReader, awaitRecorded: AwaitRecorded) => new ListToolInvocations(reader, awaitRecorded),
+    },
     { provide: GET_USAGE, inject: [AUDIT_READER], useFactory: (reader: AuditReader) => new GetUsage(reader) },
-    { provide: SEARCH_TOOL_HISTORY, inject: [AUDIT_READER], useFactory: (reader: AuditReader) => new SearchToolHistory(reader) },
+    {
+      provide: SEARCH_TOOL_HISTORY,
+      inject: [AUDIT_READER, AWAIT_RECORDED],
+      useFactory: (reader: AuditReader, awaitRecorded: AwaitRecorded) =>
+        new SearchToolHistory(reader, {
+          awaitRecorded,
+          needs: {
+            words: { kind: 'search', projection: SEARCH_PROJECTIONS.words },
+            substring: { kind: 'search', projection: SEARCH_PROJECTIONS.substring },
+          },
+        }),
+    },
     {
       provide: SUBSCRIBE_TOOL_EVENTS,
       inject: [GRPC_EVENT_STORE],
@@ -131,12 +196,12 @@ import type { ServiceMetrics } from '../observability/service-metrics';
     },
     {
       provide: WATCH_CONVERSATION,
-      inject: [GRPC_PG_POOL, APP_CONFIG, GRPC_EVENT_STORE, WATCH_CHANGES],
-      useFactory: (pool: Pool, config: AppConfig, events: EventStore, changes: ConversationChanges) => {
+      inject: [GRPC_PG_POOL, APP_CONFIG, GRPC_EVENT_STORE, WATCH_CHANGES, AWAIT_RECORDED],
+      useFactory: (pool: Pool, config: AppConfig, events: EventStore, changes: ConversationChanges, awaitRecorded: AwaitRecorded) => {
         const reader = new PostgresConversationWatchReader(pool, config.eventStore.kind === 'eventstoredb' ? events : null);
         const hub = new ConversationChangeHub(reader);
         changes.watch(hub);
-        return new WatchConversation(reader, hub);
+        return new WatchConversation(reader, hub, undefined, awaitRecorded);
       },
     },
   ],

@@ -110,6 +110,7 @@ const OMISSION_REASON: Record<OmissionReason, string> = {
   token_budget: 'OMISSION_REASON_TOKEN_BUDGET',
   awaiting_approval: 'OMISSION_REASON_AWAITING_APPROVAL',
   awaiting_result: 'OMISSION_REASON_AWAITING_RESULT',
+  off_branch: 'OMISSION_REASON_OFF_BRANCH',
 };
 
 const APPROVAL_STATUS: Record<ApprovalState, string> = {

@@ -8,6 +8,7 @@ import { invocationStatusOf, timestampToMillis, toInvocationMessage } from '../g
 import { LIST_TOOL_INVOCATIONS, ROOT_LOGGER } from '../tokens';
 import { DEFAULT_AUDIT_BUDGET_MS } from '../audit-budget';
 import { ListToolInvocations } from './list-tool-invocations';
+import { readAfterOf } from '../consistency/await-recorded';
 
 /** ListToolInvocations: every recorded invocation of a tenant, filtered and paged. */
 @Controller()
@@ -23,28 +24,24 @@ export class ListToolInvocationsGrpcController {
 
   @GrpcMethod('ToolHistory', 'ListToolInvocations')
   list(request: ListToolInvocationsRequest, _metadata: Metadata, call: ServerUnaryCall<unknown, unknown>) {
-    return answerUnary(
-      this.log,
-      'ListToolInvocations',
-      { tenantId: request.tenant_id },
-      budgetOf(call, DEFAULT_AUDIT_BUDGET_MS),
-      async (signal) => {
-        const page = await this.useCase.execute(
-          {
-            tenantId: request.tenant_id ?? '',
-            conversationId: request.conversation_id,
-            runId: request.run_id,
-            toolName: request.tool_name,
-            status: invocationStatusOf(request.status),
-            from: timestampToMillis(request.from, 'from'),
-            to: timestampToMillis(request.to, 'to'),
-            pageSize: request.page_size,
-            pageToken: request.page_token,
-          },
-          signal,
-        );
-        return { invocations: page.invocations.map(toInvocationMessage), next_page_token: page.nextPageToken };
-      },
-    );
+    const budgetMs = budgetOf(call, DEFAULT_AUDIT_BUDGET_MS);
+    return answerUnary(this.log, 'ListToolInvocations', { tenantId: request.tenant_id }, budgetMs, async (signal) => {
+      const page = await this.useCase.execute(
+        {
+          tenantId: request.tenant_id ?? '',
+          conversationId: request.conversation_id,
+          runId: request.run_id,
+          toolName: request.tool_name,
+          status: invocationStatusOf(request.status),
+          from: timestampToMillis(request.from, 'from'),
+          to: timestampToMillis(request.to, 'to'),
+          pageSize: request.page_size,
+          pageToken: request.page_token,
+          readAfter: readAfterOf(request.consistency_token, budgetMs),
+        },
+        signal,
+      );
+      return { invocations: page.invocations.map(toInvocationMessage), next_page_token: page.nextPageToken };
+    });
   }
 }

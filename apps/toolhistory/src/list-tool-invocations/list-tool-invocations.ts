@@ -7,12 +7,15 @@ import {
   pageSizeOf,
 } from '@toolhistory/domain';
 import { AppError, ErrorCode, checkRequestIds, requireArguments } from '@toolhistory/errors';
+import { type AwaitRecorded, awaitRecordedWith, type ReadAfter, READ_MODEL } from '../consistency/await-recorded';
 
 export interface ListInvocationsQuery extends Omit<InvocationFilter, 'from' | 'to'> {
   from?: number;
   to?: number;
   pageSize?: number;
   pageToken?: string;
+  /** Answer only once everything through this consistency token is recorded. */
+  readAfter?: ReadAfter;
 }
 
 export interface InvocationPage {
@@ -25,7 +28,10 @@ const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date
 
 /** ListToolInvocations: every invocation of a tenant, filtered, a page at a time; the SQL is behind the AuditReader port. */
 export class ListToolInvocations {
-  constructor(private readonly reader: AuditReader) {}
+  constructor(
+    private readonly reader: AuditReader,
+    private readonly awaitRecorded?: AwaitRecorded,
+  ) {}
 
   async execute(query: ListInvocationsQuery, signal?: AbortSignal): Promise<InvocationPage> {
     requireArguments({ tenant_id: query.tenantId });
@@ -44,6 +50,7 @@ export class ListToolInvocations {
     };
     const after = decodePageToken(filter, query.pageToken);
     if (!after.ok) throw invalid(after.error);
+    await awaitRecordedWith(this.awaitRecorded, query.readAfter, READ_MODEL, signal);
     // One more than asked tells whether another page exists.
     const rows = await this.reader.listInvocations(filter, after.value, pageSize.value + 1, signal);
     const invocations = rows.slice(0, pageSize.value);

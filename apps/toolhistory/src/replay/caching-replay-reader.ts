@@ -6,6 +6,7 @@ import {
   type ReplayHistory,
   type ReplayPolicy,
   type ReplayReader,
+  type ReadConversationOptions,
   type ReplayRequest,
   replayValidity,
 } from '@toolhistory/domain';
@@ -79,11 +80,16 @@ const NOT_CURRENT = -1;
 /** A history's weight: its text, two bytes a character, as V8 keeps most strings. */
 const historyBytes = (history: ReplayHistory): number => 2 * JSON.stringify(history).length;
 
-/** The parts of a request that change its answer, besides the rows and `asOf`. */
+/** The parts of a request that change its answer, besides the rows and `asOf` (the branch as JSON: its ids may hold any character). */
 const shapeOf = (request: ReplayRequest): string =>
-  [request.channel, request.format, request.freshnessWindowSeconds ?? '', request.staleResults ?? '', request.maxHistoryTokens ?? ''].join(
-    '\u0000',
-  );
+  [
+    request.channel,
+    request.format,
+    request.freshnessWindowSeconds ?? '',
+    request.staleResults ?? '',
+    request.maxHistoryTokens ?? '',
+    request.branchMessageIds?.length ? JSON.stringify(request.branchMessageIds) : '',
+  ].join('\u0000');
 
 /**
  * The replay reader with a byte-weighed cache in front: while the change
@@ -129,10 +135,15 @@ export class CachingReplayReader implements ReplayReader, ReplayHistoryMemo {
    * change feed that heard nothing of it since), or confirmed by their
    * version; else read. The same rows object is given while it is current.
    */
-  async readConversation(tenantId: string, conversationId: string, signal?: AbortSignal): Promise<ConversationRows | null> {
+  async readConversation(
+    tenantId: string,
+    conversationId: string,
+    signal?: AbortSignal,
+    options: ReadConversationOptions = {},
+  ): Promise<ConversationRows | null> {
     const key = conversationKeyString({ tenantId, conversationId });
     const cached = this.cache.get(key);
-    if (cached && this.feedCurrent && cached.currentIn === this.epoch) return this.served(cached);
+    if (cached && !options.verify && this.feedCurrent && cached.currentIn === this.epoch) return this.served(cached);
     const lookup = this.startLookup(key);
     try {
       if (cached) {

@@ -1,4 +1,4 @@
-import type { ConversationRows, ReplayReader } from '@toolhistory/domain';
+import type { ConversationRows, ReadConversationOptions, ReplayReader } from '@toolhistory/domain';
 import { AppError, ErrorCode } from '@toolhistory/errors';
 
 export const DEFAULT_MAX_DATABASE_REQUESTS = 256;
@@ -20,8 +20,13 @@ export class LimitedReplayReader implements ReplayReader {
     private readonly maxInFlight: number = DEFAULT_MAX_DATABASE_REQUESTS,
   ) {}
 
-  readConversation(tenantId: string, conversationId: string, signal?: AbortSignal): Promise<ConversationRows | null> {
-    return this.admitted(() => this.reader.readConversation(tenantId, conversationId, signal));
+  readConversation(
+    tenantId: string,
+    conversationId: string,
+    signal?: AbortSignal,
+    options?: ReadConversationOptions,
+  ): Promise<ConversationRows | null> {
+    return this.admitted(() => this.reader.readConversation(tenantId, conversationId, signal, options));
   }
 
   conversationVersion(tenantId: string, conversationId: string, signal?: AbortSignal): Promise<string | null> {

@@ -9,6 +9,7 @@ import { MemoizedResponse } from '../grpc/memoized-response';
 import { formatOf, ReplayView, staleResultsOf, timestampToMillis, toResponse, viewOf } from '../grpc/proto-mapping';
 import { GET_REPLAY_HISTORY, ROOT_LOGGER } from '../tokens';
 import { GetReplayHistory } from './get-replay-history';
+import { readAfterOf } from '../consistency/await-recorded';
 
 /** A turn must never hang: without a deadline from the caller, this budget applies. */
 export const DEFAULT_REPLAY_BUDGET_MS = 2_000;
@@ -44,6 +45,8 @@ export class GetReplayHistoryGrpcController {
           freshnessWindowSeconds: request.freshness_window_seconds === undefined ? undefined : Number(request.freshness_window_seconds),
           staleResults: staleResultsOf(request.stale_results),
           maxHistoryTokens: request.max_history_tokens ?? undefined,
+          branchMessageIds: request.branch_message_ids ?? [],
+          readAfter: readAfterOf(request.consistency_token, budgetMs),
         },
         signal,
       );

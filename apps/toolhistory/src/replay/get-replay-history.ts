@@ -9,8 +9,10 @@ import {
   type StaleResultMode,
   type TokenCounter,
 } from '@toolhistory/domain';
-import { AppError, ErrorCode, checkRequestIds, requireArguments } from '@toolhistory/errors';
+import { AppError, ErrorCode, checkRequestIds, idProblem, requireArguments } from '@toolhistory/errors';
+import { awaitRecordedWith, READ_MODEL } from '../consistency/await-recorded';
 import type { ReplayHistoryMemo } from './caching-replay-reader';
+import type { AwaitRecorded, ReadAfter } from '../consistency/await-recorded';
 
 export interface GetReplayHistoryQuery {
   tenantId: string;
@@ -23,6 +25,10 @@ export interface GetReplayHistoryQuery {
   staleResults?: StaleResultMode;
   /** Replaces the policy's token budget. */
   maxHistoryTokens?: number;
+  /** The host's current path of message ids; empty: every run counts. */
+  branchMessageIds?: readonly string[];
+  /** Answer only once everything through this consistency token is recorded. */
+  readAfter?: ReadAfter;
 }
 
 export interface GetReplayHistoryOptions {
@@ -30,6 +36,8 @@ export interface GetReplayHistoryOptions {
   tokens: TokenCounter;
   /** Histories computed before, kept with their rows (the caching reader); none: every request is computed. */
   memo?: ReplayHistoryMemo;
+  /** Waits for a query's consistency token; none: tokens are refused (a reader with no recording to wait for). */
+  awaitRecorded?: AwaitRecorded;
   now?: () => number;
 }
 
@@ -39,8 +47,9 @@ const EMPTY: Readonly<ReplayHistory> = Object.freeze({ turns: [], omitted: [], p
 const NO_MEMO: ReplayHistoryMemo = { recall: () => undefined, keep: (_rows, _request, history) => history };
 
 /**
- * The turn-start query: validate, read the conversation, apply the replay
- * rules (`replayHistory`), answer. The reader may be the caching one, whose
+ * The turn-start query: validate, wait for the caller's own events (its
+ * consistency token), read the conversation, apply the replay rules
+ * (`replayHistory`), answer. The reader may be the caching one, whose
  * memo then gives back a history computed before; the caller's deadline is
  * the edge's, which aborts `signal` (and with it the database statement).
  */
@@ -59,8 +68,12 @@ export class GetReplayHistory {
 
   async execute(query: GetReplayHistoryQuery, signal?: AbortSignal): Promise<ReplayHistory> {
     validate(query);
+    // Without a token nothing is awaited: the read starts at once, as the cache's change tracking expects.
+    const freshness = query.readAfter
+      ? await awaitRecordedWith(this.options.awaitRecorded, query.readAfter, READ_MODEL, signal)
+      : undefined;
     const asOf = query.asOf ?? this.now();
-    const rows = await this.reader.readConversation(query.tenantId, query.conversationId, signal);
+    const rows = await this.reader.readConversation(query.tenantId, query.conversationId, signal, freshness);
     if (rows === null) return EMPTY;
     const request = replayRequestOf(query, rows, asOf);
     return (
@@ -79,6 +92,19 @@ function validate(query: GetReplayHistoryQuery): void {
   if (query.maxHistoryTokens !== undefined && !(Number.isInteger(query.maxHistoryTokens) && query.maxHistoryTokens >= 0)) {
     throw new AppError(ErrorCode.InvalidArgument, 'max_history_tokens must not be negative');
   }
+  checkBranch(query.branchMessageIds ?? []);
+}
+
+/** The most message ids a branch may name; a host's conversation is far shorter, and each id is looked up in a set. */
+export const MAX_BRANCH_MESSAGE_IDS = 100_000;
+
+function checkBranch(ids: readonly string[]): void {
+  if (ids.length > MAX_BRANCH_MESSAGE_IDS)
+    throw new AppError(ErrorCode.InvalidArgument, `branch_message_ids may name at most ${MAX_BRANCH_MESSAGE_IDS} messages`);
+  const empty = ids.findIndex((id) => id === '');
+  if (empty >= 0) throw new AppError(ErrorCode.InvalidArgument, `branch_message_ids[${empty}] is empty`);
+  const problem = ids.findIndex((id) => idProblem('id', id) !== null);
+  if (problem >= 0) checkRequestIds({ [`branch_message_ids[${problem}]`]: ids[problem] });
 }
 
 /** The domain's request: the query's settings, the channel the conversation was recorded with unless the query names one. */
@@ -92,5 +118,6 @@ function replayRequestOf(query: GetReplayHistoryQuery, rows: ConversationRows, a
     freshnessWindowSeconds: query.freshnessWindowSeconds,
     staleResults: query.staleResults,
     maxHistoryTokens: query.maxHistoryTokens,
+    ...(query.branchMessageIds?.length ? { branchMessageIds: query.branchMessageIds } : {}),
   };
 }

@@ -2,6 +2,7 @@ import type { ConversationChanges, ReplayPolicy, ReplayReader, TokenCounter } fr
 import { CachingReplayReader, type ReplayCacheStats } from './caching-replay-reader';
 import { LimitedReplayReader } from './database-request-limit';
 import { GetReplayHistory } from './get-replay-history';
+import type { AwaitRecorded } from '../consistency/await-recorded';
 
 export interface ReplayReadingOptions {
   /** Upper bound of the cache of conversations' rows and computed histories; 0 disables it. */
@@ -11,6 +12,8 @@ export interface ReplayReadingOptions {
   /** Requests that may wait on the database at once; one more is refused (RESOURCE_EXHAUSTED). */
   maxDatabaseRequests?: number;
   now?: () => number;
+  /** Waits for a request's consistency token. */
+  awaitRecorded?: AwaitRecorded;
 }
 
 export interface ReplayReading {
@@ -24,7 +27,12 @@ export function replayReading(store: ReplayReader, policy: ReplayPolicy, options
   const limited = new LimitedReplayReader(store, options.maxDatabaseRequests);
   const cached =
     options.cacheBytes > 0 ? new CachingReplayReader(limited, policy, { cacheBytes: options.cacheBytes, changes: options.changes }) : null;
-  const replay = new GetReplayHistory(cached ?? limited, policy, { tokens: options.tokens, memo: cached ?? undefined, now: options.now });
+  const replay = new GetReplayHistory(cached ?? limited, policy, {
+    tokens: options.tokens,
+    memo: cached ?? undefined,
+    now: options.now,
+    awaitRecorded: options.awaitRecorded,
+  });
   return {
     replay,
     cacheStats: () =>

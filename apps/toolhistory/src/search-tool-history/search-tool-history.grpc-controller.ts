@@ -8,6 +8,7 @@ import { searchMatchOf, timestampToMillis, toSearchResponse } from '../grpc/prot
 import { SEARCH_TOOL_HISTORY, ROOT_LOGGER } from '../tokens';
 import { DEFAULT_AUDIT_BUDGET_MS } from '../audit-budget';
 import { SearchToolHistory } from './search-tool-history';
+import { readAfterOf } from '../consistency/await-recorded';
 
 /** SearchToolHistory: search by words or by substring over a tenant's redacted payloads. */
 @Controller()
@@ -24,26 +25,23 @@ export class SearchToolHistoryGrpcController {
   // The query stays out of the log: people search for the very values they worry about.
   @GrpcMethod('ToolHistory', 'SearchToolHistory')
   search(request: SearchToolHistoryRequest, _metadata: Metadata, call: ServerUnaryCall<unknown, unknown>) {
-    return answerUnary(
-      this.log,
-      'SearchToolHistory',
-      { tenantId: request.tenant_id },
-      budgetOf(call, DEFAULT_AUDIT_BUDGET_MS),
-      async (signal) =>
-        toSearchResponse(
-          await this.useCase.execute(
-            {
-              tenantId: request.tenant_id ?? '',
-              query: request.query ?? '',
-              conversationId: request.conversation_id,
-              limit: request.limit,
-              from: timestampToMillis(request.from, 'from'),
-              to: timestampToMillis(request.to, 'to'),
-              match: searchMatchOf(request.match),
-            },
-            signal,
-          ),
+    const budgetMs = budgetOf(call, DEFAULT_AUDIT_BUDGET_MS);
+    return answerUnary(this.log, 'SearchToolHistory', { tenantId: request.tenant_id }, budgetMs, async (signal) =>
+      toSearchResponse(
+        await this.useCase.execute(
+          {
+            tenantId: request.tenant_id ?? '',
+            query: request.query ?? '',
+            conversationId: request.conversation_id,
+            limit: request.limit,
+            from: timestampToMillis(request.from, 'from'),
+            to: timestampToMillis(request.to, 'to'),
+            match: searchMatchOf(request.match),
+            readAfter: readAfterOf(request.consistency_token, budgetMs),
+          },
+          signal,
         ),
+      ),
     );
   }
 }

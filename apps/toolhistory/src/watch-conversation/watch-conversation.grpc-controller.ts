@@ -6,13 +6,17 @@ import type { Logger } from 'pino';
 import type { WatchedInvocation } from '@toolhistory/domain';
 import type { WatchConversationRequest } from '@toolhistory/grpc-api';
 import { AppError, ErrorCode } from '@toolhistory/errors';
-import { failed } from '../grpc/grpc-call';
+import { budgetOf, failed } from '../grpc/grpc-call';
 import { toRpcException } from '../grpc/grpc-status';
 import { isoToTimestamp, RUN_STATUS, toInvocationMessage } from '../grpc/proto-mapping';
 import { writeWithBackpressure } from '../grpc/write-stream';
 import { OPEN_SUBSCRIPTIONS, ROOT_LOGGER, WATCH_CONVERSATION } from '../tokens';
 import type { OpenSubscriptions } from '../subscription/open-subscriptions';
 import type { WatchConversation, WatchMessage } from './watch-conversation';
+import { readAfterOf } from '../consistency/await-recorded';
+
+/** How long a watch's first read may wait for the caller's consistency token when the caller sets no deadline (a stream has none). */
+const WATCH_TOKEN_WAIT_MS = 10_000;
 
 const toWatchedInvocationMessage = (watched: WatchedInvocation) => ({
   invocation: toInvocationMessage(watched.invocation),
@@ -70,7 +74,8 @@ export class WatchConversationGrpcController {
       let release = () => undefined as void;
       let shuttingDown = false;
       const stream = async () => {
-        const messages = this.watchConversation.execute(ids, abort.signal);
+        const readAfter = readAfterOf(request.consistency_token, budgetOf(call, WATCH_TOKEN_WAIT_MS));
+        const messages = this.watchConversation.execute({ ...ids, readAfter }, abort.signal);
         release = this.streams.admit({
           tenantId: ids.tenantId,
           endForShutdown: () => {

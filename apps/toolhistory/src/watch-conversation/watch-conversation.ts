@@ -9,6 +9,7 @@ import {
 } from '@toolhistory/domain';
 import { checkRequestIds, requireArguments } from '@toolhistory/errors';
 import { type ConversationChangeHub, erasedError } from './conversation-change-hub';
+import { type AwaitRecorded, awaitRecordedWith, type ReadAfter, READ_MODEL } from '../consistency/await-recorded';
 
 export type WatchMessage = { kind: 'snapshot'; invocations: WatchedInvocation[]; complete: boolean } | ConversationChange;
 
@@ -23,6 +24,7 @@ const sizeOf = (watched: WatchedInvocation) =>
  * WatchConversation: the conversation's invocations as they stand, then
  * the effect of each event recorded after that, until the caller stops
  * (docs/adr/024-watch-a-conversation.md). Steps:
+ * 0. wait for the caller's own events (its consistency token);
  * 1. join the conversation's shared reads (before reading, so no change committed meanwhile is missed);
  * 2. read its rows and their event count in one read, and send them as the snapshot;
  * 3. take the changes the shared reads give of the events after that count, and send them;
@@ -33,16 +35,22 @@ export class WatchConversation {
     private readonly reader: ConversationWatchReader,
     private readonly hub: ConversationChangeHub,
     private readonly partBytes = SNAPSHOT_PART_BYTES,
+    private readonly awaitRecorded?: AwaitRecorded,
   ) {}
 
   /** Throws INVALID_ARGUMENT before anything is read; the iterable ends when `signal` aborts. */
-  execute(request: ConversationKey, signal: AbortSignal): AsyncIterable<WatchMessage> {
+  execute(request: ConversationKey & { readAfter?: ReadAfter }, signal: AbortSignal): AsyncIterable<WatchMessage> {
     requireArguments({ tenant_id: request.tenantId, conversation_id: request.conversationId });
     checkRequestIds({ tenant_id: request.tenantId, conversation_id: request.conversationId });
-    return this.follow({ tenantId: request.tenantId, conversationId: request.conversationId }, signal);
+    return this.follow({ tenantId: request.tenantId, conversationId: request.conversationId }, request.readAfter, signal);
   }
 
-  private async *follow(conversation: ConversationKey, signal: AbortSignal): AsyncGenerator<WatchMessage> {
+  private async *follow(
+    conversation: ConversationKey,
+    readAfter: ReadAfter | undefined,
+    signal: AbortSignal,
+  ): AsyncGenerator<WatchMessage> {
+    await awaitRecordedWith(this.awaitRecorded, readAfter, READ_MODEL, signal);
     const watch = this.hub.join(conversation);
     try {
       const first = await this.read(conversation);

@@ -6,6 +6,7 @@ export const SCOPES = [
   'audit:read',
   'events:subscribe',
   'conversations:erase',
+  'conversations:fork',
   'metrics:read',
   'dead-letters:read',
 ] as const;
@@ -27,6 +28,8 @@ export const RPC_SCOPES = {
   SearchToolHistory: ['audit:read', 'history:read'],
   SubscribeToolEvents: 'events:subscribe',
   EraseConversation: 'conversations:erase',
+  // Copies a conversation's history (its payloads) into a new one: a right of its own, like erasure.
+  ForkConversation: 'conversations:fork',
   // A UI showing one conversation live: an agent's own view, or an auditor's.
   WatchConversation: ['history:read', 'audit:read'],
 } as const satisfies Record<string, ScopeRule>;

@@ -1,4 +1,5 @@
 import type { ConversationKey } from '../projection/read-model-keys';
+import type { ProgressNotice } from '../consistency/recording-progress';
 
 /**
  * What a feed of read-model changes tells its watcher. Between `stale` and
@@ -12,6 +13,8 @@ export interface ConversationChangeWatcher {
   changedAll(): void;
   current(): void;
   stale(): void;
+  /** Recording or a projection moved on (reported after the changes it committed with). */
+  progressed?(notice: ProgressNotice): void;
 }
 
 /** Pushes read-model changes to readers that cache, so a cached conversation needs no check while the feed is current. */

@@ -11,3 +11,4 @@ export * from './caller-authenticator.port';
 export * from './conversation-changes.port';
 export * from './dead-letter-topic.port';
 export * from './conversation-watch-reader.port';
+export * from './recording-progress-reader.port';

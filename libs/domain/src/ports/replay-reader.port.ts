@@ -11,10 +11,22 @@ export interface ConversationRows {
   invocations: InvocationRow[];
 }
 
-/** Reads what replay needs of one conversation; null when the conversation is unknown. */
-/** A `signal` that aborts (the caller's deadline passed) cancels the query in the store. */
+export interface ReadConversationOptions {
+  /** Rows held in a cache must be confirmed current first (a consistency token was learned from the database, not the change feed). */
+  verify?: boolean;
+}
+
+/**
+ * Reads what replay needs of one conversation; null when the conversation is unknown.
+ * A `signal` that aborts (the caller's deadline passed) cancels the query in the store.
+ */
 export interface ReplayReader {
-  readConversation(tenantId: string, conversationId: string, signal?: AbortSignal): Promise<ConversationRows | null>;
+  readConversation(
+    tenantId: string,
+    conversationId: string,
+    signal?: AbortSignal,
+    options?: ReadConversationOptions,
+  ): Promise<ConversationRows | null>;
   /** The conversation's current version alone: a cheap check that cached rows are still current. */
   conversationVersion(tenantId: string, conversationId: string, signal?: AbortSignal): Promise<string | null>;
 }

@@ -1,5 +1,5 @@
 import type { InvocationRow, RunRow } from '../projection/read-model.types';
-import { callContextOf, callScopeOf, isLateCall, RunAsOf, runAsOf, SeenRow, seenRowsOf } from './replay-call-context';
+import { callContextOf, callScopeOf, isLateCall, isOnBranch, RunAsOf, runAsOf, SeenRow, seenRowsOf } from './replay-call-context';
 import { answeredRow, iso, policyOf, T0 } from './replay-test-support.fixture';
 
 const RUN = {
@@ -59,56 +59,56 @@ describe('runAsOf', () => {
       run: RUN,
       rows: rounds,
       asOf: ENDED_AT,
-      facts: { status: 'completed', endedAt: ENDED_AT, lastRound: 1, lastRoundSent: true, settled: true },
+      facts: { status: 'completed', endedAt: ENDED_AT, lastRound: 1, lastRoundSent: true, settled: true, onBranch: true },
     },
     {
       name: 'completed after asOf: still running then',
       run: RUN,
       rows: rounds,
       asOf: ENDED_AT - 1,
-      facts: { status: 'running', endedAt: Number.POSITIVE_INFINITY, lastRound: 1, lastRoundSent: false, settled: false },
+      facts: { status: 'running', endedAt: Number.POSITIVE_INFINITY, lastRound: 1, lastRoundSent: false, settled: false, onBranch: true },
     },
     {
       name: 'completed on a tool limit: the last round never reached the model',
       run: { ...RUN, finishReason: 'tool_limit' },
       rows: rounds,
       asOf: ENDED_AT,
-      facts: { status: 'completed', endedAt: ENDED_AT, lastRound: 1, lastRoundSent: false, settled: true },
+      facts: { status: 'completed', endedAt: ENDED_AT, lastRound: 1, lastRoundSent: false, settled: true, onBranch: true },
     },
     {
       name: 'failed',
       run: { ...RUN, status: 'failed', finishReason: null },
       rows: rounds,
       asOf: ENDED_AT,
-      facts: { status: 'failed', endedAt: ENDED_AT, lastRound: 1, lastRoundSent: false, settled: true },
+      facts: { status: 'failed', endedAt: ENDED_AT, lastRound: 1, lastRoundSent: false, settled: true, onBranch: true },
     },
     {
       name: 'the last round ignores late calls and results without calls',
       run: RUN,
       rows: [...rounds, seen(rowWith({ roundIndex: 2, requestedAt: iso(11) })), seen(rowWith({ roundIndex: 3 }), false)],
       asOf: ENDED_AT + 5_000,
-      facts: { status: 'completed', endedAt: ENDED_AT, lastRound: 1, lastRoundSent: true, settled: true },
+      facts: { status: 'completed', endedAt: ENDED_AT, lastRound: 1, lastRoundSent: true, settled: true, onBranch: true },
     },
     {
       name: 'no call yet: no last round',
       run: { ...RUN, status: 'running', endedAt: null, finishReason: null },
       rows: [],
       asOf: ENDED_AT,
-      facts: { status: 'running', endedAt: Number.POSITIVE_INFINITY, lastRound: -1, lastRoundSent: false, settled: false },
+      facts: { status: 'running', endedAt: Number.POSITIVE_INFINITY, lastRound: -1, lastRoundSent: false, settled: false, onBranch: true },
     },
     {
       name: 'running and silent for longer than the abandonment limit: settled',
       run: { ...RUN, status: 'running', endedAt: null, finishReason: null, lastEventAt: iso(5) },
       rows: rounds,
       asOf: T0 + 5_000 + 600_001,
-      facts: { status: 'running', endedAt: Number.POSITIVE_INFINITY, lastRound: 1, lastRoundSent: false, settled: true },
+      facts: { status: 'running', endedAt: Number.POSITIVE_INFINITY, lastRound: 1, lastRoundSent: false, settled: true, onBranch: true },
     },
     {
       name: 'running and silent for exactly the abandonment limit: not yet',
       run: { ...RUN, status: 'running', endedAt: null, finishReason: null, lastEventAt: iso(5) },
       rows: rounds,
       asOf: T0 + 5_000 + 600_000,
-      facts: { status: 'running', endedAt: Number.POSITIVE_INFINITY, lastRound: 1, lastRoundSent: false, settled: false },
+      facts: { status: 'running', endedAt: Number.POSITIVE_INFINITY, lastRound: 1, lastRoundSent: false, settled: false, onBranch: true },
     },
     {
       name: 'stopped for approval, then approved: its last round was sent by the resumed run',
@@ -118,10 +118,75 @@ describe('runAsOf', () => {
         seen(rowWith({ roundIndex: 1, requestedAt: iso(5), approvalRequestedAt: iso(5), approvalDecidedAt: iso(9), approved: true })),
       ],
       asOf: ENDED_AT,
-      facts: { status: 'completed', endedAt: ENDED_AT, lastRound: 1, lastRoundSent: true, settled: true },
+      facts: { status: 'completed', endedAt: ENDED_AT, lastRound: 1, lastRoundSent: true, settled: true, onBranch: true },
     },
   ])('$name', ({ run, rows, asOf, facts }) => {
     expect(runAsOf(run, rows, asOf, 600_000)).toStrictEqual({ run, ...facts });
+  });
+});
+
+describe('isOnBranch', () => {
+  const branch = new Set(['user_1', 'msg_r1']);
+  it.each([
+    { name: 'no branch named: every run counts', run: { ...RUN, assistantMessageId: 'elsewhere' }, branch: undefined, on: true },
+    { name: 'completed, its answer on the branch', run: RUN, branch, on: true },
+    {
+      name: 'completed, its answer regenerated',
+      run: { ...RUN, assistantMessageId: 'msg_old', userMessageId: 'user_1' },
+      branch,
+      on: false,
+    },
+    {
+      name: 'running, its user message on the branch',
+      run: { ...RUN, assistantMessageId: null, userMessageId: 'user_1' },
+      branch,
+      on: true,
+      status: 'running' as const,
+    },
+    {
+      name: 'failed, its user message edited away',
+      run: { ...RUN, userMessageId: 'user_0' },
+      branch,
+      on: false,
+      status: 'failed' as const,
+    },
+    {
+      name: 'running with no user message: on no branch',
+      run: { ...RUN, userMessageId: null },
+      branch,
+      on: false,
+      status: 'running' as const,
+    },
+  ])('$name', ({ run, branch: path, on, status }) => {
+    expect(isOnBranch(run, status ?? 'completed', path)).toBe(on);
+  });
+
+  it('judges a run by what it was at asOf: completed later, it was running, so its user message counts', () => {
+    const run = { ...RUN, assistantMessageId: 'msg_new', userMessageId: 'user_1' };
+    const branch = new Set(['user_1']);
+    expect(runAsOf(run, [], ENDED_AT - 1, 600_000, branch).onBranch).toBe(true);
+    expect(runAsOf(run, [], ENDED_AT, 600_000, branch).onBranch).toBe(false);
+  });
+
+  it('puts a call resolved in a later run on the branch of that run', () => {
+    const scope = callScopeOf(
+      { asOf: ENDED_AT, channel: 'web', branchMessageIds: ['user_1', 'msg_r2'] },
+      [],
+      policyOf({}),
+      (r) => r.toolCallId,
+    );
+    const row = rowWith({ resultRunId: 'r2', approvalRequestedAt: iso(1), approvalDecidedAt: iso(1), approved: true, decisionRunId: 'r2' });
+    const paused = runAsOf(
+      { ...RUN, assistantMessageId: 'msg_paused', userMessageId: 'user_1' },
+      [seen(row)],
+      ENDED_AT,
+      600_000,
+      scope.branch,
+    );
+    const resumed = runAsOf({ ...RUN, runId: 'r2', assistantMessageId: 'msg_r2' }, [], ENDED_AT, 600_000, scope.branch);
+    const regenerated = { ...resumed, onBranch: false };
+    expect(callContextOf(scope, paused, seen(row), new Map([['r2', resumed]])).offBranch).toBe(false);
+    expect(callContextOf(scope, paused, seen(row), new Map([['r2', regenerated]])).offBranch).toBe(true);
   });
 });
 
@@ -159,6 +224,7 @@ describe('callContextOf', () => {
       hasCall: true,
       hasResult: true,
       runStatus: 'completed',
+      offBranch: false,
       visibility: 'per_service_call',
       late: false,
       inUnsentLastRound: true,

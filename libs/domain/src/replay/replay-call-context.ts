@@ -35,6 +35,8 @@ export interface CallScope {
   reportedId: (row: InvocationRow) => string;
   /** Milliseconds of silence after which a running run counts as abandoned. */
   abandonedAfterMs: number;
+  /** The host's current path of message ids; undefined: every run counts. */
+  branch?: ReadonlySet<string>;
 }
 
 /** A row with a call or a result recorded by asOf. */
@@ -56,10 +58,15 @@ export interface RunAsOf {
   lastRoundSent: boolean;
   /** Ended by asOf, or silent for longer than abandonedAfterSeconds: no more results will come from it. */
   settled: boolean;
+  /**
+   * On the host's current branch (always, when the request names none): a
+   * completed run by its assistant message, any other by its user message.
+   */
+  onBranch: boolean;
 }
 
 export function callScopeOf(
-  request: Pick<CallScope, 'asOf' | 'channel' | 'freshnessWindowSeconds' | 'staleResults'>,
+  request: Pick<CallScope, 'asOf' | 'channel' | 'freshnessWindowSeconds' | 'staleResults'> & { branchMessageIds?: readonly string[] },
   invocations: readonly InvocationRow[],
   policy: ReplayPolicy,
   reportedId: CallScope['reportedId'],
@@ -74,7 +81,17 @@ export function callScopeOf(
     invalidations: findInvalidations(invocations, (toolName) => invalidationRules(policy, toolName), request.asOf),
     reportedId,
     abandonedAfterMs: abandonedAfterSeconds(policy, request.channel) * 1000,
+    ...(request.branchMessageIds === undefined || request.branchMessageIds.length === 0
+      ? {}
+      : { branch: new Set(request.branchMessageIds) }),
   };
+}
+
+/** Whether the run, as it stood at asOf, is on the host's branch: its answer when it completed with one, else the message that started it. */
+export function isOnBranch(run: RunRow, status: RunStatus, branch: ReadonlySet<string> | undefined): boolean {
+  if (branch === undefined) return true;
+  const message = status === 'completed' && run.assistantMessageId !== null ? run.assistantMessageId : run.userMessageId;
+  return message !== null && branch.has(message);
 }
 
 /** The last moment by asOf at which anything of the run was recorded: where its silence starts. */
@@ -111,7 +128,13 @@ export function isLateCall(seen: Pick<SeenRow, 'row' | 'hasCall'>, endedAt: numb
   return seen.hasCall && at(seen.row.requestedAt) > endedAt;
 }
 
-export function runAsOf(run: RunRow, seen: readonly SeenRow[], asOf: number, abandonedAfterMs = Number.POSITIVE_INFINITY): RunAsOf {
+export function runAsOf(
+  run: RunRow,
+  seen: readonly SeenRow[],
+  asOf: number,
+  abandonedAfterMs = Number.POSITIVE_INFINITY,
+  branch?: ReadonlySet<string>,
+): RunAsOf {
   const ended = run.status !== 'running' && run.endedAt !== null && at(run.endedAt) <= asOf;
   const status: RunStatus = ended ? run.status : 'running';
   const endedAt = ended ? at(run.endedAt) : Number.POSITIVE_INFINITY;
@@ -137,7 +160,17 @@ export function runAsOf(run: RunRow, seen: readonly SeenRow[], asOf: number, aba
     lastRound,
     lastRoundSent: (status === 'completed' && run.finishReason === 'stop') || decided,
     settled: ended || silent,
+    onBranch: isOnBranch(run, status, branch),
   };
+}
+
+/**
+ * The later run a call is replayed in, when a person's decision resolved it
+ * there (the run that resumed recorded the result, or the denial); null: its own.
+ */
+export function laterRunOf(row: InvocationRow, hasResult: boolean, approval: ApprovalState): string | null {
+  const later = hasResult ? row.resultRunId : approval === 'denied' ? row.decisionRunId : null;
+  return later !== null && later !== row.runId ? later : null;
 }
 
 /** The run whose end decides whether a call's result can still come: for an approved call, the run that resumed. */
@@ -154,6 +187,8 @@ export function callContextOf(
   const toolName = row.toolName ?? '';
   const mutation = scope.invalidations.get(row);
   const approval = approvalAsOf(row, scope.asOf);
+  const laterRunId = laterRunOf(row, hasResult, approval);
+  const replayedIn = (laterRunId === null ? undefined : runs.get(laterRunId)) ?? run;
   return {
     row,
     toolCallId: scope.reportedId(row),
@@ -161,6 +196,7 @@ export function callContextOf(
     hasCall,
     hasResult,
     runStatus: run.status,
+    offBranch: !replayedIn.onBranch,
     visibility: scope.visibility,
     late: isLateCall({ row, hasCall }, run.endedAt),
     inUnsentLastRound: row.roundIndex === run.lastRound && !run.lastRoundSent,
@@ -188,7 +224,7 @@ export function runsAsOf(scope: CallScope, runs: readonly RunRow[], invocations:
     .sort((a, b) => at(a.startedAt) - at(b.startedAt) || (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0))
     .map((run) => {
       const seen = seenRowsOf(byRun.get(run.runId) ?? [], scope.asOf);
-      return { facts: runAsOf(run, seen, scope.asOf, scope.abandonedAfterMs), seen };
+      return { facts: runAsOf(run, seen, scope.asOf, scope.abandonedAfterMs, scope.branch), seen };
     });
   const factsById = new Map(started.map(({ facts }) => [facts.run.runId, facts]));
   return started.map(({ facts, seen }) => ({ run: facts, calls: seen.map((r) => callContextOf(scope, facts, r, factsById)) }));

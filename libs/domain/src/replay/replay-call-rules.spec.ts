@@ -18,6 +18,7 @@ import {
   policySkippedRule,
   runFailedRule,
   runIncompleteRule,
+  offBranchRule,
   staleRule,
   trailingUnsentRule,
   verdictOf,
@@ -38,6 +39,7 @@ function callWith(fields: Partial<Omit<CallContext, 'row'>> & { row?: Partial<In
     hasCall: true,
     hasResult: true,
     runStatus: 'completed',
+    offBranch: false,
     visibility: 'per_run',
     late: false,
     inUnsentLastRound: false,
@@ -69,6 +71,18 @@ const INTERRUPTED: CallVerdict = { kind: 'notice', notice: INTERRUPTED_CALL_NOTI
 const DENIED_ROW = { approvalDecisionReason: 'over the limit' };
 
 const TABLES: Array<[CallRule, Case[]]> = [
+  [
+    offBranchRule,
+    [
+      { name: "a run of the host's branch", call: callWith(), verdict: KEPT },
+      { name: 'a run off the branch (its answer regenerated)', call: callWith({ offBranch: true }), verdict: omitted('off_branch') },
+      {
+        name: 'off the branch, whatever else holds of it (a call waiting for approval)',
+        call: callWith({ offBranch: true, approval: 'pending', hasResult: false }),
+        verdict: omitted('off_branch'),
+      },
+    ],
+  ],
   [
     awaitingApprovalRule,
     [
@@ -327,6 +341,7 @@ describe.each(TABLES.map(([rule, cases]) => [rule.name, rule, cases] as const))(
 describe('CALL_RULES, applied in order (the first verdict that is not kept stands)', () => {
   it('holds every rule once, in the documented precedence', () => {
     expect(CALL_RULES).toEqual([
+      offBranchRule,
       awaitingApprovalRule,
       runFailedRule,
       runIncompleteRule,
@@ -413,6 +428,16 @@ describe('CALL_RULES, applied in order (the first verdict that is not kept stand
       name: 'expired and invalidated, placeholder: the invalidated notice',
       call: callWith({ invalidation: CANCEL, staleResults: 'placeholder', freshnessWindowSeconds: 1 }),
       verdict: { kind: 'notice', notice: INVALIDATED_NOTICE, expired: true, invalidatedBy: 'call_cancel' },
+    },
+    {
+      name: 'off the branch and pending: off the branch (not listed as a pending approval)',
+      call: callWith({ offBranch: true, approval: 'pending', hasResult: false }),
+      verdict: omitted('off_branch'),
+    },
+    {
+      name: 'off the branch and stale: off the branch',
+      call: callWith({ offBranch: true, freshnessWindowSeconds: 1 }),
+      verdict: omitted('off_branch'),
     },
   ])('$name', ({ call, verdict }) => {
     expect(verdictOf(call)).toStrictEqual(verdict);

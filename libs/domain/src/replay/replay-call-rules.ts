@@ -14,6 +14,7 @@ import type { StaleResultMode, Visibility } from './replay-policy';
 
 /** The reasons a call rule gives; replay-history.ts adds the history-level 'token_budget'. */
 export type CallOmissionReason =
+  | 'off_branch'
   | 'stale'
   | 'orphan_call'
   | 'orphan_result'
@@ -37,6 +38,8 @@ export interface CallContext {
   hasResult: boolean;
   /** The run as it stood at asOf: a run that ended later was still running. */
   runStatus: RunStatus;
+  /** The run the call is replayed in (its own, or the later run that resolved it) is not on the host's current branch. */
+  offBranch: boolean;
   visibility: Visibility;
   /** Requested after its run had ended, so the model never saw it. */
   late: boolean;
@@ -116,6 +119,16 @@ export function beyondItsRun(call: CallContext): boolean {
   return call.sideEffects && call.settled;
 }
 
+/**
+ * The host's branch outranks every other reason: the run belongs to an
+ * answer the person threw away (regenerated, or a message before it edited),
+ * so none of it is part of the conversation the model continues, not even a
+ * call waiting for approval.
+ */
+export function offBranchRule(call: CallContext): CallVerdict {
+  return call.offBranch ? omitted('off_branch') : KEPT;
+}
+
 /** A call waits for a person: nothing to replay yet (the host finds it in pending_approvals). */
 export function awaitingApprovalRule(call: CallContext): CallVerdict {
   return call.hasCall && call.approval === 'pending' ? omitted('awaiting_approval') : KEPT;
@@ -187,6 +200,7 @@ export function staleRule(call: CallContext): CallVerdict {
 
 /** In precedence order: the first verdict that is not 'kept' stands. */
 export const CALL_RULES: readonly CallRule[] = Object.freeze([
+  offBranchRule,
   awaitingApprovalRule,
   runFailedRule,
   runIncompleteRule,

@@ -14,7 +14,7 @@ import {
 } from './provider-messages';
 import type { ApprovalState } from '../projection/approval-state';
 import { CallContext, CallOmissionReason, CallVerdict, verdictOf } from './replay-call-rules';
-import { callScopeOf, RunAsOf, runsAsOf } from './replay-call-context';
+import { callScopeOf, laterRunOf, RunAsOf, runsAsOf } from './replay-call-context';
 import { citationRule, historyTokenBudget, ReplayPolicy, StaleResultMode } from './replay-policy';
 import { CallCitations, callCitations, compactCitedItems } from './citation-compaction';
 import { anthropicToolUseId, bedrockToolUseId, replayedToolCallId } from './replayed-tool-call-id';
@@ -40,6 +40,8 @@ export interface ReplayRequest {
   staleResults?: StaleResultMode;
   /** Replaces the configured token budget for this request. */
   maxHistoryTokens?: number;
+  /** The host's current path of message ids, oldest first; absent or empty: every run counts (replay-call-rules.ts, offBranchRule). */
+  branchMessageIds?: readonly string[];
 }
 
 export interface ReplayedCall {
@@ -151,17 +153,6 @@ function reportedIdIn(format: HistoryFormat): (row: InvocationRow) => string {
   };
 }
 
-/**
- * The run a kept call is replayed in: its own, unless a person's decision
- * resolved it in a later run (the run that resumed records the result, or
- * the denial), where the model went on from the person's answer.
- */
-function resumedInRunId(call: CallContext): string | null {
-  const { row } = call;
-  const later = call.hasResult ? row.resultRunId : call.approval === 'denied' ? row.decisionRunId : null;
-  return later !== null && later !== row.runId ? later : null;
-}
-
 interface JudgedCalls {
   turns: TurnDraft[];
   omitted: Omission[];
@@ -194,7 +185,8 @@ function judgeCalls(
       }
       const citations = callCitations(call, citationRule(policy, call.toolName), runsById);
       const replayed = withFormatTokens(replayedCallOf(call, verdict, tokens, citations), format, tokens);
-      const laterRun = resumedInRunId(call);
+      // Its own run, unless a person's decision resolved it in a later one, where the model went on from their answer.
+      const laterRun = laterRunOf(call.row, call.hasResult, call.approval);
       if (laterRun !== null && runsById.has(laterRun)) {
         // Keyed by origin run, then round: rounds of earlier runs keep their order.
         const byOrigin = resumed.get(laterRun) ?? new Map<string, ReplayedCall[]>();

@@ -496,6 +496,11 @@ export enum OmissionReason {
   OMISSION_REASON_AWAITING_APPROVAL = "OMISSION_REASON_AWAITING_APPROVAL",
   /** OMISSION_REASON_AWAITING_RESULT - approved, and its result not recorded yet */
   OMISSION_REASON_AWAITING_RESULT = "OMISSION_REASON_AWAITING_RESULT",
+  /**
+   * OMISSION_REASON_OFF_BRANCH - the run is not on the host's current branch (branch_message_ids): its
+   * answer was regenerated, or a message before it edited
+   */
+  OMISSION_REASON_OFF_BRANCH = "OMISSION_REASON_OFF_BRANCH",
   UNRECOGNIZED = "UNRECOGNIZED",
 }
 
@@ -537,6 +542,9 @@ export function omissionReasonFromJSON(object: any): OmissionReason {
     case 11:
     case "OMISSION_REASON_AWAITING_RESULT":
       return OmissionReason.OMISSION_REASON_AWAITING_RESULT;
+    case 12:
+    case "OMISSION_REASON_OFF_BRANCH":
+      return OmissionReason.OMISSION_REASON_OFF_BRANCH;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -570,6 +578,8 @@ export function omissionReasonToNumber(object: OmissionReason): number {
       return 10;
     case OmissionReason.OMISSION_REASON_AWAITING_RESULT:
       return 11;
+    case OmissionReason.OMISSION_REASON_OFF_BRANCH:
+      return 12;
     case OmissionReason.UNRECOGNIZED:
     default:
       return -1;
@@ -625,11 +635,45 @@ export function replayViewToNumber(object: ReplayView): number {
   }
 }
 
+export interface ForkConversationRequest {
+  /** required */
+  tenantId: string;
+  /** required: the source */
+  conversationId: string;
+  /**
+   * Required: a message of the source, as its events name it
+   * (userMessageId or assistantMessageId). Unknown: NOT_FOUND.
+   */
+  upToMessageId: string;
+  /** required; must differ from the source */
+  newConversationId: string;
+}
+
+export interface ForkConversationResponse {
+  /** Invocations the fork holds (calls and results copied with them). */
+  copiedInvocations: string;
+  /** Reads of the new conversation given this token include the whole fork. */
+  consistencyToken: string;
+}
+
+/** Where a forked conversation's copy of an invocation came from. */
+export interface ForkProvenance {
+  /** the source conversation */
+  conversationId: string;
+  /** the global position of the copied call (else result) event in the source */
+  position: string;
+}
+
 export interface WatchConversationRequest {
   /** required */
   tenantId: string;
   /** required */
   conversationId: string;
+  /**
+   * A publisher's consistency token: the snapshot includes everything
+   * recorded through it (see GetReplayHistoryRequest.consistency_token).
+   */
+  consistencyToken: string;
 }
 
 /**
@@ -730,6 +774,11 @@ export interface ListToolInvocationsRequest {
   pageSize: number;
   /** next_page_token of the previous page, same filters */
   pageToken: string;
+  /**
+   * A publisher's consistency token: the answer includes everything
+   * recorded through it (see GetReplayHistoryRequest.consistency_token).
+   */
+  consistencyToken: string;
 }
 
 export interface ListToolInvocationsResponse {
@@ -798,6 +847,8 @@ export interface Invocation {
    * persist hook); persist is the stricter of the producer's and the policy's.
    */
   producerRedacted: boolean;
+  /** Set on a forked conversation's copy of a source invocation: where it came from. */
+  forkedFrom?: ForkProvenance | undefined;
 }
 
 export interface Invocation_ArgumentRedactionsEntry {
@@ -841,6 +892,12 @@ export interface SearchToolHistoryRequest {
     | undefined;
   /** How query matches. Unset: SEARCH_MATCH_WORDS. */
   match: SearchMatch;
+  /**
+   * A publisher's consistency token: the hits include everything recorded
+   * through it, once search has indexed it (see
+   * GetReplayHistoryRequest.consistency_token).
+   */
+  consistencyToken: string;
 }
 
 export interface SearchToolHistoryResponse {
@@ -924,7 +981,27 @@ export interface GetReplayHistoryRequest {
    * over it, whole rounds leave, oldest first. Unset: the policy's
    * maxHistoryTokens for the channel, else no limit. Must not be negative.
    */
-  maxHistoryTokens?: number | undefined;
+  maxHistoryTokens?:
+    | number
+    | undefined;
+  /**
+   * A publisher's consistency token (what publishing answered, opaque): the
+   * answer includes everything recorded through it. The service waits for
+   * recording until shortly before the deadline, then answers UNAVAILABLE
+   * naming the token and how far recording has come; never an answer that
+   * lacks those events. Malformed, or naming a topic or partition the
+   * service does not consume: INVALID_ARGUMENT. Empty: no wait.
+   */
+  consistencyToken: string;
+  /**
+   * The host's current path of message ids, oldest first (user and
+   * assistant messages, as the events name them in userMessageId and
+   * assistantMessageId). When given, a run that completed is replayed only
+   * if its assistant message is on the path, any other run only if its user
+   * message is; every other run's calls are omitted as
+   * OMISSION_REASON_OFF_BRANCH. Empty: every run counts.
+   */
+  branchMessageIds: string[];
 }
 
 export interface GetReplayHistoryResponse {
@@ -1042,8 +1119,233 @@ export interface Omission {
   invalidatedBy: string;
 }
 
+function createBaseForkConversationRequest(): ForkConversationRequest {
+  return { tenantId: "", conversationId: "", upToMessageId: "", newConversationId: "" };
+}
+
+export const ForkConversationRequest: MessageFns<ForkConversationRequest> = {
+  encode(message: ForkConversationRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tenantId !== "") {
+      writer.uint32(10).string(message.tenantId);
+    }
+    if (message.conversationId !== "") {
+      writer.uint32(18).string(message.conversationId);
+    }
+    if (message.upToMessageId !== "") {
+      writer.uint32(26).string(message.upToMessageId);
+    }
+    if (message.newConversationId !== "") {
+      writer.uint32(34).string(message.newConversationId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ForkConversationRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseForkConversationRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tenantId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.conversationId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.upToMessageId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.newConversationId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create<I extends Exact<DeepPartial<ForkConversationRequest>, I>>(base?: I): ForkConversationRequest {
+    return ForkConversationRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ForkConversationRequest>, I>>(object: I): ForkConversationRequest {
+    const message = createBaseForkConversationRequest();
+    message.tenantId = object.tenantId ?? "";
+    message.conversationId = object.conversationId ?? "";
+    message.upToMessageId = object.upToMessageId ?? "";
+    message.newConversationId = object.newConversationId ?? "";
+    return message;
+  },
+};
+
+function createBaseForkConversationResponse(): ForkConversationResponse {
+  return { copiedInvocations: "0", consistencyToken: "" };
+}
+
+export const ForkConversationResponse: MessageFns<ForkConversationResponse> = {
+  encode(message: ForkConversationResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.copiedInvocations !== "0") {
+      writer.uint32(8).int64(message.copiedInvocations);
+    }
+    if (message.consistencyToken !== "") {
+      writer.uint32(18).string(message.consistencyToken);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ForkConversationResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseForkConversationResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.copiedInvocations = reader.int64().toString();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.consistencyToken = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create<I extends Exact<DeepPartial<ForkConversationResponse>, I>>(base?: I): ForkConversationResponse {
+    return ForkConversationResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ForkConversationResponse>, I>>(object: I): ForkConversationResponse {
+    const message = createBaseForkConversationResponse();
+    message.copiedInvocations = object.copiedInvocations ?? "0";
+    message.consistencyToken = object.consistencyToken ?? "";
+    return message;
+  },
+};
+
+function createBaseForkProvenance(): ForkProvenance {
+  return { conversationId: "", position: "0" };
+}
+
+export const ForkProvenance: MessageFns<ForkProvenance> = {
+  encode(message: ForkProvenance, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.conversationId !== "") {
+      writer.uint32(10).string(message.conversationId);
+    }
+    if (message.position !== "0") {
+      writer.uint32(16).uint64(message.position);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ForkProvenance {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseForkProvenance();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.conversationId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.position = reader.uint64().toString();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create<I extends Exact<DeepPartial<ForkProvenance>, I>>(base?: I): ForkProvenance {
+    return ForkProvenance.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ForkProvenance>, I>>(object: I): ForkProvenance {
+    const message = createBaseForkProvenance();
+    message.conversationId = object.conversationId ?? "";
+    message.position = object.position ?? "0";
+    return message;
+  },
+};
+
 function createBaseWatchConversationRequest(): WatchConversationRequest {
-  return { tenantId: "", conversationId: "" };
+  return { tenantId: "", conversationId: "", consistencyToken: "" };
 }
 
 export const WatchConversationRequest: MessageFns<WatchConversationRequest> = {
@@ -1053,6 +1355,9 @@ export const WatchConversationRequest: MessageFns<WatchConversationRequest> = {
     }
     if (message.conversationId !== "") {
       writer.uint32(18).string(message.conversationId);
+    }
+    if (message.consistencyToken !== "") {
+      writer.uint32(26).string(message.consistencyToken);
     }
     return writer;
   },
@@ -1086,6 +1391,14 @@ export const WatchConversationRequest: MessageFns<WatchConversationRequest> = {
             message.conversationId = reader.string();
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.consistencyToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1105,6 +1418,7 @@ export const WatchConversationRequest: MessageFns<WatchConversationRequest> = {
     const message = createBaseWatchConversationRequest();
     message.tenantId = object.tenantId ?? "";
     message.conversationId = object.conversationId ?? "";
+    message.consistencyToken = object.consistencyToken ?? "";
     return message;
   },
 };
@@ -1766,6 +2080,7 @@ function createBaseListToolInvocationsRequest(): ListToolInvocationsRequest {
     to: undefined,
     pageSize: 0,
     pageToken: "",
+    consistencyToken: "",
   };
 }
 
@@ -1797,6 +2112,9 @@ export const ListToolInvocationsRequest: MessageFns<ListToolInvocationsRequest> 
     }
     if (message.pageToken !== "") {
       writer.uint32(74).string(message.pageToken);
+    }
+    if (message.consistencyToken !== "") {
+      writer.uint32(82).string(message.consistencyToken);
     }
     return writer;
   },
@@ -1886,6 +2204,14 @@ export const ListToolInvocationsRequest: MessageFns<ListToolInvocationsRequest> 
             message.pageToken = reader.string();
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.consistencyToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1912,6 +2238,7 @@ export const ListToolInvocationsRequest: MessageFns<ListToolInvocationsRequest> 
     message.to = object.to ?? undefined;
     message.pageSize = object.pageSize ?? 0;
     message.pageToken = object.pageToken ?? "";
+    message.consistencyToken = object.consistencyToken ?? "";
     return message;
   },
 };
@@ -2012,6 +2339,7 @@ function createBaseInvocation(): Invocation {
     resultOriginalBytes: undefined,
     resultRunId: "",
     producerRedacted: false,
+    forkedFrom: undefined,
   };
 }
 
@@ -2097,6 +2425,9 @@ export const Invocation: MessageFns<Invocation> = {
     }
     if (message.producerRedacted !== false) {
       writer.uint32(216).bool(message.producerRedacted);
+    }
+    if (message.forkedFrom !== undefined) {
+      ForkProvenance.encode(message.forkedFrom, writer.uint32(226).fork()).join();
     }
     return writer;
   },
@@ -2336,6 +2667,14 @@ export const Invocation: MessageFns<Invocation> = {
             message.producerRedacted = reader.bool();
             continue;
           }
+          case 28: {
+            if (tag !== 226) {
+              break;
+            }
+
+            message.forkedFrom = ForkProvenance.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2394,6 +2733,9 @@ export const Invocation: MessageFns<Invocation> = {
     message.resultOriginalBytes = object.resultOriginalBytes ?? undefined;
     message.resultRunId = object.resultRunId ?? "";
     message.producerRedacted = object.producerRedacted ?? false;
+    message.forkedFrom = (object.forkedFrom !== undefined && object.forkedFrom !== null)
+      ? ForkProvenance.fromPartial(object.forkedFrom)
+      : undefined;
     return message;
   },
 };
@@ -2549,6 +2891,7 @@ function createBaseSearchToolHistoryRequest(): SearchToolHistoryRequest {
     from: undefined,
     to: undefined,
     match: SearchMatch.SEARCH_MATCH_UNSPECIFIED,
+    consistencyToken: "",
   };
 }
 
@@ -2574,6 +2917,9 @@ export const SearchToolHistoryRequest: MessageFns<SearchToolHistoryRequest> = {
     }
     if (message.match !== SearchMatch.SEARCH_MATCH_UNSPECIFIED) {
       writer.uint32(56).int32(searchMatchToNumber(message.match));
+    }
+    if (message.consistencyToken !== "") {
+      writer.uint32(66).string(message.consistencyToken);
     }
     return writer;
   },
@@ -2647,6 +2993,14 @@ export const SearchToolHistoryRequest: MessageFns<SearchToolHistoryRequest> = {
             message.match = searchMatchFromJSON(reader.int32());
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.consistencyToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2671,6 +3025,7 @@ export const SearchToolHistoryRequest: MessageFns<SearchToolHistoryRequest> = {
     message.from = object.from ?? undefined;
     message.to = object.to ?? undefined;
     message.match = object.match ?? SearchMatch.SEARCH_MATCH_UNSPECIFIED;
+    message.consistencyToken = object.consistencyToken ?? "";
     return message;
   },
 };
@@ -3274,6 +3629,8 @@ function createBaseGetReplayHistoryRequest(): GetReplayHistoryRequest {
     staleResults: StaleResultMode.STALE_RESULT_MODE_UNSPECIFIED,
     view: ReplayView.REPLAY_VIEW_UNSPECIFIED,
     maxHistoryTokens: undefined,
+    consistencyToken: "",
+    branchMessageIds: [],
   };
 }
 
@@ -3305,6 +3662,12 @@ export const GetReplayHistoryRequest: MessageFns<GetReplayHistoryRequest> = {
     }
     if (message.maxHistoryTokens !== undefined) {
       writer.uint32(72).int32(message.maxHistoryTokens);
+    }
+    if (message.consistencyToken !== "") {
+      writer.uint32(82).string(message.consistencyToken);
+    }
+    for (const v of message.branchMessageIds) {
+      writer.uint32(90).string(v!);
     }
     return writer;
   },
@@ -3394,6 +3757,22 @@ export const GetReplayHistoryRequest: MessageFns<GetReplayHistoryRequest> = {
             message.maxHistoryTokens = reader.int32();
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.consistencyToken = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.branchMessageIds.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3420,6 +3799,8 @@ export const GetReplayHistoryRequest: MessageFns<GetReplayHistoryRequest> = {
     message.staleResults = object.staleResults ?? StaleResultMode.STALE_RESULT_MODE_UNSPECIFIED;
     message.view = object.view ?? ReplayView.REPLAY_VIEW_UNSPECIFIED;
     message.maxHistoryTokens = object.maxHistoryTokens ?? undefined;
+    message.consistencyToken = object.consistencyToken ?? "";
+    message.branchMessageIds = object.branchMessageIds?.map((e) => e) || [];
     return message;
   },
 };
@@ -4332,6 +4713,29 @@ export const ToolHistoryService = {
     responseSerialize: (value: ConversationChange): Buffer => Buffer.from(ConversationChange.encode(value).finish()),
     responseDeserialize: (value: Buffer): ConversationChange => ConversationChange.decode(value),
   },
+  /**
+   * A new conversation that starts with the source's history up to and
+   * including the run of one of its messages (a user or an assistant message
+   * id): the events of the source up to that run's last event, recorded as
+   * the new conversation's own (same call ids and payloads, each copied
+   * invocation naming its origin in Invocation.forked_from). The source is
+   * unchanged. Erasing the source also removes its copies from every fork;
+   * erasing a fork leaves the source whole. Needs conversations:fork for the
+   * tenant. Repeating a fork with the same arguments answers the same fork;
+   * a new_conversation_id that holds anything else is refused
+   * (ALREADY_EXISTS).
+   */
+  forkConversation: {
+    path: "/toolhistory.v1.ToolHistory/ForkConversation" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ForkConversationRequest): Buffer =>
+      Buffer.from(ForkConversationRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ForkConversationRequest => ForkConversationRequest.decode(value),
+    responseSerialize: (value: ForkConversationResponse): Buffer =>
+      Buffer.from(ForkConversationResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ForkConversationResponse => ForkConversationResponse.decode(value),
+  },
 } as const;
 
 export interface ToolHistoryServer extends UntypedServiceImplementation {
@@ -4387,6 +4791,19 @@ export interface ToolHistoryServer extends UntypedServiceImplementation {
    * NOT_FOUND. Allowed with history:read or audit:read for the tenant.
    */
   watchConversation: handleServerStreamingCall<WatchConversationRequest, ConversationChange>;
+  /**
+   * A new conversation that starts with the source's history up to and
+   * including the run of one of its messages (a user or an assistant message
+   * id): the events of the source up to that run's last event, recorded as
+   * the new conversation's own (same call ids and payloads, each copied
+   * invocation naming its origin in Invocation.forked_from). The source is
+   * unchanged. Erasing the source also removes its copies from every fork;
+   * erasing a fork leaves the source whole. Needs conversations:fork for the
+   * tenant. Repeating a fork with the same arguments answers the same fork;
+   * a new_conversation_id that holds anything else is refused
+   * (ALREADY_EXISTS).
+   */
+  forkConversation: handleUnaryCall<ForkConversationRequest, ForkConversationResponse>;
 }
 
 export interface ToolHistoryClient extends Client {
@@ -4528,6 +4945,33 @@ export interface ToolHistoryClient extends Client {
     metadata?: Metadata,
     options?: Partial<CallOptions>,
   ): ClientReadableStream<ConversationChange>;
+  /**
+   * A new conversation that starts with the source's history up to and
+   * including the run of one of its messages (a user or an assistant message
+   * id): the events of the source up to that run's last event, recorded as
+   * the new conversation's own (same call ids and payloads, each copied
+   * invocation naming its origin in Invocation.forked_from). The source is
+   * unchanged. Erasing the source also removes its copies from every fork;
+   * erasing a fork leaves the source whole. Needs conversations:fork for the
+   * tenant. Repeating a fork with the same arguments answers the same fork;
+   * a new_conversation_id that holds anything else is refused
+   * (ALREADY_EXISTS).
+   */
+  forkConversation(
+    request: ForkConversationRequest,
+    callback: (error: ServiceError | null, response: ForkConversationResponse) => void,
+  ): ClientUnaryCall;
+  forkConversation(
+    request: ForkConversationRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ForkConversationResponse) => void,
+  ): ClientUnaryCall;
+  forkConversation(
+    request: ForkConversationRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ForkConversationResponse) => void,
+  ): ClientUnaryCall;
 }
 
 export const ToolHistoryClient = makeGenericClientConstructor(

@@ -148,6 +148,11 @@ export enum OmissionReason {
   OMISSION_REASON_AWAITING_APPROVAL = "OMISSION_REASON_AWAITING_APPROVAL",
   /** OMISSION_REASON_AWAITING_RESULT - approved, and its result not recorded yet */
   OMISSION_REASON_AWAITING_RESULT = "OMISSION_REASON_AWAITING_RESULT",
+  /**
+   * OMISSION_REASON_OFF_BRANCH - the run is not on the host's current branch (branch_message_ids): its
+   * answer was regenerated, or a message before it edited
+   */
+  OMISSION_REASON_OFF_BRANCH = "OMISSION_REASON_OFF_BRANCH",
   UNRECOGNIZED = "UNRECOGNIZED",
 }
 
@@ -168,13 +173,59 @@ export enum ReplayView {
   UNRECOGNIZED = "UNRECOGNIZED",
 }
 
+export interface ForkConversationRequest {
+  /** required */
+  tenant_id?:
+    | string
+    | undefined;
+  /** required: the source */
+  conversation_id?:
+    | string
+    | undefined;
+  /**
+   * Required: a message of the source, as its events name it
+   * (userMessageId or assistantMessageId). Unknown: NOT_FOUND.
+   */
+  up_to_message_id?:
+    | string
+    | undefined;
+  /** required; must differ from the source */
+  new_conversation_id?: string | undefined;
+}
+
+export interface ForkConversationResponse {
+  /** Invocations the fork holds (calls and results copied with them). */
+  copied_invocations?:
+    | string
+    | undefined;
+  /** Reads of the new conversation given this token include the whole fork. */
+  consistency_token?: string | undefined;
+}
+
+/** Where a forked conversation's copy of an invocation came from. */
+export interface ForkProvenance {
+  /** the source conversation */
+  conversation_id?:
+    | string
+    | undefined;
+  /** the global position of the copied call (else result) event in the source */
+  position?: string | undefined;
+}
+
 export interface WatchConversationRequest {
   /** required */
   tenant_id?:
     | string
     | undefined;
   /** required */
-  conversation_id?: string | undefined;
+  conversation_id?:
+    | string
+    | undefined;
+  /**
+   * A publisher's consistency token: the snapshot includes everything
+   * recorded through it (see GetReplayHistoryRequest.consistency_token).
+   */
+  consistency_token?: string | undefined;
 }
 
 /**
@@ -294,7 +345,14 @@ export interface ListToolInvocationsRequest {
     | number
     | undefined;
   /** next_page_token of the previous page, same filters */
-  page_token?: string | undefined;
+  page_token?:
+    | string
+    | undefined;
+  /**
+   * A publisher's consistency token: the answer includes everything
+   * recorded through it (see GetReplayHistoryRequest.consistency_token).
+   */
+  consistency_token?: string | undefined;
 }
 
 export interface ListToolInvocationsResponse {
@@ -384,7 +442,11 @@ export interface Invocation {
    * The producer redacted or dropped the payload before publishing it (its
    * persist hook); persist is the stricter of the producer's and the policy's.
    */
-  producer_redacted?: boolean | undefined;
+  producer_redacted?:
+    | boolean
+    | undefined;
+  /** Set on a forked conversation's copy of a source invocation: where it came from. */
+  forked_from?: ForkProvenance | undefined;
 }
 
 export interface Invocation_ArgumentRedactionsEntry {
@@ -435,7 +497,15 @@ export interface SearchToolHistoryRequest {
     | Timestamp
     | undefined;
   /** How query matches. Unset: SEARCH_MATCH_WORDS. */
-  match?: SearchMatch | undefined;
+  match?:
+    | SearchMatch
+    | undefined;
+  /**
+   * A publisher's consistency token: the hits include everything recorded
+   * through it, once search has indexed it (see
+   * GetReplayHistoryRequest.consistency_token).
+   */
+  consistency_token?: string | undefined;
 }
 
 export interface SearchToolHistoryResponse {
@@ -535,7 +605,29 @@ export interface GetReplayHistoryRequest {
    * over it, whole rounds leave, oldest first. Unset: the policy's
    * maxHistoryTokens for the channel, else no limit. Must not be negative.
    */
-  max_history_tokens?: number | undefined;
+  max_history_tokens?:
+    | number
+    | undefined;
+  /**
+   * A publisher's consistency token (what publishing answered, opaque): the
+   * answer includes everything recorded through it. The service waits for
+   * recording until shortly before the deadline, then answers UNAVAILABLE
+   * naming the token and how far recording has come; never an answer that
+   * lacks those events. Malformed, or naming a topic or partition the
+   * service does not consume: INVALID_ARGUMENT. Empty: no wait.
+   */
+  consistency_token?:
+    | string
+    | undefined;
+  /**
+   * The host's current path of message ids, oldest first (user and
+   * assistant messages, as the events name them in userMessageId and
+   * assistantMessageId). When given, a run that completed is replayed only
+   * if its assistant message is on the path, any other run only if its user
+   * message is; every other run's calls are omitted as
+   * OMISSION_REASON_OFF_BRANCH. Empty: every run counts.
+   */
+  branch_message_ids?: string[] | undefined;
 }
 
 export interface GetReplayHistoryResponse {

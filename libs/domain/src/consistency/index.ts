@@ -1,0 +1,2 @@
+export * from './recording-progress';
+export * from './token-satisfaction';
