@@ -14,6 +14,8 @@ export interface RunningStack {
   brokers: string[];
   topic: string;
   deadLetterTopic: string;
+  /** The recorder's consumer group: a second process on the same group reads what this one records. */
+  groupId: string;
   /** host:port of the gRPC server. */
   address: string;
   /** The service process running now (restart() replaces it). */
@@ -29,6 +31,8 @@ export interface StackOptions {
   env?: Record<string, string>;
   /** How the health probe reaches a server that serves TLS. */
   healthClient?: ClientOptions;
+  /** Default: a fresh one. */
+  groupId?: string;
 }
 
 export async function startRunningStack(prefix: string, options: StackOptions = {}): Promise<RunningStack> {
@@ -43,7 +47,7 @@ export async function startRunningStack(prefix: string, options: StackOptions = 
     writeFileSync(policyFile, JSON.stringify(options.policy));
     env.POLICY_FILE = policyFile;
   }
-  const settings = { topic, schema: db.schema, groupId: uniqueName('g'), env };
+  const settings = { topic, schema: db.schema, groupId: options.groupId ?? uniqueName('g'), env };
   const started = async (): Promise<ServiceProcess> => {
     const service = spawnService(settings);
     const health = toolHistoryClient(port, options.healthClient);
@@ -63,6 +67,7 @@ export async function startRunningStack(prefix: string, options: StackOptions = 
     brokers: TEST_KAFKA_BROKERS,
     topic,
     deadLetterTopic,
+    groupId: settings.groupId,
     address: `127.0.0.1:${port}`,
     get service() {
       return service;

@@ -34,6 +34,7 @@ export {
   PersistMode,
 } from './generated/toolhistory/v1/toolhistory';
 export * from './splice-history';
+export { kafkaConsistencyToken, lastConsistencyToken } from './consistency-tokens';
 export type { RunTarget } from './run-target';
 export {
   SEARCH_HISTORY_INPUT_SCHEMA,

@@ -28,7 +28,13 @@ function capturingRun(
     const prepared = prepareEvents(scope, batch, { ...limits, persist }, NOW);
     return prepared.map(({ eventId, type, value }) => {
       sent.push(value);
-      return { eventId, type, partition: 0, offset: String(sent.length - 1) };
+      return {
+        eventId,
+        type,
+        partition: 0,
+        offset: String(sent.length - 1),
+        consistencyToken: `ct1:k:agent.tool-events:0:${sent.length - 1}`,
+      };
     });
   });
   const events = () => sent.map((value) => JSON.parse(value) as Record<string, unknown>);

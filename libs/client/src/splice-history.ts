@@ -8,6 +8,21 @@ export interface SpliceableTurn<M> {
 }
 
 /**
+ * The host's current branch as GetReplayHistory's `branchMessageIds` takes
+ * it: the ids of its messages in order, each once, messages without one
+ * skipped. Splice a history fetched with it, so runs the host's branch no
+ * longer holds (a regenerated answer, messages after an edit) stay out.
+ */
+export function hostBranch<H>(hostMessages: readonly H[], idOf: (message: H) => string | undefined): string[] {
+  const ids = new Set<string>();
+  for (const message of hostMessages) {
+    const id = idOf(message);
+    if (id !== undefined && id !== '') ids.add(id);
+  }
+  return [...ids];
+}
+
+/**
  * The host's own messages with each replayed turn's tool segment where the
  * model saw it:
  * - a turn with an assistant message id goes right before the host's

@@ -22,7 +22,13 @@ function capturingRun(runScope: RunScope = scope, limits: PayloadLimits = { maxE
     const prepared = prepareEvents(runScope, batch, limits, NOW);
     return prepared.map(({ eventId, type, value }) => {
       sent.push(value);
-      return { eventId, type, partition: 0, offset: String(sent.length - 1) };
+      return {
+        eventId,
+        type,
+        partition: 0,
+        offset: String(sent.length - 1),
+        consistencyToken: `ct1:k:agent.tool-events:0:${sent.length - 1}`,
+      };
     });
   });
   const events = () => sent.map((value) => JSON.parse(value) as Record<string, unknown>);

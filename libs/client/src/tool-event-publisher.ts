@@ -5,6 +5,7 @@ import { deriveEventId, type EventIdentity } from './event-ids';
 import { checkMaxResultChars, type MaxResultChars, resultCharLimit, serializeFittedEvent } from './payload-truncation';
 import { applyPersistHook, checkPersistOption, hasPersistHooks, type PersistOption, persistHookFor } from './persist-hook';
 import { InvalidToolEventError } from './tool-history-errors';
+import { rememberConsistencyToken, tokenOfAck } from './consistency-tokens';
 import type { JsonObject, JsonValue, RunFailureDetail, TokenUsage, ToolEventType } from './tool-event-types';
 
 export const DEFAULT_TOOL_EVENTS_TOPIC = 'agent.tool-events';
@@ -166,6 +167,14 @@ export interface PublishedEvent {
   type: ToolEventType;
   partition: number;
   offset: string;
+  /**
+   * Where the event landed, as an opaque, printable string: a read given it
+   * (`consistencyToken` of getReplayHistory and the other reads) answers
+   * only once the event is recorded. This process's own reads of the
+   * conversation pass the last one themselves; carry it to reads made
+   * elsewhere (e.g. in the host's message row).
+   */
+  consistencyToken: string;
 }
 
 /**
@@ -253,12 +262,17 @@ export class ToolEventPublisher {
     });
     // One key, so one partition: the batch's offsets follow the base offset.
     const base = ack.baseOffset === undefined ? undefined : BigInt(ack.baseOffset);
-    return prepared.map(({ eventId, type }, index) => ({
-      eventId,
-      type,
-      partition: ack.partition,
-      offset: base === undefined ? '' : String(base + BigInt(index)),
-    }));
+    return prepared.map(({ eventId, type }, index) => {
+      const offset = base === undefined ? '' : String(base + BigInt(index));
+      // An acknowledgement without an offset (acks=0 never here) names nowhere to wait for.
+      return {
+        eventId,
+        type,
+        partition: ack.partition,
+        offset,
+        consistencyToken: offset === '' ? '' : tokenOfAck(this.topic, ack.partition, offset),
+      };
+    });
   }
 }
 
@@ -368,7 +382,7 @@ export class RunPublisher {
 
   /** A round's calls in one request: one acknowledgement for all of them. Nothing is sent if one is invalid. */
   toolCalls(inputs: readonly ToolCallInput[]): Promise<PublishedEvent[]> {
-    return this.publish(inputs.map((input) => this.toolCallEvent(input)));
+    return this.sent(inputs.map((input) => this.toolCallEvent(input)));
   }
 
   toolResult(input: ToolResultInput): Promise<PublishedEvent> {
@@ -377,7 +391,7 @@ export class RunPublisher {
 
   /** Several results in one request: one acknowledgement for all of them. Nothing is sent if one is invalid. */
   toolResults(inputs: readonly ToolResultInput[]): Promise<PublishedEvent[]> {
-    return this.publish(inputs.map((input) => this.toolResultEvent(input)));
+    return this.sent(inputs.map((input) => this.toolResultEvent(input)));
   }
 
   /** The call waits for a person's approval (publish the call first). */
@@ -432,7 +446,15 @@ export class RunPublisher {
   }
 
   private async one(event: PendingEvent): Promise<PublishedEvent> {
-    const [published] = await this.publish([event]);
+    const [published] = await this.sent([event]);
+    return published;
+  }
+
+  /** Publishes, and remembers the last token for this process's own reads of the conversation. */
+  private async sent(events: readonly PendingEvent[]): Promise<PublishedEvent[]> {
+    const published = await this.publish(events);
+    const token = published.at(-1)?.consistencyToken;
+    if (token) rememberConsistencyToken(this.scope, token);
     return published;
   }
 

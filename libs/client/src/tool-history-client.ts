@@ -10,6 +10,8 @@ import {
 import {
   EraseConversationRequest,
   type EraseConversationResponse,
+  ForkConversationRequest,
+  type ForkConversationResponse,
   GetReplayHistoryRequest,
   GetUsageRequest,
   type GetUsageResponse,
@@ -34,6 +36,8 @@ import { type ReplayHistory, replayHistoryOf } from './replay-response';
 import type { ToolEvent, ToolEventType } from './tool-event-types';
 import { pause, reconnectDelayMs } from './reconnect-backoff';
 import { ToolHistoryError } from './tool-history-errors';
+import { rememberConsistencyToken, tokenForRead } from './consistency-tokens';
+import { hostBranch, spliceHistory } from './splice-history';
 
 /**
  * A replay response is commonly larger than HTTP/2's 64 KiB default window:
@@ -65,7 +69,18 @@ export interface CallControl {
   signal?: AbortSignal;
 }
 
-export interface ReplayHistoryRequest<F extends HistoryFormatName> extends CallControl {
+/** Reads of one conversation take this: answer only once the events it names are recorded. */
+export interface ReadYourWrites {
+  /**
+   * What publishing answered (PublishedEvent.consistencyToken): the answer
+   * includes every event through it, or the call fails UNAVAILABLE before
+   * its deadline (never an answer that silently lacks them). Default: the
+   * last token this process published for the conversation; '' for none.
+   */
+  consistencyToken?: string;
+}
+
+export interface ReplayHistoryRequest<F extends HistoryFormatName> extends CallControl, ReadYourWrites {
   tenantId: string;
   conversationId: string;
   /** Default: the channel recorded for the conversation. */
@@ -93,6 +108,13 @@ export interface ReplayHistoryRequest<F extends HistoryFormatName> extends CallC
    * as OMISSION_REASON_TOKEN_BUDGET). Default: the policy's budget, if any.
    */
   maxHistoryTokens?: number;
+  /**
+   * The host's current path of message ids, oldest first (its user and
+   * assistant messages, as the events name them): runs whose answer was
+   * regenerated, or that followed an edited message, are left out
+   * (OMISSION_REASON_OFF_BRANCH). Default: every run counts.
+   */
+  branchMessageIds?: readonly string[];
 }
 
 export type HistoryView = 'all' | 'messages' | 'structured';
@@ -105,7 +127,7 @@ const WIRE_VIEW: Record<HistoryView, ReplayView> = {
 
 export type { ReplayedTurn, ReplayHistory } from './replay-response';
 
-export interface InvocationFilter extends CallControl {
+export interface InvocationFilter extends CallControl, ReadYourWrites {
   tenantId: string;
   conversationId?: string;
   runId?: string;
@@ -124,7 +146,7 @@ export interface UsageRequest extends CallControl {
   bucket?: 'hour' | 'day';
 }
 
-export interface SearchRequest extends CallControl {
+export interface SearchRequest extends CallControl, ReadYourWrites {
   tenantId: string;
   query: string;
   /**
@@ -246,10 +268,27 @@ export class ToolHistoryClient {
               : StaleResultMode.STALE_RESULT_MODE_UNSPECIFIED,
         view: WIRE_VIEW[view],
         maxHistoryTokens: budget,
+        consistencyToken: tokenForRead(request.consistencyToken, request),
+        branchMessageIds: [...(request.branchMessageIds ?? [])],
       }),
       request,
     );
     return replayHistoryOf(response, request.format);
+  }
+
+  /**
+   * The host's messages with the replayed tool history spliced in where the
+   * model saw it (spliceHistory), for the host's current branch: the ids of
+   * `hostMessages` (`idOf`, default the message's own `id`) are sent as
+   * `branchMessageIds`, so runs of a regenerated answer or of an edited
+   * message stay out. The same consistency token as getReplayHistory.
+   */
+  async splicedHistory<F extends HistoryFormatName, H>(
+    request: Omit<ReplayHistoryRequest<F>, 'branchMessageIds'> & { hostMessages: readonly H[]; idOf?: (message: H) => string | undefined },
+  ): Promise<Array<H | HistoryMessages[F]>> {
+    const { hostMessages, idOf = defaultIdOf, ...replay } = request;
+    const history = await this.getReplayHistory({ ...replay, branchMessageIds: hostBranch(hostMessages, idOf) });
+    return spliceHistory(hostMessages, history.turns, idOf);
   }
 
   /**
@@ -275,6 +314,7 @@ export class ToolHistoryClient {
           to: filter.to,
           pageSize: filter.pageSize,
           pageToken,
+          consistencyToken: tokenForRead(filter.consistencyToken, filter),
         }),
         filter,
       );
@@ -311,9 +351,37 @@ export class ToolHistoryClient {
         limit: request.limit,
         from: request.from,
         to: request.to,
+        consistencyToken: tokenForRead(request.consistencyToken, request),
       }),
       request,
     );
+  }
+
+  /**
+   * A new conversation that starts with the source's history up to and
+   * including the run of `upToMessageId` (a user or an assistant message of
+   * it), for a host that branches a chat. Reads of the new conversation in
+   * this process wait for the whole fork; elsewhere, pass the answer's
+   * `consistencyToken`. Needs the scope conversations:fork.
+   */
+  async forkConversation(
+    request: { tenantId: string; conversationId: string; upToMessageId: string; newConversationId: string } & CallControl,
+  ): Promise<ForkConversationResponse> {
+    const response = await this.unary(
+      'ForkConversation',
+      this.stub.forkConversation,
+      ForkConversationRequest.fromPartial({
+        tenantId: request.tenantId,
+        conversationId: request.conversationId,
+        upToMessageId: request.upToMessageId,
+        newConversationId: request.newConversationId,
+      }),
+      { timeoutMs: request.timeoutMs ?? ERASE_TIMEOUT_MS, signal: request.signal },
+    );
+    if (response.consistencyToken !== '') {
+      rememberConsistencyToken({ tenantId: request.tenantId, conversationId: request.newConversationId }, response.consistencyToken);
+    }
+    return response;
   }
 
   /** Removes a conversation from the event store and the read model. */
@@ -392,13 +460,17 @@ export class ToolHistoryClient {
    * going away) calls for watching again, which starts with a new snapshot.
    */
   async *watchConversation(
-    request: { tenantId: string; conversationId: string },
+    request: { tenantId: string; conversationId: string } & ReadYourWrites,
     control: { signal?: AbortSignal } = {},
   ): AsyncGenerator<ConversationChange, void, undefined> {
     const metadata = await this.metadata();
     if (control.signal?.aborted) return;
     const call = this.stub.watchConversation(
-      WatchConversationRequest.fromPartial({ tenantId: request.tenantId, conversationId: request.conversationId }),
+      WatchConversationRequest.fromPartial({
+        tenantId: request.tenantId,
+        conversationId: request.conversationId,
+        consistencyToken: tokenForRead(request.consistencyToken, request),
+      }),
       metadata,
     );
     let cancelledHere = false;
@@ -464,6 +536,11 @@ export class ToolHistoryClient {
     if (token !== undefined) metadata.set('authorization', `Bearer ${typeof token === 'function' ? await token() : token}`);
     return metadata;
   }
+}
+
+function defaultIdOf(message: unknown): string | undefined {
+  const id = typeof message === 'object' && message !== null ? (message as { id?: unknown }).id : undefined;
+  return typeof id === 'string' ? id : undefined;
 }
 
 function channelCredentials(tls: ToolHistoryClientOptions['tls']): ChannelCredentials {

@@ -51,6 +51,8 @@ export class EventStoreRecordingStorage implements RecordingStorage {
 
 class EventStoreRecordingUnit implements RecordingUnit {
   private nextOffset: Offset | null = null;
+  /** The highest global position appended by the unit, told with the offset. */
+  private lastPosition: bigint | null = null;
 
   constructor(
     private readonly events: EventStore,
@@ -98,6 +100,8 @@ class EventStoreRecordingUnit implements RecordingUnit {
         const appended = await this.events.append(ref, ofStream, { traceparents });
         outcome.duplicates += appended.duplicates;
         if (appended.appended === 0) continue;
+        if (appended.globalPosition !== undefined && (this.lastPosition === null || BigInt(appended.globalPosition) > this.lastPosition))
+          this.lastPosition = BigInt(appended.globalPosition);
         // The store skips duplicates wherever they are; what it appended is then the stream's tail.
         const written =
           appended.duplicates === 0 ? ofStream : (await this.events.readStream(ref)).slice(-appended.appended).map((r) => r.event);
@@ -111,7 +115,7 @@ class EventStoreRecordingUnit implements RecordingUnit {
   }
 
   async complete(): Promise<void> {
-    if (this.nextOffset !== null) await this.offsets.advance(this.partition, this.nextOffset);
+    if (this.nextOffset !== null) await this.offsets.advance(this.partition, this.nextOffset, this.lastPosition?.toString());
   }
 }
 

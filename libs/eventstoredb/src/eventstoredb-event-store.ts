@@ -126,7 +126,14 @@ export class EventStoreDbEventStore implements EventStore {
           },
         );
         // Only a client built with throwOnAppendFailure: false answers a refused write this way.
-        if (result.success) return { streamPosition: streamPositionOf(result.nextExpectedRevision), appended: fresh.length, duplicates };
+        if (result.success) {
+          return {
+            streamPosition: streamPositionOf(result.nextExpectedRevision),
+            appended: fresh.length,
+            duplicates,
+            ...(result.position === undefined ? {} : { globalPosition: toGlobalPosition(result.position) }),
+          };
+        }
       } catch (error) {
         const failure = classifyEventStoreDbError(error);
         if (failure.code !== ErrorCode.ConcurrencyConflict) throw failure;

@@ -1,6 +1,8 @@
 import type { Pool, PoolClient } from 'pg';
-import type { ConsumerOffsets, Offset, PartitionRef } from '@toolhistory/domain';
+import type { ConsumerOffsets, GlobalPosition, Offset, PartitionRef } from '@toolhistory/domain';
 import { classifyPostgresError } from './postgres-errors';
+import { inTransaction } from './in-transaction';
+import { notifyRecordingProgress } from './postgres-conversation-changes';
 
 /**
  * The recorder's Kafka positions kept in PostgreSQL (`consumer_offsets`):
@@ -24,18 +26,31 @@ export class PostgresConsumerOffsets implements ConsumerOffsets {
     }
   }
 
-  /** Moves the partition's next offset forward; never back (a late, stale batch cannot rewind it). */
-  async advance(partition: PartitionRef, nextOffset: Offset): Promise<void> {
-    try {
-      await this.pool.query(
-        `INSERT INTO consumer_offsets (group_id, topic, partition, next_offset) VALUES ($1, $2, $3, $4)
+  /**
+   * Moves the partition's next offset forward; never back (a late, stale
+   * batch cannot rewind it), with the last position recorded, and tells
+   * readers waiting for their events at commit.
+   */
+  async advance(partition: PartitionRef, nextOffset: Offset, position?: GlobalPosition): Promise<void> {
+    // inTransaction classifies what fails.
+    await inTransaction(this.pool, async (client) => {
+      const { rows } = await client.query<{ next_offset: string; recorded_position: string | null }>(
+        `INSERT INTO consumer_offsets (group_id, topic, partition, next_offset, recorded_position) VALUES ($1, $2, $3, $4, $5::numeric)
          ON CONFLICT (group_id, topic, partition) DO UPDATE
-           SET next_offset = greatest(consumer_offsets.next_offset, EXCLUDED.next_offset), updated_at = now()`,
-        [partition.consumerGroup, partition.topic, partition.partition, nextOffset],
+           SET next_offset = greatest(consumer_offsets.next_offset, EXCLUDED.next_offset),
+               recorded_position = greatest(consumer_offsets.recorded_position, EXCLUDED.recorded_position),
+               updated_at = now()
+         RETURNING next_offset::text, recorded_position::text`,
+        [partition.consumerGroup, partition.topic, partition.partition, nextOffset, position ?? null],
       );
-    } catch (error) {
-      throw classifyPostgresError(error);
-    }
+      const { next_offset, recorded_position } = rows[0];
+      await notifyRecordingProgress(client, {
+        kind: 'recorded',
+        ...partition,
+        nextOffset: BigInt(next_offset),
+        ...(recorded_position === null ? {} : { position: BigInt(recorded_position) }),
+      });
+    });
   }
 }
 

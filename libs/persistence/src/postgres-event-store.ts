@@ -89,7 +89,12 @@ export class PostgresEventStore implements EventStore {
       const { positioned } = await allocateStreamPositions(client, fresh);
       for (const p of positioned) p.traceparent = options.traceparents?.get(p.event.eventId.toLowerCase());
       await insertEvents(client, positioned);
-      return { streamPosition: version + positioned.length, appended: positioned.length, duplicates };
+      return {
+        streamPosition: version + positioned.length,
+        appended: positioned.length,
+        duplicates,
+        globalPosition: positioned.at(-1)!.globalPosition,
+      };
     });
   }
 

@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import type { ToolEventType } from '@toolhistory/contract';
 import type { RecordingProgressReader } from '@toolhistory/domain';
 import { classifyPostgresError } from './postgres-errors';
 import { type PostgresQueryCanceller, UNCANCELLABLE } from './postgres-query-canceller';
@@ -32,6 +33,17 @@ export class PostgresRecordingProgressReader implements RecordingProgressReader 
       'last-position',
       'SELECT max(global_position)::text AS position FROM events',
       [],
+      signal,
+    );
+    return BigInt(rows[0]?.position ?? 0);
+  }
+
+  /** A backward scan of the events' primary key from `atMost`: the last call or result is rarely far. */
+  async lastPositionOf(types: readonly ToolEventType[], atMost: bigint, signal?: AbortSignal): Promise<bigint> {
+    const rows = await this.rows<{ position: string }>(
+      'last-position-of-types',
+      'SELECT global_position::text AS position FROM events WHERE global_position <= $1 AND type = ANY($2::text[]) ORDER BY global_position DESC LIMIT 1',
+      [atMost.toString(), types],
       signal,
     );
     return BigInt(rows[0]?.position ?? 0);

@@ -1,14 +1,13 @@
-import {
-  type ConsistencyToken,
-  isConsistencyToken,
-  parseConsistencyToken,
-} from '@toolhistory/contract';
+import { type ConsistencyToken, isConsistencyToken, parseConsistencyToken } from '@toolhistory/contract';
 import {
   type ConsistencyNeed,
+  projectedThrough,
+  projectionOf,
+  type Recorded,
+  recordedThrough,
   type RecordingProgress,
   type RecordingProgressReader,
   type SatisfactionRules,
-  tokenSatisfaction,
 } from '@toolhistory/domain';
 import { AppError, ErrorCode } from '@toolhistory/errors';
 
@@ -57,59 +56,97 @@ export class ConsistencyGate {
     this.pollMs = options.pollMs ?? { feedCurrent: 1_000, feedStale: 100 };
   }
 
+  /**
+   * Steps: parse the token; wait until its events are recorded; for a read
+   * that answers from a projection, find the last position of the
+   * projection's event types up to where recording had come, and wait
+   * until the projection has applied it.
+   */
   async awaitRecorded(readAfter: ReadAfter | undefined, need: ConsistencyNeed, signal?: AbortSignal): Promise<ReadFreshness> {
     if (readAfter === undefined || readAfter.token === '') return NO_WAIT;
-    const token = this.parse(readAfter.token);
-    const until = Date.now() + readAfter.waitMs;
-    let satisfaction = tokenSatisfaction(token, need, this.progress, this.options.rules);
-    if (satisfaction.satisfied) return { verify: satisfaction.verify };
+    const token = this.parse(readAfter.token, need);
+    const wait = { token: readAfter.token, until: Date.now() + readAfter.waitMs, signal };
+    const recorded = await this.waitUntil(
+      wait,
+      () => this.check(recordedThrough(token, this.progress)),
+      () => this.readRecording(token, signal),
+    );
+    const projection = projectionOf(need, this.options.rules);
+    if (projection === null) return { verify: recorded.verify };
+    const upTo = recorded.upTo ?? (await this.reader.lastPosition(signal));
+    const target = projection.types === undefined ? upTo : await this.reader.lastPositionOf(projection.types, upTo, signal);
+    await this.waitUntil(
+      wait,
+      () => {
+        const projected = projectedThrough(this.progress, projection.name, target);
+        return projected.projected ? { done: true as const } : { done: false as const, missing: projected.missing };
+      },
+      async () =>
+        this.progress.heard(
+          { kind: 'checkpoint', projection: projection.name, position: await this.reader.checkpoint(projection.name, signal) },
+          'read',
+        ),
+    );
+    return { verify: recorded.verify };
+  }
+
+  /**
+   * Checks, reading the database when the feed has told nothing for a
+   * while, until the check holds or the wait is over (then UNAVAILABLE,
+   * naming the token and what is missing).
+   */
+  private async waitUntil<T>(
+    wait: { token: string; until: number; signal?: AbortSignal },
+    check: () => ({ done: true } & T) | { done: false; missing: string },
+    read: () => Promise<void>,
+  ): Promise<T> {
     let nextRead = 0;
     for (;;) {
       const seen = this.progress.changes;
+      let checked = check();
+      if (checked.done) return checked;
       if (Date.now() >= nextRead) {
-        await this.read(token, need, signal);
+        await read();
         nextRead = Date.now() + (this.options.feedCurrent() ? this.pollMs.feedCurrent : this.pollMs.feedStale);
+        checked = check();
+        if (checked.done) return checked;
       }
-      satisfaction = tokenSatisfaction(token, need, this.progress, this.options.rules);
-      if (satisfaction.satisfied) return { verify: satisfaction.verify };
       const now = Date.now();
-      if (now >= until) {
+      if (now >= wait.until) {
         throw new AppError(
           ErrorCode.NotYetRecorded,
-          `consistency token ${readAfter.token}: not recorded within the deadline (${satisfaction.missing}); retry, or allow a longer deadline`,
+          `consistency token ${wait.token}: not recorded within the deadline (${checked.missing}); retry, or allow a longer deadline`,
         );
       }
-      if (signal?.aborted) throw new AppError(ErrorCode.DeadlineExceeded, "the caller's deadline passed while waiting for recording");
-      await this.progress.nextChange(seen, Math.min(until, nextRead) - now);
+      if (wait.signal?.aborted) throw new AppError(ErrorCode.DeadlineExceeded, "the caller's deadline passed while waiting for recording");
+      await this.progress.nextChange(seen, Math.min(wait.until, nextRead) - now);
     }
   }
 
-  private parse(text: string): ConsistencyToken {
+  private check(recorded: Recorded): ({ done: true } & Extract<Recorded, { recorded: true }>) | { done: false; missing: string } {
+    return recorded.recorded ? { done: true, ...recorded } : { done: false, missing: recorded.missing };
+  }
+
+  private parse(text: string, need: ConsistencyNeed): ConsistencyToken {
     const token = parseConsistencyToken(text);
     if (!isConsistencyToken(token)) throw invalid(`consistency_token is not a consistency token: ${token.invalid}`);
     if (token.kind === 'kafka' && token.topic !== this.options.topic) {
       throw invalid(`consistency_token names topic ${token.topic}; this service records ${this.options.topic}`);
     }
+    if (need.kind === 'search' && this.options.rules.readModelProjection !== null) {
+      // Search documents are made from the events in this database; with another event store their positions cannot be matched.
+      throw new AppError(ErrorCode.NotSupported, 'consistency_token with SearchToolHistory needs the PostgreSQL event store');
+    }
     return token;
   }
 
-  /** What the database says of the token's partition, the store's last position and the projection the read needs. */
-  private async read(token: ConsistencyToken, need: ConsistencyNeed, signal?: AbortSignal): Promise<void> {
+  /** What the database says of the token's partition (a Kafka token), or of the store's last position (a position token). */
+  private async readRecording(token: ConsistencyToken, signal?: AbortSignal): Promise<void> {
+    if (token.kind === 'position') return this.progress.positionRecorded(await this.reader.lastPosition(signal));
     const { consumerGroup } = this.options;
-    let knowsPosition = token.kind === 'kafka' && this.progress.partition(token.topic, token.partition)?.position !== undefined;
-    if (token.kind === 'kafka') {
-      const recorded = await this.reader.recordedOffset(consumerGroup, token.topic, token.partition, signal);
-      if (recorded === null) await this.checkPartition(token.partition);
-      else {
-        this.progress.heard({ kind: 'recorded', consumerGroup, topic: token.topic, partition: token.partition, ...recorded }, 'read');
-        knowsPosition ||= recorded.position !== undefined;
-      }
-    }
-    const projection = need.kind === 'search' ? need.projection : this.options.rules.readModelProjection;
-    if (token.kind === 'position' || (projection !== null && !knowsPosition)) this.progress.positionRecorded(await this.reader.lastPosition(signal));
-    if (projection !== null) {
-      this.progress.heard({ kind: 'checkpoint', projection, position: await this.reader.checkpoint(projection, signal) }, 'read');
-    }
+    const recorded = await this.reader.recordedOffset(consumerGroup, token.topic, token.partition, signal);
+    if (recorded === null) return this.checkPartition(token.partition);
+    this.progress.heard({ kind: 'recorded', consumerGroup, topic: token.topic, partition: token.partition, ...recorded }, 'read');
   }
 
   /** A partition nothing was recorded from: refused when the topic has no such partition (a broker that does not answer decides nothing). */

@@ -13,6 +13,7 @@ import {
   PostgresRecordingProgressReader,
   PostgresReplayReader,
   READ_MODEL_PROJECTION,
+  SEARCH_PROJECTION_TYPES,
   SEARCH_PROJECTIONS,
 } from '@toolhistory/persistence';
 import { ConsistencyGate } from '../consistency/consistency-gate';
@@ -172,8 +173,8 @@ import type { ServiceMetrics } from '../observability/service-metrics';
         new SearchToolHistory(reader, {
           awaitRecorded,
           needs: {
-            words: { kind: 'search', projection: SEARCH_PROJECTIONS.words },
-            substring: { kind: 'search', projection: SEARCH_PROJECTIONS.substring },
+            words: { kind: 'search', projection: SEARCH_PROJECTIONS.words, types: SEARCH_PROJECTION_TYPES },
+            substring: { kind: 'search', projection: SEARCH_PROJECTIONS.substring, types: SEARCH_PROJECTION_TYPES },
           },
         }),
     },

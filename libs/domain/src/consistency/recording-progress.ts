@@ -47,7 +47,11 @@ export class RecordingProgress {
     const known = this.partitions.get(key);
     if (notice.position !== undefined && notice.position > this.lastPosition) this.lastPosition = notice.position;
     if (known === undefined || notice.nextOffset > known.nextOffset) {
-      this.partitions.set(key, { nextOffset: notice.nextOffset, fromFeed: source === 'feed', position: notice.position ?? known?.position });
+      this.partitions.set(key, {
+        nextOffset: notice.nextOffset,
+        fromFeed: source === 'feed',
+        position: notice.position ?? known?.position,
+      });
     } else if (notice.nextOffset === known.nextOffset && source === 'feed' && !known.fromFeed) {
       this.partitions.set(key, { ...known, fromFeed: true, position: notice.position ?? known.position });
     }

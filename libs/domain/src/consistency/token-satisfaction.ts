@@ -1,12 +1,12 @@
-import type { ConsistencyToken } from '@toolhistory/contract';
+import type { ConsistencyToken, ToolEventType } from '@toolhistory/contract';
 import type { RecordingProgress } from './recording-progress';
 
 /**
  * What a read answers from, and so what "recorded" means for it: the read
  * model (replay, listings, watches), or one search's documents, which their
- * projection writes after the recording commit.
+ * projection writes after the recording commit from the events of its types.
  */
-export type ConsistencyNeed = { kind: 'read-model' } | { kind: 'search'; projection: string };
+export type ConsistencyNeed = { kind: 'read-model' } | { kind: 'search'; projection: string; types: readonly ToolEventType[] };
 
 export interface SatisfactionRules {
   /**
@@ -17,50 +17,56 @@ export interface SatisfactionRules {
   readModelProjection: string | null;
 }
 
-export type Satisfaction =
-  /** `verify`: learned by reading the database, not from the change feed, so a cached copy of the rows must be checked. */
-  | { satisfied: true; verify: boolean }
+/** The projection a read must find past the token's events, with the event types it applies (all, when absent); none: recorded is enough. */
+export function projectionOf(need: ConsistencyNeed, rules: SatisfactionRules): { name: string; types?: readonly ToolEventType[] } | null {
+  if (need.kind === 'search') return { name: need.projection, types: need.types };
+  return rules.readModelProjection === null ? null : { name: rules.readModelProjection };
+}
+
+export type Recorded =
+  /**
+   * `upTo`: the global position recording had reached with the token's
+   * events, when known. `verify`: learned by reading the database rather
+   * than from the change feed, so a cached copy of the rows must be checked.
+   */
+  | { recorded: true; upTo?: bigint; verify: boolean }
   /** What is still missing, in words, for the UNAVAILABLE that ends a wait. */
-  | { satisfied: false; missing: string };
+  | { recorded: false; missing: string };
 
 /**
- * Whether everything through the token is in what `need` reads, by what the
- * process has heard. One rule for every read RPC: recorded (the partition's
- * next offset is past the token's), then, where the read answers from a
- * projection, that projection past the position recording reached.
+ * Step one of every read with a token: are its events recorded, by what the
+ * process has heard? A Kafka message is once the partition's next offset is
+ * past it; a position of the event store once the store has reached it.
  */
-export function tokenSatisfaction(
-  token: ConsistencyToken,
-  need: ConsistencyNeed,
-  progress: RecordingProgress,
-  rules: SatisfactionRules,
-): Satisfaction {
-  const projection = need.kind === 'search' ? need.projection : rules.readModelProjection;
+export function recordedThrough(token: ConsistencyToken, progress: RecordingProgress): Recorded {
   if (token.kind === 'position') {
-    if (projection === null) {
-      return progress.position() >= token.position
-        ? { satisfied: true, verify: false }
-        : { satisfied: false, missing: `the event store has reached position ${progress.position()}, the token names ${token.position}` };
-    }
-    return checkpointPast(progress, projection, token.position, false);
+    return progress.position() >= token.position
+      ? { recorded: true, upTo: token.position, verify: false }
+      : { recorded: false, missing: `the event store has reached position ${progress.position()}, the token names ${token.position}` };
   }
-  const recorded = progress.partition(token.topic, token.partition);
-  if (recorded === undefined || recorded.nextOffset <= token.offset) {
-    const reached = recorded === undefined ? 'nothing of it recorded yet' : `recorded up to offset ${recorded.nextOffset - 1n}`;
+  const partition = progress.partition(token.topic, token.partition);
+  if (partition === undefined || partition.nextOffset <= token.offset) {
+    const reached = partition === undefined ? 'nothing of it recorded yet' : `recorded up to offset ${partition.nextOffset - 1n}`;
     return {
-      satisfied: false,
+      recorded: false,
       missing: `partition ${token.partition} of ${token.topic} has ${reached}, the token names offset ${token.offset}`,
     };
   }
-  if (projection === null) return { satisfied: true, verify: !recorded.fromFeed };
-  // The position recording reached with that offset; the store's last one when only a read of the offset told it.
-  const position = recorded.position ?? progress.position();
-  return checkpointPast(progress, projection, position, !recorded.fromFeed);
+  return { recorded: true, ...(partition.position === undefined ? {} : { upTo: partition.position }), verify: !partition.fromFeed };
 }
 
-function checkpointPast(progress: RecordingProgress, projection: string, position: bigint, verify: boolean): Satisfaction {
+/**
+ * Step two, for a read that answers from a projection: has it applied
+ * everything of its types through `target` (the last position of those
+ * types at or before where recording had come)?
+ */
+export function projectedThrough(
+  progress: RecordingProgress,
+  projection: string,
+  target: bigint,
+): { projected: true } | { projected: false; missing: string } {
   const checkpoint = progress.checkpoint(projection);
-  if (checkpoint !== undefined && checkpoint >= position) return { satisfied: true, verify };
+  if (target === 0n || (checkpoint !== undefined && checkpoint >= target)) return { projected: true };
   const at = checkpoint === undefined ? 'not been read yet' : `reached position ${checkpoint}`;
-  return { satisfied: false, missing: `the ${projection} projection has ${at}, the token needs position ${position}` };
+  return { projected: false, missing: `the ${projection} projection has ${at}, the token needs position ${target}` };
 }

@@ -41,6 +41,8 @@ export interface AppendResult {
   appended: number;
   /** Events whose eventId was already recorded: not written again (idempotent retries). */
   duplicates: number;
+  /** The global position of the last event written now, when the store tells it (absent when nothing was written). */
+  globalPosition?: GlobalPosition;
 }
 
 /** An event as the store holds it, upcast to the current schema version. */

@@ -2,6 +2,7 @@ import type { StoredToolEvent } from '@toolhistory/contract';
 import type { ReadModelChanges, ReadModelState } from '../projection/evolve-read-model';
 import type { RecordedToolNames } from '../redaction/redact-batch';
 import type { Offset, OffsetEvent, PartitionRef } from './recording-store.port';
+import type { GlobalPosition } from './event-store.port';
 
 /** The batch's events left once those of erased conversations are dropped. */
 export interface OpenedStreams {
@@ -82,6 +83,10 @@ export interface RecordingStorage {
 /** Where the recorder resumes, kept beside the read model when the events live elsewhere. */
 export interface ConsumerOffsets {
   committed(consumerGroup: string, topic: string): Promise<Map<number, Offset>>;
-  /** Moves the partition's next offset forward; never back. */
-  advance(partition: PartitionRef, nextOffset: Offset): Promise<void>;
+  /**
+   * Moves the partition's next offset forward; never back. `position`: the
+   * last global position the batch appended, kept with it for readers that
+   * wait for the read model to pass their events.
+   */
+  advance(partition: PartitionRef, nextOffset: Offset, position?: GlobalPosition): Promise<void>;
 }
