@@ -1,5 +1,5 @@
 import type { ToolEvent } from '../../contract/src';
-import { type ConversationChangeWatcher, type ConversationKey, START_POSITION } from '../../domain/src';
+import { type ConversationChangeWatcher, type ConversationKey, type ProgressNotice, START_POSITION } from '../../domain/src';
 import { freshSchema, FreshSchema } from '../../../test/support/fresh-schema';
 import { TcpProxy } from '../../../test/support/tcp-proxy';
 import { TEST_DATABASE_URL } from '../../../test/support/test-environment';
@@ -12,12 +12,23 @@ import { PostgresEventStore } from './postgres-event-store';
 import { PostgresReadModelRebuilder } from './postgres-read-model-rebuild';
 import { PostgresRecordingStore } from './postgres-recording-store';
 import { PostgresReplayReader } from './postgres-replay-reader';
+import { PostgresSearchProjection } from './postgres-search-projection';
 
 /** What the feed told its watcher, in order. */
 class HeardChanges implements ConversationChangeWatcher {
   readonly heard: string[] = [];
+  /** Progress notices too (the read-your-writes tests), else changes alone. */
+  constructor(private readonly withProgress = false) {}
   changed(keys: readonly ConversationKey[]): void {
     for (const k of keys) this.heard.push(`${k.tenantId}/${k.conversationId}`);
+  }
+  progressed(notice: ProgressNotice): void {
+    if (!this.withProgress) return;
+    this.heard.push(
+      notice.kind === 'recorded'
+        ? `recorded ${notice.consumerGroup} ${notice.topic}:${notice.partition} next ${notice.nextOffset} at ${notice.position ?? '-'}`
+        : `checkpoint ${notice.projection} ${notice.position}`,
+    );
   }
   changedAll(): void {
     this.heard.push('*');
@@ -54,8 +65,8 @@ describe('read-model change notifications (real PostgreSQL)', () => {
   };
 
   /** A feed of `db`'s schema (through `url` when given), once it is current. */
-  const watching = async (url = TEST_DATABASE_URL, heartbeatMs?: number) => {
-    const watcher = new HeardChanges();
+  const watching = async (url = TEST_DATABASE_URL, heartbeatMs?: number, withProgress = false) => {
+    const watcher = new HeardChanges(withProgress);
     const feed = new PostgresConversationChanges({ url, schema: db.schema, poolSize: 1 } as never, undefined, { heartbeatMs });
     feeds.push(feed);
     feed.watch(watcher);
@@ -118,6 +129,28 @@ describe('read-model change notifications (real PostgreSQL)', () => {
       async () => watcher.heard,
       (h) => h.includes('*'),
       { what: 'the swap to be heard' },
+    );
+  });
+
+  it("tells recording's progress after the changes it committed with, and each search projection's", async () => {
+    const watcher = await watching(TEST_DATABASE_URL, undefined, true);
+    const before = watcher.heard.length;
+    const first = offset;
+    await record(db, round('progress', 0));
+    const lastPosition = (await db.pool.query<{ p: string }>('SELECT max(global_position)::text AS p FROM events')).rows[0].p;
+    const heard = await waitFor(
+      async () => watcher.heard.slice(before),
+      (h) => h.some((line) => line.startsWith('recorded')),
+      { what: 'the progress notice' },
+    );
+    expect(heard).toEqual(['t/progress', `recorded g events:0 next ${first + 2} at ${lastPosition}`]);
+    await new PostgresSearchProjection(db.pool, 'words').apply(
+      await new PostgresEventStore(db.pool).readAll(START_POSITION, { limit: 1_000 }),
+    );
+    await waitFor(
+      async () => watcher.heard,
+      (h) => h.includes(`checkpoint search ${lastPosition}`),
+      { what: 'the checkpoint notice' },
     );
   });
 

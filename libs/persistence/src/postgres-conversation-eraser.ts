@@ -38,7 +38,11 @@ export class PostgresConversationEraser implements ConversationEraser {
       await notifyConversationsChanged(client, [{ tenantId, conversationId }]);
       let erasedCopies = 0;
       for (const fork of forks) erasedCopies += await this.eraseCopies(client, fork, conversationId);
-      return { erasedEvents, erasedInvocations, erasedCopies, forks: forks.map((f) => f.conversationId) };
+      return {
+        erasedEvents,
+        erasedInvocations,
+        ...(forks.length === 0 ? {} : { erasedCopies, forks: forks.map((f) => f.conversationId) }),
+      };
     });
   }
 

@@ -97,6 +97,7 @@ describe('PostgreSQL recording beyond the contract: one transaction, locks in or
         'SELECT setval events_global_position_seq',
         'INSERT INTO events',
         'SELECT pg_notify toolhistory_events_appended',
+        'SELECT pg_notify toolhistory_conversations_changed', // recording's progress, after the changes (read-your-writes)
         'COMMIT',
       ]);
     } finally {

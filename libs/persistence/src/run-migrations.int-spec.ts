@@ -36,6 +36,7 @@ const ALL_MIGRATIONS = [
   '019_producer-redaction',
   '020_cited-sources',
   '021_substring-search',
+  '022_read-your-writes-and-forks',
 ];
 
 describe('runMigrations (real PostgreSQL)', () => {

@@ -267,4 +267,47 @@ describe('GetReplayHistory', () => {
     await limited.execute({ ...query, conversationId: 'c4' });
     expect(limited.cacheStats()).toMatchObject({ refused: 1, reads: 4 });
   });
+
+  describe('with a consistency token', () => {
+    const token = { token: 'ct1:k:agent.tool-events:0:3', waitMs: 1_000 };
+
+    it('waits for the token before it reads, and checks cached rows when the token was learned from the database', async () => {
+      const feed = new ScriptedChanges();
+      const waited: unknown[] = [];
+      let verify = false;
+      const awaiting = replayWith(reader, {
+        tokens: testTokens,
+        cacheBytes: 1_000_000,
+        now: () => now,
+        changes: feed,
+        awaitRecorded: async (readAfter, need) => {
+          waited.push([readAfter?.token, need.kind]);
+          return { verify };
+        },
+      });
+      feed.watcher.current();
+      await awaiting.execute({ ...query, readAfter: token });
+      await awaiting.execute({ ...query, readAfter: token });
+      expect([reader.full, reader.versionChecks]).toEqual([1, 0]);
+      verify = true;
+      await awaiting.execute({ ...query, readAfter: token });
+      expect([reader.full, reader.versionChecks]).toEqual([1, 1]);
+      expect(waited).toEqual(Array.from({ length: 3 }, () => [token.token, 'read-model']));
+    });
+
+    it('refuses a token it has nothing to wait with, rather than answer without the events', async () => {
+      await expect(useCase.execute({ ...query, readAfter: token })).rejects.toMatchObject({ code: ErrorCode.NotSupported });
+      expect(reader.full).toBe(0);
+    });
+
+    it('refuses a branch id no message can have', async () => {
+      await expect(useCase.execute({ ...query, branchMessageIds: ['m1', ''] })).rejects.toMatchObject({
+        code: ErrorCode.InvalidArgument,
+        message: 'branch_message_ids[1] is empty',
+      });
+      await expect(useCase.execute({ ...query, branchMessageIds: ['x'.repeat(257)] })).rejects.toMatchObject({
+        message: 'branch_message_ids[0] must be at most 256 characters',
+      });
+    });
+  });
 });
