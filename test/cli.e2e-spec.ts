@@ -172,6 +172,23 @@ describe('the toolhistory command line (real broker, real database)', () => {
     expect(await cli(['replay', tenantId, conversationId, '--format', 'cohere'])).toMatchObject({ code: 64 });
   });
 
+  it('forks a conversation at a message into a new one, printing its consistency token', async () => {
+    const fork = uniqueName('fork');
+    const forked = await cli(['fork', tenantId, conversationId, '--up-to', 'msg_r1', '--to', fork]);
+    expect(forked).toMatchObject({ code: 0, stderr: expect.stringContaining(`into ${fork}: 1 invocation(s)`) });
+    expect(forked.stdout.trim()).toMatch(/^ct1:p:\d+$/);
+    const replayed = JSON.parse((await cli(['replay', tenantId, fork, '--json'])).stdout);
+    expect(replayed.turns.map((t: { runId: string }) => t.runId)).toEqual(['r1']);
+    expect(await cli(['fork', tenantId, conversationId, '--up-to', 'msg_r1'])).toMatchObject({
+      code: 64,
+      stderr: expect.stringContaining('--to'),
+    });
+    expect(await cli(['fork', tenantId, conversationId, '--up-to', 'no-such', '--to', uniqueName('fork')])).toMatchObject({
+      code: 66,
+      stderr: expect.stringContaining('"no-such" is not a message of the conversation'),
+    });
+  });
+
   it('erases only when told --yes, and migrates', async () => {
     expect(await cli(['erase', tenantId, conversationId])).toMatchObject({ code: 64, stderr: expect.stringContaining('add --yes') });
     const erased = await cli(['erase', tenantId, conversationId, '--yes']);

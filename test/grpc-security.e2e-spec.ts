@@ -59,6 +59,7 @@ describe('the gRPC API over TLS with verified callers', () => {
   const globex = uniqueName('globex');
   const conversationId = uniqueName('conv');
   const erasable = uniqueName('conv-erase');
+  const forked = uniqueName('conv-fork');
 
   const token = async (claims: Record<string, unknown>, options: Parameters<typeof issueToken>[2] = {}, signer = key) => {
     const t = await issueToken(signer, claims, options);
@@ -85,6 +86,9 @@ describe('the gRPC API over TLS with verified callers', () => {
     SearchToolHistory: (c, tenant) => c.searchToolHistory({ tenant_id: tenant, query: 'order' }),
     SubscribeToolEvents: (c, tenant) => firstEvent(c.subscribeToolEvents({ tenant_id: tenant })),
     EraseConversation: (c, tenant) => c.eraseConversation({ tenant_id: tenant, conversation_id: uniqueName('nothing') }),
+    // One fork, however often it is asked (a repeat answers the same fork).
+    ForkConversation: (c, tenant) =>
+      c.forkConversation({ tenant_id: tenant, conversation_id: conversationId, up_to_message_id: 'm1', new_conversation_id: forked }),
   };
   const SCOPE_OF: Record<string, string> = {
     GetReplayHistory: 'history:read',
@@ -93,8 +97,9 @@ describe('the gRPC API over TLS with verified callers', () => {
     SearchToolHistory: 'audit:read',
     SubscribeToolEvents: 'events:subscribe',
     EraseConversation: 'conversations:erase',
+    ForkConversation: 'conversations:fork',
   };
-  const ALL_SCOPES = 'history:read audit:read events:subscribe conversations:erase';
+  const ALL_SCOPES = 'history:read audit:read events:subscribe conversations:erase conversations:fork';
   /** Why a token with only `scope` is refused `rpc` (called as RPCS does). */
   const denialOf = (rpc: string, scope: string): string => {
     if (rpc !== 'SearchToolHistory') return `permission denied: ${rpc} needs the scope ${SCOPE_OF[rpc]}`;
@@ -308,7 +313,10 @@ describe('the gRPC API over TLS with verified callers', () => {
 
   it('lets an operator token ("*") use every tenant, within its scopes', async () => {
     const operator = clientWith(await token({ tenants: '*', scope: 'audit:read' }, { subject: 'ops@example' }));
-    expect((await operator.listToolInvocations({ tenant_id: acme })).invocations).toHaveLength(2);
+    // The tenant's own invocations: the fork the scope test made holds copies of them.
+    const ownOf = (listed: { invocations: Array<{ conversation_id: string }> }) =>
+      listed.invocations.filter((i) => i.conversation_id !== forked);
+    expect(ownOf(await operator.listToolInvocations({ tenant_id: acme }))).toHaveLength(2);
     expect((await operator.listToolInvocations({ tenant_id: globex })).invocations).toHaveLength(2);
     expect(await outcome(operator.getReplayHistory({ tenant_id: acme, conversation_id: conversationId }))).toEqual({
       code: status.PERMISSION_DENIED,

@@ -6,6 +6,8 @@ import { findProjectFile } from '../../apps/toolhistory/src/find-project-file';
 import type {
   EraseConversationRequest,
   EraseConversationResponse,
+  ForkConversationRequest,
+  ForkConversationResponse,
   GetReplayHistoryRequest,
   GetReplayHistoryResponse,
   GetUsageRequest,
@@ -56,6 +58,7 @@ export interface ToolHistoryTestClient {
   getUsage: Unary<GetUsageRequest, Decoded<GetUsageResponse>>;
   searchToolHistory: Unary<SearchToolHistoryRequest, Decoded<SearchToolHistoryResponse>>;
   eraseConversation: Unary<EraseConversationRequest, Decoded<EraseConversationResponse>>;
+  forkConversation: Unary<ForkConversationRequest, Decoded<ForkConversationResponse>>;
   /** A server stream of RecordedEvent messages; cancel() disconnects. */
   subscribeToolEvents: (request: SubscribeToolEventsRequest, options?: CallOptions) => grpc.ClientReadableStream<RecordedEventMessage>;
   /** A server stream of ConversationChange messages: the snapshot, then changes; cancel() disconnects. */
@@ -109,6 +112,7 @@ export function toolHistoryClient(port: number, options: ClientOptions = {}): To
   return {
     getReplayHistory: promisify(client, 'GetReplayHistory', headers),
     eraseConversation: promisify(client, 'EraseConversation', headers),
+    forkConversation: promisify(client, 'ForkConversation', headers),
     listToolInvocations: promisify(client, 'ListToolInvocations', headers),
     searchToolHistory: promisify(client, 'SearchToolHistory', headers),
     getUsage: promisify(client, 'GetUsage', headers),
