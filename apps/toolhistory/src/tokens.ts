@@ -12,6 +12,7 @@ export const GET_REPLAY_HISTORY = Symbol('GET_REPLAY_HISTORY');
 /** The replay use case with its cache and request limit, and their figures. */
 export const REPLAY_READING = Symbol('REPLAY_READING');
 export const ERASE_CONVERSATION = Symbol('ERASE_CONVERSATION');
+export const FORK_CONVERSATION = Symbol('FORK_CONVERSATION');
 export const AUDIT_READER = Symbol('AUDIT_READER');
 export const LIST_TOOL_INVOCATIONS = Symbol('LIST_TOOL_INVOCATIONS');
 export const GET_USAGE = Symbol('GET_USAGE');

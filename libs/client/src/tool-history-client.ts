@@ -365,7 +365,7 @@ export class ToolHistoryClient {
    * `consistencyToken`. Needs the scope conversations:fork.
    */
   async forkConversation(
-    request: { tenantId: string; conversationId: string; upToMessageId: string; newConversationId: string } & CallControl,
+    request: { tenantId: string; conversationId: string; upToMessageId: string; newConversationId: string } & CallControl & ReadYourWrites,
   ): Promise<ForkConversationResponse> {
     const response = await this.unary(
       'ForkConversation',
@@ -375,6 +375,8 @@ export class ToolHistoryClient {
         conversationId: request.conversationId,
         upToMessageId: request.upToMessageId,
         newConversationId: request.newConversationId,
+        // The source's events this process published are recorded before the fork is made.
+        consistencyToken: tokenForRead(request.consistencyToken, request),
       }),
       { timeoutMs: request.timeoutMs ?? ERASE_TIMEOUT_MS, signal: request.signal },
     );

@@ -62,6 +62,19 @@ export interface RedactionNote {
   originalBytes?: number;
 }
 
+/**
+ * Where a forked conversation's copy of an event came from: stored with the
+ * copy, never accepted from producers (like `redaction`).
+ */
+export interface ForkedFrom {
+  /** The conversation the event was copied from. */
+  conversationId: string;
+  /** The copied event's global position there. */
+  position: string;
+  /** Every conversation the payload came through, nearest first: erasing any of them removes this copy. */
+  via: string[];
+}
+
 export interface EventEnvelope {
   eventId: string;
   type: ToolEventType;
@@ -79,6 +92,8 @@ export interface EventEnvelope {
    * (ProducerRedaction: `persist` alone) until the recorder replaces it.
    */
   redaction?: RedactionNote;
+  /** On a forked conversation's copy of an event: where it came from (ForkConversation). */
+  forkedFrom?: ForkedFrom;
 }
 
 export interface ToolCallRequested extends EventEnvelope {

@@ -10,3 +10,4 @@ export * from './recording';
 export * from './dead-letters';
 export * from './watch';
 export * from './consistency';
+export * from './fork';

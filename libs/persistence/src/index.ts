@@ -22,3 +22,4 @@ export * from './postgres-conversation-watch-reader';
 export * from './postgres-channel-listener';
 export * from './postgres-redrive-ledger';
 export * from './postgres-recording-progress-reader';
+export * from './postgres-conversation-forker';

@@ -16,7 +16,7 @@ import { substringSnippet } from '@toolhistory/domain';
 import { containsPattern } from './like-pattern';
 import { classifyPostgresError } from './postgres-errors';
 import { type PostgresQueryCanceller, UNCANCELLABLE } from './postgres-query-canceller';
-import { invocationArgumentsSql, invocationResultSql } from './read-model-tables';
+import { FORKED_FROM_SQL, invocationArgumentsSql, invocationResultSql } from './read-model-tables';
 import { isoText } from './sql-rows';
 
 const ARGUMENTS = invocationArgumentsSql('invocations');
@@ -46,7 +46,8 @@ const RECORD_COLUMNS = `tenant_id AS "tenantId", conversation_id AS "conversatio
   persist, producer_redacted AS "producerRedacted", argument_redactions AS "argumentRedactions", result_redactions AS "resultRedactions", ${TRACE_ID} AS "traceId",
   arguments_bytes AS "argumentsBytes", result_bytes AS "resultBytes", ${isoText('approval_requested_at')} AS "approvalRequestedAt",
   approval_request_reason AS "approvalRequestReason", ${isoText('approval_decided_at')} AS "approvalDecidedAt", approved,
-  approval_decided_by AS "approvalDecidedBy", approval_decision_reason AS "approvalDecisionReason", result_run_id AS "resultRunId"`;
+  approval_decided_by AS "approvalDecidedBy", approval_decision_reason AS "approvalDecisionReason", result_run_id AS "resultRunId",
+  ${FORKED_FROM_SQL} AS "forkedFrom"`;
 
 /** An invocation as ListToolInvocations answers it (also what WatchConversation shows). */
 export const SELECT_RECORD = `SELECT ${RECORD_COLUMNS} FROM invocations`;

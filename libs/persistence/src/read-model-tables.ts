@@ -62,6 +62,8 @@ const ALL_INVOCATION_COLUMNS: ColumnSpec<InvocationRow>[] = [
   { name: 'approval_decision_reason', sqlType: 'text', value: (r) => r.approvalDecisionReason },
   { name: 'decision_run_id', sqlType: 'text', value: (r) => r.decisionRunId },
   { name: 'result_run_id', sqlType: 'text', value: (r) => r.resultRunId },
+  { name: 'forked_from_conversation_id', sqlType: 'text', value: (r) => r.forkedFrom?.conversationId ?? null },
+  { name: 'forked_from_position', sqlType: 'int8', value: (r) => r.forkedFrom?.position ?? null },
 ];
 
 /**
@@ -98,6 +100,10 @@ export const SELECT_RUN = `SELECT tenant_id AS "tenantId", conversation_id AS "c
   output_tokens AS "outputTokens", error_code AS "errorCode", error_message AS "errorMessage",
   user_message_id AS "userMessageId", cited_sources AS "citedSources" FROM runs`;
 
+/** A fork's copy names where it came from; other rows null. */
+export const FORKED_FROM_SQL = `CASE WHEN forked_from_conversation_id IS NULL THEN NULL
+  ELSE json_build_object('conversationId', forked_from_conversation_id, 'position', forked_from_position::text) END`;
+
 const selectInvocation = (argumentsSql: string, resultSql: string): string => `SELECT tenant_id AS "tenantId",
   conversation_id AS "conversationId", run_id AS "runId", pair_key AS "pairKey", round_index AS "roundIndex",
   sequence_index AS "sequenceIndex", tool_call_id AS "toolCallId", tool_name AS "toolName", ${argumentsSql} AS arguments,
@@ -108,7 +114,7 @@ const selectInvocation = (argumentsSql: string, resultSql: string): string => `S
   call_tokens AS "callTokens", result_tokens AS "resultTokens", ${isoText('approval_requested_at')} AS "approvalRequestedAt",
   approval_request_reason AS "approvalRequestReason", ${isoText('approval_decided_at')} AS "approvalDecidedAt", approved,
   approval_decided_by AS "approvalDecidedBy", approval_decision_reason AS "approvalDecisionReason",
-  decision_run_id AS "decisionRunId", result_run_id AS "resultRunId" FROM invocations`;
+  decision_run_id AS "decisionRunId", result_run_id AS "resultRunId", ${FORKED_FROM_SQL} AS "forkedFrom" FROM invocations`;
 
 /** The rows as stored, for projecting (which never reads a payload back). */
 export const SELECT_INVOCATION = selectInvocation('arguments', 'result');

@@ -1,6 +1,7 @@
 import { type HistoryFormat } from '@toolhistory/domain';
 import { AppError, ErrorCode } from '@toolhistory/errors';
-import { PostgresConversationEraser, PostgresReplayReader } from '@toolhistory/persistence';
+import { PostgresConversationEraser, PostgresConversationForker, PostgresReplayReader } from '@toolhistory/persistence';
+import { ForkConversation } from '../fork-conversation/fork-conversation';
 import { o200kTokens } from '@toolhistory/tokenizer';
 import { EraseConversation } from '../erasure/erase-conversation';
 import { EventStoreConversationEraser } from '../erasure/event-store-conversation-eraser';
@@ -74,4 +75,26 @@ export async function eraseConversation(
   const eraser = context.config.eventStore.kind === 'eventstoredb' ? new EventStoreConversationEraser(context.events(), pg) : pg;
   const outcome = await new EraseConversation(eraser).execute({ tenantId, conversationId });
   output.out(`erased ${tenantId}/${conversationId}: ${outcome.erasedEvents} event(s), ${outcome.erasedInvocations} invocation(s)`);
+  if (outcome.forks?.length) {
+    output.out(`and ${outcome.erasedCopies ?? 0} copied event(s) from its fork(s): ${outcome.forks.join(', ')}`);
+  }
+}
+
+/** Forks a conversation at a message, as the ForkConversation RPC does; prints the new conversation's consistency token. */
+export async function forkConversation(
+  context: CliContext,
+  output: CliOutput,
+  tenantId: string,
+  conversationId: string,
+  options: { upTo: string; to: string },
+): Promise<void> {
+  const forker = context.config.eventStore.kind === 'eventstoredb' ? null : new PostgresConversationForker(context.database(), o200kTokens);
+  const forked = await new ForkConversation(forker).execute({
+    tenantId,
+    conversationId,
+    upToMessageId: options.upTo,
+    newConversationId: options.to,
+  });
+  output.err(`forked ${tenantId}/${conversationId} up to ${options.upTo} into ${options.to}: ${forked.copiedInvocations} invocation(s)`);
+  output.out(forked.consistencyToken);
 }

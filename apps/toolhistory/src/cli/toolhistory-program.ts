@@ -3,7 +3,7 @@ import { type AppConfig } from '@toolhistory/config';
 import { migrateDatabase } from '../operations/migrate-database';
 import { rebuildDatabase } from '../operations/rebuild-database';
 import { CliContext, type CliOutput } from './cli-context';
-import { eraseConversation, REPLAY_FORMAT_NAMES, replayConversation } from './conversation-commands';
+import { eraseConversation, forkConversation, REPLAY_FORMAT_NAMES, replayConversation } from './conversation-commands';
 import { listDeadLetters, redriveDeadLetters, showDeadLetter } from './dead-letter-commands';
 
 export interface ProgramSettings {
@@ -34,7 +34,7 @@ export function toolhistoryProgram(settings: ProgramSettings): Command {
     };
 
   const program = new Command('toolhistory')
-    .description('Operate toolhistory: dead letters, replay as the model sees it, erasure, rebuild and migrations.')
+    .description('Operate toolhistory: dead letters, replay as the model sees it, erasure, forks, rebuild and migrations.')
     .version(settings.version)
     .configureOutput({ writeOut: (s) => output.out(s.trimEnd()), writeErr: (s) => output.err(s.trimEnd()) })
     .showHelpAfterError()
@@ -88,6 +88,17 @@ export function toolhistoryProgram(settings: ProgramSettings): Command {
     .option('--yes', 'mean it')
     .action(
       run((context, tenant: string, conversation: string, options) => eraseConversation(context, output, tenant, conversation, options)),
+    );
+
+  program
+    .command('fork')
+    .description("copy a conversation's history up to a message into a new conversation (the source is unchanged)")
+    .argument('<tenant>', 'tenant id')
+    .argument('<conversation>', 'the source conversation id')
+    .requiredOption('--up-to <message>', 'a user or assistant message of the source: its run is the last copied')
+    .requiredOption('--to <conversation>', 'the new conversation id')
+    .action(
+      run((context, tenant: string, conversation: string, options) => forkConversation(context, output, tenant, conversation, options)),
     );
 
   program

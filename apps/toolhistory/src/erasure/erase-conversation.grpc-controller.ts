@@ -29,7 +29,8 @@ export class EraseConversationGrpcController {
       const outcome = await this.eraseConversation.execute(command);
       // The audit line: who asked, what went, ids and counts only.
       this.log.info({ audit: 'erasure', subject: callerOf(metadata).subject, ...command, ...outcome }, 'conversation erased');
-      return { erased_events: outcome.erasedEvents, erased_invocations: outcome.erasedInvocations };
+      // Copies in forks made of it go with it; they count among the erased events.
+      return { erased_events: outcome.erasedEvents + (outcome.erasedCopies ?? 0), erased_invocations: outcome.erasedInvocations };
     });
   }
 }

@@ -8,6 +8,7 @@ import {
   PostgresAuditReader,
   PostgresConversationChanges,
   PostgresConversationEraser,
+  PostgresConversationForker,
   PostgresConversationWatchReader,
   type PostgresQueryCanceller,
   PostgresRecordingProgressReader,
@@ -29,6 +30,8 @@ import { SearchToolHistoryGrpcController } from '../search-tool-history/search-t
 import { EraseConversation } from '../erasure/erase-conversation';
 import { EraseConversationGrpcController } from '../erasure/erase-conversation.grpc-controller';
 import { EventStoreConversationEraser } from '../erasure/event-store-conversation-eraser';
+import { ForkConversation } from '../fork-conversation/fork-conversation';
+import { ForkConversationGrpcController } from '../fork-conversation/fork-conversation.grpc-controller';
 import { type ReplayReading, replayReading } from '../replay/replay-reading';
 import { GetReplayHistoryGrpcController } from '../replay/get-replay-history.grpc-controller';
 import { OpenSubscriptions } from '../subscription/open-subscriptions';
@@ -44,6 +47,7 @@ import {
   MESSAGING,
   OPEN_SUBSCRIPTIONS,
   ERASE_CONVERSATION,
+  FORK_CONVERSATION,
   GET_REPLAY_HISTORY,
   GRPC_EVENT_STORE,
   METRICS,
@@ -69,6 +73,7 @@ import type { ServiceMetrics } from '../observability/service-metrics';
   controllers: [
     GetReplayHistoryGrpcController,
     EraseConversationGrpcController,
+    ForkConversationGrpcController,
     ListToolInvocationsGrpcController,
     GetUsageGrpcController,
     SearchToolHistoryGrpcController,
@@ -153,6 +158,16 @@ import type { ServiceMetrics } from '../observability/service-metrics';
           config.eventStore.kind === 'eventstoredb'
             ? new EventStoreConversationEraser(events, new PostgresConversationEraser(pool))
             : new PostgresConversationEraser(pool),
+        ),
+    },
+    {
+      // Forks are written with their read model in one PostgreSQL transaction; with EventStoreDB they are refused (ADR 026).
+      provide: FORK_CONVERSATION,
+      inject: [GRPC_PG_POOL, APP_CONFIG, AWAIT_RECORDED],
+      useFactory: (pool: Pool, config: AppConfig, awaitRecorded: AwaitRecorded) =>
+        new ForkConversation(
+          config.eventStore.kind === 'eventstoredb' ? null : new PostgresConversationForker(pool, o200kTokens),
+          awaitRecorded,
         ),
     },
     {

@@ -213,6 +213,9 @@ export function toInvocationMessage(record: InvocationRecord) {
     arguments_original_bytes: record.argumentsBytes ?? undefined,
     result_original_bytes: record.resultBytes ?? undefined,
     result_run_id: record.resultRunId ?? '',
+    forked_from: record.forkedFrom
+      ? { conversation_id: record.forkedFrom.conversationId, position: record.forkedFrom.position }
+      : undefined,
   };
 }
 

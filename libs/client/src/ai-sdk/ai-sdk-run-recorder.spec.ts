@@ -26,7 +26,13 @@ function wireRun(runScope: RunScope = scope, limits: PayloadLimits = { maxEventB
       const event = JSON.parse(value) as Record<string, unknown>;
       for (const field of ENVELOPE) delete event[field];
       events.push(event);
-      return { eventId, type, partition: 0, offset: String(events.length - 1), consistencyToken: `ct1:k:agent.tool-events:0:${events.length - 1}` };
+      return {
+        eventId,
+        type,
+        partition: 0,
+        offset: String(events.length - 1),
+        consistencyToken: `ct1:k:agent.tool-events:0:${events.length - 1}`,
+      };
     });
   });
   return { run, events };

@@ -11,7 +11,13 @@ function deferred() {
   return { promise, resolve, reject };
 }
 
-const ack = (n: number): PublishedEvent => ({ eventId: `e${n}`, type: 'ToolCallRequested', partition: 0, offset: String(n), consistencyToken: `ct1:k:agent.tool-events:0:${n}` });
+const ack = (n: number): PublishedEvent => ({
+  eventId: `e${n}`,
+  type: 'ToolCallRequested',
+  partition: 0,
+  offset: String(n),
+  consistencyToken: `ct1:k:agent.tool-events:0:${n}`,
+});
 
 describe('OrderedPublishQueue', () => {
   it('starts a step only once the one before it has finished, whatever order they would finish in', async () => {

@@ -32,7 +32,13 @@ function recordingRun(fail: (type: string, fields: Record<string, unknown>) => b
     return batch.map(({ identity, fields, toolName }) => {
       events.push({ type: identity.type, ...fields });
       if (identity.type === 'ToolResultReceived') resultTools.push(toolName);
-      return { eventId: `e${events.length}`, type: identity.type, partition: 0, offset: String(events.length - 1), consistencyToken: `ct1:k:agent.tool-events:0:${events.length - 1}` };
+      return {
+        eventId: `e${events.length}`,
+        type: identity.type,
+        partition: 0,
+        offset: String(events.length - 1),
+        consistencyToken: `ct1:k:agent.tool-events:0:${events.length - 1}`,
+      };
     });
   });
   return { run, events, resultTools };

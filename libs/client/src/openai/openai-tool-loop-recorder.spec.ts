@@ -19,7 +19,13 @@ function capturingRun() {
       const event = { eventId, type: identity.type, schemaVersion: PUBLISHED_SCHEMA_VERSION, ...scope, occurredAt: '2025-01-01T00:00:00Z' };
       serializeValidEvent({ ...event, ...fields });
       events.push({ ...event, ...fields });
-      return { eventId, type: identity.type, partition: 0, offset: String(events.length - 1), consistencyToken: `ct1:k:agent.tool-events:0:${events.length - 1}` };
+      return {
+        eventId,
+        type: identity.type,
+        partition: 0,
+        offset: String(events.length - 1),
+        consistencyToken: `ct1:k:agent.tool-events:0:${events.length - 1}`,
+      };
     }),
   );
   return { run, events };

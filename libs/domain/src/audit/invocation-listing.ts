@@ -56,6 +56,7 @@ export interface InvocationRecord extends Pick<
   | 'approvalDecidedBy'
   | 'approvalDecisionReason'
   | 'resultRunId'
+  | 'forkedFrom'
 > {
   arguments: unknown;
   result: unknown;

@@ -1,6 +1,10 @@
 export interface ErasureOutcome {
   erasedEvents: number;
   erasedInvocations: number;
+  /** Copies of the conversation's events removed from forks made of it (docs/adr/026). */
+  erasedCopies?: number;
+  /** The forks made of it, each left with what it recorded itself. */
+  forks?: string[];
 }
 
 /**

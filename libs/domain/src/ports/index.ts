@@ -12,3 +12,4 @@ export * from './conversation-changes.port';
 export * from './dead-letter-topic.port';
 export * from './conversation-watch-reader.port';
 export * from './recording-progress-reader.port';
+export * from './conversation-forker.port';

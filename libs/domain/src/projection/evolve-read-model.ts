@@ -11,7 +11,7 @@ import type {
 } from '@toolhistory/contract';
 import { InvocationRowIndex } from './cross-run-pairing';
 import { conversationKeyString, isInvocationEvent, pairKeyOf, runKeyString } from './read-model-keys';
-import type { ConversationRow, InvocationRow, RunRow } from './read-model.types';
+import type { ConversationRow, ForkProvenance, InvocationRow, RunRow } from './read-model.types';
 import { callTokens, resultTokens, TokenCounter } from './invocation-tokens';
 import { stricterPersist } from '../redaction/redact-event';
 
@@ -193,6 +193,7 @@ export function evolveInvocation(
       argumentRedactions: event.redaction?.counts ?? {},
       argumentsBytes: receivedBytes(event),
       callTokens: callTokens(tokens, event.toolName, event.arguments),
+      ...forkedFromOf(event, null),
     };
   }
   if (base.resultEventId !== null) return base;
@@ -209,7 +210,16 @@ export function evolveInvocation(
     resultBytes: receivedBytes(event),
     resultTokens: resultTokens(tokens, event.result),
     resultRunId: laterRunOf(base, event),
+    ...forkedFromOf(event, base.forkedFrom ?? null),
   };
+}
+
+/** A fork's copy names its origin: the call's, else the result's (a result copied without its call). */
+function forkedFromOf(event: ToolCallRequested | ToolResultReceived, current: ForkProvenance | null): { forkedFrom?: ForkProvenance } {
+  if (current !== null) return { forkedFrom: current };
+  return event.forkedFrom === undefined
+    ? {}
+    : { forkedFrom: { conversationId: event.forkedFrom.conversationId, position: event.forkedFrom.position } };
 }
 
 /** The first request counts; a repeat (a re-run step under a new id) changes nothing. */

@@ -83,4 +83,12 @@ export interface InvocationRow {
   /** The run that recorded the decision, or the result, when it is a later run than the call's (the run that resumed). */
   decisionRunId: string | null;
   resultRunId: string | null;
+  /** On a forked conversation's copy: the source conversation and the position of the copied call (else result); absent or null otherwise. */
+  forkedFrom?: ForkProvenance | null;
+}
+
+export interface ForkProvenance {
+  conversationId: string;
+  /** A global position, as a decimal string. */
+  position: string;
 }

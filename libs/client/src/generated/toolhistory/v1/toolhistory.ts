@@ -647,6 +647,11 @@ export interface ForkConversationRequest {
   upToMessageId: string;
   /** required; must differ from the source */
   newConversationId: string;
+  /**
+   * A publisher's consistency token for the source: the fork is made once
+   * everything through it is recorded (see GetReplayHistoryRequest.consistency_token).
+   */
+  consistencyToken: string;
 }
 
 export interface ForkConversationResponse {
@@ -1120,7 +1125,7 @@ export interface Omission {
 }
 
 function createBaseForkConversationRequest(): ForkConversationRequest {
-  return { tenantId: "", conversationId: "", upToMessageId: "", newConversationId: "" };
+  return { tenantId: "", conversationId: "", upToMessageId: "", newConversationId: "", consistencyToken: "" };
 }
 
 export const ForkConversationRequest: MessageFns<ForkConversationRequest> = {
@@ -1136,6 +1141,9 @@ export const ForkConversationRequest: MessageFns<ForkConversationRequest> = {
     }
     if (message.newConversationId !== "") {
       writer.uint32(34).string(message.newConversationId);
+    }
+    if (message.consistencyToken !== "") {
+      writer.uint32(42).string(message.consistencyToken);
     }
     return writer;
   },
@@ -1185,6 +1193,14 @@ export const ForkConversationRequest: MessageFns<ForkConversationRequest> = {
             message.newConversationId = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.consistencyToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1206,6 +1222,7 @@ export const ForkConversationRequest: MessageFns<ForkConversationRequest> = {
     message.conversationId = object.conversationId ?? "";
     message.upToMessageId = object.upToMessageId ?? "";
     message.newConversationId = object.newConversationId ?? "";
+    message.consistencyToken = object.consistencyToken ?? "";
     return message;
   },
 };

@@ -190,7 +190,14 @@ export interface ForkConversationRequest {
     | string
     | undefined;
   /** required; must differ from the source */
-  new_conversation_id?: string | undefined;
+  new_conversation_id?:
+    | string
+    | undefined;
+  /**
+   * A publisher's consistency token for the source: the fork is made once
+   * everything through it is recorded (see GetReplayHistoryRequest.consistency_token).
+   */
+  consistency_token?: string | undefined;
 }
 
 export interface ForkConversationResponse {
