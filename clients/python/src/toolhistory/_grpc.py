@@ -249,14 +249,21 @@ def watch_request(
 
 
 def fork_request(
-    *, tenant_id: str, conversation_id: str, up_to_message_id: str, new_conversation_id: str
+    *,
+    tenant_id: str,
+    conversation_id: str,
+    up_to_message_id: str,
+    new_conversation_id: str,
+    consistency_token: str | None = None,
 ) -> toolhistory_pb2.ForkConversationRequest:
-    """The ForkConversation request of the clients' arguments."""
+    """The ForkConversation request of the clients' arguments (``consistency_token`` None: this process's last one
+    for the source)."""
     return toolhistory_pb2.ForkConversationRequest(
         tenant_id=_text("tenant_id", tenant_id),
         conversation_id=_text("conversation_id", conversation_id),
         up_to_message_id=_text("up_to_message_id", up_to_message_id),
         new_conversation_id=_text("new_conversation_id", new_conversation_id),
+        consistency_token=token_for_read(consistency_token, tenant_id, conversation_id),
     )
 
 

@@ -276,16 +276,20 @@ class AsyncToolHistoryClient:
         conversation_id: str,
         up_to_message_id: str,
         new_conversation_id: str,
+        consistency_token: str | None = None,
         timeout: float | None = None,
     ) -> toolhistory_pb2.ForkConversationResponse:
         """A new conversation that starts with the source's history up to and including the run of
-        ``up_to_message_id``; this process's reads of it wait for the whole fork. See
+        ``up_to_message_id``, once the source's events through ``consistency_token`` are recorded (default: this
+        process's last token for the source); this process's reads of the new conversation wait for the whole
+        fork. See
         ``ToolHistoryClient.fork_conversation`` (``timeout``: at least 30 s by default)."""
         request = _grpc.fork_request(
             tenant_id=tenant_id,
             conversation_id=conversation_id,
             up_to_message_id=up_to_message_id,
             new_conversation_id=new_conversation_id,
+            consistency_token=consistency_token,
         )
         response = await self._unary(
             "ForkConversation", self._stub.ForkConversation, request, _grpc.erase_timeout(timeout, self._timeout)

@@ -348,6 +348,7 @@ class ToolHistoryClient:
         conversation_id: str,
         up_to_message_id: str,
         new_conversation_id: str,
+        consistency_token: str | None = None,
         timeout: float | None = None,
     ) -> toolhistory_pb2.ForkConversationResponse:
         """A new conversation that starts with the source's history up to and including the run of
@@ -355,8 +356,10 @@ class ToolHistoryClient:
         copied invocations name their origin (``Invocation.forked_from``); the source is unchanged. Repeating
         a fork answers the same fork.
 
-        This process's reads of the new conversation wait for the whole fork; elsewhere, pass the answer's
-        ``consistency_token``. Needs the scope ``conversations:fork``. ``timeout`` defaults to the client's, but
+        The fork is made once the source's events through ``consistency_token`` are recorded (default: the last
+        token this process published for the source; ``""``: none). This process's reads of the new conversation
+        wait for the whole fork; elsewhere, pass the answer's ``consistency_token``. Needs the scope
+        ``conversations:fork``. ``timeout`` defaults to the client's, but
         at least 30 s.
 
         Raises:
@@ -368,6 +371,7 @@ class ToolHistoryClient:
             conversation_id=conversation_id,
             up_to_message_id=up_to_message_id,
             new_conversation_id=new_conversation_id,
+            consistency_token=consistency_token,
         )
         response = self._unary(
             "ForkConversation", self._stub.ForkConversation, request, _grpc.erase_timeout(timeout, self._timeout)

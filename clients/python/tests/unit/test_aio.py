@@ -279,11 +279,19 @@ async def test_fork_remembers_the_forks_token_for_the_new_conversation(
 ) -> None:
     service.fork = pb.ForkConversationResponse(copied_invocations=2, consistency_token="ct1:p:77")
     answer = await client.fork_conversation(
-        tenant_id="t1", conversation_id="c1", up_to_message_id="u3", new_conversation_id="c9"
+        tenant_id="t1",
+        conversation_id="c1",
+        up_to_message_id="u3",
+        new_conversation_id="c9",
+        consistency_token="ct1:p:5",
     )
     assert answer.copied_invocations == 2
     assert service.received("ForkConversation")[0].request == pb.ForkConversationRequest(
-        tenant_id="t1", conversation_id="c1", up_to_message_id="u3", new_conversation_id="c9"
+        tenant_id="t1",
+        conversation_id="c1",
+        up_to_message_id="u3",
+        new_conversation_id="c9",
+        consistency_token="ct1:p:5",
     )
     assert last_consistency_token("t1", "c9") == "ct1:p:77"
     await client.get_replay_history(tenant_id="t1", conversation_id="c9")

@@ -505,18 +505,23 @@ class TestFork:
         self, service: CannedToolHistory, client: ToolHistoryClient
     ) -> None:
         service.fork = pb.ForkConversationResponse(copied_invocations=3, consistency_token="ct1:p:42")
+        remember_consistency_token("t1", "c1", "ct1:k:agent.tool-events:0:8")
         answer = client.fork_conversation(
             tenant_id="t1", conversation_id="c1", up_to_message_id="a1", new_conversation_id="c1-fork"
         )
         assert answer == service.fork
         [fork] = service.received("ForkConversation")
         assert fork.request == pb.ForkConversationRequest(
-            tenant_id="t1", conversation_id="c1", up_to_message_id="a1", new_conversation_id="c1-fork"
+            tenant_id="t1",
+            conversation_id="c1",
+            up_to_message_id="a1",
+            new_conversation_id="c1-fork",
+            consistency_token="ct1:k:agent.tool-events:0:8",  # the source's events are recorded first
         )
         assert fork.time_remaining is not None
         assert fork.time_remaining > 25  # the client's 30 s, as an erasure's
         assert last_consistency_token("t1", "c1-fork") == "ct1:p:42"
-        assert last_consistency_token("t1", "c1") is None
+        assert last_consistency_token("t1", "c1") == "ct1:k:agent.tool-events:0:8"
         client.get_replay_history(tenant_id="t1", conversation_id="c1-fork")
         assert service.received("GetReplayHistory")[0].request.consistency_token == "ct1:p:42"
 

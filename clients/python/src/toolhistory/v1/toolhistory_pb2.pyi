@@ -375,6 +375,7 @@ class ForkConversationRequest(_message.Message):
     CONVERSATION_ID_FIELD_NUMBER: _builtins.int
     UP_TO_MESSAGE_ID_FIELD_NUMBER: _builtins.int
     NEW_CONVERSATION_ID_FIELD_NUMBER: _builtins.int
+    CONSISTENCY_TOKEN_FIELD_NUMBER: _builtins.int
     tenant_id: _builtins.str
     """required"""
     conversation_id: _builtins.str
@@ -385,6 +386,10 @@ class ForkConversationRequest(_message.Message):
     """
     new_conversation_id: _builtins.str
     """required; must differ from the source"""
+    consistency_token: _builtins.str
+    """A publisher's consistency token for the source: the fork is made once
+    everything through it is recorded (see GetReplayHistoryRequest.consistency_token).
+    """
     def __init__(
         self,
         *,
@@ -392,10 +397,11 @@ class ForkConversationRequest(_message.Message):
         conversation_id: _builtins.str = ...,
         up_to_message_id: _builtins.str = ...,
         new_conversation_id: _builtins.str = ...,
+        consistency_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation_id", b"conversation_id", "new_conversation_id", b"new_conversation_id", "tenant_id", b"tenant_id", "up_to_message_id", b"up_to_message_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["consistency_token", b"consistency_token", "conversation_id", b"conversation_id", "new_conversation_id", b"new_conversation_id", "tenant_id", b"tenant_id", "up_to_message_id", b"up_to_message_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
