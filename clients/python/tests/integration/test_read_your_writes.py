@@ -168,7 +168,7 @@ def test_a_token_not_recorded_before_the_deadline_is_unavailable_not_an_empty_an
         )
     assert failed.value.code == grpc.StatusCode.UNAVAILABLE, failed.value.details
     assert token in failed.value.details
-    assert time.monotonic() - started < 3.5
+    assert time.monotonic() - started < 4.5  # the call's own deadline, not a wait of its own
 
 
 def test_a_malformed_token_or_one_of_a_topic_the_service_does_not_consume_is_invalid_argument(
