@@ -25,7 +25,7 @@ Settings (environment):
   TENANT_ID, CONVERSATION_ID, RUN_ID
                          new unique ones by default; run 2 is RUN_ID-resumed
   CHANNEL                support
-  REPLAY_TIMEOUT_SECONDS 60 (how long to wait for a run to be replayable)
+  REPLAY_TIMEOUT_SECONDS 60 (the replay's deadline: how long it may wait for the run to be recorded)
 """
 
 from __future__ import annotations
@@ -92,32 +92,27 @@ def publish_round(run: RunPublisher, steps: list[Step]) -> list[PublishedEvent]:
     return run.tool_calls([s.call() for s in steps]) + run.tool_results([s.answer() for s in reversed(steps)])
 
 
-def await_replay(
-    client: ToolHistoryClient, run: RunScope, rounds: int, timeout: float
-) -> tuple[ReplayHistory, ReplayedTurn]:
-    """Polls the replay until the run is there, completed, with at least `rounds` rounds (the recorder is async)."""
-    deadline = time.monotonic() + timeout
-    seen = "no answer yet"
-    while time.monotonic() < deadline:
-        try:
-            history = client.get_replay_history(
-                tenant_id=run.tenant_id, conversation_id=run.conversation_id, format="openai", timeout=10
-            )
-        except ToolHistoryError as error:
-            if not error.retriable:
-                raise
-            seen = str(error)
-        else:
-            turn = next((t for t in history.turns if t.run_id == run.run_id), None)
-            if turn and turn.status == toolhistory_pb2.RUN_STATUS_COMPLETED and len(turn.rounds) >= rounds:
-                return history, turn
-            seen = (
-                "not replayed yet"
-                if turn is None
-                else f"{len(turn.rounds)} round(s), {toolhistory_pb2.RunStatus.Name(turn.status)}"
-            )
-        time.sleep(0.2)
-    fail(f"run {run.run_id} was not replayed with {rounds} round(s) within {timeout:g}s (last seen: {seen})")
+def replay_of(client: ToolHistoryClient, run: RunPublisher, timeout: float) -> tuple[ReplayHistory, ReplayedTurn]:
+    """The conversation's replay, read once, right after the run was published: given the run's consistency token
+    (where its last event landed), the service answers once everything the run published is recorded
+    (read-your-writes), so the run is there, completed. The token is what a worker would store with the answer
+    for a next turn in another process; in this one the client would send it by itself."""
+    scope = run.scope
+    try:
+        history = client.get_replay_history(
+            tenant_id=scope.tenant_id,
+            conversation_id=scope.conversation_id,
+            format="openai",
+            consistency_token=run.consistency_token,
+            timeout=timeout,
+        )
+    except ToolHistoryError as error:
+        fail(f"run {scope.run_id} was not replayed within {timeout:g}s: {error}")
+    turn = next((t for t in history.turns if t.run_id == scope.run_id), None)
+    if turn is None or turn.status != toolhistory_pb2.RUN_STATUS_COMPLETED:
+        seen = "not replayed" if turn is None else toolhistory_pb2.RunStatus.Name(turn.status)
+        fail(f"run {scope.run_id} is not replayed as completed right after it was published ({seen})")
+    return history, turn
 
 
 def print_messages(label: str, turn: ReplayedTurn, elapsed: float) -> None:
@@ -270,7 +265,7 @@ def main() -> None:
         print(f"published run 1: {len(published)} events, each acknowledged by the broker")
 
         started = time.monotonic()
-        replay, turn = await_replay(client, run1.scope, 2, replay_timeout)
+        replay, turn = replay_of(client, run1, replay_timeout)
         print_messages("run 1", turn, time.monotonic() - started)
         problems = turn_problems(turn, run1.scope, f"msg-{run_id}", [lookups, tracking])
         if problems:
@@ -319,7 +314,7 @@ def main() -> None:
         published.append(run2.complete(assistant_message_id=f"msg-{run_id}-resumed", usage=usage))
 
         started = time.monotonic()
-        replay, turn = await_replay(client, run2.scope, 2, replay_timeout)
+        replay, turn = replay_of(client, run2, replay_timeout)
         print_messages("run 2", turn, time.monotonic() - started)
         problems = turn_problems(turn, run2.scope, f"msg-{run_id}-resumed", [[refund], [history]])
         first = turn.rounds[0]

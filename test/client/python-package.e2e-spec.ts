@@ -70,7 +70,7 @@ describe('the Python package (clients/python) against the running service', () =
     });
     const token = await issueToken(key, {
       tenants: [tenant],
-      scope: 'history:read audit:read events:subscribe conversations:erase',
+      scope: 'history:read audit:read events:subscribe conversations:erase conversations:fork',
     });
     const otherTenantToken = await issueToken(key, { tenants: [`${tenant}-other`], scope: 'history:read audit:read' });
     // An agent's token: its tenant's history, no audit (search within one conversation only).

@@ -3,7 +3,9 @@
 - Publishing: ``ToolEventPublisher`` and a run's ``RunPublisher`` (the events of the contract, validated,
   with the same event ids as the TypeScript client, oversized payloads cut to fit).
 - Reading: ``ToolHistoryClient`` (sync) and ``AsyncToolHistoryClient`` (asyncio), every RPC; ``splice_history``
-  puts a replayed history among the host's own messages.
+  puts a replayed history among the host's own messages, ``host_branch`` names the host's current branch.
+- Read-your-writes: every published event has a ``consistency_token``; this process's reads of a conversation
+  wait for the last one it published there (``last_consistency_token``, for reads in another process).
 - Adapters, each behind its extra: ``toolhistory.openai_agents`` (``[openai-agents]``), ``toolhistory.langchain``
   (``[langchain]``) and ``toolhistory.pydantic_ai`` (``[pydantic-ai]``). They are not imported here, so the package
   works without any framework installed.
@@ -22,6 +24,7 @@ from toolhistory._grpc import (
 )
 from toolhistory.aio import AsyncTokenSource, AsyncToolHistoryClient
 from toolhistory.client import ToolHistoryClient
+from toolhistory.consistency import kafka_consistency_token, last_consistency_token
 from toolhistory.errors import InvalidToolEventError, PersistHookError, PublishError, ToolHistoryError
 from toolhistory.event_ids import TOOL_EVENT_ID_NAMESPACE, derive_event_id, name_based_uuid
 from toolhistory.events import (
@@ -52,7 +55,7 @@ from toolhistory.publisher import (
     prepare_events,
 )
 from toolhistory.replay import ReplayedTurn, ReplayHistory
-from toolhistory.splice import SpliceableTurn, splice_history
+from toolhistory.splice import SpliceableTurn, host_branch, splice_history
 from toolhistory.truncation import TRUNCATED_ARGUMENTS_KEY, TRUNCATION_TAIL, truncation_marker
 
 __version__ = "0.1.0"
@@ -110,6 +113,9 @@ __all__ = [
     "__version__",
     "cited_sources_from",
     "derive_event_id",
+    "host_branch",
+    "kafka_consistency_token",
+    "last_consistency_token",
     "name_based_uuid",
     "prepare_events",
     "splice_history",

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
 import grpc
 
+from toolhistory.consistency import remember_consistency_token, token_for_read
 from toolhistory.errors import ToolHistoryError
 from toolhistory.v1 import toolhistory_pb2
 
@@ -133,8 +134,11 @@ def replay_request(
     stale_results: StaleResults | None,
     view: HistoryView,
     max_history_tokens: int | None,
+    consistency_token: str | None = None,
+    branch_message_ids: Sequence[str] | None = None,
 ) -> toolhistory_pb2.GetReplayHistoryRequest:
-    """The GetReplayHistory request of the clients' arguments."""
+    """The GetReplayHistory request of the clients' arguments (``consistency_token`` None: this process's last one
+    for the conversation)."""
     request = toolhistory_pb2.GetReplayHistoryRequest(
         tenant_id=_text("tenant_id", tenant_id),
         conversation_id=_text("conversation_id", conversation_id),
@@ -146,6 +150,8 @@ def replay_request(
             if stale_results is None
             else wire_value("stale_results", stale_results, WIRE_STALE_RESULTS)
         ),
+        consistency_token=token_for_read(consistency_token, tenant_id, conversation_id),
+        branch_message_ids=_message_ids("branch_message_ids", branch_message_ids),
     )
     if as_of is not None:
         request.as_of.CopyFrom(_timestamp("as_of", as_of))
@@ -168,6 +174,7 @@ def invocations_request(
     from_: datetime | None,
     to: datetime | None,
     page_size: int | None,
+    consistency_token: str | None = None,
 ) -> toolhistory_pb2.ListToolInvocationsRequest:
     """The first page's ListToolInvocations request; later pages set ``page_token``."""
     request = toolhistory_pb2.ListToolInvocationsRequest(
@@ -181,6 +188,7 @@ def invocations_request(
             else wire_value("status", status, WIRE_STATUS)
         ),
         page_size=0 if page_size is None else _whole("page_size", page_size, 1, _INT32_MAX, "invocations"),
+        consistency_token=token_for_read(consistency_token, tenant_id, conversation_id),
     )
     _set_period(request, from_, to)
     return request
@@ -207,6 +215,7 @@ def search_request(
     from_: datetime | None,
     to: datetime | None,
     match: SearchMatch = "words",
+    consistency_token: str | None = None,
 ) -> toolhistory_pb2.SearchToolHistoryRequest:
     """The SearchToolHistory request of the clients' arguments."""
     request = toolhistory_pb2.SearchToolHistoryRequest(
@@ -215,6 +224,7 @@ def search_request(
         conversation_id=_optional_text("conversation_id", conversation_id),
         limit=0 if limit is None else _whole("limit", limit, 1, _INT32_MAX, "hits"),
         match=wire_value("match", match, WIRE_MATCH),
+        consistency_token=token_for_read(consistency_token, tenant_id, conversation_id),
     )
     _set_period(request, from_, to)
     return request
@@ -227,11 +237,52 @@ def erase_request(*, tenant_id: str, conversation_id: str) -> toolhistory_pb2.Er
     )
 
 
-def watch_request(*, tenant_id: str, conversation_id: str) -> toolhistory_pb2.WatchConversationRequest:
+def watch_request(
+    *, tenant_id: str, conversation_id: str, consistency_token: str | None = None
+) -> toolhistory_pb2.WatchConversationRequest:
     """The WatchConversation request of the clients' arguments."""
     return toolhistory_pb2.WatchConversationRequest(
-        tenant_id=_text("tenant_id", tenant_id), conversation_id=_text("conversation_id", conversation_id)
+        tenant_id=_text("tenant_id", tenant_id),
+        conversation_id=_text("conversation_id", conversation_id),
+        consistency_token=token_for_read(consistency_token, tenant_id, conversation_id),
     )
+
+
+def fork_request(
+    *,
+    tenant_id: str,
+    conversation_id: str,
+    up_to_message_id: str,
+    new_conversation_id: str,
+    consistency_token: str | None = None,
+) -> toolhistory_pb2.ForkConversationRequest:
+    """The ForkConversation request of the clients' arguments (``consistency_token`` None: this process's last one
+    for the source)."""
+    return toolhistory_pb2.ForkConversationRequest(
+        tenant_id=_text("tenant_id", tenant_id),
+        conversation_id=_text("conversation_id", conversation_id),
+        up_to_message_id=_text("up_to_message_id", up_to_message_id),
+        new_conversation_id=_text("new_conversation_id", new_conversation_id),
+        consistency_token=token_for_read(consistency_token, tenant_id, conversation_id),
+    )
+
+
+def remember_fork(
+    request: toolhistory_pb2.ForkConversationRequest, response: toolhistory_pb2.ForkConversationResponse
+) -> None:
+    """This process's reads of the new conversation wait for the whole fork."""
+    remember_consistency_token(request.tenant_id, request.new_conversation_id, response.consistency_token)
+
+
+def _message_ids(name: str, ids: Sequence[str] | None) -> list[str]:
+    if ids is None:
+        return []
+    if isinstance(ids, (str, bytes)) or not isinstance(ids, Sequence):
+        raise ValueError(f"{name}: {ids!r:.80} is not a sequence of message ids")
+    for at, message_id in enumerate(ids):
+        if not isinstance(message_id, str) or not message_id:
+            raise ValueError(f"{name}[{at}]: {message_id!r:.80} is not a message id (a non-empty string)")
+    return list(ids)
 
 
 def _set_period(

@@ -24,6 +24,7 @@ from toolhistory._grpc import (
 )
 from toolhistory.errors import ToolHistoryError, from_rpc_error
 from toolhistory.replay import ReplayHistory, replay_history_of
+from toolhistory.splice import default_id_of, host_branch, splice_history
 from toolhistory.v1 import toolhistory_pb2_grpc
 
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ AsyncTokenSource: TypeAlias = str | Callable[[], str | Awaitable[str]]
 
 Req = TypeVar("Req")
 Res = TypeVar("Res")
+H = TypeVar("H")
 
 
 class AsyncToolHistoryClient:
@@ -117,9 +119,13 @@ class AsyncToolHistoryClient:
         stale_results: StaleResults | None = None,
         view: HistoryView = "all",
         max_history_tokens: int | None = None,
+        branch_message_ids: Sequence[str] | None = None,
+        consistency_token: str | None = None,
         timeout: float | None = None,
     ) -> ReplayHistory:
-        """The tool-call history the model may see again; see ``ToolHistoryClient.get_replay_history``."""
+        """The tool-call history the model may see again; see ``ToolHistoryClient.get_replay_history``
+        (``branch_message_ids``: the host's current branch; ``consistency_token``: default, the last token this
+        process published for the conversation; ``""``: none)."""
         request = _grpc.replay_request(
             tenant_id=tenant_id,
             conversation_id=conversation_id,
@@ -130,11 +136,47 @@ class AsyncToolHistoryClient:
             stale_results=stale_results,
             view=view,
             max_history_tokens=max_history_tokens,
+            consistency_token=consistency_token,
+            branch_message_ids=branch_message_ids,
         )
         response = await self._unary(
             "GetReplayHistory", self._stub.GetReplayHistory, request, self._timeout_of(timeout)
         )
         return replay_history_of(response, format)
+
+    async def spliced_history(
+        self,
+        *,
+        tenant_id: str,
+        conversation_id: str,
+        host_messages: Sequence[H],
+        id_of: Callable[[H], str | None] = default_id_of,
+        format: HistoryFormat = "openai",
+        channel: str | None = None,
+        as_of: datetime | None = None,
+        freshness_window_seconds: int | None = None,
+        stale_results: StaleResults | None = None,
+        max_history_tokens: int | None = None,
+        consistency_token: str | None = None,
+        timeout: float | None = None,
+    ) -> list[H | Any]:
+        """The host's messages with the replayed tool history spliced in, for the host's current branch (its
+        messages' ids sent as ``branch_message_ids``); see ``ToolHistoryClient.spliced_history``."""
+        history = await self.get_replay_history(
+            tenant_id=tenant_id,
+            conversation_id=conversation_id,
+            format=format,
+            channel=channel,
+            as_of=as_of,
+            freshness_window_seconds=freshness_window_seconds,
+            stale_results=stale_results,
+            max_history_tokens=max_history_tokens,
+            view="messages",  # splicing reads the messages only: about half the bytes
+            branch_message_ids=host_branch(host_messages, id_of),
+            consistency_token=consistency_token,
+            timeout=timeout,
+        )
+        return splice_history(host_messages, history, id_of=id_of)
 
     def list_tool_invocations(
         self,
@@ -147,6 +189,7 @@ class AsyncToolHistoryClient:
         from_: datetime | None = None,
         to: datetime | None = None,
         page_size: int | None = None,
+        consistency_token: str | None = None,
         timeout: float | None = None,
     ) -> AsyncGenerator[toolhistory_pb2.Invocation, None]:
         """Every recorded invocation that matches, page after page (``async for``); see
@@ -160,6 +203,7 @@ class AsyncToolHistoryClient:
             from_=from_,
             to=to,
             page_size=page_size,
+            consistency_token=consistency_token,
         )
         return self._invocation_pages(request, self._timeout_of(timeout))
 
@@ -197,6 +241,7 @@ class AsyncToolHistoryClient:
         from_: datetime | None = None,
         to: datetime | None = None,
         match: SearchMatch = "words",
+        consistency_token: str | None = None,
         timeout: float | None = None,
     ) -> toolhistory_pb2.SearchToolHistoryResponse:
         """Search by words (best first) or by substring (newest first); see ToolHistoryClient.search_tool_history."""
@@ -208,6 +253,7 @@ class AsyncToolHistoryClient:
             from_=from_,
             to=to,
             match=match,
+            consistency_token=consistency_token,
         )
         return await self._unary("SearchToolHistory", self._stub.SearchToolHistory, request, self._timeout_of(timeout))
 
@@ -222,6 +268,34 @@ class AsyncToolHistoryClient:
             request,
             _grpc.erase_timeout(timeout, self._timeout),
         )
+
+    async def fork_conversation(
+        self,
+        *,
+        tenant_id: str,
+        conversation_id: str,
+        up_to_message_id: str,
+        new_conversation_id: str,
+        consistency_token: str | None = None,
+        timeout: float | None = None,
+    ) -> toolhistory_pb2.ForkConversationResponse:
+        """A new conversation that starts with the source's history up to and including the run of
+        ``up_to_message_id``, once the source's events through ``consistency_token`` are recorded (default: this
+        process's last token for the source); this process's reads of the new conversation wait for the whole
+        fork. See
+        ``ToolHistoryClient.fork_conversation`` (``timeout``: at least 30 s by default)."""
+        request = _grpc.fork_request(
+            tenant_id=tenant_id,
+            conversation_id=conversation_id,
+            up_to_message_id=up_to_message_id,
+            new_conversation_id=new_conversation_id,
+            consistency_token=consistency_token,
+        )
+        response = await self._unary(
+            "ForkConversation", self._stub.ForkConversation, request, _grpc.erase_timeout(timeout, self._timeout)
+        )
+        _grpc.remember_fork(request, response)
+        return response
 
     def subscribe(
         self,
@@ -269,7 +343,7 @@ class AsyncToolHistoryClient:
             call.cancel()
 
     def watch_conversation(
-        self, *, tenant_id: str, conversation_id: str
+        self, *, tenant_id: str, conversation_id: str, consistency_token: str | None = None
     ) -> AsyncGenerator[toolhistory_pb2.ConversationChange, None]:
         """One conversation live, for as long as the caller iterates (``async for``): the snapshot parts, then
         one change per recorded event; see ``ToolHistoryClient.watch_conversation``.
@@ -278,7 +352,9 @@ class AsyncToolHistoryClient:
         ``contextlib.aclosing`` to end it at once. ``NOT_FOUND`` (a ``ToolHistoryError``) when the
         conversation is erased.
         """
-        request = _grpc.watch_request(tenant_id=tenant_id, conversation_id=conversation_id)
+        request = _grpc.watch_request(
+            tenant_id=tenant_id, conversation_id=conversation_id, consistency_token=consistency_token
+        )
         return self._watch(request)
 
     async def _watch(

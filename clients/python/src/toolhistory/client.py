@@ -22,10 +22,11 @@ from toolhistory._grpc import (
 from toolhistory.errors import ToolHistoryError, from_rpc_error
 from toolhistory.formats import HistoryFormat
 from toolhistory.replay import ReplayHistory, replay_history_of
+from toolhistory.splice import default_id_of, host_branch, splice_history
 from toolhistory.v1 import toolhistory_pb2_grpc
 
 if TYPE_CHECKING:
-    from collections.abc import Generator, Sequence
+    from collections.abc import Callable, Generator, Sequence
     from datetime import datetime
     from types import TracebackType
 
@@ -46,6 +47,7 @@ __all__ = [
 
 Req = TypeVar("Req")
 Res = TypeVar("Res")
+H = TypeVar("H")
 
 
 class ToolHistoryClient:
@@ -124,6 +126,8 @@ class ToolHistoryClient:
         stale_results: StaleResults | None = None,
         view: HistoryView = "all",
         max_history_tokens: int | None = None,
+        branch_message_ids: Sequence[str] | None = None,
+        consistency_token: str | None = None,
         timeout: float | None = None,
     ) -> ReplayHistory:
         """The tool-call history the model may see again, in ``format``, with every omission explained.
@@ -142,12 +146,21 @@ class ToolHistoryClient:
                 only, about half the bytes; ``"structured"``: the rounds only.
             max_history_tokens: the most tokens (o200k_base) the replayed calls and results may take; over it,
                 whole rounds leave, oldest first. Default: the policy's budget, if any.
+            branch_message_ids: the host's current path of message ids, oldest first (its user and assistant
+                messages, as the events name them; ``host_branch`` makes it): runs whose answer was regenerated,
+                or that followed an edited message, are left out (``OMISSION_REASON_OFF_BRANCH``). Default:
+                every run counts.
+            consistency_token: what publishing answered (``PublishedEvent.consistency_token``): the answer
+                includes every event through it, or the call fails ``UNAVAILABLE`` before its deadline, never
+                an answer that silently lacks them. Default: the last token this process published for the
+                conversation (``last_consistency_token``); ``""``: none, no wait.
             timeout: this call's deadline in seconds; default: the client's.
 
         Raises:
             ValueError: an argument is wrong (the message names it); nothing was sent.
             ToolHistoryError: the call failed (DEADLINE_EXCEEDED when the history was not ready in time: go on
-                without it).
+                without it; UNAVAILABLE when the token's events were not recorded in time; INVALID_ARGUMENT for
+                a malformed token).
         """
         request = _grpc.replay_request(
             tenant_id=tenant_id,
@@ -159,9 +172,54 @@ class ToolHistoryClient:
             stale_results=stale_results,
             view=view,
             max_history_tokens=max_history_tokens,
+            consistency_token=consistency_token,
+            branch_message_ids=branch_message_ids,
         )
         response = self._unary("GetReplayHistory", self._stub.GetReplayHistory, request, self._timeout_of(timeout))
         return replay_history_of(response, format)
+
+    def spliced_history(
+        self,
+        *,
+        tenant_id: str,
+        conversation_id: str,
+        host_messages: Sequence[H],
+        id_of: Callable[[H], str | None] = default_id_of,
+        format: HistoryFormat = "openai",
+        channel: str | None = None,
+        as_of: datetime | None = None,
+        freshness_window_seconds: int | None = None,
+        stale_results: StaleResults | None = None,
+        max_history_tokens: int | None = None,
+        consistency_token: str | None = None,
+        timeout: float | None = None,
+    ) -> list[H | Any]:
+        """The host's messages with the replayed tool history spliced in where the model saw it
+        (``splice_history``), for the host's current branch: the ids of ``host_messages`` are sent as
+        ``branch_message_ids`` (``host_branch``), so the runs of a regenerated answer or of an edited message
+        stay out.
+
+        Args:
+            host_messages: the host's conversation as it stands, oldest first.
+            id_of: the host's id of one of its messages, ``None`` when it has none; default: a mapping's ``"id"``
+                or an object's ``id`` attribute.
+            the others: as ``get_replay_history``'s (the same default consistency token).
+        """
+        history = self.get_replay_history(
+            tenant_id=tenant_id,
+            conversation_id=conversation_id,
+            format=format,
+            channel=channel,
+            as_of=as_of,
+            freshness_window_seconds=freshness_window_seconds,
+            stale_results=stale_results,
+            max_history_tokens=max_history_tokens,
+            view="messages",  # splicing reads the messages only: about half the bytes
+            branch_message_ids=host_branch(host_messages, id_of),
+            consistency_token=consistency_token,
+            timeout=timeout,
+        )
+        return splice_history(host_messages, history, id_of=id_of)
 
     def list_tool_invocations(
         self,
@@ -174,6 +232,7 @@ class ToolHistoryClient:
         from_: datetime | None = None,
         to: datetime | None = None,
         page_size: int | None = None,
+        consistency_token: str | None = None,
         timeout: float | None = None,
     ) -> Generator[toolhistory_pb2.Invocation, None, None]:
         """Every recorded invocation that matches, page after page, in the service's stable order.
@@ -188,6 +247,8 @@ class ToolHistoryClient:
             status: ``"pending"``, ``"succeeded"`` or ``"error"``; default: any.
             from_: inclusive, and ``to``: exclusive, on the invocation's time (aware datetimes).
             page_size: invocations fetched per request; default 100, at most 1,000.
+            consistency_token: as ``get_replay_history``'s (default with ``conversation_id``: this process's last
+                token for the conversation; without: none).
             timeout: each page's deadline in seconds; default: the client's.
 
         Raises:
@@ -203,6 +264,7 @@ class ToolHistoryClient:
             from_=from_,
             to=to,
             page_size=page_size,
+            consistency_token=consistency_token,
         )
         return self._invocation_pages(request, self._timeout_of(timeout))
 
@@ -240,6 +302,7 @@ class ToolHistoryClient:
         from_: datetime | None = None,
         to: datetime | None = None,
         match: SearchMatch = "words",
+        consistency_token: str | None = None,
         timeout: float | None = None,
     ) -> toolhistory_pb2.SearchToolHistoryResponse:
         """Search over the tenant's (redacted) tool history: by words, best first, or by substring, newest first.
@@ -248,6 +311,8 @@ class ToolHistoryClient:
         ``or``); ``match="substring"``: one literal text (3+ characters) anywhere, in any case. Each hit's
         ``matched_in`` says where it matched. ``conversation_id`` is required for a history:read token;
         ``limit``: hits, default 20, at most 100; ``from_``/``to`` on the invocation's time.
+        ``consistency_token``: as ``get_replay_history``'s (default with ``conversation_id``: this process's last
+        token for the conversation; the search waits until its index has the token's calls and results).
         """
         request = _grpc.search_request(
             tenant_id=tenant_id,
@@ -257,6 +322,7 @@ class ToolHistoryClient:
             from_=from_,
             to=to,
             match=match,
+            consistency_token=consistency_token,
         )
         return self._unary("SearchToolHistory", self._stub.SearchToolHistory, request, self._timeout_of(timeout))
 
@@ -274,6 +340,44 @@ class ToolHistoryClient:
             request,
             _grpc.erase_timeout(timeout, self._timeout),
         )
+
+    def fork_conversation(
+        self,
+        *,
+        tenant_id: str,
+        conversation_id: str,
+        up_to_message_id: str,
+        new_conversation_id: str,
+        consistency_token: str | None = None,
+        timeout: float | None = None,
+    ) -> toolhistory_pb2.ForkConversationResponse:
+        """A new conversation that starts with the source's history up to and including the run of
+        ``up_to_message_id`` (a user or an assistant message of it), for a host that branches a chat: the
+        copied invocations name their origin (``Invocation.forked_from``); the source is unchanged. Repeating
+        a fork answers the same fork.
+
+        The fork is made once the source's events through ``consistency_token`` are recorded (default: the last
+        token this process published for the source; ``""``: none). This process's reads of the new conversation
+        wait for the whole fork; elsewhere, pass the answer's ``consistency_token``. Needs the scope
+        ``conversations:fork``. ``timeout`` defaults to the client's, but
+        at least 30 s.
+
+        Raises:
+            ToolHistoryError: ``NOT_FOUND`` (no such message in the source), ``ALREADY_EXISTS``
+                (``new_conversation_id`` holds something else), ``PERMISSION_DENIED``, ...
+        """
+        request = _grpc.fork_request(
+            tenant_id=tenant_id,
+            conversation_id=conversation_id,
+            up_to_message_id=up_to_message_id,
+            new_conversation_id=new_conversation_id,
+            consistency_token=consistency_token,
+        )
+        response = self._unary(
+            "ForkConversation", self._stub.ForkConversation, request, _grpc.erase_timeout(timeout, self._timeout)
+        )
+        _grpc.remember_fork(request, response)
+        return response
 
     def subscribe(
         self,
@@ -330,7 +434,7 @@ class ToolHistoryClient:
             call.cancel()
 
     def watch_conversation(
-        self, *, tenant_id: str, conversation_id: str
+        self, *, tenant_id: str, conversation_id: str, consistency_token: str | None = None
     ) -> Generator[toolhistory_pb2.ConversationChange, None, None]:
         """One conversation live, for as long as the caller iterates: first its invocations as they stand (one or
         more ``snapshot`` parts, the last one ``complete``), then one change per event recorded after that
@@ -339,14 +443,16 @@ class ToolHistoryClient:
 
         Stop iterating (``break``, or ``close()`` the iterator) to end the stream. No deadline: a watch is meant
         to stay open. It does not reconnect: after UNAVAILABLE (the service going away) watch again, which
-        starts with a new snapshot.
+        starts with a new snapshot. ``consistency_token``: as ``get_replay_history``'s, for the snapshot.
 
         Raises:
             ValueError: an argument is wrong; raised here, before the stream opens.
             ToolHistoryError: the stream failed (raised by the iteration); ``NOT_FOUND`` when the conversation
                 is erased.
         """
-        request = _grpc.watch_request(tenant_id=tenant_id, conversation_id=conversation_id)
+        request = _grpc.watch_request(
+            tenant_id=tenant_id, conversation_id=conversation_id, consistency_token=consistency_token
+        )
         return self._watch(request)
 
     def _watch(

@@ -101,6 +101,11 @@ class PublishedEvent:
     type: EventType
     partition: int
     offset: int
+    consistency_token: str = ""
+    """Where the event landed, as an opaque, printable string: a read given it (``consistency_token=`` of
+    ``get_replay_history`` and the other reads) answers only once the event is recorded. This process's own reads
+    of the conversation send the last one by themselves; carry it to reads made elsewhere (e.g. in the host's
+    message row). Empty when the send step named no place (a ``Send`` of the host's own that sets none)."""
 
 
 class MaxResultCharsByTool(TypedDict, total=False):

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from confluent_kafka import KafkaError, KafkaException, Producer
 
+from toolhistory.consistency import kafka_consistency_token, later_consistency_token, remember_consistency_token
 from toolhistory.errors import InvalidToolEventError, PublishError
 from toolhistory.event_ids import derive_event_id
 from toolhistory.events import (
@@ -106,7 +107,9 @@ class PreparedEvent(NamedTuple):
 
 
 Send = Callable[[Sequence[PendingEvent]], list[PublishedEvent]]
-"""What a RunPublisher calls to publish events: all of them or none, in order, returning what was acknowledged."""
+"""What a RunPublisher calls to publish events: all of them or none, in order, returning what was acknowledged.
+A Send of the host's own sets each PublishedEvent's ``consistency_token`` (``kafka_consistency_token(topic,
+partition, offset)`` of the broker's acknowledgement) for this process's reads to wait for them."""
 
 
 def _javascript_iso_time(moment: datetime) -> str:
@@ -283,6 +286,10 @@ class RunPublisher:
 
     Each raises InvalidToolEventError (nothing was sent) or PublishError (delivery failed; `.retriable`). Blocking:
     async code calls it through `asyncio.to_thread`.
+
+    Each PublishedEvent carries its `consistency_token`; after every publish the run remembers the last one for the
+    conversation (`toolhistory.consistency`), so this process's reads of it include what was published
+    (read-your-writes), and `consistency_token` is the run's last one, to carry to reads in another process.
     """
 
     def __init__(self, scope: RunScope, send: Send) -> None:
@@ -292,6 +299,8 @@ class RunPublisher:
         self._send = send
         # The tool of each call published here, by step: a result's tool for the per-tool result limit.
         self._tool_names: dict[tuple[int, int, str], str] = {}
+        self._consistency_token = ""
+        self._token_lock = threading.Lock()
 
     def tool_call(
         self,
@@ -310,7 +319,7 @@ class RunPublisher:
 
     def tool_calls(self, calls: Sequence[ToolCall]) -> list[PublishedEvent]:
         """A round's calls in one request, in order. Nothing is sent if one is invalid."""
-        return self._send([self._tool_call_event(call) for call in calls])
+        return self._published([self._tool_call_event(call) for call in calls])
 
     def tool_result(
         self,
@@ -334,7 +343,7 @@ class RunPublisher:
 
     def tool_results(self, results: Sequence[ToolResult]) -> list[PublishedEvent]:
         """Several results in one request, in order. Nothing is sent if one is invalid."""
-        return self._send([self._tool_result_event(result) for result in results])
+        return self._published([self._tool_result_event(result) for result in results])
 
     def approval_requested(
         self,
@@ -447,8 +456,25 @@ class RunPublisher:
             )
         )
 
+    @property
+    def consistency_token(self) -> str:
+        """Where this run's last published event landed (``""`` before any was published): a read given it
+        answers only once everything this run published is recorded. This process's reads of the conversation
+        send it by themselves (``last_consistency_token``); carry it to reads made in another process."""
+        return self._consistency_token
+
     def _one(self, event: PendingEvent) -> PublishedEvent:
-        [published] = self._send([event])
+        [published] = self._published([event])
+        return published
+
+    def _published(self, events: Sequence[PendingEvent]) -> list[PublishedEvent]:
+        """Sends, and remembers the last token for this process's reads of the conversation."""
+        published = self._send(events)
+        token = published[-1].consistency_token if published else ""
+        if token:
+            with self._token_lock:
+                self._consistency_token = later_consistency_token(self._consistency_token or None, token)
+            remember_consistency_token(self.scope.tenant_id, self.scope.conversation_id, token)
         return published
 
     @staticmethod
@@ -778,9 +804,15 @@ class ToolEventPublisher:
             if failure is not None:
                 failures.append(failure)
             elif message is not None:
-                published.append(
-                    PublishedEvent(event.event_id, event.type, message.partition() or 0, message.offset() or 0)
+                partition = message.partition() or 0
+                offset = message.offset()
+                # An acknowledgement without an offset (never with acks=all) names nowhere to wait for.
+                token = (
+                    kafka_consistency_token(message.topic() or self.topic, partition, offset)
+                    if isinstance(offset, int) and offset >= 0
+                    else ""
                 )
+                published.append(PublishedEvent(event.event_id, event.type, partition, offset or 0, token))
         if failures:
             first = failures[0]
             reason = _describe_kafka_error(first)

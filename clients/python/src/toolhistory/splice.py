@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
 
 from toolhistory.replay import ReplayHistory
@@ -31,6 +32,28 @@ class SpliceableTurn(Protocol[M_co]):
     def messages(self) -> Sequence[M_co]:
         """The turn's tool segment."""
         ...
+
+
+def host_branch(host_messages: Iterable[H], id_of: Callable[[H], str | None]) -> list[str]:
+    """The host's current branch as ``get_replay_history``'s ``branch_message_ids`` takes it: the ids of its
+    messages in order, each once, messages without one skipped.
+
+    Splice a history fetched with it (``spliced_history`` of the clients does both), so runs the host's branch no
+    longer holds (a regenerated answer, the messages after an edit) stay out.
+    """
+    ids: dict[str, None] = {}
+    for message in host_messages:
+        message_id = id_of(message)
+        if isinstance(message_id, str) and message_id:
+            ids.setdefault(message_id, None)
+    return list(ids)
+
+
+def default_id_of(message: object) -> str | None:
+    """A host message's id when it says none: a mapping's ``"id"``, else an ``id`` attribute (LangChain's
+    messages), when it is a non-empty string."""
+    message_id = message.get("id") if isinstance(message, Mapping) else getattr(message, "id", None)
+    return message_id if isinstance(message_id, str) and message_id else None
 
 
 @overload

@@ -134,4 +134,30 @@ def replayed(stack: Stack) -> Replayed:
     return replay
 
 
+@pytest.fixture
+def replayed_now(stack: Stack) -> Replayed:
+    """`replayed_now(client, conversation_id, format, until=...)`: the replay read once, right away, which `until`
+    must hold of: the client sends the consistency token this process last published for the conversation, so
+    what was published before is in it (read-your-writes). No polling."""
+
+    def replay(
+        history_client: ToolHistoryClient,
+        conversation_id: str,
+        format: HistoryFormat = "openai",
+        *,
+        until: Callable[[ReplayHistory], bool],
+        tenant_id: str | None = None,
+    ) -> ReplayHistory:
+        history = history_client.get_replay_history(
+            tenant_id=tenant_id or stack.tenant, conversation_id=conversation_id, format=format
+        )
+        if not until(history):
+            pytest.fail(
+                f"the replay of {conversation_id} ({format}) read right away lacks what was published: {history!r}"
+            )
+        return history
+
+    return replay
+
+
 __all__ = ["Replayed", "Stack", "ToolHistoryError", "wait_for"]

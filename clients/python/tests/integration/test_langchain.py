@@ -27,8 +27,6 @@ from toolhistory.langchain import (
 )
 from toolhistory.v1 import toolhistory_pb2 as pb
 
-from conftest import wait_for
-
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
@@ -128,7 +126,7 @@ def test_two_turns_recorded_by_the_handler_and_replayed_into_the_next_run(
     publisher: ToolEventPublisher,
     client: ToolHistoryClient,
     ids: Callable[[str], str],
-    replayed: Replayed,
+    replayed_now: Replayed,
 ) -> None:
     conversation = ids("conv")
     scope = RunScope(tenant_id=stack.tenant, conversation_id=conversation, channel="web", run_id=ids("run"))
@@ -162,7 +160,7 @@ def test_two_turns_recorded_by_the_handler_and_replayed_into_the_next_run(
         "RunCompleted",
     ]
 
-    history = replayed(client, conversation, "openai", until=completed("answer-1"))
+    history = replayed_now(client, conversation, "openai", until=completed("answer-1"))
 
     (turn,) = history.turns
     assert turn.after_message_id == "user-1"
@@ -254,7 +252,7 @@ def test_the_agent_finds_a_text_inside_a_word_of_an_earlier_call_with_search_his
     publisher: ToolEventPublisher,
     client: ToolHistoryClient,
     ids: Callable[[str], str],
-    replayed: Replayed,
+    replayed_now: Replayed,
 ) -> None:
     conversation = ids("conv")
     scope = RunScope(tenant_id=stack.tenant, conversation_id=conversation, channel="web", run_id=ids("run"))
@@ -268,14 +266,11 @@ def test_the_agent_finds_a_text_inside_a_word_of_an_earlier_call_with_search_his
         {"messages": [HumanMessage("Is P-7 in stock?", id="user-p")]}, {"callbacks": [handler]}
     )
     handler.settled()
-    replayed(client, conversation, "openai", until=completed("answer-product"))
-    # Search documents are written after recording: wait until the call is searchable.
-    found = wait_for(
-        "the product call found by a text inside a word",
-        lambda: client.search_tool_history(
-            tenant_id=stack.tenant, conversation_id=conversation, query="KETT", match="substring"
-        ),
-        lambda answer: len(answer.hits) > 0,
+    replayed_now(client, conversation, "openai", until=completed("answer-product"))
+    # Search documents are written after recording: the search, given this process's token for the
+    # conversation, waits until its index has the run's calls and results.
+    found = client.search_tool_history(
+        tenant_id=stack.tenant, conversation_id=conversation, query="KETT", match="substring"
     )
     (hit,) = found.hits
     assert list(hit.matched_in) == [pb.SEARCH_HIT_FIELD_RESULT]

@@ -57,7 +57,7 @@ async def test_a_recorded_run_is_replayed_into_the_next_run_with_its_calls_paire
     stack: Stack,
     publisher: ToolEventPublisher,
     client: ToolHistoryClient,
-    replayed: Replayed,
+    replayed_now: Replayed,
     ids: Callable[[str], str],
 ) -> None:
     conversation = ids("conv")
@@ -98,7 +98,7 @@ async def test_a_recorded_run_is_replayed_into_the_next_run_with_its_calls_paire
     )
     assert first.final_output == "A-1 has shipped; the card was declined."
 
-    history = replayed(client, conversation, "openai-responses", until=lambda h: len(h.turns) == 1)
+    history = replayed_now(client, conversation, "openai-responses", until=lambda h: len(h.turns) == 1)
     [turn] = history.turns
     assert turn.assistant_message_id == "assistant-1"
     assert turn.after_message_id == "user-1"
@@ -144,6 +144,6 @@ async def test_a_recorded_run_is_replayed_into_the_next_run_with_its_calls_paire
     assert second.final_output == "Still shipped; the charge had failed."
 
     # Both turns replay, in order, each before its own answer.
-    both = replayed(client, conversation, "openai-responses", until=lambda h: len(h.turns) == 2)
+    both = replayed_now(client, conversation, "openai-responses", until=lambda h: len(h.turns) == 2)
     assert [t.assistant_message_id for t in both.turns] == ["assistant-1", "assistant-2"]
     assert [dict(item)["call_id"] for item in history_input(both.turns[1:])] == [recheck_call, recheck_call]

@@ -71,7 +71,7 @@ def _message_id(message: ModelMessage) -> str | None:
 
 
 async def test_a_recorded_turn_is_replayed_into_the_next_run(
-    stack: Any, publisher: Any, client: Any, ids: Any, replayed: Any
+    stack: Any, publisher: Any, client: Any, ids: Any, replayed_now: Any
 ) -> None:
     tenant = stack.tenant
     conversation = ids("conv")
@@ -86,7 +86,9 @@ async def test_a_recorded_turn_is_replayed_into_the_next_run(
         ModelResponse(parts=[TextPart(first.output)], metadata={"id": "a-1"}),
     ]
 
-    history = await asyncio.to_thread(replayed, client, conversation, REPLAY_FORMAT, until=lambda h: len(h.turns) == 1)
+    history = await asyncio.to_thread(
+        replayed_now, client, conversation, REPLAY_FORMAT, until=lambda h: len(h.turns) == 1
+    )
     message_history = splice_message_history(chat, history, id_of=_message_id)
     assert ModelMessagesTypeAdapter.validate_python(ModelMessagesTypeAdapter.dump_python(message_history)) == (
         message_history
@@ -149,7 +151,7 @@ def _search_agent(model: Callable[[list[ModelMessage], AgentInfo], ModelResponse
 
 
 async def test_the_answer_s_cited_sources_compact_the_next_replay_to_those_sources(
-    stack: Any, publisher: Any, client: Any, ids: Any, replayed: Any
+    stack: Any, publisher: Any, client: Any, ids: Any, replayed_now: Any
 ) -> None:
     conversation = ids("conv")
     run = publisher.run(
@@ -165,7 +167,9 @@ async def test_the_answer_s_cited_sources_compact_the_next_replay_to_those_sourc
     )
     assert first.output == answer
 
-    history = await asyncio.to_thread(replayed, client, conversation, REPLAY_FORMAT, until=lambda h: len(h.turns) == 1)
+    history = await asyncio.to_thread(
+        replayed_now, client, conversation, REPLAY_FORMAT, until=lambda h: len(h.turns) == 1
+    )
     (call,) = [call for turn in history.turns for round_ in turn.rounds for call in round_.calls]
     assert [item["sourceNumber"] for item in json.loads(call.result)["results"]] == [2, 4]
     assert call.compacted_items == 3

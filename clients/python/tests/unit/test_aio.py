@@ -13,6 +13,7 @@ import grpc
 import pytest
 
 from toolhistory.aio import AsyncToolHistoryClient
+from toolhistory.consistency import last_consistency_token, remember_consistency_token
 from toolhistory.errors import ToolHistoryError
 from toolhistory.v1 import toolhistory_pb2 as pb
 
@@ -235,3 +236,63 @@ async def test_a_closed_client_says_so(address: str) -> None:
     await client.close()
     with pytest.raises(RuntimeError, match="the AsyncToolHistoryClient is closed"):
         await client.get_usage(tenant_id="t1", from_=FROM, to=TO)
+
+
+async def test_every_read_of_a_conversation_sends_the_last_token_published_for_it_or_the_callers(
+    service: CannedToolHistory, client: AsyncToolHistoryClient
+) -> None:
+    remember_consistency_token("t1", "c1", "ct1:k:agent.tool-events:1:5")
+    service.pages = {"": pb.ListToolInvocationsResponse()}
+    service.watches = [Stream([], end=(grpc.StatusCode.UNAVAILABLE, "going away"))]
+    await client.get_replay_history(tenant_id="t1", conversation_id="c1", branch_message_ids=["u1", "a1"])
+    [_ async for _ in client.list_tool_invocations(tenant_id="t1", conversation_id="c1")]
+    await client.search_tool_history(tenant_id="t1", query="x", conversation_id="c1")
+    with pytest.raises(ToolHistoryError):
+        [_ async for _ in client.watch_conversation(tenant_id="t1", conversation_id="c1")]
+    await client.get_replay_history(tenant_id="t1", conversation_id="c1", consistency_token="")
+    await client.search_tool_history(tenant_id="t1", query="x", consistency_token="ct1:p:2")
+    assert [(call.method, call.request.consistency_token) for call in service.calls] == [
+        ("GetReplayHistory", "ct1:k:agent.tool-events:1:5"),
+        ("ListToolInvocations", "ct1:k:agent.tool-events:1:5"),
+        ("SearchToolHistory", "ct1:k:agent.tool-events:1:5"),
+        ("WatchConversation", "ct1:k:agent.tool-events:1:5"),
+        ("GetReplayHistory", ""),
+        ("SearchToolHistory", "ct1:p:2"),
+    ]
+    assert list(service.calls[0].request.branch_message_ids) == ["u1", "a1"]
+
+
+async def test_spliced_history_asks_for_the_hosts_branch_and_splices_it(
+    service: CannedToolHistory, client: AsyncToolHistoryClient
+) -> None:
+    service.replay = pb.GetReplayHistoryResponse(
+        turns=[pb.Turn(run_id="r1", assistant_message_id="a1", messages_json=json.dumps(["call", "result"]))]
+    )
+    host = [{"id": "u1"}, {"id": "a1"}, {"id": "u1"}]
+    spliced = await client.spliced_history(tenant_id="t1", conversation_id="c1", host_messages=host)
+    assert spliced == [{"id": "u1"}, "call", "result", {"id": "a1"}, {"id": "u1"}]
+    assert list(service.received("GetReplayHistory")[0].request.branch_message_ids) == ["u1", "a1"]
+
+
+async def test_fork_remembers_the_forks_token_for_the_new_conversation(
+    service: CannedToolHistory, client: AsyncToolHistoryClient
+) -> None:
+    service.fork = pb.ForkConversationResponse(copied_invocations=2, consistency_token="ct1:p:77")
+    answer = await client.fork_conversation(
+        tenant_id="t1",
+        conversation_id="c1",
+        up_to_message_id="u3",
+        new_conversation_id="c9",
+        consistency_token="ct1:p:5",
+    )
+    assert answer.copied_invocations == 2
+    assert service.received("ForkConversation")[0].request == pb.ForkConversationRequest(
+        tenant_id="t1",
+        conversation_id="c1",
+        up_to_message_id="u3",
+        new_conversation_id="c9",
+        consistency_token="ct1:p:5",
+    )
+    assert last_consistency_token("t1", "c9") == "ct1:p:77"
+    await client.get_replay_history(tenant_id="t1", conversation_id="c9")
+    assert service.received("GetReplayHistory")[0].request.consistency_token == "ct1:p:77"

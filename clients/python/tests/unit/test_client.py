@@ -11,6 +11,7 @@ import grpc
 import pytest
 
 from toolhistory.client import TlsConfig, ToolHistoryClient
+from toolhistory.consistency import last_consistency_token, remember_consistency_token
 from toolhistory.errors import ToolHistoryError
 from toolhistory.v1 import toolhistory_pb2 as pb
 
@@ -358,3 +359,183 @@ def test_calls_over_tls_trusting_the_given_roots_with_a_name_override(service: C
     assert service.calls[0].metadata["authorization"] == "Bearer over-tls"
     assert len(service.calls) == 1
     assert raised.value.code is grpc.StatusCode.UNAVAILABLE
+
+
+class TestReadYourWrites:
+    """Each read of a conversation sends the last token this process published for it, or the caller's."""
+
+    def test_every_read_of_a_conversation_sends_the_last_token_published_for_it(
+        self, service: CannedToolHistory, client: ToolHistoryClient
+    ) -> None:
+        remember_consistency_token("t1", "c1", "ct1:k:agent.tool-events:2:17")
+        remember_consistency_token("t1", "other", "ct1:k:agent.tool-events:0:99")
+        service.pages = {"": pb.ListToolInvocationsResponse()}
+        service.watches = [Stream([], end=(grpc.StatusCode.UNAVAILABLE, "going away"))]
+        client.get_replay_history(tenant_id="t1", conversation_id="c1")
+        list(client.list_tool_invocations(tenant_id="t1", conversation_id="c1"))
+        client.search_tool_history(tenant_id="t1", query="x", conversation_id="c1")
+        with pytest.raises(ToolHistoryError):
+            list(client.watch_conversation(tenant_id="t1", conversation_id="c1"))
+        assert [(call.method, call.request.consistency_token) for call in service.calls] == [
+            ("GetReplayHistory", "ct1:k:agent.tool-events:2:17"),
+            ("ListToolInvocations", "ct1:k:agent.tool-events:2:17"),
+            ("SearchToolHistory", "ct1:k:agent.tool-events:2:17"),
+            ("WatchConversation", "ct1:k:agent.tool-events:2:17"),
+        ]
+
+    def test_a_token_given_wins_and_an_empty_one_asks_for_no_wait(
+        self, service: CannedToolHistory, client: ToolHistoryClient
+    ) -> None:
+        remember_consistency_token("t1", "c1", "ct1:k:agent.tool-events:2:17")
+        client.get_replay_history(tenant_id="t1", conversation_id="c1", consistency_token="ct1:p:5")
+        client.get_replay_history(tenant_id="t1", conversation_id="c1", consistency_token="")
+        client.search_tool_history(tenant_id="t1", query="x", consistency_token="ct1:p:6")
+        assert [call.request.consistency_token for call in service.calls] == ["ct1:p:5", "", "ct1:p:6"]
+
+    def test_reads_of_no_one_conversation_or_of_one_this_process_did_not_publish_to_wait_for_nothing(
+        self, service: CannedToolHistory, client: ToolHistoryClient
+    ) -> None:
+        remember_consistency_token("t1", "c1", "ct1:k:agent.tool-events:2:17")
+        service.pages = {"": pb.ListToolInvocationsResponse()}
+        list(client.list_tool_invocations(tenant_id="t1"))
+        client.search_tool_history(tenant_id="t1", query="x")
+        client.get_replay_history(tenant_id="t2", conversation_id="c1")
+        assert [call.request.consistency_token for call in service.calls] == ["", "", ""]
+
+    def test_every_page_of_a_listing_sends_the_token(
+        self, service: CannedToolHistory, client: ToolHistoryClient
+    ) -> None:
+        service.pages = {
+            "": pb.ListToolInvocationsResponse(invocations=[invocation("1")], next_page_token="p2"),
+            "p2": pb.ListToolInvocationsResponse(invocations=[invocation("2")]),
+        }
+        list(client.list_tool_invocations(tenant_id="t1", conversation_id="c1", consistency_token="ct1:p:3"))
+        assert [call.request.consistency_token for call in service.calls] == ["ct1:p:3", "ct1:p:3"]
+
+    def test_the_services_unavailable_for_a_token_not_recorded_in_time_is_a_retriable_error(
+        self, service: CannedToolHistory, client: ToolHistoryClient
+    ) -> None:
+        service.failures["GetReplayHistory"] = (
+            grpc.StatusCode.UNAVAILABLE,
+            "ct1:k:agent.tool-events:2:17 is not recorded yet: the recorder is at offset 12",
+        )
+        with pytest.raises(ToolHistoryError) as failed:
+            client.get_replay_history(
+                tenant_id="t1", conversation_id="c1", consistency_token="ct1:k:agent.tool-events:2:17"
+            )
+        assert (failed.value.status, failed.value.retriable) == ("UNAVAILABLE", True)
+        assert "ct1:k:agent.tool-events:2:17" in failed.value.details
+
+    def test_a_token_that_is_not_text_is_refused_before_calling(
+        self, service: CannedToolHistory, client: ToolHistoryClient
+    ) -> None:
+        with pytest.raises(ValueError, match=r"^consistency_token: 5 is not a string$"):
+            client.get_replay_history(tenant_id="t1", conversation_id="c1", consistency_token=5)  # type: ignore[arg-type]
+        assert service.calls == []
+
+
+class TestBranches:
+    def test_replay_sends_the_hosts_branch(self, service: CannedToolHistory, client: ToolHistoryClient) -> None:
+        client.get_replay_history(tenant_id="t1", conversation_id="c1", branch_message_ids=("u1", "a1", "u2"))
+        assert list(service.received("GetReplayHistory")[0].request.branch_message_ids) == ["u1", "a1", "u2"]
+
+    @pytest.mark.parametrize(
+        ("ids", "message"),
+        [
+            ("u1", r"^branch_message_ids: 'u1' is not a sequence of message ids$"),
+            (["u1", ""], r"^branch_message_ids\[1\]: '' is not a message id \(a non-empty string\)$"),
+            (["u1", 7], r"^branch_message_ids\[1\]: 7 is not a message id"),
+        ],
+    )
+    def test_refuses_a_branch_that_is_not_message_ids(
+        self, service: CannedToolHistory, client: ToolHistoryClient, ids: object, message: str
+    ) -> None:
+        with pytest.raises(ValueError, match=message):
+            client.get_replay_history(tenant_id="t1", conversation_id="c1", branch_message_ids=ids)  # type: ignore[arg-type]
+        assert service.calls == []
+
+    def test_spliced_history_asks_for_the_hosts_branch_and_splices_it(
+        self, service: CannedToolHistory, client: ToolHistoryClient
+    ) -> None:
+        remember_consistency_token("t1", "c1", "ct1:p:8")
+        service.replay = pb.GetReplayHistoryResponse(
+            turns=[
+                pb.Turn(
+                    run_id="r1",
+                    assistant_message_id="a1",
+                    after_message_id="u1",
+                    messages_json=json.dumps([{"role": "assistant", "tool_calls": []}, {"role": "tool"}]),
+                )
+            ]
+        )
+        host = [
+            {"id": "u1", "role": "user"},
+            {"id": "a1", "role": "assistant"},
+            {"role": "system"},  # no id: not on the branch, still kept
+            {"id": "u2", "role": "user"},
+        ]
+        spliced = client.spliced_history(tenant_id="t1", conversation_id="c1", host_messages=host)
+        assert [m.get("id", m["role"]) for m in spliced] == ["u1", "assistant", "tool", "a1", "system", "u2"]
+        [call] = service.received("GetReplayHistory")
+        assert (list(call.request.branch_message_ids), call.request.consistency_token, call.request.view) == (
+            ["u1", "a1", "u2"],
+            "ct1:p:8",
+            pb.REPLAY_VIEW_MESSAGES,
+        )
+
+    def test_spliced_history_reads_ids_with_the_hosts_function(
+        self, service: CannedToolHistory, client: ToolHistoryClient
+    ) -> None:
+        host = [("m-1", "hello"), ("m-2", "hi")]
+        assert (
+            client.spliced_history(
+                tenant_id="t1", conversation_id="c1", host_messages=host, id_of=lambda m: m[0], format="anthropic"
+            )
+            == host
+        )
+        request = service.received("GetReplayHistory")[0].request
+        assert (list(request.branch_message_ids), request.format) == (
+            ["m-1", "m-2"],
+            pb.HISTORY_FORMAT_ANTHROPIC_MESSAGES,
+        )
+
+
+class TestFork:
+    def test_forks_and_this_process_reads_the_new_conversation_with_the_forks_token(
+        self, service: CannedToolHistory, client: ToolHistoryClient
+    ) -> None:
+        service.fork = pb.ForkConversationResponse(copied_invocations=3, consistency_token="ct1:p:42")
+        remember_consistency_token("t1", "c1", "ct1:k:agent.tool-events:0:8")
+        answer = client.fork_conversation(
+            tenant_id="t1", conversation_id="c1", up_to_message_id="a1", new_conversation_id="c1-fork"
+        )
+        assert answer == service.fork
+        [fork] = service.received("ForkConversation")
+        assert fork.request == pb.ForkConversationRequest(
+            tenant_id="t1",
+            conversation_id="c1",
+            up_to_message_id="a1",
+            new_conversation_id="c1-fork",
+            consistency_token="ct1:k:agent.tool-events:0:8",  # the source's events are recorded first
+        )
+        assert fork.time_remaining is not None
+        assert fork.time_remaining > 25  # the client's 30 s, as an erasure's
+        assert last_consistency_token("t1", "c1-fork") == "ct1:p:42"
+        assert last_consistency_token("t1", "c1") == "ct1:k:agent.tool-events:0:8"
+        client.get_replay_history(tenant_id="t1", conversation_id="c1-fork")
+        assert service.received("GetReplayHistory")[0].request.consistency_token == "ct1:p:42"
+
+    def test_a_refused_fork_remembers_nothing(self, service: CannedToolHistory, client: ToolHistoryClient) -> None:
+        service.failures["ForkConversation"] = (grpc.StatusCode.PERMISSION_DENIED, "needs conversations:fork")
+        with pytest.raises(ToolHistoryError) as failed:
+            client.fork_conversation(
+                tenant_id="t1", conversation_id="c1", up_to_message_id="a1", new_conversation_id="c2"
+            )
+        assert failed.value.status == "PERMISSION_DENIED"
+        assert last_consistency_token("t1", "c2") is None
+
+    def test_the_typed_invocation_names_where_a_copy_came_from(self) -> None:
+        copied = pb.Invocation(forked_from=pb.ForkProvenance(conversation_id="c1", position=12))
+        assert copied.HasField("forked_from")
+        assert (copied.forked_from.conversation_id, copied.forked_from.position) == ("c1", 12)
+        assert not pb.Invocation().HasField("forked_from")

@@ -21,6 +21,7 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import Command, interrupt
 
+from toolhistory.consistency import kafka_consistency_token, last_consistency_token
 from toolhistory.errors import PublishError
 from toolhistory.events import PublishedEvent, RunScope, TokenUsage
 from toolhistory.langchain import (
@@ -174,7 +175,9 @@ class RecordingRun(RunPublisher):
                 self.events.append(event)
                 if waiting.type == "ToolResultReceived":
                     self.result_tools.append(waiting.tool_name)
-                published.append(PublishedEvent(f"e{len(self.events)}", waiting.type, 0, len(self.events) - 1))
+                offset = len(self.events) - 1
+                token = kafka_consistency_token("agent.tool-events", 0, offset)
+                published.append(PublishedEvent(f"e{len(self.events)}", waiting.type, 0, offset, token))
             return published
 
     def types(self) -> list[str]:
@@ -293,6 +296,20 @@ def test_records_rounds_results_and_completion_all_published_when_invoke_returns
     assert isinstance(final.id, str)
     assert_two_round_events(run.events, final)
     assert len(handler.settled()) == 7
+
+
+def test_what_the_handler_published_carries_its_tokens_and_the_conversations_reads_wait_for_the_last() -> None:
+    run = RecordingRun()
+    handler = handler_for(run)
+    agent(two_round_script()).invoke(
+        {"messages": [HumanMessage("Where are orders A-1 and B-2?")]}, {"callbacks": [handler]}
+    )
+    settled = handler.settled()
+    assert [event.consistency_token for event in settled] == [
+        f"ct1:k:agent.tool-events:0:{offset}" for offset in range(7)
+    ]
+    assert handler.run.consistency_token == "ct1:k:agent.tool-events:0:6"
+    assert last_consistency_token(SCOPE.tenant_id, SCOPE.conversation_id) == "ct1:k:agent.tool-events:0:6"
 
 
 async def test_records_an_async_graph_the_same_way() -> None:

@@ -24,6 +24,7 @@ from pydantic import ValidationError
 
 from toolhistory.aio import AsyncToolHistoryClient
 from toolhistory.client import ToolHistoryClient
+from toolhistory.consistency import remember_consistency_token
 from toolhistory.errors import ToolHistoryError
 from toolhistory.langchain import search_history_answer, search_history_tool
 from toolhistory.v1 import toolhistory_pb2 as pb
@@ -113,6 +114,16 @@ def client(address: str) -> Iterator[ToolHistoryClient]:
 async def aclient(address: str) -> AsyncIterator[AsyncToolHistoryClient]:
     async with AsyncToolHistoryClient(address, token="agent-token") as client:
         yield client
+
+
+def test_the_search_waits_for_what_this_process_published_to_the_conversation(
+    service: CannedToolHistory, client: ToolHistoryClient
+) -> None:
+    remember_consistency_token("t1", "c1", "ct1:k:agent.tool-events:0:12")
+    search = search_history_tool(client, tenant_id="t1", conversation_id="c1")
+    agent(searches({"query": "kett"}), [search]).invoke({"messages": [HumanMessage("Which kettle?")]})
+    (received,) = service.received("SearchToolHistory")
+    assert received.request.consistency_token == "ct1:k:agent.tool-events:0:12"
 
 
 def test_the_model_searches_its_own_conversation_by_substring_and_reads_the_compact_hits(

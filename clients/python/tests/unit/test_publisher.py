@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -11,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from toolhistory.consistency import kafka_consistency_token, last_consistency_token
 from toolhistory.errors import InvalidToolEventError, PublishError
 from toolhistory.event_ids import derive_event_id
 from toolhistory.events import (
@@ -55,7 +57,16 @@ class Recorder:
         prepared = prepare_events(self.scope, events, max_result_chars=self.max_result_chars, now=NOW)
         offset = len(self.sent)
         self.sent.extend(prepared)
-        return [PublishedEvent(event.event_id, event.type, 0, offset + index) for index, event in enumerate(prepared)]
+        return [
+            PublishedEvent(
+                event.event_id,
+                event.type,
+                0,
+                offset + index,
+                kafka_consistency_token(DEFAULT_TOOL_EVENTS_TOPIC, 0, offset + index),
+            )
+            for index, event in enumerate(prepared)
+        ]
 
     def events(self) -> list[dict[str, Any]]:
         return [json.loads(event.value) for event in self.sent]
@@ -85,7 +96,7 @@ def test_a_call_is_the_json_the_typescript_client_sends() -> None:
         sequence_index=1,
         tool_call_id="call_1",
     )
-    assert published == PublishedEvent(event_id, "ToolCallRequested", 0, 0)
+    assert published == PublishedEvent(event_id, "ToolCallRequested", 0, 0, "ct1:k:agent.tool-events:0:0")
     assert recorder.sent == [
         PreparedEvent(
             event_id,
@@ -348,3 +359,131 @@ def test_cited_sources_from_finds_every_source_marker_sorted_once_each(parts: li
     # Text between markers holds no marker of its own ("[" is dropped from it).
     text = "".join(f"{before.replace('[', '')}[source{n}]" for before, n in parts) + tail.replace("[", "")
     assert cited_sources_from(text) == sorted({n for _, n in parts})
+
+
+class AcknowledgingProducer:
+    """Stands in for confluent-kafka's Producer: acknowledges each message at the next offset of one partition when
+    polled, as librdkafka's delivery reports do."""
+
+    def __init__(self, partition: int = 3, first_offset: int = 40, offset: int | None = None) -> None:
+        self.partition = partition
+        self.next_offset = first_offset
+        self.fixed_offset = offset
+        self.waiting: list[tuple[str, Any]] = []
+
+    def produce(self, topic: str, *, value: bytes, key: bytes, on_delivery: Any) -> None:
+        self.waiting.append((topic, on_delivery))
+
+    def poll(self, timeout: float) -> int:
+        delivered, self.waiting = self.waiting, []
+        for topic, report in delivered:
+            offset = self.next_offset if self.fixed_offset is None else self.fixed_offset
+            self.next_offset += 1
+            report(None, AcknowledgedMessage(topic, self.partition, offset))
+        return len(delivered)
+
+    def flush(self, timeout: float) -> int:
+        return 0
+
+
+class AcknowledgedMessage:
+    def __init__(self, topic: str, partition: int, offset: int) -> None:
+        self._where = (topic, partition, offset)
+
+    def topic(self) -> str:
+        return self._where[0]
+
+    def partition(self) -> int:
+        return self._where[1]
+
+    def offset(self) -> int:
+        return self._where[2]
+
+
+def acknowledging_publisher(producer: AcknowledgingProducer, topic: str = "agent.tool-events") -> ToolEventPublisher:
+    publisher = ToolEventPublisher(brokers=NO_BROKER, topic=topic)
+    publisher._producer.flush(0)
+    publisher._producer = producer
+    return publisher
+
+
+class TestConsistencyTokens:
+    def test_each_acknowledged_event_names_its_topic_partition_and_offset(self) -> None:
+        publisher = acknowledging_publisher(AcknowledgingProducer(partition=3, first_offset=40), topic="tool.events")
+        conversation = f"conv-{uuid.uuid4().hex}"
+        run = publisher.run(tenant_id="acme", conversation_id=conversation, channel="web", run_id="r1")
+        published = run.tool_calls([ToolCall(0, 0, "a", "search", {}), ToolCall(0, 1, "b", "fetch", {})])
+        assert [(e.partition, e.offset, e.consistency_token) for e in published] == [
+            (3, 40, "ct1:k:tool.events:3:40"),
+            (3, 41, "ct1:k:tool.events:3:41"),
+        ]
+        completed = run.complete(assistant_message_id="m2")
+        assert completed.consistency_token == "ct1:k:tool.events:3:42"
+        assert run.consistency_token == "ct1:k:tool.events:3:42"
+        assert last_consistency_token("acme", conversation) == "ct1:k:tool.events:3:42"
+
+    def test_every_method_remembers_the_last_token_of_the_conversation(self) -> None:
+        conversation = f"conv-{uuid.uuid4().hex}"
+        scope = RunScope(tenant_id="acme", conversation_id=conversation, channel="web", run_id="r1")
+        publisher, recorder = run_publisher(scope)
+        calls: list[tuple[str, Any]] = [
+            (
+                "tool_call",
+                lambda: publisher.tool_call(
+                    round_index=0, sequence_index=0, tool_call_id="a", tool_name="s", arguments={}
+                ),
+            ),
+            ("tool_calls", lambda: publisher.tool_calls([ToolCall(1, 0, "b", "s", {})])),
+            ("tool_result", lambda: publisher.tool_result(round_index=0, sequence_index=0, tool_call_id="a", result=1)),
+            ("tool_results", lambda: publisher.tool_results([ToolResult(1, 0, "b", 2)])),
+            (
+                "approval_requested",
+                lambda: publisher.approval_requested(round_index=1, sequence_index=0, tool_call_id="b"),
+            ),
+            (
+                "approval_decided",
+                lambda: publisher.approval_decided(round_index=1, sequence_index=0, tool_call_id="b", approved=True),
+            ),
+            ("complete", lambda: publisher.complete(assistant_message_id="m2")),
+            ("fail", lambda: publisher.fail(error=RunFailure("x", "y"))),
+        ]
+        for name, call in calls:
+            call()
+            expected = f"ct1:k:{DEFAULT_TOOL_EVENTS_TOPIC}:0:{len(recorder.sent) - 1}"
+            assert (name, last_consistency_token("acme", conversation), publisher.consistency_token) == (
+                name,
+                expected,
+                expected,
+            )
+
+    def test_a_send_that_names_no_place_remembers_nothing(self) -> None:
+        conversation = f"conv-{uuid.uuid4().hex}"
+
+        def outbox(events: Sequence[PendingEvent]) -> list[PublishedEvent]:
+            return [PublishedEvent(e.event_id, e.type, 0, 0) for e in prepare_events(scope, events)]
+
+        scope = RunScope(tenant_id="acme", conversation_id=conversation, channel="web", run_id="r1")
+        run = RunPublisher(scope, outbox)
+        assert run.complete(assistant_message_id="m").consistency_token == ""
+        assert (run.consistency_token, last_consistency_token("acme", conversation)) == ("", None)
+
+    def test_a_late_acknowledgement_of_an_earlier_offset_does_not_move_the_token_back(self) -> None:
+        conversation = f"conv-{uuid.uuid4().hex}"
+        scope = RunScope(tenant_id="acme", conversation_id=conversation, channel="web", run_id="r1")
+        offsets = iter([9, 4])
+
+        def send(events: Sequence[PendingEvent]) -> list[PublishedEvent]:
+            offset = next(offsets)
+            return [
+                PublishedEvent(e.event_id, e.type, 0, offset, kafka_consistency_token("t", 0, offset))
+                for e in prepare_events(scope, events)
+            ]
+
+        first, second = RunPublisher(scope, send), RunPublisher(scope, send)
+        first.complete(assistant_message_id="m1")
+        second.complete(assistant_message_id="m2")
+        assert last_consistency_token("acme", conversation) == "ct1:k:t:0:9"
+        assert (first.consistency_token, second.consistency_token) == ("ct1:k:t:0:9", "ct1:k:t:0:4")
+
+    def test_a_published_event_without_a_token_still_compares_as_before(self) -> None:
+        assert PublishedEvent("e", "RunCompleted", 1, 2) == PublishedEvent("e", "RunCompleted", 1, 2, "")

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolhistory.replay import replay_history_of
-from toolhistory.splice import splice_history
+from toolhistory.splice import default_id_of, host_branch, splice_history
 from toolhistory.v1 import toolhistory_pb2 as pb
 
 
@@ -214,3 +214,31 @@ def test_turns_at_one_place_keep_their_order(conversation: tuple[list[Host], lis
     for firsts in by_place.values():
         order = [next(i for i, t in enumerate(placed) if t.messages[0] == m) for m in firsts]
         assert order == sorted(order)
+
+
+class TestHostBranch:
+    def test_the_ids_in_order_each_once_without_the_messages_that_have_none(self) -> None:
+        host = host_of(["u1", "a1", "-", "u2", "a1", "a2"])
+        assert host_branch(host, lambda m: m.id) == ["u1", "a1", "u2", "a2"]
+
+    def test_an_empty_id_is_no_id(self) -> None:
+        assert host_branch([{"id": ""}, {"id": "u1"}, {}], lambda m: m.get("id")) == ["u1"]
+
+    def test_the_default_id_of_reads_a_mappings_id_or_an_objects(self) -> None:
+        assert [default_id_of(m) for m in [{"id": "a"}, Host("b", "x"), {"id": 3}, object(), {"id": ""}]] == [
+            "a",
+            "b",
+            None,
+            None,
+            None,
+        ]
+
+    @given(st.lists(st.sampled_from(["u1", "a1", "u2", "a2", "-"]), max_size=12))
+    def test_splicing_a_history_of_the_branch_keeps_every_host_message(self, ids: list[str]) -> None:
+        host = host_of(ids)
+        branch = host_branch(host, lambda m: m.id)
+        assert len(branch) == len(set(branch))
+        assert set(branch) == {i for i in ids if i != "-"}
+        turns = [turn(f"T{n}", answer) for n, answer in enumerate(branch)]
+        spliced = splice_history(host, turns, id_of=lambda m: m.id)
+        assert [m for m in spliced if isinstance(m, Host)] == host

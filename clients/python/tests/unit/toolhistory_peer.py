@@ -44,6 +44,7 @@ class CannedToolHistory(toolhistory_pb2_grpc.ToolHistoryServicer):
     usage: toolhistory_pb2.GetUsageResponse = field(default_factory=toolhistory_pb2.GetUsageResponse)
     search: toolhistory_pb2.SearchToolHistoryResponse = field(default_factory=toolhistory_pb2.SearchToolHistoryResponse)
     erase: toolhistory_pb2.EraseConversationResponse = field(default_factory=toolhistory_pb2.EraseConversationResponse)
+    fork: toolhistory_pb2.ForkConversationResponse = field(default_factory=toolhistory_pb2.ForkConversationResponse)
     streams: list[Stream] = field(default_factory=list)  # one per SubscribeToolEvents call, in order
     watches: list[Stream] = field(default_factory=list)  # one per WatchConversation call, in order
     failures: dict[str, tuple[grpc.StatusCode, str]] = field(default_factory=dict)  # method -> status it answers
@@ -91,6 +92,10 @@ class CannedToolHistory(toolhistory_pb2_grpc.ToolHistoryServicer):
     def EraseConversation(self, request: Any, context: Any) -> toolhistory_pb2.EraseConversationResponse:
         self._answer("EraseConversation", request, context)
         return self.erase
+
+    def ForkConversation(self, request: Any, context: Any) -> toolhistory_pb2.ForkConversationResponse:
+        self._answer("ForkConversation", request, context)
+        return self.fork
 
     def SubscribeToolEvents(self, request: Any, context: Any) -> Iterator[toolhistory_pb2.RecordedEvent]:
         self._answer("SubscribeToolEvents", request, context)

@@ -295,6 +295,10 @@ class _OmissionReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Omissi
     """the call waits for a person's approval (listed in pending_approvals)"""
     OMISSION_REASON_AWAITING_RESULT: _OmissionReason.ValueType  # 11
     """approved, and its result not recorded yet"""
+    OMISSION_REASON_OFF_BRANCH: _OmissionReason.ValueType  # 12
+    """the run is not on the host's current branch (branch_message_ids): its
+    answer was regenerated, or a message before it edited
+    """
 
 class OmissionReason(_OmissionReason, metaclass=_OmissionReasonEnumTypeWrapper): ...
 
@@ -325,6 +329,10 @@ OMISSION_REASON_AWAITING_APPROVAL: OmissionReason.ValueType  # 10
 """the call waits for a person's approval (listed in pending_approvals)"""
 OMISSION_REASON_AWAITING_RESULT: OmissionReason.ValueType  # 11
 """approved, and its result not recorded yet"""
+OMISSION_REASON_OFF_BRANCH: OmissionReason.ValueType  # 12
+"""the run is not on the host's current branch (branch_message_ids): its
+answer was regenerated, or a message before it edited
+"""
 Global___OmissionReason: _TypeAlias = OmissionReason  # noqa: Y015
 
 class _ReplayView:
@@ -360,24 +368,120 @@ messages from the structured calls.
 Global___ReplayView: _TypeAlias = ReplayView  # noqa: Y015
 
 @_typing.final
-class WatchConversationRequest(_message.Message):
+class ForkConversationRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     TENANT_ID_FIELD_NUMBER: _builtins.int
     CONVERSATION_ID_FIELD_NUMBER: _builtins.int
+    UP_TO_MESSAGE_ID_FIELD_NUMBER: _builtins.int
+    NEW_CONVERSATION_ID_FIELD_NUMBER: _builtins.int
+    CONSISTENCY_TOKEN_FIELD_NUMBER: _builtins.int
     tenant_id: _builtins.str
     """required"""
     conversation_id: _builtins.str
-    """required"""
+    """required: the source"""
+    up_to_message_id: _builtins.str
+    """Required: a message of the source, as its events name it
+    (userMessageId or assistantMessageId). Unknown: NOT_FOUND.
+    """
+    new_conversation_id: _builtins.str
+    """required; must differ from the source"""
+    consistency_token: _builtins.str
+    """A publisher's consistency token for the source: the fork is made once
+    everything through it is recorded (see GetReplayHistoryRequest.consistency_token).
+    """
     def __init__(
         self,
         *,
         tenant_id: _builtins.str = ...,
         conversation_id: _builtins.str = ...,
+        up_to_message_id: _builtins.str = ...,
+        new_conversation_id: _builtins.str = ...,
+        consistency_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation_id", b"conversation_id", "tenant_id", b"tenant_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["consistency_token", b"consistency_token", "conversation_id", b"conversation_id", "new_conversation_id", b"new_conversation_id", "tenant_id", b"tenant_id", "up_to_message_id", b"up_to_message_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ForkConversationRequest: _TypeAlias = ForkConversationRequest  # noqa: Y015
+
+@_typing.final
+class ForkConversationResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COPIED_INVOCATIONS_FIELD_NUMBER: _builtins.int
+    CONSISTENCY_TOKEN_FIELD_NUMBER: _builtins.int
+    copied_invocations: _builtins.int
+    """Invocations the fork holds (calls and results copied with them)."""
+    consistency_token: _builtins.str
+    """Reads of the new conversation given this token include the whole fork."""
+    def __init__(
+        self,
+        *,
+        copied_invocations: _builtins.int = ...,
+        consistency_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["consistency_token", b"consistency_token", "copied_invocations", b"copied_invocations"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ForkConversationResponse: _TypeAlias = ForkConversationResponse  # noqa: Y015
+
+@_typing.final
+class ForkProvenance(_message.Message):
+    """Where a forked conversation's copy of an invocation came from."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONVERSATION_ID_FIELD_NUMBER: _builtins.int
+    POSITION_FIELD_NUMBER: _builtins.int
+    conversation_id: _builtins.str
+    """the source conversation"""
+    position: _builtins.int
+    """the global position of the copied call (else result) event in the source"""
+    def __init__(
+        self,
+        *,
+        conversation_id: _builtins.str = ...,
+        position: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation_id", b"conversation_id", "position", b"position"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ForkProvenance: _TypeAlias = ForkProvenance  # noqa: Y015
+
+@_typing.final
+class WatchConversationRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TENANT_ID_FIELD_NUMBER: _builtins.int
+    CONVERSATION_ID_FIELD_NUMBER: _builtins.int
+    CONSISTENCY_TOKEN_FIELD_NUMBER: _builtins.int
+    tenant_id: _builtins.str
+    """required"""
+    conversation_id: _builtins.str
+    """required"""
+    consistency_token: _builtins.str
+    """A publisher's consistency token: the snapshot includes everything
+    recorded through it (see GetReplayHistoryRequest.consistency_token).
+    """
+    def __init__(
+        self,
+        *,
+        tenant_id: _builtins.str = ...,
+        conversation_id: _builtins.str = ...,
+        consistency_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["consistency_token", b"consistency_token", "conversation_id", b"conversation_id", "tenant_id", b"tenant_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -631,6 +735,7 @@ class ListToolInvocationsRequest(_message.Message):
     TO_FIELD_NUMBER: _builtins.int
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    CONSISTENCY_TOKEN_FIELD_NUMBER: _builtins.int
     tenant_id: _builtins.str
     """required"""
     conversation_id: _builtins.str
@@ -642,6 +747,10 @@ class ListToolInvocationsRequest(_message.Message):
     """default 100, at most 1,000"""
     page_token: _builtins.str
     """next_page_token of the previous page, same filters"""
+    consistency_token: _builtins.str
+    """A publisher's consistency token: the answer includes everything
+    recorded through it (see GetReplayHistoryRequest.consistency_token).
+    """
     @_builtins.property
     def to(self) -> _timestamp_pb2.Timestamp:
         """exclusive"""
@@ -657,10 +766,11 @@ class ListToolInvocationsRequest(_message.Message):
         to: _timestamp_pb2.Timestamp | None = ...,
         page_size: _builtins.int = ...,
         page_token: _builtins.str = ...,
+        consistency_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["from", b"from", "to", b"to"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation_id", b"conversation_id", "from", b"from", "page_size", b"page_size", "page_token", b"page_token", "run_id", b"run_id", "status", b"status", "tenant_id", b"tenant_id", "to", b"to", "tool_name", b"tool_name"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["consistency_token", b"consistency_token", "conversation_id", b"conversation_id", "from", b"from", "page_size", b"page_size", "page_token", b"page_token", "run_id", b"run_id", "status", b"status", "tenant_id", b"tenant_id", "to", b"to", "tool_name", b"tool_name"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -761,6 +871,7 @@ class Invocation(_message.Message):
     RESULT_ORIGINAL_BYTES_FIELD_NUMBER: _builtins.int
     RESULT_RUN_ID_FIELD_NUMBER: _builtins.int
     PRODUCER_REDACTED_FIELD_NUMBER: _builtins.int
+    FORKED_FROM_FIELD_NUMBER: _builtins.int
     tenant_id: _builtins.str
     conversation_id: _builtins.str
     run_id: _builtins.str
@@ -816,6 +927,10 @@ class Invocation(_message.Message):
     def result_redactions(self) -> _containers.ScalarMap[_builtins.str, _builtins.int]: ...
     @_builtins.property
     def approval_decided_at(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def forked_from(self) -> Global___ForkProvenance:
+        """Set on a forked conversation's copy of a source invocation: where it came from."""
+
     def __init__(
         self,
         *,
@@ -846,10 +961,11 @@ class Invocation(_message.Message):
         result_original_bytes: _builtins.int | None = ...,
         result_run_id: _builtins.str = ...,
         producer_redacted: _builtins.bool = ...,
+        forked_from: Global___ForkProvenance | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_arguments_original_bytes", b"_arguments_original_bytes", "_duration_ms", b"_duration_ms", "_result_original_bytes", b"_result_original_bytes", "approval_decided_at", b"approval_decided_at", "arguments_original_bytes", b"arguments_original_bytes", "completed_at", b"completed_at", "duration_ms", b"duration_ms", "requested_at", b"requested_at", "result_original_bytes", b"result_original_bytes"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_arguments_original_bytes", b"_arguments_original_bytes", "_duration_ms", b"_duration_ms", "_result_original_bytes", b"_result_original_bytes", "approval_decided_at", b"approval_decided_at", "arguments_original_bytes", b"arguments_original_bytes", "completed_at", b"completed_at", "duration_ms", b"duration_ms", "forked_from", b"forked_from", "requested_at", b"requested_at", "result_original_bytes", b"result_original_bytes"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_arguments_original_bytes", b"_arguments_original_bytes", "_duration_ms", b"_duration_ms", "_result_original_bytes", b"_result_original_bytes", "approval", b"approval", "approval_decided_at", b"approval_decided_at", "approval_decided_by", b"approval_decided_by", "approval_decision_reason", b"approval_decision_reason", "approval_request_reason", b"approval_request_reason", "argument_redactions", b"argument_redactions", "arguments_json", b"arguments_json", "arguments_original_bytes", b"arguments_original_bytes", "completed_at", b"completed_at", "conversation_id", b"conversation_id", "duration_ms", b"duration_ms", "is_error", b"is_error", "persist", b"persist", "producer_redacted", b"producer_redacted", "requested_at", b"requested_at", "result", b"result", "result_original_bytes", b"result_original_bytes", "result_redactions", b"result_redactions", "result_run_id", b"result_run_id", "round_index", b"round_index", "run_id", b"run_id", "sequence_index", b"sequence_index", "status", b"status", "tenant_id", b"tenant_id", "tool_call_id", b"tool_call_id", "tool_name", b"tool_name", "trace_id", b"trace_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_arguments_original_bytes", b"_arguments_original_bytes", "_duration_ms", b"_duration_ms", "_result_original_bytes", b"_result_original_bytes", "approval", b"approval", "approval_decided_at", b"approval_decided_at", "approval_decided_by", b"approval_decided_by", "approval_decision_reason", b"approval_decision_reason", "approval_request_reason", b"approval_request_reason", "argument_redactions", b"argument_redactions", "arguments_json", b"arguments_json", "arguments_original_bytes", b"arguments_original_bytes", "completed_at", b"completed_at", "conversation_id", b"conversation_id", "duration_ms", b"duration_ms", "forked_from", b"forked_from", "is_error", b"is_error", "persist", b"persist", "producer_redacted", b"producer_redacted", "requested_at", b"requested_at", "result", b"result", "result_original_bytes", b"result_original_bytes", "result_redactions", b"result_redactions", "result_run_id", b"result_run_id", "round_index", b"round_index", "run_id", b"run_id", "sequence_index", b"sequence_index", "status", b"status", "tenant_id", b"tenant_id", "tool_call_id", b"tool_call_id", "tool_name", b"tool_name", "trace_id", b"trace_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__arguments_original_bytes: _TypeAlias = _typing.Literal["arguments_original_bytes"]  # noqa: Y015
     _WhichOneofArgType__arguments_original_bytes: _TypeAlias = _typing.Literal["_arguments_original_bytes", b"_arguments_original_bytes"]  # noqa: Y015
@@ -877,6 +993,7 @@ class SearchToolHistoryRequest(_message.Message):
     FROM_FIELD_NUMBER: _builtins.int
     TO_FIELD_NUMBER: _builtins.int
     MATCH_FIELD_NUMBER: _builtins.int
+    CONSISTENCY_TOKEN_FIELD_NUMBER: _builtins.int
     tenant_id: _builtins.str
     """required"""
     query: _builtins.str
@@ -897,6 +1014,11 @@ class SearchToolHistoryRequest(_message.Message):
     """number of hits: default 20, at most 100 (more is capped)"""
     match: Global___SearchMatch.ValueType
     """How query matches. Unset: SEARCH_MATCH_WORDS."""
+    consistency_token: _builtins.str
+    """A publisher's consistency token: the hits include everything recorded
+    through it, once search has indexed it (see
+    GetReplayHistoryRequest.consistency_token).
+    """
     @_builtins.property
     def to(self) -> _timestamp_pb2.Timestamp:
         """exclusive"""
@@ -910,10 +1032,11 @@ class SearchToolHistoryRequest(_message.Message):
         limit: _builtins.int = ...,
         to: _timestamp_pb2.Timestamp | None = ...,
         match: Global___SearchMatch.ValueType = ...,
+        consistency_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["from", b"from", "to", b"to"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation_id", b"conversation_id", "from", b"from", "limit", b"limit", "match", b"match", "query", b"query", "tenant_id", b"tenant_id", "to", b"to"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["consistency_token", b"consistency_token", "conversation_id", b"conversation_id", "from", b"from", "limit", b"limit", "match", b"match", "query", b"query", "tenant_id", b"tenant_id", "to", b"to"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1138,6 +1261,8 @@ class GetReplayHistoryRequest(_message.Message):
     STALE_RESULTS_FIELD_NUMBER: _builtins.int
     VIEW_FIELD_NUMBER: _builtins.int
     MAX_HISTORY_TOKENS_FIELD_NUMBER: _builtins.int
+    CONSISTENCY_TOKEN_FIELD_NUMBER: _builtins.int
+    BRANCH_MESSAGE_IDS_FIELD_NUMBER: _builtins.int
     tenant_id: _builtins.str
     conversation_id: _builtins.str
     channel: _builtins.str
@@ -1153,9 +1278,27 @@ class GetReplayHistoryRequest(_message.Message):
     over it, whole rounds leave, oldest first. Unset: the policy's
     maxHistoryTokens for the channel, else no limit. Must not be negative.
     """
+    consistency_token: _builtins.str
+    """A publisher's consistency token (what publishing answered, opaque): the
+    answer includes everything recorded through it. The service waits for
+    recording until shortly before the deadline, then answers UNAVAILABLE
+    naming the token and how far recording has come; never an answer that
+    lacks those events. Malformed, or naming a topic or partition the
+    service does not consume: INVALID_ARGUMENT. Empty: no wait.
+    """
     @_builtins.property
     def as_of(self) -> _timestamp_pb2.Timestamp:
         """Unset: now."""
+
+    @_builtins.property
+    def branch_message_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The host's current path of message ids, oldest first (user and
+        assistant messages, as the events name them in userMessageId and
+        assistantMessageId). When given, a run that completed is replayed only
+        if its assistant message is on the path, any other run only if its user
+        message is; every other run's calls are omitted as
+        OMISSION_REASON_OFF_BRANCH. Empty: every run counts.
+        """
 
     def __init__(
         self,
@@ -1169,10 +1312,12 @@ class GetReplayHistoryRequest(_message.Message):
         stale_results: Global___StaleResultMode.ValueType = ...,
         view: Global___ReplayView.ValueType = ...,
         max_history_tokens: _builtins.int | None = ...,
+        consistency_token: _builtins.str = ...,
+        branch_message_ids: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_freshness_window_seconds", b"_freshness_window_seconds", "_max_history_tokens", b"_max_history_tokens", "as_of", b"as_of", "freshness_window_seconds", b"freshness_window_seconds", "max_history_tokens", b"max_history_tokens"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_freshness_window_seconds", b"_freshness_window_seconds", "_max_history_tokens", b"_max_history_tokens", "as_of", b"as_of", "channel", b"channel", "conversation_id", b"conversation_id", "format", b"format", "freshness_window_seconds", b"freshness_window_seconds", "max_history_tokens", b"max_history_tokens", "stale_results", b"stale_results", "tenant_id", b"tenant_id", "view", b"view"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_freshness_window_seconds", b"_freshness_window_seconds", "_max_history_tokens", b"_max_history_tokens", "as_of", b"as_of", "branch_message_ids", b"branch_message_ids", "channel", b"channel", "consistency_token", b"consistency_token", "conversation_id", b"conversation_id", "format", b"format", "freshness_window_seconds", b"freshness_window_seconds", "max_history_tokens", b"max_history_tokens", "stale_results", b"stale_results", "tenant_id", b"tenant_id", "view", b"view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__freshness_window_seconds: _TypeAlias = _typing.Literal["freshness_window_seconds"]  # noqa: Y015
     _WhichOneofArgType__freshness_window_seconds: _TypeAlias = _typing.Literal["_freshness_window_seconds", b"_freshness_window_seconds"]  # noqa: Y015

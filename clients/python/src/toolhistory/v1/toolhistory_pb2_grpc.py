@@ -69,6 +69,11 @@ class ToolHistoryStub:
                 request_serializer=toolhistory_dot_v1_dot_toolhistory__pb2.WatchConversationRequest.SerializeToString,
                 response_deserializer=toolhistory_dot_v1_dot_toolhistory__pb2.ConversationChange.FromString,
                 _registered_method=True)
+        self.ForkConversation = channel.unary_unary(
+                '/toolhistory.v1.ToolHistory/ForkConversation',
+                request_serializer=toolhistory_dot_v1_dot_toolhistory__pb2.ForkConversationRequest.SerializeToString,
+                response_deserializer=toolhistory_dot_v1_dot_toolhistory__pb2.ForkConversationResponse.FromString,
+                _registered_method=True)
 
 
 class ToolHistoryServicer:
@@ -147,6 +152,22 @@ class ToolHistoryServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ForkConversation(self, request, context):
+        """A new conversation that starts with the source's history up to and
+        including the run of one of its messages (a user or an assistant message
+        id): the events of the source up to that run's last event, recorded as
+        the new conversation's own (same call ids and payloads, each copied
+        invocation naming its origin in Invocation.forked_from). The source is
+        unchanged. Erasing the source also removes its copies from every fork;
+        erasing a fork leaves the source whole. Needs conversations:fork for the
+        tenant. Repeating a fork with the same arguments answers the same fork;
+        a new_conversation_id that holds anything else is refused
+        (ALREADY_EXISTS).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ToolHistoryServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -184,6 +205,11 @@ def add_ToolHistoryServicer_to_server(servicer, server):
                     servicer.WatchConversation,
                     request_deserializer=toolhistory_dot_v1_dot_toolhistory__pb2.WatchConversationRequest.FromString,
                     response_serializer=toolhistory_dot_v1_dot_toolhistory__pb2.ConversationChange.SerializeToString,
+            ),
+            'ForkConversation': grpc.unary_unary_rpc_method_handler(
+                    servicer.ForkConversation,
+                    request_deserializer=toolhistory_dot_v1_dot_toolhistory__pb2.ForkConversationRequest.FromString,
+                    response_serializer=toolhistory_dot_v1_dot_toolhistory__pb2.ForkConversationResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -375,6 +401,33 @@ class ToolHistory:
             '/toolhistory.v1.ToolHistory/WatchConversation',
             toolhistory_dot_v1_dot_toolhistory__pb2.WatchConversationRequest.SerializeToString,
             toolhistory_dot_v1_dot_toolhistory__pb2.ConversationChange.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ForkConversation(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/toolhistory.v1.ToolHistory/ForkConversation',
+            toolhistory_dot_v1_dot_toolhistory__pb2.ForkConversationRequest.SerializeToString,
+            toolhistory_dot_v1_dot_toolhistory__pb2.ForkConversationResponse.FromString,
             options,
             channel_credentials,
             insecure,

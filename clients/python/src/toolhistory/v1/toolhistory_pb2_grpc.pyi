@@ -78,6 +78,18 @@ class ToolHistoryStub:
     changes as they come. Erasing the conversation ends the stream with
     NOT_FOUND. Allowed with history:read or audit:read for the tenant.
     """
+    ForkConversation: _grpc.UnaryUnaryMultiCallable[_toolhistory_pb2.ForkConversationRequest, _toolhistory_pb2.ForkConversationResponse]
+    """A new conversation that starts with the source's history up to and
+    including the run of one of its messages (a user or an assistant message
+    id): the events of the source up to that run's last event, recorded as
+    the new conversation's own (same call ids and payloads, each copied
+    invocation naming its origin in Invocation.forked_from). The source is
+    unchanged. Erasing the source also removes its copies from every fork;
+    erasing a fork leaves the source whole. Needs conversations:fork for the
+    tenant. Repeating a fork with the same arguments answers the same fork;
+    a new_conversation_id that holds anything else is refused
+    (ALREADY_EXISTS).
+    """
 
 @_typing.type_check_only
 class ToolHistoryAsyncStub(ToolHistoryStub):
@@ -126,6 +138,18 @@ class ToolHistoryAsyncStub(ToolHistoryStub):
     cancels. An unknown conversation answers an empty snapshot, then its
     changes as they come. Erasing the conversation ends the stream with
     NOT_FOUND. Allowed with history:read or audit:read for the tenant.
+    """
+    ForkConversation: _aio.UnaryUnaryMultiCallable[_toolhistory_pb2.ForkConversationRequest, _toolhistory_pb2.ForkConversationResponse]  # type: ignore[assignment]
+    """A new conversation that starts with the source's history up to and
+    including the run of one of its messages (a user or an assistant message
+    id): the events of the source up to that run's last event, recorded as
+    the new conversation's own (same call ids and payloads, each copied
+    invocation naming its origin in Invocation.forked_from). The source is
+    unchanged. Erasing the source also removes its copies from every fork;
+    erasing a fork leaves the source whole. Needs conversations:fork for the
+    tenant. Repeating a fork with the same arguments answers the same fork;
+    a new_conversation_id that holds anything else is refused
+    (ALREADY_EXISTS).
     """
 
 class ToolHistoryServicer(metaclass=_abc_1.ABCMeta):
@@ -214,6 +238,24 @@ class ToolHistoryServicer(metaclass=_abc_1.ABCMeta):
         cancels. An unknown conversation answers an empty snapshot, then its
         changes as they come. Erasing the conversation ends the stream with
         NOT_FOUND. Allowed with history:read or audit:read for the tenant.
+        """
+
+    @_abc_1.abstractmethod
+    def ForkConversation(
+        self,
+        request: _toolhistory_pb2.ForkConversationRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_toolhistory_pb2.ForkConversationResponse, _abc.Awaitable[_toolhistory_pb2.ForkConversationResponse]]:
+        """A new conversation that starts with the source's history up to and
+        including the run of one of its messages (a user or an assistant message
+        id): the events of the source up to that run's last event, recorded as
+        the new conversation's own (same call ids and payloads, each copied
+        invocation naming its origin in Invocation.forked_from). The source is
+        unchanged. Erasing the source also removes its copies from every fork;
+        erasing a fork leaves the source whole. Needs conversations:fork for the
+        tenant. Repeating a fork with the same arguments answers the same fork;
+        a new_conversation_id that holds anything else is refused
+        (ALREADY_EXISTS).
         """
 
 def add_ToolHistoryServicer_to_server(servicer: ToolHistoryServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -1,0 +1,136 @@
+"""The package README's examples run as written against the service.
+
+The PydanticAI example's code block is taken from README.md and run whole, its two turns back to back with no
+polling: the second turn's model must see the first turn's calls. Only what a reader fills in for their own
+deployment is replaced: the model (a scripted one: CI has no provider), the addresses, the token and TLS, the
+tenant the token may use, and the conversation id (unique per run). Each of these must be in the block, so an
+example that changes its shape fails here instead of running something else.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    RetryPromptPart,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from conftest import Stack
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+pytestmark = pytest.mark.integration
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def python_block_under(heading: str) -> str:
+    """The first ```python block of the README's section `heading` (a `## ` heading)."""
+    text = README.read_text("utf-8")
+    start = text.index(f"\n## {heading}\n")
+    end = text.find("\n## ", start + 1)
+    section = text[start : end if end != -1 else len(text)]
+    block = re.search(r"```python\n(.*?)\n```", section, re.DOTALL)
+    assert block is not None, f"no python block under ## {heading} in README.md"
+    return block.group(1)
+
+
+def filled_in(code: str, placeholders: dict[str, str]) -> str:
+    for placeholder, value in placeholders.items():
+        assert placeholder in code, f"the README's example no longer has {placeholder}"
+        code = code.replace(placeholder, value)
+    return code
+
+
+def _user_prompt(message: ModelMessage) -> str | None:
+    if isinstance(message, ModelRequest):
+        for part in message.parts:
+            if isinstance(part, UserPromptPart) and isinstance(part.content, str):
+                return part.content
+    return None
+
+
+def test_the_pydantic_ai_example_runs_two_turns_back_to_back_and_the_second_sees_the_first(
+    stack: Stack, ids: Callable[[str], str]
+) -> None:
+    seen_by_turn_2: list[list[ModelMessage]] = []
+
+    def scripted(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        """Turn 1 looks the order up and charges the card (declined), then answers; turn 2 answers at once."""
+        question = _user_prompt(messages[-1])
+        if question == "Where is A-1? And charge me 30.":
+            return ModelResponse(
+                parts=[
+                    ToolCallPart("lookup_order", {"order_id": "A-1"}, tool_call_id="call_lookup"),
+                    ToolCallPart("charge_card", {"amount": 30}, tool_call_id="call_charge"),
+                ]
+            )
+        if question == "Try the charge again?":
+            seen_by_turn_2.append(list(messages))
+            return ModelResponse(parts=[TextPart("I will not retry a declined card without your say-so.")])
+        return ModelResponse(parts=[TextPart("A-1 has shipped; the card was declined.")])
+
+    tls = "False"
+    namespace: dict[str, Any] = {
+        "__name__": "readme_pydantic_ai",
+        "README_MODEL": FunctionModel(scripted),
+        "README_TLS": False,
+    }
+    if stack.tls is not None:
+        namespace["README_TLS"] = stack.tls
+        tls = "README_TLS"
+    code = filled_in(
+        python_block_under("PydanticAI"),
+        {
+            '"openai:gpt-5"': "README_MODEL",
+            'brokers="kafka:9092"': f"brokers={','.join(stack.brokers)!r}, topic={stack.topic!r}",
+            '"toolhistory:50051"': repr(stack.address),
+            'token="..."': f"token={stack.token!r}",
+            "tls=True": f"tls={tls}",
+            '"acme"': repr(stack.tenant),
+            '"conv-42"': repr(ids("readme-pydantic-ai")),
+        },
+    )
+    assert "asyncio.run(main())" in code
+    assert re.search(r"\bsleep\b|\bwhile\b", code) is None, "the example must not wait for recording itself"
+
+    exec(compile(code, f"{README}: ## PydanticAI", "exec"), namespace)  # runs both turns
+
+    (sent,) = seen_by_turn_2
+    calls = [p for m in sent if isinstance(m, ModelResponse) for p in m.parts if isinstance(p, ToolCallPart)]
+    assert [(c.tool_name, c.args_as_dict()) for c in calls] == [
+        ("lookup_order", {"order_id": "A-1"}),
+        ("charge_card", {"amount": 30}),
+    ]
+    answers = {
+        p.tool_name: p
+        for m in sent
+        if isinstance(m, ModelRequest)
+        for p in m.parts
+        if isinstance(p, (ToolReturnPart, RetryPromptPart))
+    }
+    assert set(answers) == {"lookup_order", "charge_card"}
+    assert isinstance(answers["lookup_order"], ToolReturnPart)
+    assert answers["lookup_order"].model_response_object() == {"order_id": "A-1", "status": "shipped"}
+    declined = answers["charge_card"]
+    declined_text = declined.model_response() if isinstance(declined, RetryPromptPart) else str(declined.content)
+    assert "card declined for 30" in declined_text
+    # In the host's order: question 1, the replayed round, answer 1, question 2.
+    assert [_user_prompt(m) for m in sent if _user_prompt(m) is not None] == [
+        "Where is A-1? And charge me 30.",
+        "Try the charge again?",
+    ]
+    texts = [p.content for m in sent if isinstance(m, ModelResponse) for p in m.parts if isinstance(p, TextPart)]
+    assert texts == ["A-1 has shipped; the card was declined."]
