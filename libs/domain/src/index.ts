@@ -11,3 +11,4 @@ export * from './dead-letters';
 export * from './watch';
 export * from './consistency';
 export * from './fork';
+export * from './reasoning';

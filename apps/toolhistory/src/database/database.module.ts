@@ -2,7 +2,7 @@ import { Global, Inject, Module, type OnApplicationShutdown } from '@nestjs/comm
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { AppConfig } from '@toolhistory/config';
-import { type EventStore, RecordBatch, type RedactionPolicy } from '@toolhistory/domain';
+import { type EventStore, reasoningRulesOf, RecordBatch, type RedactionPolicy, type ReplayPolicy } from '@toolhistory/domain';
 import { EventStoreDbEventStore, EventStoreRecordingStorage } from '@toolhistory/eventstoredb';
 import {
   createPool,
@@ -10,6 +10,7 @@ import {
   PostgresConsumerOffsets,
   PostgresEventStore,
   PostgresQueryCanceller,
+  PostgresReasoningStore,
   PostgresRecordingStorage,
 } from '@toolhistory/persistence';
 import { o200kTokens } from '@toolhistory/tokenizer';
@@ -25,6 +26,7 @@ import {
   QUERY_CANCELLER,
   RECORDING_STORE,
   REDACTION_POLICY,
+  REPLAY_POLICY,
   ROOT_LOGGER,
 } from '../tokens';
 
@@ -66,13 +68,13 @@ const isEventStoreDb = (config: AppConfig) => config.eventStore.kind === 'events
     {
       // One recording service; where the events go is its storage's.
       provide: RECORDING_STORE,
-      inject: [APP_CONFIG, PG_POOL, REDACTION_POLICY, EVENT_STORE],
-      useFactory: (config: AppConfig, pool: Pool, redaction: RedactionPolicy, events: EventStore) =>
+      inject: [APP_CONFIG, PG_POOL, REDACTION_POLICY, REPLAY_POLICY, EVENT_STORE],
+      useFactory: (config: AppConfig, pool: Pool, redaction: RedactionPolicy, replay: ReplayPolicy, events: EventStore) =>
         new RecordBatch(
           config.eventStore.kind === 'eventstoredb'
-            ? new EventStoreRecordingStorage(events, new PostgresConsumerOffsets(pool))
+            ? new EventStoreRecordingStorage(events, new PostgresConsumerOffsets(pool), new PostgresReasoningStore(pool))
             : new PostgresRecordingStorage(pool),
-          { redaction, tokens: o200kTokens },
+          { redaction, tokens: o200kTokens, reasoning: reasoningRulesOf(replay) },
         ),
     },
     {

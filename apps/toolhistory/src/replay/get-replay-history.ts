@@ -78,7 +78,7 @@ export class GetReplayHistory {
     const request = replayRequestOf(query, rows, asOf);
     return (
       this.memo.recall(rows, request) ??
-      this.memo.keep(rows, request, replayHistory(request, rows.runs, rows.invocations, this.policy, this.options.tokens))
+      this.memo.keep(rows, request, replayHistory(request, rows.runs, rows.invocations, this.policy, this.options.tokens, rows.responses))
     );
   }
 }

@@ -87,6 +87,22 @@ export interface InvocationRow {
   forkedFrom?: ForkProvenance | null;
 }
 
+/** What the model answered in one round of a run (ModelResponseReceived); its reasoning state rests apart (reasoning-apart.ts). */
+export interface ModelResponseRow {
+  tenantId: string;
+  conversationId: string;
+  runId: string;
+  roundIndex: number;
+  provider: string;
+  model: string;
+  /** The response's own text beside its calls (redacted); null when it had none. */
+  text: string | null;
+  /** The size of its reasoning state when recorded (0: none); whether any of it still rests is the state's. */
+  reasoningBytes: number;
+  responseEventId: string;
+  respondedAt: string;
+}
+
 export interface ForkProvenance {
   conversationId: string;
   /** A global position, as a decimal string. */

@@ -8,12 +8,17 @@ import type { RedactionPolicy } from '../redaction/redaction-policy';
 import type { Offset, OffsetEvent, OffsetGap, RecordBatchCommand, RecordBatchOutcome, RecordingStore } from '../ports/recording-store.port';
 import type { OpenedStreams, ReadModelInUnit, RecordingStorage, RecordingUnit } from '../ports/recording-unit.port';
 import { decideOffsets } from './partition-offset';
+import { type ReasoningRules, type ReasoningStep, setReasoningApart } from '../reasoning/reasoning-apart';
+import { reasoningRulesOf } from '../reasoning/reasoning-rules';
+import { DEFAULT_REPLAY_POLICY } from '../replay/replay-policy';
 import { emptySummary, summarizeRecorded } from './recorded-summary';
 
 export interface RecordingRules {
   redaction: RedactionPolicy;
   /** Counts the tokens of the invocations projected in the same unit. */
   tokens: TokenCounter;
+  /** How long a round's reasoning state rests (reasoning-apart.ts); default: the default policy's (until the turn ends). */
+  reasoning?: ReasoningRules;
 }
 
 /** The batch's events redacted, and the read model to project them into when it is written in the same unit. */
@@ -43,9 +48,9 @@ export class RecordBatch implements RecordingStore {
   }
 
   /**
-   * Decide offsets, dedupe, open the streams, redact, project, advance,
-   * append. The append comes last: with PostgreSQL the global append lock
-   * is then held only for the insert and the commit (ADR 002).
+   * Decide offsets, dedupe, open the streams, redact, set reasoning apart,
+   * project, advance, append. The append comes last: with PostgreSQL the
+   * global append lock is then held only for the insert and the commit (ADR 002).
    */
   private async record(unit: RecordingUnit, command: RecordBatchCommand): Promise<RecordBatchOutcome | OffsetGap> {
     const decision = decideOffsets(await unit.storedOffset(), command);
@@ -55,8 +60,9 @@ export class RecordBatch implements RecordingStore {
 
     const unseen = await unit.withoutRecorded(fresh);
     const { open, erased } = await openStreams(unit, unseen);
-    const redacted = await this.redact(unit, open);
+    const redacted = this.apartFromReasoning(await this.redact(unit, open));
     await this.project(redacted);
+    await unit.keepReasoning(redacted.reasoning);
     await unit.advance(command.nextOffset);
     const appended = await unit.append(redacted.events);
     return {
@@ -82,6 +88,15 @@ export class RecordBatch implements RecordingStore {
       before.toolNames,
     );
     return { events: events.map((m, i) => ({ ...m, event: redacted[i] })), readModel: before.readModel };
+  }
+
+  /** Each response's reasoning state off its event: what rests apart (and what goes) is the unit's to write. */
+  private apartFromReasoning(redacted: Redacted): Redacted & { reasoning: ReasoningStep[] } {
+    const apart = setReasoningApart(
+      redacted.events.map((m) => m.event),
+      this.rules.reasoning ?? reasoningRulesOf(DEFAULT_REPLAY_POLICY),
+    );
+    return { ...redacted, events: redacted.events.map((m, i) => ({ ...m, event: apart.events[i] })), reasoning: apart.steps };
   }
 
   /**

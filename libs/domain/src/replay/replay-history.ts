@@ -13,12 +13,15 @@ import {
 } from './provider-messages';
 import type { ApprovalState } from '../projection/approval-state';
 import type { CallOmissionReason } from './replay-call-rules';
-import { callScopeOf, runsAsOf } from './replay-call-context';
+import { callScopeOf, type RunAsOf, runsAsOf } from './replay-call-context';
+import { turnOf } from '../reasoning/reasoning-apart';
 import { historyTokenBudget, ReplayPolicy, StaleResultMode } from './replay-policy';
 import { anthropicToolUseId, bedrockToolUseId, replayedToolCallId } from './replayed-tool-call-id';
 import { isKept, judgeCalls, omissionsOf, pendingApprovalsOf } from './judged-calls';
 import { replayedCallOf } from './replayed-call';
 import { type TurnDraft, turnsOf } from './replay-placement';
+import { type ReplayedResponse, withResponses } from './round-responses';
+import type { RecordedResponse } from '../ports/replay-reader.port';
 
 export { deniedCallNotice, expiredResultNotice, INTERRUPTED_CALL_NOTICE, invalidatedResultNotice } from './replay-call-rules';
 
@@ -43,6 +46,10 @@ export interface ReplayRequest {
   maxHistoryTokens?: number;
   /** The host's current path of message ids, oldest first; absent or empty: every run counts (replay-call-rules.ts, offBranchRule). */
   branchMessageIds?: readonly string[];
+  /** The model the host is about to call: reasoning recorded for another model is not replayed. */
+  model?: string;
+  /** The provider the host is about to call, for a format that names none (OpenAI chat's rounds for the AI SDK). */
+  provider?: string;
 }
 
 export interface ReplayedCall {
@@ -75,6 +82,10 @@ export interface ReplayedRound {
   calls: ReplayedCall[];
   /** Set on a round of an earlier run whose calls a person's decision resolved in this turn's run: that run's id. */
   resumedFromRunId?: string;
+  /** The model's response in the round, when recorded: its text, and its reasoning when it may be replayed (round-responses.ts). */
+  response?: ReplayedResponse;
+  /** A Gemini replay of a turn that goes on: the round's calls carry Google's placeholder signature, lacking their own. */
+  reasoningPlaceholder?: boolean;
 }
 
 export interface ReplayedTurn {
@@ -126,7 +137,8 @@ export interface ReplayHistory {
  * rules where a new reason or transformation is one more entry:
  * 1. judge each call on its own (CALL_RULES, replay-call-rules.ts);
  * 2. replay each kept call's result as the result rules make it (RESULT_RULES, replayed-call.ts: citation compaction);
- * 3. place each kept call in its turn and round (PLACEMENT_RULES, replay-placement.ts: resumed runs);
+ * 3. place each kept call in its turn and round (PLACEMENT_RULES, replay-placement.ts: resumed runs),
+ *    each round with the model's response in it: text, and reasoning as REASONING_RULES allow (round-responses.ts);
  * 4. fit the whole to the token budget, whole rounds leaving oldest first (token-budget.ts);
  * 5. make each turn's provider messages; list what was left out and the calls waiting for a person.
  */
@@ -136,19 +148,32 @@ export function replayHistory(
   invocations: readonly InvocationRow[],
   policy: ReplayPolicy,
   tokens: TokenCounter,
+  responses: readonly RecordedResponse[] = [],
 ): ReplayHistory {
   const scope = callScopeOf(request, invocations, policy, reportedIdIn(request.format));
   const judged = judgeCalls(runsAsOf(scope, runs, invocations));
   const replaying = { format: request.format, tokens, policy, runs: judged.runs };
   const placed = judged.calls.filter(isKept).map((kept) => ({ kept, replayed: replayedCallOf(kept, replaying) }));
+  const inOpenTurn = openTurnsAsOf(judged.runs);
+  const drafts = withResponses(turnsOf(placed, judged.runs), responses, request, { policy, tokens, inOpenTurn });
   // Over the budget, whole rounds leave oldest first, so what stays is still a valid history.
   const budget = historyTokenBudget(policy, request.channel, request.maxHistoryTokens);
-  const fitted = fitTokenBudget<ReplayedRound, TurnDraft>(turnsOf(placed, judged.runs), budget);
+  const fitted = fitTokenBudget<ReplayedRound, TurnDraft>(drafts, budget);
   return {
     turns: fitted.turns.map((turn) => ({ ...turn, messages: messagesOf(turn.rounds, request.format) })),
     omitted: [...omissionsOf(judged), ...fitted.dropped.flatMap(overBudget)],
     pendingApprovals: pendingApprovalsOf(judged),
     historyTokens: fitted.tokens,
+  };
+}
+
+/** Whether a run's turn was still going at asOf: no run of it had completed with an answer (reasoning-apart.ts, turnOf). */
+function openTurnsAsOf(runs: ReadonlyMap<string, RunAsOf>): (runId: string) => boolean {
+  const turnOfRun = (run: RunAsOf) => turnOf({ userMessageId: run.run.userMessageId ?? undefined, runId: run.run.runId });
+  const ended = new Set([...runs.values()].filter((r) => r.status === 'completed' && r.run.finishReason === 'stop').map(turnOfRun));
+  return (runId) => {
+    const run = runs.get(runId);
+    return run !== undefined && !ended.has(turnOfRun(run));
   };
 }
 
