@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as ts from 'typescript';
-import { ApprovalStatus, type Round } from '../../libs/client/src/generated/toolhistory/v1/toolhistory';
+import { ApprovalStatus, Round } from '../../libs/client/src/generated/toolhistory/v1/toolhistory';
 import { toAiSdkMessages } from '../../libs/client/src/history-formats';
 import { formatConversationTurn } from '../../libs/domain/src/replay/format-conversation.fixture';
 import type { HistoryFormat, ReplayedRound } from '../../libs/domain/src/replay/replay-history';
@@ -35,25 +35,27 @@ const FORMATS = Object.keys(VENDOR_TYPES) as Format[];
 
 /** The domain's rounds as the client's generated types carry them. */
 function clientRounds(rounds: readonly ReplayedRound[]): Round[] {
-  return rounds.map((round) => ({
-    roundIndex: round.roundIndex,
-    resumedFromRunId: round.resumedFromRunId ?? '',
-    calls: round.calls.map((call) => ({
-      toolCallId: call.toolCallId,
-      toolName: call.toolName,
-      argumentsJson: JSON.stringify(call.arguments),
-      result: call.result,
-      isError: call.isError,
-      sequenceIndex: call.sequenceIndex,
-      requestedAt: new Date(call.requestedAt),
-      completedAt: call.completedAt === null ? undefined : new Date(call.completedAt),
-      expired: call.expired,
-      invalidatedBy: call.invalidatedBy ?? '',
-      interrupted: call.interrupted,
-      approval: ApprovalStatus.APPROVAL_STATUS_NONE,
-      compactedItems: call.compactedItems,
-    })),
-  }));
+  return rounds.map((round) =>
+    Round.fromPartial({
+      roundIndex: round.roundIndex,
+      resumedFromRunId: round.resumedFromRunId ?? '',
+      calls: round.calls.map((call) => ({
+        toolCallId: call.toolCallId,
+        toolName: call.toolName,
+        argumentsJson: JSON.stringify(call.arguments),
+        result: call.result,
+        isError: call.isError,
+        sequenceIndex: call.sequenceIndex,
+        requestedAt: new Date(call.requestedAt),
+        completedAt: call.completedAt === null ? undefined : new Date(call.completedAt),
+        expired: call.expired,
+        invalidatedBy: call.invalidatedBy ?? '',
+        interrupted: call.interrupted,
+        approval: ApprovalStatus.APPROVAL_STATUS_NONE,
+        compactedItems: call.compactedItems,
+      })),
+    }),
+  );
 }
 
 function messagesIn(format: Format): unknown[] {

@@ -3,6 +3,8 @@ import type {
   HistoryFormat,
   Omission,
   OmissionReason,
+  ReasoningOmission,
+  ReplayedRound,
   RecordedToolEvent,
   ReplayHistory,
   StaleResultMode,
@@ -120,6 +122,30 @@ const APPROVAL_STATUS: Record<ApprovalState, string> = {
   denied: 'APPROVAL_STATUS_DENIED',
 };
 
+const REASONING_OMISSION: Record<ReasoningOmission, string> = {
+  none: 'REASONING_OMISSION_UNSPECIFIED',
+  other_provider: 'REASONING_OMISSION_OTHER_PROVIDER',
+  other_model: 'REASONING_OMISSION_OTHER_MODEL',
+  expired: 'REASONING_OMISSION_EXPIRED',
+  policy_never: 'REASONING_OMISSION_POLICY_NEVER',
+  format_has_none: 'REASONING_OMISSION_FORMAT_HAS_NONE',
+};
+
+/** A round's response (the model's text, the reasoning replayed with it and why not), on the wire. */
+function responseFieldsOf(round: ReplayedRound) {
+  const { response } = round;
+  return {
+    provider: response?.provider ?? '',
+    model: response?.model ?? '',
+    text: response?.text ?? '',
+    reasoning_json: response?.reasoning === undefined ? '' : JSON.stringify(response.reasoning),
+    call_signatures: response?.callSignatures ?? {},
+    call_item_ids: response?.callItemIds ?? {},
+    reasoning_omitted: REASONING_OMISSION[response?.reasoningOmitted ?? 'none'],
+    reasoning_placeholder: round.reasoningPlaceholder === true,
+  };
+}
+
 export function toResponse(history: ReplayHistory, view: ReplayView = 'all') {
   return {
     turns: history.turns.map((turn) => ({
@@ -129,6 +155,7 @@ export function toResponse(history: ReplayHistory, view: ReplayView = 'all') {
       rounds: (view === 'messages' ? [] : turn.rounds).map((round) => ({
         round_index: round.roundIndex,
         resumed_from_run_id: round.resumedFromRunId ?? '',
+        ...responseFieldsOf(round),
         calls: round.calls.map((call) => ({
           tool_call_id: call.toolCallId,
           tool_name: call.toolName,
@@ -216,6 +243,7 @@ export function toInvocationMessage(record: InvocationRecord) {
     forked_from: record.forkedFrom
       ? { conversation_id: record.forkedFrom.conversationId, position: record.forkedFrom.position }
       : undefined,
+    reasoning_bytes: record.reasoningBytes ?? 0,
   };
 }
 

@@ -1,5 +1,6 @@
 import {
   type ConversationRows,
+  FORMAT_PROVIDER,
   type HistoryFormat,
   replayHistory,
   type ReplayHistory,
@@ -27,6 +28,9 @@ export interface GetReplayHistoryQuery {
   maxHistoryTokens?: number;
   /** The host's current path of message ids; empty: every run counts. */
   branchMessageIds?: readonly string[];
+  /** The model and provider the host is about to call: reasoning of others stays out. */
+  model?: string;
+  provider?: string;
   /** Answer only once everything through this consistency token is recorded. */
   readAfter?: ReadAfter;
 }
@@ -93,6 +97,14 @@ function validate(query: GetReplayHistoryQuery): void {
     throw new AppError(ErrorCode.InvalidArgument, 'max_history_tokens must not be negative');
   }
   checkBranch(query.branchMessageIds ?? []);
+  checkRequestIds({ model: query.model, provider: query.provider });
+  const formatProvider = FORMAT_PROVIDER[query.format];
+  if (query.provider && formatProvider !== null && query.provider !== formatProvider) {
+    throw new AppError(
+      ErrorCode.InvalidArgument,
+      `provider ${JSON.stringify(query.provider)} is not the provider of the requested format (${formatProvider}): leave it out`,
+    );
+  }
 }
 
 /** The most message ids a branch may name; a host's conversation is far shorter, and each id is looked up in a set. */
@@ -119,5 +131,7 @@ function replayRequestOf(query: GetReplayHistoryQuery, rows: ConversationRows, a
     staleResults: query.staleResults,
     maxHistoryTokens: query.maxHistoryTokens,
     ...(query.branchMessageIds?.length ? { branchMessageIds: query.branchMessageIds } : {}),
+    ...(query.model ? { model: query.model } : {}),
+    ...(query.provider ? { provider: query.provider } : {}),
   };
 }

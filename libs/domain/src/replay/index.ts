@@ -5,3 +5,4 @@ export * from './replay-history';
 export * from './replay-validity';
 export { CALL_RULES, isResultExpired, resultExpiresAt, verdictOf } from './replay-call-rules';
 export type { CallContext, CallOmissionReason, CallRule, CallVerdict } from './replay-call-rules';
+export * from './round-responses';

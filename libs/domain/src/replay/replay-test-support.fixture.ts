@@ -1,5 +1,8 @@
 import type { ToolEvent } from '@toolhistory/contract';
-import { conversationKeyString, invocationKeyString, runKeyString } from '../projection/read-model-keys';
+import { conversationKeyString, invocationKeyString, responseKeyString, runKeyString } from '../projection/read-model-keys';
+import { InMemoryReasoning } from '../reasoning/in-memory-reasoning.fixture';
+import { setReasoningApart } from '../reasoning/reasoning-apart';
+import { reasoningRulesOf } from '../reasoning/reasoning-rules';
 import { NOT_YET_APPROVED_OR_RESUMED, projectEvents, ReadModelState } from '../projection/evolve-read-model';
 import type { InvocationRow } from '../projection/read-model.types';
 import type { ProviderMessage } from './provider-messages';
@@ -7,18 +10,26 @@ import { HistoryFormat, replayHistory, ReplayRequest } from './replay-history';
 import { DEFAULT_REPLAY_POLICY, parseReplayPolicy, ReplayPolicy } from './replay-policy';
 import { testTokens } from '../projection/test-tokens.fixture';
 
-/** The read model a list of events produces, in one batch or cut into several. */
-export function readModelOf(events: readonly ToolEvent[], cuts: readonly number[] = []) {
-  let state: ReadModelState = { conversations: new Map(), runs: new Map(), invocations: new Map() };
+/**
+ * The read model a list of events produces, in one batch or cut into
+ * several, as the recorder writes it: each response's reasoning state set
+ * apart and kept as `reasoning` (default: the default policy's rules) says.
+ */
+export function readModelOf(events: readonly ToolEvent[], cuts: readonly number[] = [], reasoning = reasoningRulesOf(DEFAULT_REPLAY_POLICY)) {
+  let state: ReadModelState = { conversations: new Map(), runs: new Map(), invocations: new Map(), responses: new Map() };
+  const kept = new InMemoryReasoning();
   const bounds = [0, ...[...cuts].filter((c) => c > 0 && c < events.length).sort((a, b) => a - b), events.length];
   for (let i = 0; i < bounds.length - 1; i += 1) {
-    const changes = projectEvents(state, events.slice(bounds[i], bounds[i + 1]), testTokens);
-    state = { conversations: new Map(state.conversations), runs: new Map(state.runs), invocations: new Map(state.invocations) };
+    const apart = setReasoningApart(events.slice(bounds[i], bounds[i + 1]), reasoning);
+    kept.apply(apart.steps);
+    const changes = projectEvents(state, apart.events as ToolEvent[], testTokens);
+    state = { ...state, conversations: new Map(state.conversations), runs: new Map(state.runs), invocations: new Map(state.invocations) };
     for (const r of changes.conversations) state.conversations.set(conversationKeyString(r), r);
     for (const r of changes.runs) state.runs.set(runKeyString(r), r);
     for (const r of changes.invocations) state.invocations.set(invocationKeyString(r), r);
+    for (const r of changes.responses) state.responses!.set(responseKeyString(r), r);
   }
-  return { runs: [...state.runs.values()], invocations: [...state.invocations.values()] };
+  return { runs: [...state.runs.values()], invocations: [...state.invocations.values()], responses: kept.recorded(state.responses!.values()) };
 }
 
 /** The moment the rule tests' traces are placed after, and their conversation. */
@@ -35,13 +46,14 @@ export function policyOf(document: unknown): ReplayPolicy {
 
 /** The history of a trace, as of T0 + 60 s in OpenAI format unless `request` says otherwise (test tokens). */
 export function replayOf(events: readonly ToolEvent[], request: Partial<ReplayRequest> = {}, policy: ReplayPolicy = DEFAULT_REPLAY_POLICY) {
-  const { runs, invocations } = readModelOf(events);
+  const { runs, invocations, responses } = readModelOf(events, [], reasoningRulesOf(policy));
   return replayHistory(
     { tenantId: 'acme', conversationId: 'c1', channel: 'web', asOf: T0 + 60_000, format: 'openai_chat', ...request },
     runs,
     invocations,
     policy,
     testTokens,
+    responses,
   );
 }
 
