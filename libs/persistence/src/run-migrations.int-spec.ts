@@ -37,6 +37,7 @@ const ALL_MIGRATIONS = [
   '020_cited-sources',
   '021_substring-search',
   '022_read-your-writes-and-forks',
+  '023_model-responses-and-reasoning',
 ];
 
 describe('runMigrations (real PostgreSQL)', () => {
