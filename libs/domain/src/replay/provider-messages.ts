@@ -15,13 +15,30 @@ export interface FormattableCall {
   resultJson?: JsonValue;
 }
 
+/** What a round carries of the model's response: its text, and the reasoning state replayed with it (round-responses.ts). */
+export interface FormattableResponse {
+  text?: string;
+  /** The provider's own items, each as recorded. */
+  reasoning?: JsonObject[];
+  /** By tool call id as replayed (Gemini and Responses replay the recorded ids). */
+  callSignatures?: Record<string, string>;
+  callItemIds?: Record<string, string>;
+}
+
 export interface FormattableRound {
   calls: readonly FormattableCall[];
+  response?: FormattableResponse;
+  /** Gemini: the round's first function call carries Google's placeholder signature. */
+  reasoningPlaceholder?: boolean;
 }
+
+/** Google's documented stand-in for a thought signature a function call of the current turn lacks. */
+export const GEMINI_PLACEHOLDER_SIGNATURE = 'skip_thought_signature_validator';
 
 export interface OpenAiAssistantToolCallMessage {
   role: 'assistant';
-  content: null;
+  /** The round's own text, when the model said something beside its calls. */
+  content: string | null;
   tool_calls: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }>;
 }
 
@@ -31,9 +48,15 @@ export interface OpenAiToolMessage {
   content: string;
 }
 
+/** An Anthropic `thinking` or `redacted_thinking` block, as the model produced it (signature included). */
+export type AnthropicThinkingBlock = JsonObject & { type: 'thinking' | 'redacted_thinking' };
+
 export interface AnthropicAssistantMessage {
   role: 'assistant';
-  content: Array<{ type: 'tool_use'; id: string; name: string; input: JsonObject }>;
+  /** Thinking blocks first (the API requires them before the tool_use they led to), then the text, then the tool uses. */
+  content: Array<
+    AnthropicThinkingBlock | { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: JsonObject }
+  >;
 }
 
 export interface AnthropicToolResultMessage {
@@ -41,12 +64,27 @@ export interface AnthropicToolResultMessage {
   content: Array<{ type: 'tool_result'; tool_use_id: string; content: string; is_error: boolean }>;
 }
 
-/** OpenAI Responses input items. No item `id`: a replayed `fc_` id without its reasoning item is refused by reasoning models. */
+/**
+ * OpenAI Responses input items. A function call's item `id` (`fc_...`) only
+ * with its reasoning item before it: reasoning models refuse a replayed
+ * `fc_` id without it.
+ */
 export interface OpenAiResponsesFunctionCall {
   type: 'function_call';
+  id?: string;
   call_id: string;
   name: string;
   arguments: string;
+}
+
+/** A `reasoning` item as the model produced it (its `encrypted_content` included). */
+export type OpenAiResponsesReasoningItem = JsonObject & { type: 'reasoning' };
+
+/** The round's own text, as the assistant's output message. */
+export interface OpenAiResponsesOutputMessage {
+  type: 'message';
+  role: 'assistant';
+  content: Array<{ type: 'output_text'; text: string; annotations: [] }>;
 }
 
 export interface OpenAiResponsesFunctionCallOutput {
@@ -57,7 +95,8 @@ export interface OpenAiResponsesFunctionCallOutput {
 
 export interface GeminiModelContent {
   role: 'model';
-  parts: Array<{ functionCall: { id: string; name: string; args: JsonObject } }>;
+  /** Thought parts first, as recorded, then the text, then the function calls (a step's first one with its signature). */
+  parts: Array<JsonObject | { text: string } | { functionCall: { id: string; name: string; args: JsonObject }; thoughtSignature?: string }>;
 }
 
 export interface GeminiUserContent {
@@ -65,9 +104,13 @@ export interface GeminiUserContent {
   parts: Array<{ functionResponse: { id: string; name: string; response: JsonObject } }>;
 }
 
+/** A Bedrock `reasoningContent` block, as the model produced it. */
+export type BedrockReasoningBlock = JsonObject & { reasoningContent: JsonObject };
+
 export interface BedrockAssistantMessage {
   role: 'assistant';
-  content: Array<{ toolUse: { toolUseId: string; name: string; input: JsonObject } }>;
+  /** Reasoning blocks first, then the text, then the tool uses. */
+  content: Array<BedrockReasoningBlock | { text: string } | { toolUse: { toolUseId: string; name: string; input: JsonObject } }>;
 }
 
 export interface BedrockToolResultMessage {
@@ -84,6 +127,8 @@ export type ProviderMessage =
   | AnthropicToolResultMessage
   | OpenAiResponsesFunctionCall
   | OpenAiResponsesFunctionCallOutput
+  | OpenAiResponsesReasoningItem
+  | OpenAiResponsesOutputMessage
   | GeminiModelContent
   | GeminiUserContent
   | BedrockAssistantMessage
@@ -94,7 +139,8 @@ export function toOpenAiChatMessages(rounds: readonly FormattableRound[]): Array
   return rounds.flatMap((round) => [
     {
       role: 'assistant' as const,
-      content: null,
+      // The round's own text; OpenAI chat carries no reasoning.
+      content: round.response?.text ?? null,
       tool_calls: round.calls.map((c) => ({
         id: c.toolCallId,
         type: 'function' as const,
@@ -110,12 +156,16 @@ export function toAnthropicMessages(rounds: readonly FormattableRound[]): Array<
   return rounds.flatMap((round) => [
     {
       role: 'assistant' as const,
-      content: round.calls.map((c) => ({
-        type: 'tool_use' as const,
-        id: anthropicToolUseId(c.toolCallId),
-        name: c.toolName,
-        input: c.arguments,
-      })),
+      content: [
+        ...((round.response?.reasoning ?? []) as AnthropicThinkingBlock[]),
+        ...textBlock(round.response?.text),
+        ...round.calls.map((c) => ({
+          type: 'tool_use' as const,
+          id: anthropicToolUseId(c.toolCallId),
+          name: c.toolName,
+          input: c.arguments,
+        })),
+      ],
     },
     {
       role: 'user' as const,
@@ -151,23 +201,45 @@ export function resultWrapping(format: HistoryFormat, call: FormattableCall): st
   return isJsonObject(call.resultJson) ? '' : '{"output":""}';
 }
 
+/** The round's text as a content block, when it has one. */
+function textBlock(text: string | undefined): Array<{ type: 'text'; text: string }> {
+  return text === undefined || text === '' ? [] : [{ type: 'text', text }];
+}
+
 /**
- * OpenAI Responses: per round, a `function_call` item per call, then a
+ * OpenAI Responses: per round, its reasoning items (as recorded), its text
+ * as an output message, a `function_call` item per call (with its `fc_` item
+ * id when the reasoning it follows is replayed too), then a
  * `function_call_output` item per call, in order. An error result stays a
  * plain output text that says it failed (the API has no error flag).
  */
 export function toOpenAiResponsesItems(
   rounds: readonly FormattableRound[],
-): Array<OpenAiResponsesFunctionCall | OpenAiResponsesFunctionCallOutput> {
+): Array<OpenAiResponsesReasoningItem | OpenAiResponsesOutputMessage | OpenAiResponsesFunctionCall | OpenAiResponsesFunctionCallOutput> {
   return rounds.flatMap((round) => [
+    ...((round.response?.reasoning ?? []) as OpenAiResponsesReasoningItem[]),
+    ...outputMessage(round.response?.text),
     ...round.calls.map((c) => ({
       type: 'function_call' as const,
+      ...itemIdOf(round, c.toolCallId),
       call_id: c.toolCallId,
       name: c.toolName,
       arguments: JSON.stringify(c.arguments),
     })),
     ...round.calls.map((c) => ({ type: 'function_call_output' as const, call_id: c.toolCallId, output: errorText(c) })),
   ]);
+}
+
+function outputMessage(text: string | undefined): OpenAiResponsesOutputMessage[] {
+  return text === undefined || text === ''
+    ? []
+    : [{ type: 'message', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] }];
+}
+
+/** A call's own `fc_` id, only beside the reasoning item it follows (without it the API refuses the id). */
+function itemIdOf(round: FormattableRound, callId: string): { id?: string } {
+  const id = round.response?.reasoning?.length ? round.response.callItemIds?.[callId] : undefined;
+  return id === undefined ? {} : { id };
 }
 
 /** Gemini's `response` must be an object: a JSON object result as it is, anything else under `output`, an error under `error`. */
@@ -184,13 +256,31 @@ export function toGeminiContents(rounds: readonly FormattableRound[]): Array<Gem
   return rounds.flatMap((round) => [
     {
       role: 'model' as const,
-      parts: round.calls.map((c) => ({ functionCall: { id: c.toolCallId, name: c.toolName, args: c.arguments } })),
+      parts: [
+        ...(round.response?.reasoning ?? []),
+        ...(round.response?.text ? [{ text: round.response.text }] : []),
+        ...round.calls.map((c, i) => ({
+          functionCall: { id: c.toolCallId, name: c.toolName, args: c.arguments },
+          ...geminiSignatureOf(round, c.toolCallId, i),
+        })),
+      ],
     },
     {
       role: 'user' as const,
       parts: round.calls.map((c) => ({ functionResponse: { id: c.toolCallId, name: c.toolName, response: geminiResponse(c) } })),
     },
   ]);
+}
+
+/**
+ * A function call's thought signature: the one recorded for it; else, for
+ * the round's first call in a turn that goes on, Google's placeholder
+ * (Gemini refuses a step of the current turn whose first call has none).
+ */
+function geminiSignatureOf(round: FormattableRound, callId: string, at: number): { thoughtSignature?: string } {
+  const recorded = round.response?.callSignatures?.[callId];
+  if (recorded !== undefined) return { thoughtSignature: recorded };
+  return at === 0 && round.reasoningPlaceholder === true ? { thoughtSignature: GEMINI_PLACEHOLDER_SIGNATURE } : {};
 }
 
 /**
@@ -202,7 +292,11 @@ export function toBedrockConverseMessages(rounds: readonly FormattableRound[]): 
   return rounds.flatMap((round) => [
     {
       role: 'assistant' as const,
-      content: round.calls.map((c) => ({ toolUse: { toolUseId: bedrockToolUseId(c.toolCallId), name: c.toolName, input: c.arguments } })),
+      content: [
+        ...((round.response?.reasoning ?? []) as BedrockReasoningBlock[]),
+        ...(round.response?.text ? [{ text: round.response.text }] : []),
+        ...round.calls.map((c) => ({ toolUse: { toolUseId: bedrockToolUseId(c.toolCallId), name: c.toolName, input: c.arguments } })),
+      ],
     },
     {
       role: 'user' as const,

@@ -15,7 +15,11 @@ import { testTokens } from '../projection/test-tokens.fixture';
  * several, as the recorder writes it: each response's reasoning state set
  * apart and kept as `reasoning` (default: the default policy's rules) says.
  */
-export function readModelOf(events: readonly ToolEvent[], cuts: readonly number[] = [], reasoning = reasoningRulesOf(DEFAULT_REPLAY_POLICY)) {
+export function readModelOf(
+  events: readonly ToolEvent[],
+  cuts: readonly number[] = [],
+  reasoning = reasoningRulesOf(DEFAULT_REPLAY_POLICY),
+) {
   let state: ReadModelState = { conversations: new Map(), runs: new Map(), invocations: new Map(), responses: new Map() };
   const kept = new InMemoryReasoning();
   const bounds = [0, ...[...cuts].filter((c) => c > 0 && c < events.length).sort((a, b) => a - b), events.length];
@@ -29,7 +33,11 @@ export function readModelOf(events: readonly ToolEvent[], cuts: readonly number[
     for (const r of changes.invocations) state.invocations.set(invocationKeyString(r), r);
     for (const r of changes.responses) state.responses!.set(responseKeyString(r), r);
   }
-  return { runs: [...state.runs.values()], invocations: [...state.invocations.values()], responses: kept.recorded(state.responses!.values()) };
+  return {
+    runs: [...state.runs.values()],
+    invocations: [...state.invocations.values()],
+    responses: kept.recorded(state.responses!.values()),
+  };
 }
 
 /** The moment the rule tests' traces are placed after, and their conversation. */

@@ -24,12 +24,6 @@ export const FORMAT_PROVIDER: Readonly<Record<HistoryFormat, string | null>> = {
   bedrock_converse: 'bedrock',
 };
 
-/**
- * Google's documented stand-in for a thought signature the history lacks:
- * accepted on a function call of the current turn instead of the real one.
- */
-export const GEMINI_PLACEHOLDER_SIGNATURE = 'skip_thought_signature_validator';
-
 export interface ReplayedResponse {
   provider: string;
   model: string;
