@@ -80,11 +80,11 @@ export interface OpenAiResponsesFunctionCall {
 /** A `reasoning` item as the model produced it (its `encrypted_content` included). */
 export type OpenAiResponsesReasoningItem = JsonObject & { type: 'reasoning' };
 
-/** The round's own text, as the assistant's output message. */
+/** The round's own text, as an assistant input message (an output message would need the id and status of the response it came in). */
 export interface OpenAiResponsesOutputMessage {
   type: 'message';
   role: 'assistant';
-  content: Array<{ type: 'output_text'; text: string; annotations: [] }>;
+  content: string;
 }
 
 export interface OpenAiResponsesFunctionCallOutput {
@@ -231,9 +231,7 @@ export function toOpenAiResponsesItems(
 }
 
 function outputMessage(text: string | undefined): OpenAiResponsesOutputMessage[] {
-  return text === undefined || text === ''
-    ? []
-    : [{ type: 'message', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] }];
+  return text === undefined || text === '' ? [] : [{ type: 'message', role: 'assistant', content: text }];
 }
 
 /** A call's own `fc_` id, only beside the reasoning item it follows (without it the API refuses the id). */
