@@ -5,8 +5,7 @@ import { setReasoningApart } from '../reasoning/reasoning-apart';
 import { reasoningRulesOf } from '../reasoning/reasoning-rules';
 import { NOT_YET_APPROVED_OR_RESUMED, projectEvents, ReadModelState } from '../projection/evolve-read-model';
 import type { InvocationRow } from '../projection/read-model.types';
-import type { ProviderMessage } from './provider-messages';
-import { HistoryFormat, replayHistory, ReplayRequest } from './replay-history';
+import { replayHistory, ReplayRequest } from './replay-history';
 import { DEFAULT_REPLAY_POLICY, parseReplayPolicy, ReplayPolicy } from './replay-policy';
 import { testTokens } from '../projection/test-tokens.fixture';
 
