@@ -3,10 +3,16 @@ import type { HealthEndpoint, ServingStatus } from './health-endpoint';
 import type { KafkaMessaging } from '@toolhistory/messaging';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
-import { GRPC_PG_POOL, HEALTH, MESSAGING, ROOT_LOGGER } from '../tokens';
+import { HEALTH, HEALTH_PG_POOL, MESSAGING, ROOT_LOGGER } from '../tokens';
 
 export const HEALTH_CHECK_INTERVAL_MS = 2_000;
 const CHECK_TIMEOUT_MS = 1_500;
+/**
+ * Checks a dependency must fail in a row before it counts as unreachable: a
+ * single late answer can be this process's own busy event loop (a timer
+ * runs before the socket that holds the answer is read), not the dependency.
+ */
+export const FAILED_CHECKS_BEFORE_UNREACHABLE = 2;
 export const SERVICE_NAMES = ['', 'toolhistory.v1.ToolHistory'];
 
 const within = <T>(work: Promise<T>, ms: number): Promise<T> =>
@@ -15,18 +21,23 @@ const within = <T>(work: Promise<T>, ms: number): Promise<T> =>
 /**
  * grpc.health.v1.Health answers SERVING only while both PostgreSQL and
  * Kafka answer, so a load balancer stops sending turns to an instance that
- * cannot serve them.
+ * cannot serve them. NOT_SERVING means a dependency is unreachable (failed
+ * FAILED_CHECKS_BEFORE_UNREACHABLE checks in a row), never that the
+ * instance is busy: the database is asked on a connection of its own
+ * (HEALTH_PG_POOL), never behind the replay and audit reads, and overload
+ * shows in the admission metrics and the optional readiness signal instead.
  */
 @Injectable()
 export class GrpcHealthService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private timer?: NodeJS.Timeout;
   private current: ServingStatus = 'NOT_SERVING';
   private draining = false;
+  private readonly failedInARow = { database: 0, broker: 0 };
   private readonly log: Logger;
 
   constructor(
     @Inject(HEALTH) private readonly health: HealthEndpoint,
-    @Inject(GRPC_PG_POOL) private readonly pool: Pool,
+    @Inject(HEALTH_PG_POOL) private readonly pool: Pool,
     @Inject(MESSAGING) private readonly messaging: KafkaMessaging,
     @Inject(ROOT_LOGGER) logger: Logger,
   ) {
@@ -58,7 +69,12 @@ export class GrpcHealthService implements OnApplicationBootstrap, BeforeApplicat
   private async check(): Promise<void> {
     const [database, broker] = await Promise.all([this.databaseAnswers(), this.brokerAnswers()]);
     if (this.draining) return;
-    this.set(database && broker ? 'SERVING' : 'NOT_SERVING', { database, broker });
+    this.failedInARow.database = database ? 0 : this.failedInARow.database + 1;
+    this.failedInARow.broker = broker ? 0 : this.failedInARow.broker + 1;
+    // Until the first time both answer, nothing is served; after that, only a dependency that keeps failing stops it.
+    const unreachable = (failed: number) => failed >= (this.current === 'SERVING' ? FAILED_CHECKS_BEFORE_UNREACHABLE : 1);
+    const serving = !unreachable(this.failedInARow.database) && !unreachable(this.failedInARow.broker);
+    this.set(serving ? 'SERVING' : 'NOT_SERVING', { database, broker });
   }
 
   private async databaseAnswers(): Promise<boolean> {

@@ -30,9 +30,9 @@ export class GetReplayHistoryGrpcController {
   @GrpcMethod('ToolHistory', 'GetReplayHistory')
   replay(request: GetReplayHistoryRequest, _metadata: Metadata, call: ServerUnaryCall<unknown, unknown>) {
     const ids = { tenantId: request.tenant_id, conversationId: request.conversation_id };
-    const budgetMs = budgetOf(call, DEFAULT_REPLAY_BUDGET_MS);
+    const budget = budgetOf(call, DEFAULT_REPLAY_BUDGET_MS);
     // Past the deadline the answer is DEADLINE_EXCEEDED and the signal cancels the database statement.
-    return answerUnary(this.log, 'GetReplayHistory', ids, budgetMs, async (signal) => {
+    return answerUnary(this.log, 'GetReplayHistory', ids, budget, async (signal) => {
       const view = viewOf(request.view);
       const history = await this.getReplayHistory.execute(
         {
