@@ -51,6 +51,16 @@ const BROKERS = (process.env.BENCH_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',')
 const TURNS = 20;
 const STALE_TURNS = 10;
 
+/** The JS heap V8 has (used of total) and the memory held outside it, in MiB, from a scrape. */
+const memoryOf = (exposition: string) => {
+  const mib = (name: string) => Math.round(counterTotal(exposition, name) / 1024 / 1024);
+  return {
+    heapUsed: mib('nodejs_heap_size_used_bytes'),
+    heapTotal: mib('nodejs_heap_size_total_bytes'),
+    external: mib('nodejs_external_memory_bytes'),
+  };
+};
+
 const round = (x: number, digits = 2) => (Number.isFinite(x) ? Math.round(x * 10 ** digits) / 10 ** digits : null);
 
 async function main(): Promise<void> {
@@ -208,6 +218,7 @@ async function main(): Promise<void> {
     for (let n = 1; n <= floods && alive(); n += 1) {
       await sleep(3_000);
       const rssBefore = rssMiB(service.pid!);
+      const memoryBefore = memoryOf(await scrape());
       const rate = Math.round(sustainable * multiple);
       console.log(
         `flood ${n}/${floods}: ${rate} replays/s offered (${multiple} x sustainable) for ${floodSeconds} s, deadline ${deadlineMs} ms`,
@@ -282,6 +293,7 @@ async function main(): Promise<void> {
         rssSamples.push(rssMiB(service.pid!) ?? 0);
         rssPeak = Math.max(rssPeak, rssSamples.at(-1)!);
       }
+      const memoryAfter = alive() ? memoryOf(await scrape()) : null;
       const light = alive() ? await closedLoop(2, 2, oneCall) : { results: [], elapsedSeconds: 0 };
       const lightSummary = summarize(light.results);
       const figures = {
@@ -310,6 +322,9 @@ async function main(): Promise<void> {
         rssPeakMiB: rssPeak,
         rssAfterMiB: rssSamples.at(-1) ?? null,
         rssAfterVsBefore: rssBefore && rssSamples.length > 0 ? round(rssSamples.at(-1)! / rssBefore, 3) : null,
+        // What the RSS is made of, before and after: the JS heap V8 keeps (used of total), and memory outside it.
+        memoryBeforeMiB: memoryBefore,
+        memoryAfterMiB: memoryAfter,
         serviceCpuSeconds: round(floodCpu),
         serviceCpuMsPerCall: round((floodCpu * 1000) / Math.max(1, summary.requests), 3),
         benchCpuSeconds: round(floodBenchCpu),
@@ -328,7 +343,8 @@ async function main(): Promise<void> {
       );
       console.log(
         `  recording ${figures.recordingPerSecond} events/s (${figures.recordingVsAlone} of alone); health ${JSON.stringify(probes)}; ` +
-          `RSS ${rssBefore} MiB before, ${rssPeak} peak, ${figures.rssAfterMiB} ${afterSeconds} s after; ` +
+          `RSS ${rssBefore} MiB before, ${rssPeak} peak, ${figures.rssAfterMiB} ${afterSeconds} s after ` +
+          `(heap used/total, external: ${JSON.stringify(memoryBefore)} before, ${JSON.stringify(memoryAfter)} after); ` +
           `gRPC process ${figures.serviceCpuMsPerCall} ms CPU a call (${figures.serviceCpuSeconds} s over ${figures.wallSeconds} s; ` +
           `the load generator ${figures.benchCpuSeconds} s); event loop delay p99: service ${serviceLagP99Ms} ms, ` +
           `load generator ${figures.generatorEventLoopLagP99Ms} ms; ` +

@@ -1,6 +1,6 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
-import { type CallResult, closedLoop, openLoop, replayCallers } from './flood';
+import { type CallResult, closedLoop, openLoop, replayCallers, type ReplayRequest } from './flood';
 
 /** One share of a load, on a thread of its own (see `loadInWorkers`): its results go back as columns. */
 interface FloodShare {
@@ -10,7 +10,7 @@ interface FloodShare {
   callers: number;
   rate: number;
   seconds: number;
-  request: { tenant_id: string; conversation_id: string };
+  request: ReplayRequest;
   deadlineMs: number;
 }
 

@@ -28,9 +28,14 @@ export interface CallResult {
   pushbackMs?: number;
 }
 
+/** A GetReplayHistory request as the wire takes it (field names as in the proto). */
+export type ReplayRequest = { tenant_id: string; conversation_id: string } & Record<string, unknown>;
+
 export interface ReplayCallers {
   /** One GetReplayHistory on caller `i % callers`, with the given deadline. */
-  call(i: number, request: { tenant_id: string; conversation_id: string }, deadlineMs: number): Promise<Omit<CallResult, 'ms'>>;
+  call(i: number, request: ReplayRequest, deadlineMs: number): Promise<Omit<CallResult, 'ms'>>;
+  /** The same, with a handle to cancel it (the client resets the stream, as a caller that gives up does). */
+  start(i: number, request: ReplayRequest, deadlineMs: number): { outcome: Promise<Omit<CallResult, 'ms'>>; cancel(): void };
   close(): void;
 }
 
@@ -53,23 +58,28 @@ export function replayCallers(port: number, count = 8): ReplayCallers {
         'grpc.primary_user_agent': `flood-${i}`,
       }) as unknown as grpc.Client & { GetReplayHistory: (...args: unknown[]) => grpc.ClientUnaryCall },
   );
+  const start: ReplayCallers['start'] = (i, request, deadlineMs) => {
+    let call: grpc.ClientUnaryCall | undefined;
+    const outcome = new Promise<Omit<CallResult, 'ms'>>((done) => {
+      call = clients[i % clients.length].GetReplayHistory(
+        request,
+        { deadline: new Date(Date.now() + deadlineMs) },
+        (error: grpc.ServiceError | null) => {
+          if (!error) return done({ outcome: 'answered', code: 'OK' });
+          const code = STATUS_NAMES.get(error.code) ?? String(error.code);
+          if (error.code === grpc.status.RESOURCE_EXHAUSTED) {
+            const pushback = Number(error.metadata?.get('grpc-retry-pushback-ms')[0]);
+            return done({ outcome: 'refused', code, pushbackMs: Number.isFinite(pushback) ? pushback : undefined });
+          }
+          done({ outcome: error.code === grpc.status.DEADLINE_EXCEEDED ? 'deadline' : 'other', code });
+        },
+      );
+    });
+    return { outcome, cancel: () => call?.cancel() };
+  };
   return {
-    call: (i, request, deadlineMs) =>
-      new Promise((done) =>
-        clients[i % clients.length].GetReplayHistory(
-          request,
-          { deadline: new Date(Date.now() + deadlineMs) },
-          (error: grpc.ServiceError | null) => {
-            if (!error) return done({ outcome: 'answered', code: 'OK' });
-            const code = STATUS_NAMES.get(error.code) ?? String(error.code);
-            if (error.code === grpc.status.RESOURCE_EXHAUSTED) {
-              const pushback = Number(error.metadata?.get('grpc-retry-pushback-ms')[0]);
-              return done({ outcome: 'refused', code, pushbackMs: Number.isFinite(pushback) ? pushback : undefined });
-            }
-            done({ outcome: error.code === grpc.status.DEADLINE_EXCEEDED ? 'deadline' : 'other', code });
-          },
-        ),
-      ),
+    call: (i, request, deadlineMs) => start(i, request, deadlineMs).outcome,
+    start,
     close: () => clients.forEach((c) => c.close()),
   };
 }
@@ -114,7 +124,7 @@ export async function loadInWorkers(
     callers: number;
     rate: number;
     seconds: number;
-    request: { tenant_id: string; conversation_id: string };
+    request: ReplayRequest;
     deadlineMs: number;
   },
 ): Promise<{ results: CallResult[]; generatorLagP99Ms: number }> {
