@@ -285,7 +285,7 @@ export const SETTINGS = [
     name: 'ADMISSION_REPLAY_MAX_IN_FLIGHT',
     group: 'admission',
     parse: positiveInt,
-    default: '64',
+    default: '32',
     description:
       '`GetReplayHistory` calls this instance works on at once, from the cache or the database (see [Overload](operating.md#overload-admission-control))',
   },
@@ -293,7 +293,7 @@ export const SETTINGS = [
     name: 'ADMISSION_REPLAY_MAX_QUEUED',
     group: 'admission',
     parse: wholeNumber('0: none waits'),
-    default: '128',
+    default: '64',
     description:
       'replay calls that may wait for one of those slots, taken by tenant in turn; one more is refused at once with `RESOURCE_EXHAUSTED` and `grpc-retry-pushback-ms`',
   },
