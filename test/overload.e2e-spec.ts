@@ -180,10 +180,18 @@ describe('a flood of replays at three times what the service sustains, beside in
 
     // Health as an orchestrator probes it, and ingest of other conversations, while the flood lasts.
     const probes: string[] = [];
+    const readiness = new Set<string>();
+    const overloadReadiness = new Set<string>();
+    const ready = async (path: string) => {
+      const response = await fetch(`http://127.0.0.1:${httpPort}${path}`).catch(() => undefined);
+      return response ? `${response.status} ${(await response.text()).trim()}` : 'failed';
+    };
     let flooding = true;
     const probing = (async () => {
       while (flooding) {
         probes.push(await health.healthCheck().catch((e: Error) => `failed: ${e.message}`));
+        readiness.add(await ready('/readyz'));
+        overloadReadiness.add(await ready('/readyz?overload=unready'));
         await new Promise((r) => setTimeout(r, 250));
       }
     })();
@@ -225,6 +233,9 @@ describe('a flood of replays at three times what the service sustains, beside in
       // Health never said NOT_SERVING: the database and the broker were up all along.
       probed: probes.length > 0,
       probesNotServing: probes.filter((p) => p !== 'SERVING'),
+      // Readiness stays as health says; the opt-in overload signal told a router to send elsewhere meanwhile.
+      readiness: [...readiness],
+      overloadSignalled: overloadReadiness.has('503 OVERLOADED'),
     }).toEqual({
       figures,
       refusedSome: true,
@@ -235,6 +246,8 @@ describe('a flood of replays at three times what the service sustains, beside in
       answeredSome: true,
       probed: true,
       probesNotServing: [],
+      readiness: ['200 SERVING'],
+      overloadSignalled: true,
     });
 
     // Every event published during the flood is recorded.
@@ -256,6 +269,11 @@ describe('a flood of replays at three times what the service sustains, beside in
       { what: 'admission drained' },
     );
     for (let i = 0; i < 10; i += 1) expect((await health.getReplayHistory(fullRequest)).turns).toHaveLength(TURNS);
+    await waitFor(
+      () => ready('/readyz?overload=unready'),
+      (r) => r === '200 SERVING',
+      { what: 'the overload signal cleared' },
+    );
     expect(stack.service.child.exitCode).toBeNull();
   });
 });
