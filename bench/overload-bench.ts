@@ -12,7 +12,8 @@
  * events/s throughout:
  *   1. recording alone for --measure-seconds: the recording rate without reads;
  *   2. sustainable: --callers callers in a closed loop for --measure-seconds
- *      (from --threads worker threads): the replay rate the service sustains;
+ *      (from --threads worker threads): the replay rate the service sustains,
+ *      measured again before each flood (the machine's other load moves it);
  *   3. flood: --multiple times that rate in an open loop (each call with a
  *      --deadline-ms deadline, no retries) for --flood-seconds, sent from
  *      --threads worker threads (the --callers connections split between
@@ -196,27 +197,36 @@ async function main(): Promise<void> {
     const recordingAlone = await recordingRate(measureSeconds);
     console.log(`recording alone: ${Math.round(recordingAlone)} events/s (ingest offered ${ingestRate}/s)`);
 
-    // 2. Sustainable: a closed loop of callers (from the same threads as the flood), after a warm-up.
+    // 2. Sustainable: a closed loop of callers (from the same threads as the flood), after a warm-up. Measured again
+    // before each flood: on a shared machine what the service sustains moves with the machine's other load.
     const oneCall = (i: number) => flood.call(i, request, deadlineMs);
     const closed = async (seconds: number) =>
       (await loadInWorkers(threads, { loop: 'closed', port, callers, rate: 0, seconds, request, deadlineMs })).results;
     await closed(3);
-    let cpu = cpuSeconds(service.pid!);
-    const sustainedStart = performance.now();
-    const sustained = { results: await closed(measureSeconds), elapsedSeconds: 0 };
-    sustained.elapsedSeconds = (performance.now() - sustainedStart) / 1000;
-    const sustainedCpu = cpuSeconds(service.pid!) - cpu;
-    const sustainedSummary = summarize(sustained.results);
-    const sustainable = sustainedSummary.answered / sustained.elapsedSeconds;
-    console.log(
-      `sustainable: ${Math.round(sustainable)} replays/s with ${callers} callers (p50 ${round(sustainedSummary.answeredP50Ms)} ms, ` +
-        `p99 ${round(sustainedSummary.answeredP99Ms)} ms, ${sustainedSummary.refused + sustainedSummary.deadlines + sustainedSummary.other} not answered); ` +
-        `gRPC process ${round((sustainedCpu * 1000) / Math.max(1, sustainedSummary.answered))} ms CPU a replay`,
-    );
+    const measureSustainable = async () => {
+      const cpuBefore = cpuSeconds(service.pid!);
+      const started = performance.now();
+      const results = await closed(measureSeconds);
+      const elapsed = (performance.now() - started) / 1000;
+      const summary = summarize(results);
+      const measured = {
+        perSecond: summary.answered / elapsed,
+        p99Ms: summary.answeredP99Ms,
+        cpuMsPerReplay: ((cpuSeconds(service.pid!) - cpuBefore) * 1000) / Math.max(1, summary.answered),
+      };
+      console.log(
+        `sustainable: ${Math.round(measured.perSecond)} replays/s with ${callers} callers (p50 ${round(summary.answeredP50Ms)} ms, ` +
+          `p99 ${round(summary.answeredP99Ms)} ms, ${summary.refused + summary.deadlines + summary.other} not answered); ` +
+          `gRPC process ${round(measured.cpuMsPerReplay)} ms CPU a replay`,
+      );
+      return measured;
+    };
 
     const runs = [];
     for (let n = 1; n <= floods && alive(); n += 1) {
       await sleep(3_000);
+      const sustained = await measureSustainable();
+      const sustainable = sustained.perSecond;
       const rssBefore = rssMiB(service.pid!);
       const memoryBefore = memoryOf(await scrape());
       const rate = Math.round(sustainable * multiple);
@@ -235,7 +245,7 @@ async function main(): Promise<void> {
           await sleep(500);
         }
       })();
-      cpu = cpuSeconds(service.pid!);
+      const cpu = cpuSeconds(service.pid!);
       const benchCpu = cpuSeconds(process.pid);
       const wallStart = performance.now();
       // A scrape also resets the service's event loop delay percentiles: the next one gives the flood's.
@@ -298,6 +308,9 @@ async function main(): Promise<void> {
       const lightSummary = summarize(light.results);
       const figures = {
         flood: n,
+        sustainablePerSecond: Math.round(sustainable),
+        sustainableP99Ms: round(sustained.p99Ms),
+        sustainableCpuMsPerReplay: round(sustained.cpuMsPerReplay, 3),
         offeredPerSecond: rate,
         requests: summary.requests,
         answered: summary.answered,
@@ -355,9 +368,6 @@ async function main(): Promise<void> {
     console.log(
       JSON.stringify({
         recordingAlonePerSecond: Math.round(recordingAlone),
-        sustainablePerSecond: Math.round(sustainable),
-        sustainableP99Ms: round(sustainedSummary.answeredP99Ms),
-        sustainableCpuMsPerReplay: round((sustainedCpu * 1000) / Math.max(1, sustainedSummary.answered), 3),
         floods: runs,
       }),
     );

@@ -32,18 +32,22 @@ export function refusalDetails(lane: AdmissionLane, refusal: AdmissionRefusal): 
 
 /**
  * Admission control at the very edge (docs/adr/030-admission-control.md): a
- * read's request message is held until its lane admits it, or the call is
- * answered RESOURCE_EXHAUSTED with `grpc-retry-pushback-ms`, before NestJS,
- * the caller check or any work sees it. The slot is held until the status
- * is sent; a call whose caller goes away (cancel, deadline) while it waits
- * is dropped unseen. Fairness is by the tenant the request names; the
- * caller check still refuses a tenant the caller may not use.
+ * read's request is held once it is complete (its message received and the
+ * caller's half-close) until its lane admits it, or the call is answered
+ * RESOURCE_EXHAUSTED with `grpc-retry-pushback-ms`, before NestJS, the
+ * caller check or any work sees it. A request still arriving holds no slot,
+ * so a caller that never finishes sending cannot keep one. The slot is held
+ * until the status is sent; a call whose caller goes away (cancel,
+ * deadline) while it waits is dropped unseen. Fairness is by the tenant the
+ * request names; the caller check still refuses a tenant the caller may not
+ * use.
  */
 export function admissionInterceptor(admission: ReadAdmission): ServerInterceptor {
   return (method, call) => {
     const lane = ADMITTED_METHODS.get(method.path);
     if (lane === undefined) return new ServerInterceptingCall(call);
     const limiter = admission.lanes[lane];
+    let tenant = '';
     let ticket: AdmissionTicket | undefined;
     const end = () => ticket?.end();
     const intercepting: ServerInterceptingCall = new ServerInterceptingCall(
@@ -53,9 +57,12 @@ export function admissionInterceptor(admission: ReadAdmission): ServerIntercepto
           next(
             new ServerListenerBuilder()
               .withOnReceiveMessage((message: { tenant_id?: unknown } | null, passOn) => {
-                const tenant = typeof message?.tenant_id === 'string' ? message.tenant_id.slice(0, MAX_TENANT_KEY) : '';
+                if (typeof message?.tenant_id === 'string') tenant = message.tenant_id.slice(0, MAX_TENANT_KEY);
+                passOn(message);
+              })
+              .withOnReceiveHalfClose((passOn) => {
                 ticket = limiter.request(tenant, {
-                  admitted: () => passOn(message),
+                  admitted: passOn,
                   refused: (refusal) =>
                     intercepting.sendStatus({
                       code: status.RESOURCE_EXHAUSTED,
