@@ -343,11 +343,19 @@ async function main(): Promise<void> {
         benchCpuSeconds: round(floodBenchCpu),
         serviceEventLoopLagP99Ms: serviceLagP99Ms,
         generatorEventLoopLagP99Ms: round(generatorLagP99Ms),
+        // A load generator whose own event loop runs late misses deadlines and resets streams whatever the service
+        // does: past a quarter of the deadline, the flood's figures are the generator's, not the service's.
+        generatorKeptUp: generatorLagP99Ms < deadlineMs / 4,
         wallSeconds: round(floodElapsed),
         lightLoadP99MsAfter: round(lightSummary.answeredP99Ms),
         processAlive: alive(),
       };
       runs.push(figures);
+      if (!figures.generatorKeptUp)
+        console.log(
+          `  the load generator fell behind (event loop delay p99 ${figures.generatorEventLoopLagP99Ms} ms): its callers missed ` +
+            'deadlines and reset streams on their own; these figures measure it, not the service',
+        );
       console.log(
         `  ${summary.answered} answered (${figures.answeredPerSecond}/s, ${figures.answeredVsSustainable} of sustainable), ` +
           `${summary.refused} refused (p50 ${figures.refusalP50Ms} ms, p99 ${figures.refusalP99Ms} ms as the callers saw it; ` +
