@@ -15,6 +15,22 @@ const CHECK_TIMEOUT_MS = 1_500;
 export const FAILED_CHECKS_BEFORE_UNREACHABLE = 2;
 export const SERVICE_NAMES = ['', 'toolhistory.v1.ToolHistory'];
 
+/** Checks failed in a row, per dependency. */
+export interface FailedChecks {
+  database: number;
+  broker: number;
+}
+
+/**
+ * What health says after a check: until both dependencies first answer,
+ * NOT_SERVING on any failure; once SERVING, NOT_SERVING only when a
+ * dependency failed FAILED_CHECKS_BEFORE_UNREACHABLE checks in a row.
+ */
+export function servingAfter(current: ServingStatus, failedInARow: FailedChecks): ServingStatus {
+  const needed = current === 'SERVING' ? FAILED_CHECKS_BEFORE_UNREACHABLE : 1;
+  return failedInARow.database >= needed || failedInARow.broker >= needed ? 'NOT_SERVING' : 'SERVING';
+}
+
 const within = <T>(work: Promise<T>, ms: number): Promise<T> =>
   Promise.race([work, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms).unref())]);
 
@@ -32,7 +48,7 @@ export class GrpcHealthService implements OnApplicationBootstrap, BeforeApplicat
   private timer?: NodeJS.Timeout;
   private current: ServingStatus = 'NOT_SERVING';
   private draining = false;
-  private readonly failedInARow = { database: 0, broker: 0 };
+  private readonly failedInARow: FailedChecks = { database: 0, broker: 0 };
   private readonly log: Logger;
 
   constructor(
@@ -71,10 +87,7 @@ export class GrpcHealthService implements OnApplicationBootstrap, BeforeApplicat
     if (this.draining) return;
     this.failedInARow.database = database ? 0 : this.failedInARow.database + 1;
     this.failedInARow.broker = broker ? 0 : this.failedInARow.broker + 1;
-    // Until the first time both answer, nothing is served; after that, only a dependency that keeps failing stops it.
-    const unreachable = (failed: number) => failed >= (this.current === 'SERVING' ? FAILED_CHECKS_BEFORE_UNREACHABLE : 1);
-    const serving = !unreachable(this.failedInARow.database) && !unreachable(this.failedInARow.broker);
-    this.set(serving ? 'SERVING' : 'NOT_SERVING', { database, broker });
+    this.set(servingAfter(this.current, this.failedInARow), { database, broker });
   }
 
   private async databaseAnswers(): Promise<boolean> {
