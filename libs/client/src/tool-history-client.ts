@@ -35,6 +35,7 @@ import { type HistoryFormatName, type HistoryMessages, HISTORY_FORMAT_NAMES } fr
 import { type ReplayHistory, replayHistoryOf } from './replay-response';
 import type { ToolEvent, ToolEventType } from './tool-event-types';
 import { pause, reconnectDelayMs } from './reconnect-backoff';
+import { DEFAULT_MAX_ATTEMPTS, retryDelayMs } from './pushback';
 import { ToolHistoryError } from './tool-history-errors';
 import { rememberConsistencyToken, tokenForRead } from './consistency-tokens';
 import { hostBranch, spliceHistory } from './splice-history';
@@ -61,6 +62,13 @@ export interface ToolHistoryClientOptions {
   channelOptions?: ClientOptions;
   /** A token is sent in the clear only to a loopback address unless this says so (e.g. a sidecar that adds TLS). */
   allowTokenWithoutTls?: boolean;
+  /**
+   * A unary call the service refuses as busy (RESOURCE_EXHAUSTED with a
+   * `grpc-retry-pushback-ms` trailer) is tried again after that pushback,
+   * plus up to half of it at random, while the call's deadline leaves time:
+   * at most `maxAttempts` attempts in all (default 3; 1: never again).
+   */
+  retry?: { maxAttempts?: number };
 }
 
 /** Every call takes these: a deadline and a signal that cancels it. */
@@ -212,6 +220,7 @@ type UnaryMethod<Req, Res> = (
 export class ToolHistoryClient {
   private readonly stub: GeneratedClient;
   private readonly defaultTimeoutMs: number;
+  private readonly maxAttempts: number;
 
   constructor(private readonly options: ToolHistoryClientOptions) {
     if (typeof options?.address !== 'string' || options.address.length === 0) throw new TypeError('address is required (host:port)');
@@ -221,6 +230,10 @@ export class ToolHistoryClient {
       );
     }
     this.defaultTimeoutMs = options.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const maxAttempts = options.retry?.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+    if (!(Number.isInteger(maxAttempts) && maxAttempts >= 1))
+      throw new TypeError(`retry.maxAttempts: ${maxAttempts} is not a whole number, 1 or more`);
+    this.maxAttempts = maxAttempts;
     this.stub = new GeneratedClient(options.address, channelCredentials(options.tls), {
       ...DEFAULT_CHANNEL_OPTIONS,
       ...options.channelOptions,
@@ -493,9 +506,38 @@ export class ToolHistoryClient {
     }
   }
 
+  /**
+   * One unary call within one deadline: tried again, within that deadline,
+   * when the service refuses it as busy and says when to come back.
+   */
   private async unary<Req, Res>(method: string, fn: UnaryMethod<Req, Res>, request: Req, control: CallControl): Promise<Res> {
     // The deadline covers fetching the token too: a slow identity provider must not hold a turn past it.
     const deadline = new Date(Date.now() + (control.timeoutMs ?? this.defaultTimeoutMs));
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await this.attempt(method, fn, request, control, deadline);
+      } catch (error) {
+        if (!(error instanceof ToolHistoryError)) throw error;
+        const wait = retryDelayMs(
+          { code: error.code, pushbackMs: error.retryAfterMs },
+          attempt,
+          this.maxAttempts,
+          deadline.getTime() - Date.now(),
+        );
+        if (wait === undefined) throw error;
+        if (!(await pause(wait, control.signal)))
+          throw new ToolHistoryError(GrpcStatus.CANCELLED, 'cancelled by the caller', method, { cause: control.signal?.reason });
+      }
+    }
+  }
+
+  private async attempt<Req, Res>(
+    method: string,
+    fn: UnaryMethod<Req, Res>,
+    request: Req,
+    control: CallControl,
+    deadline: Date,
+  ): Promise<Res> {
     const metadata = await this.metadataBefore(deadline, control.signal, method);
     return new Promise<Res>((resolve, reject) => {
       const call = fn.call(this.stub, request, metadata, { deadline }, (error, response) => {

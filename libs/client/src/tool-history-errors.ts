@@ -1,4 +1,5 @@
 import { status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
+import { pushbackOf } from './pushback';
 
 /** An event the contract refuses, caught in the worker before it is sent (it would be dead-lettered). */
 export class InvalidToolEventError extends Error {
@@ -35,25 +36,34 @@ const RETRIABLE: ReadonlySet<GrpcStatus> = new Set([
   GrpcStatus.ABORTED,
 ]);
 
-/** A failed ToolHistory call: the gRPC status (code and name), the service's message, and whether a retry may pass. */
+/**
+ * A failed ToolHistory call: the gRPC status (code and name), the service's
+ * message, whether a retry may pass, and, when the service refused it as
+ * busy, when to come back (`retryAfterMs`, its `grpc-retry-pushback-ms`).
+ */
 export class ToolHistoryError extends Error {
   override readonly name = 'ToolHistoryError';
   readonly status: ToolHistoryStatus;
   readonly retriable: boolean;
+  readonly retryAfterMs?: number;
 
   constructor(
     readonly code: GrpcStatus,
     readonly details: string,
     readonly method: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; retryAfterMs?: number },
   ) {
     const name = (GrpcStatus[code] ?? 'UNKNOWN') as ToolHistoryStatus;
     super(`${method}: ${name}: ${details}`, options);
     this.status = name;
     this.retriable = RETRIABLE.has(code);
+    if (options?.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs;
   }
 
   static fromServiceError(method: string, error: ServiceError): ToolHistoryError {
-    return new ToolHistoryError(error.code ?? GrpcStatus.UNKNOWN, error.details || error.message, method, { cause: error });
+    return new ToolHistoryError(error.code ?? GrpcStatus.UNKNOWN, error.details || error.message, method, {
+      cause: error,
+      retryAfterMs: pushbackOf(error.metadata),
+    });
   }
 }
