@@ -84,7 +84,11 @@ export class GetReplayHistory {
     if (remembered) return remembered;
     // The caller went away while the rows were read: nobody waits for the history, so it is not computed.
     if (signal?.aborted) throw new AppError(ErrorCode.DeadlineExceeded, 'the caller went away before the history was computed');
-    return this.memo.keep(rows, request, replayHistory(request, rows.runs, rows.invocations, this.policy, this.options.tokens, rows.responses));
+    return this.memo.keep(
+      rows,
+      request,
+      replayHistory(request, rows.runs, rows.invocations, this.policy, this.options.tokens, rows.responses),
+    );
   }
 }
 

@@ -22,7 +22,9 @@ export class InMemoryReasoning {
             this.rows.delete(row.eventId);
           break;
         case 'tool-rule':
-          for (const row of matching((r) => sameConversation(r, step.run) && r.runId === step.run.runId && r.roundIndex === step.roundIndex)) {
+          for (const row of matching(
+            (r) => sameConversation(r, step.run) && r.runId === step.run.runId && r.roundIndex === step.roundIndex,
+          )) {
             if (step.keep === 'never') this.rows.delete(row.eventId);
             else if (step.keep === 'turn' && row.keep === 'always') this.rows.set(row.eventId, { ...row, keep: 'turn' });
           }
