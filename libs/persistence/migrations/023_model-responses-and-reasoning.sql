@@ -11,6 +11,7 @@ CREATE TABLE model_responses (
   model              text        NOT NULL,
   text               text,
   reasoning_bytes    integer     NOT NULL DEFAULT 0,
+  text_tokens        integer     NOT NULL DEFAULT 0,
   response_event_id  uuid        NOT NULL,
   responded_at       timestamptz NOT NULL,
   PRIMARY KEY (tenant_id, conversation_id, run_id, round_index)
@@ -31,6 +32,8 @@ CREATE TABLE model_reasoning (
   keep             text        NOT NULL CHECK (keep IN ('turn', 'always')),
   state            json        NOT NULL,
   bytes            integer     NOT NULL,
+  -- What its reasoning items take in the model's context, counted once when recorded.
+  tokens           integer     NOT NULL DEFAULT 0,
   recorded_at      timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX model_reasoning_turn_idx ON model_reasoning (tenant_id, conversation_id, turn);

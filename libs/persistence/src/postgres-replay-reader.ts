@@ -20,8 +20,9 @@ const READ_CONVERSATION = `
          (SELECT coalesce(json_agg(r), '[]'::json) FROM (${SELECT_RUN} WHERE tenant_id = $1 AND conversation_id = $2) r)::text AS runs,
          (SELECT coalesce(json_agg(i), '[]'::json) FROM (${SELECT_INVOCATION_WITH_PAYLOADS} WHERE tenant_id = $1 AND conversation_id = $2) i)::text AS invocations,
          (SELECT coalesce(json_agg(m), '[]'::json) FROM (
-            SELECT r.*, (SELECT k.state FROM model_reasoning k WHERE k.event_id = r."responseEventId") AS state
+            SELECT r.*, k.state, coalesce(k.tokens, 0) AS "reasoningTokens"
             FROM (${SELECT_RESPONSE} WHERE tenant_id = $1 AND conversation_id = $2) r
+            LEFT JOIN model_reasoning k ON k.event_id = r."responseEventId"
           ) m)::text AS responses
   FROM conversations c
   WHERE c.tenant_id = $1 AND c.conversation_id = $2`;

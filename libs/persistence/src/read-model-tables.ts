@@ -38,12 +38,13 @@ export const RESPONSE_COLUMNS: ColumnSpec<ModelResponseRow>[] = [
   { name: 'model', sqlType: 'text', value: (r) => r.model },
   { name: 'text', sqlType: 'text', value: (r) => r.text },
   { name: 'reasoning_bytes', sqlType: 'int4', value: (r) => r.reasoningBytes },
+  { name: 'text_tokens', sqlType: 'int4', value: (r) => r.textTokens },
   { name: 'response_event_id', sqlType: 'uuid', value: (r) => r.responseEventId },
   { name: 'responded_at', sqlType: 'timestamptz', value: (r) => r.respondedAt },
 ];
 
 export const SELECT_RESPONSE = `SELECT tenant_id AS "tenantId", conversation_id AS "conversationId", run_id AS "runId",
-  round_index AS "roundIndex", provider, model, text, reasoning_bytes AS "reasoningBytes", response_event_id AS "responseEventId",
+  round_index AS "roundIndex", provider, model, text, reasoning_bytes AS "reasoningBytes", text_tokens AS "textTokens", response_event_id AS "responseEventId",
   ${isoText('responded_at')} AS "respondedAt" FROM model_responses`;
 
 const ALL_INVOCATION_COLUMNS: ColumnSpec<InvocationRow>[] = [

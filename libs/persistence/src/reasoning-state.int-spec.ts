@@ -2,6 +2,7 @@ import type { ToolEvent } from '../../contract/src';
 import { parsePolicyDocument, reasoningRulesOf } from '../../domain/src';
 import { freshSchema, FreshSchema } from '../../../test/support/fresh-schema';
 import { modelResponse, runCompleted, toolCall, toolResult } from '../../../test/support/tool-event-factory';
+import { o200kTokens } from '../../tokenizer/src';
 import { PostgresConversationEraser } from './postgres-conversation-eraser';
 import { PostgresRecordingStore } from './postgres-recording-store';
 import { PostgresReplayReader } from './postgres-replay-reader';
@@ -53,13 +54,16 @@ describe('reasoning state apart from its event (real PostgreSQL)', () => {
         provider: 'anthropic',
         reasoningBytes: expect.any(Number),
         state: { reasoning: thinking, callSignatures: { call_a: 'sig-call' } },
+        // Counted once when recorded, with the recorder's counter: the text and the thinking block as its JSON text.
+        textTokens: o200kTokens('Let me look that up.'),
+        reasoningTokens: o200kTokens(JSON.stringify(thinking[0])),
       }),
     ]);
 
     await record([runCompleted(run, { finishReason: 'stop' })]);
     expect(await placesHolding(SECRET_THOUGHT)).toEqual([]);
     expect((await new PostgresReplayReader(db.pool).readConversation('t', 'turns'))?.responses).toEqual([
-      expect.objectContaining({ runId: 'r1', state: null, reasoningBytes: expect.any(Number) }),
+      expect.objectContaining({ runId: 'r1', state: null, reasoningBytes: expect.any(Number), reasoningTokens: 0 }),
     ]);
   });
 

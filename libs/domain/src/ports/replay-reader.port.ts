@@ -5,6 +5,8 @@ import type { ReasoningState } from '../reasoning/reasoning-apart';
 export interface RecordedResponse extends ModelResponseRow {
   /** null: none was kept, or it is gone (its turn ended, or a rule let it go). */
   state: ReasoningState | null;
+  /** What the state's reasoning items take in the model's context (counted when recorded); 0 without a state. */
+  reasoningTokens: number;
 }
 
 export interface ConversationRows {

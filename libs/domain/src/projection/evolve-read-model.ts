@@ -258,7 +258,7 @@ export interface ReadModelChanges {
 }
 
 /** The first response recorded for a round counts; a repeat under another id changes nothing. */
-export function evolveResponse(row: ModelResponseRow | undefined, event: ModelResponseReceived): ModelResponseRow {
+export function evolveResponse(row: ModelResponseRow | undefined, event: ModelResponseReceived, tokens: TokenCounter): ModelResponseRow {
   if (row !== undefined) return row;
   return {
     tenantId: event.tenantId,
@@ -269,6 +269,7 @@ export function evolveResponse(row: ModelResponseRow | undefined, event: ModelRe
     model: event.model,
     text: event.text ?? null,
     reasoningBytes: event.reasoningBytes ?? 0,
+    textTokens: event.text === undefined ? 0 : tokens(event.text),
     responseEventId: event.eventId,
     respondedAt: event.occurredAt,
   };
@@ -307,7 +308,7 @@ export function projectEvents(state: ReadModelState, events: readonly ToolEvent[
     }
     if (event.type === 'ModelResponseReceived') {
       const key = responseKeyString(event);
-      responses.set(key, evolveResponse(responses.get(key), event));
+      responses.set(key, evolveResponse(responses.get(key), event, tokens));
       changed.responses.add(key);
     }
     runs.set(runKey, evolveRun(runBefore, event));

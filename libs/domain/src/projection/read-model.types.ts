@@ -99,6 +99,8 @@ export interface ModelResponseRow {
   text: string | null;
   /** The size of its reasoning state when recorded (0: none); whether any of it still rests is the state's. */
   reasoningBytes: number;
+  /** What the text takes in the model's context, counted once when recorded (0: no text). */
+  textTokens: number;
   responseEventId: string;
   respondedAt: string;
 }

@@ -35,7 +35,10 @@ export class InMemoryReasoning {
 
   /** The responses as replay reads them: each row with its state while it rests. */
   recorded(responses: Iterable<ModelResponseRow>): RecordedResponse[] {
-    return [...responses].map((r) => ({ ...r, state: this.rows.get(r.responseEventId)?.state ?? null }));
+    return [...responses].map((r) => {
+      const kept = this.rows.get(r.responseEventId);
+      return { ...r, state: kept?.state ?? null, reasoningTokens: kept?.tokens ?? 0 };
+    });
   }
 }
 

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import type { StoredToolEvent } from '@toolhistory/contract';
 import { modelResponse, runCompleted, toolCall } from '../../../../test/support/tool-event-factory';
 import { policyOf } from '../replay/replay-test-support.fixture';
+import { testTokens } from '../projection/test-tokens.fixture';
 import { reasoningRulesOf } from './reasoning-rules';
 import { type ReasoningStep, setReasoningApart, turnOf } from './reasoning-apart';
 
@@ -33,7 +34,7 @@ describe('turnOf', () => {
 describe('setReasoningApart', () => {
   it('takes the state off a response, with its size, and keeps it by the default rule (until the turn ends)', () => {
     const response = modelResponse(U1, { roundIndex: 0, callSignatures: { call_a: 'sig-a' }, callItemIds: { call_a: 'fc_1' } });
-    const { events, steps } = setReasoningApart([response], DEFAULTS);
+    const { events, steps } = setReasoningApart([response], DEFAULTS, testTokens);
     const state = { reasoning: response.reasoning, callSignatures: { call_a: 'sig-a' }, callItemIds: { call_a: 'fc_1' } };
     const bytes = Buffer.byteLength(JSON.stringify(state));
     const { reasoning: _r, callSignatures: _s, callItemIds: _i, ...rest } = response;
@@ -51,6 +52,8 @@ describe('setReasoningApart', () => {
           keep: 'turn',
           state,
           bytes,
+          // Each reasoning item as its JSON text, counted once here.
+          tokens: response.reasoning!.reduce((sum, item) => sum + testTokens(JSON.stringify(item)), 0),
         },
       },
     ]);
@@ -100,7 +103,7 @@ describe('setReasoningApart', () => {
       ['other-turns message:u1', 'keep r1/1 always', 'tool-rule r1/1 never'],
     ],
   ])('%s', (_name, batch, rules, expected) => {
-    expect(kinds(setReasoningApart(batch, rules).steps)).toEqual(expected);
+    expect(kinds(setReasoningApart(batch, rules, testTokens).steps)).toEqual(expected);
   });
 
   it('never stores a response with its state, and keeps exactly what it took off, whatever the responses carry', () => {
@@ -113,7 +116,7 @@ describe('setReasoningApart', () => {
     fc.assert(
       fc.property(fc.array(response, { maxLength: 6 }), fc.constantFrom('turn', 'always', 'never'), (responses, keep) => {
         const batch = responses.map((fields) => modelResponse(U1, { reasoning: undefined, ...fields }));
-        const { events, steps } = setReasoningApart(batch, reasoningRulesOf(policyOf({ defaults: { reasoning: { keep } } })));
+        const { events, steps } = setReasoningApart(batch, reasoningRulesOf(policyOf({ defaults: { reasoning: { keep } } })), testTokens);
         for (const [i, event] of events.entries()) {
           expect(event).not.toHaveProperty('reasoning');
           expect(event).not.toHaveProperty('callSignatures');

@@ -14,6 +14,7 @@
  */
 import type { JsonObject, ModelResponseReceived, StoredToolEvent } from '@toolhistory/contract';
 import type { ConversationKey, RunKey } from '../projection/read-model-keys';
+import type { TokenCounter } from '../projection/invocation-tokens';
 import type { ReasoningKeep } from '../replay/replay-policy';
 
 /** What a response carried besides its text: opaque, never redacted, replayed only to its own provider and model. */
@@ -33,6 +34,8 @@ export interface KeptReasoning extends RunKey {
   state: ReasoningState;
   /** UTF-8 JSON bytes of the state. */
   bytes: number;
+  /** What the reasoning items take in the model's context when replayed, counted once here (an item as its JSON text). */
+  tokens: number;
 }
 
 export type ReasoningStep =
@@ -63,6 +66,7 @@ const STATE_FIELDS = ['reasoning', 'callSignatures', 'callItemIds'] as const;
 export function setReasoningApart(
   events: readonly StoredToolEvent[],
   rules: ReasoningRules,
+  tokens: TokenCounter,
 ): { events: StoredToolEvent[]; steps: ReasoningStep[] } {
   const steps: ReasoningStep[] = [];
   const stored = events.map((event): StoredToolEvent => {
@@ -89,12 +93,18 @@ export function setReasoningApart(
           keep,
           state,
           bytes,
+          tokens: reasoningTokens(state, tokens),
         },
       });
     }
     return withoutState;
   });
   return { events: stored, steps };
+}
+
+/** The reasoning items as the model's context takes them: each as its JSON text (signatures and item ids travel beside the calls). */
+export function reasoningTokens(state: ReasoningState, tokens: TokenCounter): number {
+  return (state.reasoning ?? []).reduce((sum, item) => sum + tokens(JSON.stringify(item)), 0);
 }
 
 function takeState(event: ModelResponseReceived): { event: ModelResponseReceived; state: ReasoningState; bytes: number } {

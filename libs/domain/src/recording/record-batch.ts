@@ -95,6 +95,7 @@ export class RecordBatch implements RecordingStore {
     const apart = setReasoningApart(
       redacted.events.map((m) => m.event),
       this.rules.reasoning ?? reasoningRulesOf(DEFAULT_REPLAY_POLICY),
+      this.rules.tokens,
     );
     return { ...redacted, events: redacted.events.map((m, i) => ({ ...m, event: apart.events[i] })), reasoning: apart.steps };
   }

@@ -155,7 +155,7 @@ export function replayHistory(
   const replaying = { format: request.format, tokens, policy, runs: judged.runs };
   const placed = judged.calls.filter(isKept).map((kept) => ({ kept, replayed: replayedCallOf(kept, replaying) }));
   const inOpenTurn = openTurnsAsOf(judged.runs);
-  const drafts = withResponses(turnsOf(placed, judged.runs), responses, request, { policy, tokens, inOpenTurn });
+  const drafts = withResponses(turnsOf(placed, judged.runs), responses, request, { policy, inOpenTurn });
   // Over the budget, whole rounds leave oldest first, so what stays is still a valid history.
   const budget = historyTokenBudget(policy, request.channel, request.maxHistoryTokens);
   const fitted = fitTokenBudget<ReplayedRound, TurnDraft>(drafts, budget);

@@ -23,7 +23,7 @@ export function readModelOf(
   const kept = new InMemoryReasoning();
   const bounds = [0, ...[...cuts].filter((c) => c > 0 && c < events.length).sort((a, b) => a - b), events.length];
   for (let i = 0; i < bounds.length - 1; i += 1) {
-    const apart = setReasoningApart(events.slice(bounds[i], bounds[i + 1]), reasoning);
+    const apart = setReasoningApart(events.slice(bounds[i], bounds[i + 1]), reasoning, testTokens);
     kept.apply(apart.steps);
     const changes = projectEvents(state, apart.events as ToolEvent[], testTokens);
     state = { ...state, conversations: new Map(state.conversations), runs: new Map(state.runs), invocations: new Map(state.invocations) };

@@ -6,7 +6,6 @@
  * request names one, the model) it came from, while it still rests.
  */
 import type { JsonObject } from '@toolhistory/contract';
-import type { TokenCounter } from '../projection/invocation-tokens';
 import type { RecordedResponse } from '../ports/replay-reader.port';
 import type { HistoryFormat } from './provider-messages';
 import { reasoningKeep, type ReplayPolicy } from './replay-policy';
@@ -77,7 +76,7 @@ export function withResponses(
   drafts: readonly TurnDraft[],
   responses: readonly RecordedResponse[],
   request: ResponseRequest,
-  context: { policy: ReplayPolicy; tokens: TokenCounter; inOpenTurn: (runId: string) => boolean },
+  context: { policy: ReplayPolicy; inOpenTurn: (runId: string) => boolean },
 ): TurnDraft[] {
   const byRun = new Map<string, Map<number, RecordedResponse>>();
   for (const r of responses) byRun.set(r.runId, (byRun.get(r.runId) ?? new Map<number, RecordedResponse>()).set(r.roundIndex, r));
@@ -99,7 +98,7 @@ export function withResponses(
 function replayedResponseOf(
   recorded: RecordedResponse,
   request: ResponseRequest,
-  context: { policy: ReplayPolicy; tokens: TokenCounter; tools: readonly string[] },
+  context: { policy: ReplayPolicy; tools: readonly string[] },
 ): ReplayedResponse {
   const target = FORMAT_PROVIDER[request.format] ?? request.provider ?? null;
   const keep = reasoningKeep(context.policy, request.channel, context.tools);
@@ -118,11 +117,7 @@ function replayedResponseOf(
     ...(state?.callSignatures === undefined ? {} : { callSignatures: state.callSignatures }),
     ...(state?.callItemIds === undefined ? {} : { callItemIds: state.callItemIds }),
     reasoningOmitted: omitted,
-    tokens: responseTokens(text, state?.reasoning, context.tokens),
+    // Both counted once when recorded: a long conversation's replay does not count them again.
+    tokens: recorded.textTokens + (state === null ? 0 : recorded.reasoningTokens),
   };
-}
-
-/** The text and each replayed reasoning item as the model's context takes them (an item as its JSON text). */
-function responseTokens(text: string | undefined, reasoning: readonly JsonObject[] | undefined, tokens: TokenCounter): number {
-  return (text === undefined ? 0 : tokens(text)) + (reasoning ?? []).reduce((sum, item) => sum + tokens(JSON.stringify(item)), 0);
 }
