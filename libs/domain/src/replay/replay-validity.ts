@@ -1,6 +1,6 @@
 import { millisOf } from '../projection/row-time';
 import type { InvocationRow, RunRow } from '../projection/read-model.types';
-import type { ReplayRequest } from './replay-history';
+import type { ReplayRequest } from './replay-types';
 import { resultExpiresAt } from './replay-call-rules';
 import { lastSeenAsOf } from './replay-call-context';
 import { abandonedAfterSeconds, freshnessWindowSeconds, ReplayPolicy } from './replay-policy';
