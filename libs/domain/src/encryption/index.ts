@@ -1,0 +1,2 @@
+export * from './sealed-payloads';
+export * from './invocation-seals';

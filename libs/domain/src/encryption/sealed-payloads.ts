@@ -1,0 +1,120 @@
+import type { JsonValue, SealedPayload, StoredToolEvent } from '@toolhistory/contract';
+import type { KeyScope, PayloadVault } from '../ports/payload-vault.port';
+
+/**
+ * What is sealed at rest (docs/adr/032): the members of each event type that
+ * carry what the agent, the tool or a person wrote. Ids, names, times,
+ * sizes, usage and approval facts stay in clear, for billing and audit.
+ * A new event type with text of its own (a model's reasoning, a round's
+ * text) adds its entry here, and is sealed with the rest.
+ */
+export const PAYLOAD_MEMBERS: Readonly<Record<string, readonly string[]>> = Object.freeze({
+  ToolCallRequested: Object.freeze(['arguments']),
+  ToolResultReceived: Object.freeze(['result']),
+  ToolApprovalRequested: Object.freeze(['reason']),
+  ToolApprovalDecided: Object.freeze(['reason']),
+});
+
+/** What an event without its payload holds in the members that must be there (the contract's shapes). */
+const EMPTY_MEMBERS: Readonly<Record<string, JsonValue>> = Object.freeze({ arguments: {}, result: null });
+
+type EventRecord = Record<string, unknown>;
+
+const membersOf = (event: { type: string }): readonly string[] =>
+  Object.hasOwn(PAYLOAD_MEMBERS, event.type) ? PAYLOAD_MEMBERS[event.type] : [];
+
+/** The event's payload members present on it, as one object; null when it has none. */
+export function payloadOf(event: StoredToolEvent): Record<string, JsonValue> | null {
+  const record = event as unknown as EventRecord;
+  const payload: Record<string, JsonValue> = {};
+  let any = false;
+  for (const member of membersOf(event)) {
+    if (record[member] === undefined) continue;
+    payload[member] = record[member] as JsonValue;
+    any = true;
+  }
+  return any ? payload : null;
+}
+
+/** The event as stored when its payload is sealed: the payload members left out, `sealed` in their place. */
+export function storedForm<E extends StoredToolEvent>(event: E): E {
+  if (event.sealed === undefined) return event;
+  const out: EventRecord = {};
+  const members = membersOf(event);
+  for (const [key, value] of Object.entries(event)) if (!members.includes(key) && key !== 'payloadExpired') out[key] = value;
+  return out as E;
+}
+
+/** The event a reader sees: the payload members as they were sealed, with the note of where they rest. */
+function withPayload<E extends StoredToolEvent>(event: E, payload: Record<string, unknown>): E {
+  return { ...event, ...payload } as E;
+}
+
+/** An event whose data key is gone: the members that must be there hold nothing, the rest are absent. */
+function withoutItsPayload<E extends StoredToolEvent>(event: E): E {
+  const empty: EventRecord = {};
+  for (const member of membersOf(event)) if (Object.hasOwn(EMPTY_MEMBERS, member)) empty[member] = EMPTY_MEMBERS[member];
+  return { ...(event as unknown as EventRecord), ...empty, payloadExpired: true } as unknown as E;
+}
+
+/**
+ * Seals each event's payload under the data key its scope names (null: the
+ * event keeps its payload in clear, as it has none). Answers the events
+ * with their payload and the `sealed` note: projecting reads the payload,
+ * appending stores `storedForm`.
+ */
+export async function sealEvents<E extends StoredToolEvent>(
+  events: readonly E[],
+  vault: PayloadVault,
+  scopeOf: (event: E) => KeyScope,
+): Promise<E[]> {
+  const requests = events.flatMap((event, index) => {
+    const payload = payloadOf(event);
+    return payload === null ? [] : [{ index, scope: scopeOf(event), plaintext: JSON.stringify(payload) }];
+  });
+  if (requests.length === 0) return [...events];
+  const sealed = await vault.seal(requests);
+  const out = [...events];
+  requests.forEach(({ index }, i) => (out[index] = { ...out[index], sealed: sealed[i] }));
+  return out;
+}
+
+/**
+ * Opens each sealed event: its payload members back in place (keeping the
+ * `sealed` note), or, when its data key is gone, empty ones and
+ * `payloadExpired`. Events in clear are answered as they are.
+ */
+export async function openEvents<E extends StoredToolEvent>(events: readonly E[], vault: PayloadVault): Promise<E[]> {
+  const requests = events.flatMap((event, index) =>
+    event.sealed?.data === undefined
+      ? []
+      : [{ index, tenantId: event.tenantId, conversationId: event.conversationId, sealed: event.sealed }],
+  );
+  if (requests.length === 0) return [...events];
+  const opened = await vault.open(requests);
+  const out = [...events];
+  requests.forEach(({ index }, i) => {
+    const plaintext = opened[i];
+    out[index] = plaintext === null ? withoutItsPayload(out[index]) : withPayload(out[index], JSON.parse(plaintext) as EventRecord);
+  });
+  return out;
+}
+
+/** An event as callers outside the service see it: no note of where its payload rests. */
+export function withoutSealNote<E extends StoredToolEvent>(event: E): E {
+  if (event.sealed === undefined) return event;
+  const { sealed: _sealed, ...rest } = event;
+  return rest as E;
+}
+
+/** The scope of an event's own payload, or of a fork's copy of another conversation's (its `via`). */
+export function keyScopeOf(event: StoredToolEvent, expiresAt: string | null): KeyScope {
+  return {
+    tenantId: event.tenantId,
+    conversationId: event.conversationId,
+    expiresAt,
+    via: event.forkedFrom?.via ?? [],
+  };
+}
+
+export type { SealedPayload };
