@@ -24,11 +24,12 @@ function fakeVault() {
 }
 
 const run = { tenantId: 't', conversationId: 'c', runId: 'r' };
+const AT = { roundIndex: 0, sequenceIndex: 0 };
 const trace = (): StoredToolEvent[] => [
-  toolCall(run, { toolCallId: 'a', toolName: 'get_order', arguments: { id: 42, note: 'ann@example.org' } }),
-  toolResult(run, { toolCallId: 'a', result: 'shipped' }),
-  approvalRequested(run, { toolCallId: 'a', reason: 'refund of 20 EUR' }),
-  approvalDecided(run, { toolCallId: 'a', approved: false, reason: 'over the limit', decidedBy: 'pat' }),
+  toolCall(run, { ...AT, toolCallId: 'a', toolName: 'get_order', arguments: { id: 42, note: 'ann@example.org' } }),
+  toolResult(run, { ...AT, toolCallId: 'a', result: 'shipped' }),
+  approvalRequested(run, { ...AT, toolCallId: 'a', reason: 'refund of 20 EUR' }),
+  approvalDecided(run, { ...AT, toolCallId: 'a', approved: false, reason: 'over the limit', decidedBy: 'pat' }),
   runCompleted(run, { assistantMessageId: 'm1' }),
 ];
 
@@ -61,8 +62,8 @@ describe('sealed payloads', () => {
     await fc.assert(
       fc.asyncProperty(fc.jsonValue(), fc.object(), async (result, args) => {
         const events: StoredToolEvent[] = [
-          toolCall(run, { toolCallId: 'x', arguments: args as never }),
-          toolResult(run, { toolCallId: 'x', result: result as never }),
+          toolCall(run, { ...AT, toolCallId: 'x', arguments: args as never }),
+          toolResult(run, { ...AT, toolCallId: 'x', result: result as never }),
         ];
         const stored = (await sealEvents(events, vault, (e) => keyScopeOf(e, null))).map(storedForm);
         const opened = await openEvents(stored, vault);

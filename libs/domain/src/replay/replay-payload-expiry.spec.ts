@@ -23,8 +23,8 @@ describe('payloads past their retention (docs/adr/032)', () => {
 
   it('judges expiry at as_of, and a cached history stops being valid when a retention ends', () => {
     const events = [
-      toolCall(inRun('r1'), { toolCallId: 'a', occurredAt: iso(1) }),
-      toolResult(inRun('r1'), { toolCallId: 'a', occurredAt: iso(2) }),
+      toolCall(inRun('r1'), { roundIndex: 0, sequenceIndex: 0, toolCallId: 'a', occurredAt: iso(1) }),
+      toolResult(inRun('r1'), { roundIndex: 0, sequenceIndex: 0, toolCallId: 'a', occurredAt: iso(2) }),
       runCompleted(inRun('r1'), { assistantMessageId: 'm1', finishReason: 'stop', occurredAt: iso(3) }),
     ].map((e) => (e.type === 'RunCompleted' ? e : { ...e, sealed: sealed(iso(30)) }));
     const policy = policyOf({});
