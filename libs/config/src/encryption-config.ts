@@ -8,7 +8,7 @@ export type KeyStoreConfig = { kind: 'postgres'; url: string; password: Secret |
 export interface EncryptionConfig {
   /** Payloads rest sealed (ENCRYPTION_AT_REST=on, the default). */
   atRest: boolean;
-  /** The key-encryption keys, by id, and the active one; null while encryption at rest is off. */
+  /** The key-encryption keys, by id, and the active one; null while encryption at rest is off (unless given, to open what was sealed). */
   keyring: { active: string; keys: ReadonlyMap<string, Secret<Buffer>> } | null;
   /** Where wrapped data keys live; null while encryption at rest is off. */
   keyStore: KeyStoreConfig | null;
@@ -32,7 +32,13 @@ export function encryptionConfig(settings: Settings, files: ConfigFiles, finding
     findings.warnings.push(
       'ENCRYPTION_AT_REST=off: payloads rest in clear in the event store and the read model, erasure cannot reach their copies in backups, and retention is not enforced',
     );
-    return base;
+    // Payloads sealed before are still opened when the keyring and the key store are given.
+    if (given.ENCRYPTION_KEYRING_FILE === undefined || given.KEYSTORE_URL === undefined) return base;
+    return {
+      ...base,
+      keyring: readKeyring(files, values.ENCRYPTION_KEYRING_FILE, findings.problems),
+      keyStore: keyStoreOf(settings, files, findings),
+    };
   }
   if (given.ENCRYPTION_KEYRING_FILE === undefined)
     findings.problems.push(

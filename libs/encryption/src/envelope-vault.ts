@@ -79,10 +79,11 @@ export class EnvelopeVault implements PayloadVault {
   }
 
   async open(requests: readonly OpenRequest[]): Promise<Array<string | null>> {
-    const keys = await this.keysById([...new Set(requests.map((r) => r.sealed.key))]);
+    const keys = await this.keysById([...new Set(requests.filter((r) => r.sealed.data !== undefined).map((r) => r.sealed.key))]);
     return requests.map(({ tenantId, conversationId, sealed }) => {
       const key = keys.get(sealed.key);
-      if (key === undefined) return null;
+      // Without its bytes there is nothing to open: the payload was gone when it was written (a fork's copy).
+      if (key === undefined || sealed.data === undefined) return null;
       if (key.tenantId !== tenantId || key.conversationId !== conversationId)
         throw new AppError(ErrorCode.Internal, `data key ${sealed.key} belongs to another conversation than the payload naming it`);
       const plaintext =

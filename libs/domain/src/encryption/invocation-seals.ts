@@ -57,3 +57,23 @@ export function expiredPayloadFields(
   }
   return PAYLOAD_FIELDS.filter((f) => expired.has(f));
 }
+
+/**
+ * Rows as they stand at `nowMs`: a payload whose retention has ended since
+ * the rows were read (a cached conversation) is gone, whatever moment a
+ * request asks about. The same array when nothing expired.
+ */
+export function withPayloadsExpiredBy<R extends { payloadSeals?: InvocationSeals | null; expiredPayloads?: readonly PayloadField[] }>(
+  rows: readonly R[],
+  nowMs: number,
+): readonly R[] {
+  let changed = false;
+  const out = rows.map((row) => {
+    if (!row.payloadSeals) return row;
+    const expired = expiredPayloadFields(row, nowMs);
+    if (expired.length === (row.expiredPayloads?.length ?? 0)) return row;
+    changed = true;
+    return { ...row, expiredPayloads: expired, ...Object.fromEntries(expired.map((f) => [f, f === 'arguments' ? {} : null])) };
+  });
+  return changed ? out : rows;
+}

@@ -79,20 +79,26 @@ export async function sealEvents<E extends StoredToolEvent>(
   return out;
 }
 
+/** Whether a sealed payload is gone by `nowMs`: its retention ended, or it was written without its bytes (a fork's copy of a payload already gone). */
+export function sealGone(sealed: SealedPayload, nowMs?: number): boolean {
+  return sealed.data === undefined || (nowMs !== undefined && sealed.expiresAt !== null && Date.parse(sealed.expiresAt) <= nowMs);
+}
+
 /**
  * Opens each sealed event: its payload members back in place (keeping the
- * `sealed` note), or, when its data key is gone, empty ones and
- * `payloadExpired`. Events in clear are answered as they are.
+ * `sealed` note), or, when it is gone (its retention ended by `nowMs`, its
+ * data key destroyed), empty ones and `payloadExpired`. Events in clear are
+ * answered as they are.
  */
-export async function openEvents<E extends StoredToolEvent>(events: readonly E[], vault: PayloadVault): Promise<E[]> {
-  const requests = events.flatMap((event, index) =>
-    event.sealed?.data === undefined
+export async function openEvents<E extends StoredToolEvent>(events: readonly E[], vault: PayloadVault, nowMs?: number): Promise<E[]> {
+  const out = events.map((event) => (event.sealed !== undefined && sealGone(event.sealed, nowMs) ? withoutItsPayload(event) : event));
+  const requests = out.flatMap((event, index) =>
+    event.sealed === undefined || event.payloadExpired
       ? []
       : [{ index, tenantId: event.tenantId, conversationId: event.conversationId, sealed: event.sealed }],
   );
-  if (requests.length === 0) return [...events];
+  if (requests.length === 0) return out;
   const opened = await vault.open(requests);
-  const out = [...events];
   requests.forEach(({ index }, i) => {
     const plaintext = opened[i];
     out[index] = plaintext === null ? withoutItsPayload(out[index]) : withPayload(out[index], JSON.parse(plaintext) as EventRecord);
@@ -105,6 +111,29 @@ export function withoutSealNote<E extends StoredToolEvent>(event: E): E {
   if (event.sealed === undefined) return event;
   const { sealed: _sealed, ...rest } = event;
   return rest as E;
+}
+
+/**
+ * A fork's copies as the fork's own (docs/adr/032): each payload sealed
+ * again under a data key of the fork, scoped by every conversation it came
+ * through (erasing any of them destroys it) and ending when the source's
+ * did (a fork never keeps a payload longer). A copy of a payload already
+ * gone keeps only the note that it was sealed, without its bytes.
+ */
+export async function sealCopies<E extends StoredToolEvent>(copies: readonly E[], vault: PayloadVault, nowMs: number): Promise<E[]> {
+  const out = copies.map((copy) =>
+    copy.sealed !== undefined && (copy.payloadExpired || sealGone(copy.sealed, nowMs))
+      ? ({ ...copy, sealed: { key: copy.sealed.key, expiresAt: copy.sealed.expiresAt } } as E)
+      : copy,
+  );
+  const live = out.flatMap((copy, index) => (copy.sealed?.data === undefined ? [] : [{ copy, index }]));
+  const sealed = await sealEvents(
+    live.map((l) => l.copy),
+    vault,
+    (copy) => keyScopeOf(copy, copy.sealed!.expiresAt),
+  );
+  live.forEach(({ index }, i) => (out[index] = sealed[i]));
+  return out;
 }
 
 /** The scope of an event's own payload, or of a fork's copy of another conversation's (its `via`). */
