@@ -82,7 +82,8 @@ const SEARCH_SNIPPET = `btrim(regexp_replace(replace(ts_headline('simple',
     ${SEARCH_QUERY}, 'StartSel=**, StopSel=**, MaxWords=30, MinWords=10, ShortWord=0, MaxFragments=2, FragmentDelimiter=" … "'),
   '/ ', '/'), '\\s+', ' ', 'g'))`;
 /** Each hit's tool name and payloads in clear, in order, as one JSON parameter ($1). */
-const HIT_TEXTS = `json_to_recordset($1::json) WITH ORDINALITY AS t(tool_name text, arguments json, result json, n)`;
+const HIT_TEXTS = `ROWS FROM (json_to_recordset($1::json) AS (tool_name text, arguments json, result json))
+  WITH ORDINALITY AS t(tool_name, arguments, result, n)`;
 
 /**
  * Where the query matched, for words: fields (by their weight in the document:

@@ -20,8 +20,9 @@ const DOCUMENT: Record<SearchKind, { column: string; of: string }> = {
 };
 
 /** The invocations to make documents of, with their payloads in clear, as one JSON parameter ($1). */
-const DOCUMENT_SOURCES = `json_to_recordset($1::json) WITH ORDINALITY AS d(tenant_id text, conversation_id text, run_id text,
-  pair_key text, at timestamptz, tool_name text, arguments json, result json, n)`;
+const DOCUMENT_SOURCES = `ROWS FROM (json_to_recordset($1::json) AS (tenant_id text, conversation_id text, run_id text, pair_key text,
+  at timestamptz, tool_name text, arguments json, result json)) WITH ORDINALITY AS d(tenant_id, conversation_id, run_id, pair_key, at,
+  tool_name, arguments, result, n)`;
 
 /** Where search documents live and the invocations they are made from: the live tables, or a rebuild's. */
 export interface SearchTableNames {
