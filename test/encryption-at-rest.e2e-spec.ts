@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import type { Producer } from 'kafkajs';
 import type { SealedPayload } from '../libs/contract/src';
 import { EnvelopeVault, FileKeyring } from '../libs/encryption/src';
+import { SearchMatch } from '../libs/grpc-api/src';
 import { createPool, dropSchema, PostgresDataKeyStore } from '../libs/persistence/src';
 import { assertServiceBuilt } from './support/built-service';
 import { freshSchema, FreshSchema } from './support/fresh-schema';
@@ -215,7 +216,7 @@ describe('encryption at rest: payloads sealed, erasure and expiry destroy their 
     expect(words.hits[0].snippet).toContain('**marigold**');
     expect(words.hits[0].invocation?.arguments_json).toContain(KEPT.argument);
     const substring = await waitFor(
-      () => client.searchToolHistory({ tenant_id: tenantId, query: 'orbit-77', match: 'SEARCH_MATCH_SUBSTRING' }),
+      () => client.searchToolHistory({ tenant_id: tenantId, query: 'orbit-77', match: SearchMatch.SEARCH_MATCH_SUBSTRING }),
       (r) => r.hits.length === 1,
       { what: 'a substring search hit' },
     );

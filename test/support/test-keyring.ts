@@ -1,6 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import type { Pool } from 'pg';
+import type { StoredToolEvent } from '../../libs/contract/src';
+import { openEvents, withoutSealNote } from '../../libs/domain/src';
+import { EnvelopeVault, FileDataKeyStore, FileKeyring } from '../../libs/encryption/src';
 
 /** Where the tests keep their keyring and key stores: the project's .cache, never the repository. */
 const TEST_KEYS_ROOT = resolve(__dirname, '../../.cache/test/encryption');
@@ -41,4 +45,27 @@ export function writeKeyring(path: string, active: string, keys: Record<string, 
 
 export function removeTestKeyStore(schema: string): void {
   rmSync(testKeyStoreDirectory(schema), { recursive: true, force: true });
+}
+
+/**
+ * Every event of the schema with its sealed payload opened (the tests' keyring,
+ * the schema's key store): what a reader of the events table holding both
+ * could see. An event whose key is gone reads as expired.
+ */
+export async function eventsInClear(pool: Pool, schema: string): Promise<Array<{ conversationId: string; text: string }>> {
+  const { rows } = await pool.query<{ payload: StoredToolEvent }>('SELECT payload FROM events ORDER BY global_position');
+  const keyring = JSON.parse(readFileSync(testKeyringFile(), 'utf8')) as { active: string; keys: Record<string, string> };
+  const store = new FileDataKeyStore(testKeyStoreDirectory(schema));
+  const vault = new EnvelopeVault(
+    store,
+    new FileKeyring({
+      active: keyring.active,
+      keys: new Map(Object.entries(keyring.keys).map(([id, key]) => [id, { reveal: () => Buffer.from(key, 'base64') }])),
+    }),
+  );
+  const opened = await openEvents(
+    rows.map((r) => r.payload),
+    vault,
+  );
+  return opened.map((event) => ({ conversationId: event.conversationId, text: JSON.stringify(withoutSealNote(event)) }));
 }
