@@ -54,18 +54,27 @@ export function removeTestKeyStore(schema: string): void {
  */
 export async function eventsInClear(pool: Pool, schema: string): Promise<Array<{ conversationId: string; text: string }>> {
   const { rows } = await pool.query<{ payload: StoredToolEvent }>('SELECT payload FROM events ORDER BY global_position');
+  const opened = await openEvents(
+    rows.map((r) => r.payload),
+    testVault(schema),
+  );
+  return opened.map((event) => ({ conversationId: event.conversationId, text: JSON.stringify(withoutSealNote(event)) }));
+}
+
+/** A vault over the tests' keyring and a schema's key store: what the test services seal with. */
+export function testVault(schema: string): EnvelopeVault {
   const keyring = JSON.parse(readFileSync(testKeyringFile(), 'utf8')) as { active: string; keys: Record<string, string> };
-  const store = new FileDataKeyStore(testKeyStoreDirectory(schema));
-  const vault = new EnvelopeVault(
-    store,
+  return new EnvelopeVault(
+    new FileDataKeyStore(testKeyStoreDirectory(schema)),
     new FileKeyring({
       active: keyring.active,
       keys: new Map(Object.entries(keyring.keys).map(([id, key]) => [id, { reveal: () => Buffer.from(key, 'base64') }])),
     }),
   );
-  const opened = await openEvents(
-    rows.map((r) => r.payload),
-    vault,
-  );
-  return opened.map((event) => ({ conversationId: event.conversationId, text: JSON.stringify(withoutSealNote(event)) }));
+}
+
+/** The test vault of the schema a pool works in. */
+export async function testVaultOf(pool: Pool): Promise<EnvelopeVault> {
+  const { rows } = await pool.query<{ schema: string }>('SELECT current_schema() AS schema');
+  return testVault(rows[0].schema);
 }

@@ -1,5 +1,6 @@
 import { upcastToolEvent, type StoredToolEvent, type ToolEvent } from '@toolhistory/contract';
-import { keyScopeOf, openEvents, sealEvents, storedForm } from '../encryption/sealed-payloads';
+import { ErrorCode, rejected } from '@toolhistory/errors';
+import { keyScopeOf, openEvents, payloadOf, sealEvents, storedForm } from '../encryption/sealed-payloads';
 import type { PayloadVault } from '../ports/payload-vault.port';
 import { NO_RETENTION, payloadExpiresAt, retentionOf, type RetentionPolicy } from '../retention/retention-policy';
 import type { TokenCounter } from '../projection/invocation-tokens';
@@ -116,6 +117,7 @@ export class RecordBatch implements RecordingStore {
       redacted.events.map((m) => m.event),
       redacted.toolNames,
     );
+    for (const { event } of redacted.events) refuseNul(event);
     const recordedAt = (this.rules.now ?? Date.now)();
     const sealed = await sealEvents(
       redacted.events.map((m) => m.event),
@@ -177,6 +179,26 @@ export class RecordBatch implements RecordingStore {
     );
     return stored.map((s, i) => ({ ...s, event: events[i] }));
   }
+}
+
+/**
+ * A NUL character is no text PostgreSQL keeps (its search documents are
+ * made of the payloads in clear): refused as unstorable, as the events
+ * table refuses it in clear, rather than sealed and left to fail later.
+ */
+function refuseNul(event: StoredToolEvent): void {
+  const payload = payloadOf(event);
+  // JSON text escapes a NUL as \u0000: only a payload whose text holds that sequence is walked.
+  if (payload !== null && JSON.stringify(payload).includes('\\u0000') && holdsNul(payload))
+    throw rejected(ErrorCode.UnstorableEvent, `event ${event.eventId}: a payload holds a NUL character (\\u0000), which cannot be stored`);
+}
+
+function holdsNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (Array.isArray(value)) return value.some(holdsNul);
+  if (typeof value === 'object' && value !== null)
+    return Object.entries(value).some(([key, member]) => key.includes('\u0000') || holdsNul(member));
+  return false;
 }
 
 /** Events of erased conversations are dropped, so an erasure stays final; nothing to claim when nothing is new. */
