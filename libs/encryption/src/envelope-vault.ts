@@ -117,25 +117,33 @@ export class EnvelopeVault implements PayloadVault {
       else missing.set(id, scope);
     }
     if (missing.size === 0) return found;
+    const ours = new Map<string, Buffer>();
     const made = await Promise.all(
       [...missing.values()].map(async (scope): Promise<NewDataKey> => {
         const keyId = randomUUID();
         const key = newKey();
-        try {
-          const wrapped = await this.keyring.wrap(key, wrapContext({ keyId, ...scope }));
-          return { keyId, ...scope, via: [...scope.via], ...wrapped };
-        } finally {
-          key.fill(0);
-        }
+        ours.set(keyId, key);
+        const wrapped = await this.keyring.wrap(key, wrapContext({ keyId, ...scope }));
+        return { keyId, ...scope, via: [...scope.via], ...wrapped };
       }),
     );
-    const kept = await this.store.claim(made);
-    for (const stored of kept) {
-      const key = await this.unwrapped(stored);
-      this.remember(stored, key);
-      found.set(scopeKey(stored), key);
+    try {
+      const kept = await this.store.claim(made);
+      for (const stored of kept) {
+        // Ours was kept: no need to unwrap what we just wrapped. A racer's won: unwrap it.
+        const own = ours.get(stored.keyId);
+        const key = own
+          ? { keyId: stored.keyId, tenantId: stored.tenantId, conversationId: stored.conversationId, expiresAt: stored.expiresAt, key: own }
+          : await this.unwrapped(stored);
+        ours.delete(stored.keyId);
+        this.remember(stored, key);
+        found.set(scopeKey(stored), key);
+      }
+      return found;
+    } finally {
+      // Keys made and not kept (a racer's was) leave no copy in memory.
+      for (const key of ours.values()) key.fill(0);
     }
-    return found;
   }
 
   private async keysById(keyIds: readonly string[]): Promise<Map<string, DataKey>> {

@@ -67,10 +67,15 @@ export async function sealEvents<E extends StoredToolEvent>(
   events: readonly E[],
   vault: PayloadVault,
   scopeOf: (event: E) => KeyScope,
+  /** Sees each payload's text before it is sealed (and may refuse it, by throwing). */
+  inspect?: (event: E, payload: Record<string, JsonValue>, plaintext: string) => void,
 ): Promise<E[]> {
   const requests = events.flatMap((event, index) => {
     const payload = payloadOf(event);
-    return payload === null ? [] : [{ index, scope: scopeOf(event), plaintext: JSON.stringify(payload) }];
+    if (payload === null) return [];
+    const plaintext = JSON.stringify(payload);
+    inspect?.(event, payload, plaintext);
+    return [{ index, scope: scopeOf(event), plaintext }];
   });
   if (requests.length === 0) return [...events];
   const sealed = await vault.seal(requests);

@@ -1,6 +1,6 @@
 import { upcastToolEvent, type StoredToolEvent, type ToolEvent } from '@toolhistory/contract';
 import { ErrorCode, rejected } from '@toolhistory/errors';
-import { keyScopeOf, openEvents, payloadOf, sealEvents, storedForm } from '../encryption/sealed-payloads';
+import { keyScopeOf, openEvents, sealEvents, storedForm } from '../encryption/sealed-payloads';
 import type { PayloadVault } from '../ports/payload-vault.port';
 import { NO_RETENTION, payloadExpiresAt, retentionOf, type RetentionPolicy } from '../retention/retention-policy';
 import type { TokenCounter } from '../projection/invocation-tokens';
@@ -117,12 +117,12 @@ export class RecordBatch implements RecordingStore {
       redacted.events.map((m) => m.event),
       redacted.toolNames,
     );
-    for (const { event } of redacted.events) refuseNul(event);
     const recordedAt = (this.rules.now ?? Date.now)();
     const sealed = await sealEvents(
       redacted.events.map((m) => m.event),
       vault,
       (event) => keyScopeOf(event, this.expiryOf(event, toolNameFor(names, event), recordedAt)),
+      refuseNul,
     );
     return { ...redacted, events: redacted.events.map((m, i) => ({ ...m, event: sealed[i] })) };
   }
@@ -186,10 +186,9 @@ export class RecordBatch implements RecordingStore {
  * made of the payloads in clear): refused as unstorable, as the events
  * table refuses it in clear, rather than sealed and left to fail later.
  */
-function refuseNul(event: StoredToolEvent): void {
-  const payload = payloadOf(event);
+function refuseNul(event: StoredToolEvent, payload: unknown, plaintext: string): void {
   // JSON text escapes a NUL as \u0000: only a payload whose text holds that sequence is walked.
-  if (payload !== null && JSON.stringify(payload).includes('\\u0000') && holdsNul(payload))
+  if (plaintext.includes('\\u0000') && holdsNul(payload))
     throw rejected(ErrorCode.UnstorableEvent, `event ${event.eventId}: a payload holds a NUL character (\\u0000), which cannot be stored`);
 }
 
