@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { type KeyObject, randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { SealedPayload } from '@toolhistory/contract';
 import type {
@@ -12,7 +12,7 @@ import type {
   StoredDataKey,
 } from '@toolhistory/domain';
 import { AppError, ErrorCode } from '@toolhistory/errors';
-import { additionalData, newKey, open, seal } from './aes-gcm';
+import { additionalData, cipherKey, newKey, open, seal } from './aes-gcm';
 
 export interface EnvelopeVaultOptions {
   /** Unwrapped data keys kept in memory, at most (32 bytes each, and their scope). */
@@ -26,7 +26,7 @@ interface DataKey {
   tenantId: string;
   conversationId: string;
   expiresAt: string | null;
-  key: Buffer;
+  key: KeyObject;
 }
 
 /** What a data key serves, as one string: the key store keeps one key per scope. */
@@ -51,8 +51,8 @@ const payloadContext = (tenantId: string, conversationId: string, keyId: string)
  * under a data key of its scope (conversation, end of retention, and for a
  * fork's copy where it came from); the data key, wrapped by the keyring's
  * active key, is kept in the key store, made on first use. Unwrapped keys
- * stay in memory for a while (bounded, zeroed when dropped): the store is
- * asked once per key, not per payload.
+ * stay in memory for a while (bounded; node:crypto key objects, their bytes
+ * released when dropped): the store is asked once per key, not per payload.
  */
 export class EnvelopeVault implements PayloadVault {
   /** Unwrapped keys by id, zeroed when they leave; and the id of each scope's key. */
@@ -65,7 +65,7 @@ export class EnvelopeVault implements PayloadVault {
     options: EnvelopeVaultOptions = {},
   ) {
     const bounds = { max: options.cachedKeys ?? 100_000, ttl: options.cacheTtlMs ?? 10 * 60_000, updateAgeOnGet: true };
-    this.byId = new LRUCache<string, DataKey>({ ...bounds, dispose: (key) => key.key.fill(0) });
+    this.byId = new LRUCache<string, DataKey>(bounds);
     this.idOfScope = new LRUCache<string, string>(bounds);
   }
 
@@ -133,7 +133,13 @@ export class EnvelopeVault implements PayloadVault {
         // Ours was kept: no need to unwrap what we just wrapped. A racer's won: unwrap it.
         const own = ours.get(stored.keyId);
         const key = own
-          ? { keyId: stored.keyId, tenantId: stored.tenantId, conversationId: stored.conversationId, expiresAt: stored.expiresAt, key: own }
+          ? {
+              keyId: stored.keyId,
+              tenantId: stored.tenantId,
+              conversationId: stored.conversationId,
+              expiresAt: stored.expiresAt,
+              key: cipherKey(own),
+            }
           : await this.unwrapped(stored);
         ours.delete(stored.keyId);
         this.remember(stored, key);
@@ -164,7 +170,7 @@ export class EnvelopeVault implements PayloadVault {
   }
 
   private async unwrapped(stored: StoredDataKey): Promise<DataKey> {
-    const key = Buffer.from(await this.keyring.unwrap(stored, wrapContext(stored)));
+    const key = cipherKey(await this.keyring.unwrap(stored, wrapContext(stored)));
     return { keyId: stored.keyId, tenantId: stored.tenantId, conversationId: stored.conversationId, expiresAt: stored.expiresAt, key };
   }
 }

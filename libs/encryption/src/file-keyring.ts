@@ -1,6 +1,7 @@
 import { AppError, ErrorCode } from '@toolhistory/errors';
 import type { Keyring, WrappedKey } from '@toolhistory/domain';
-import { additionalData, KEY_BYTES, open, seal } from './aes-gcm';
+import type { KeyObject } from 'node:crypto';
+import { additionalData, cipherKey, KEY_BYTES, open, seal } from './aes-gcm';
 
 /** Key material as the configuration read it (ENCRYPTION_KEYRING_FILE): each key kept from logs until revealed here. */
 export interface KeyringMaterial {
@@ -17,7 +18,7 @@ export interface KeyringMaterial {
 export class FileKeyring implements Keyring {
   readonly activeKeyId: string;
   readonly keyIds: readonly string[];
-  private readonly keys: ReadonlyMap<string, { reveal(): Buffer }>;
+  private readonly keys: ReadonlyMap<string, KeyObject>;
 
   constructor(material: KeyringMaterial) {
     for (const [id, key] of material.keys)
@@ -26,11 +27,12 @@ export class FileKeyring implements Keyring {
       throw new AppError(ErrorCode.InvalidConfig, `keyring: the active key ${material.active} is not among its keys`);
     this.activeKeyId = material.active;
     this.keyIds = Object.freeze([...material.keys.keys()]);
-    this.keys = material.keys;
+    // Key objects of copies: the configuration's bytes stay as they are (its Secret), set up once here.
+    this.keys = new Map([...material.keys].map(([id, key]) => [id, cipherKey(Buffer.from(key.reveal()))]));
   }
 
   async wrap(dataKey: Uint8Array, context: string): Promise<WrappedKey> {
-    const kek = this.keys.get(this.activeKeyId)!.reveal();
+    const kek = this.keys.get(this.activeKeyId)!;
     return { kekId: this.activeKeyId, wrapped: seal(kek, dataKey, additionalData(this.activeKeyId, context)).toString('base64') };
   }
 
@@ -38,7 +40,7 @@ export class FileKeyring implements Keyring {
     const kek = this.keys.get(key.kekId);
     if (kek === undefined)
       throw new AppError(ErrorCode.KeyUnavailable, `key-encryption key ${key.kekId} is not in the keyring (ENCRYPTION_KEYRING_FILE)`);
-    const dataKey = open(kek.reveal(), Buffer.from(key.wrapped, 'base64'), additionalData(key.kekId, context));
+    const dataKey = open(kek, Buffer.from(key.wrapped, 'base64'), additionalData(key.kekId, context));
     if (dataKey === null)
       throw new AppError(ErrorCode.KeyUnavailable, `key-encryption key ${key.kekId} of the keyring does not unwrap a data key it should`);
     return dataKey;
