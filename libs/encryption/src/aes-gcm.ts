@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createSecretKey, type KeyObject, randomBytes, randomFillSync } from 'node:crypto';
 
 /** AES-256-GCM with a random 96-bit nonce and a 128-bit tag; nothing here but node:crypto's primitives, composed. */
 const NONCE_BYTES = 12;
@@ -16,9 +16,28 @@ export function cipherKey(bytes: Uint8Array): KeyObject {
   return key;
 }
 
+/**
+ * Random nonces, drawn from the system's generator a few hundred at a time:
+ * one call for each would cost more than the encryption of a small payload.
+ * Each nonce is used once; random 96-bit nonces are GCM's standard choice.
+ */
+const NONCES_PER_DRAW = 512;
+let nonces = Buffer.alloc(0);
+let nextNonce = 0;
+function freshNonce(): Buffer {
+  if (nextNonce >= nonces.length) {
+    nonces = randomFillSync(Buffer.allocUnsafe(NONCE_BYTES * NONCES_PER_DRAW));
+    nextNonce = 0;
+  }
+  const nonce = Buffer.from(nonces.subarray(nextNonce, nextNonce + NONCE_BYTES));
+  nonces.fill(0, nextNonce, nextNonce + NONCE_BYTES);
+  nextNonce += NONCE_BYTES;
+  return nonce;
+}
+
 /** nonce ‖ ciphertext ‖ tag, the additional data bound to it (never stored in it). */
 export function seal(key: KeyObject | Uint8Array, plaintext: Uint8Array, additionalData: Uint8Array): Buffer {
-  const nonce = randomBytes(NONCE_BYTES);
+  const nonce = freshNonce();
   const cipher = createCipheriv('aes-256-gcm', key, nonce, { authTagLength: TAG_BYTES });
   cipher.setAAD(additionalData);
   const body = Buffer.concat([cipher.update(plaintext), cipher.final()]);
