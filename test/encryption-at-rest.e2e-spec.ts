@@ -4,10 +4,11 @@
  * the real broker into the built service with a keyring of its own and a
  * key store in a PostgreSQL database apart from the payloads'.
  */
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Producer } from 'kafkajs';
 import type { SealedPayload } from '../libs/contract/src';
 import { EnvelopeVault, FileKeyring } from '../libs/encryption/src';
@@ -18,7 +19,7 @@ import { freshSchema, FreshSchema } from './support/fresh-schema';
 import { freePort, RecordedEventMessage, toolHistoryClient, ToolHistoryTestClient } from './support/grpc-client';
 import { connectedProducer, freshTopic, publishEvents, testKafka } from './support/kafka-fixtures';
 import { dumpSchemaData } from './support/schema-dump';
-import { ServiceProcess, spawnService, stopService } from './support/service-harness';
+import { serviceEnvironment, ServiceProcess, ServiceSettings, spawnService, stopService } from './support/service-harness';
 import { TEST_DATABASE_URL, uniqueName } from './support/test-environment';
 import { writeKeyring } from './support/test-keyring';
 import { approvalDecided, approvalRequested, runCompleted, toolCall, toolResult } from './support/tool-event-factory';
@@ -48,6 +49,7 @@ describe('encryption at rest: payloads sealed, erasure and expiry destroy their 
   let producer: Producer;
   let db: FreshSchema;
   let service: ServiceProcess;
+  let settings: ServiceSettings;
   let client: ToolHistoryTestClient;
   let httpPort: number;
   let keyringFile: string;
@@ -139,7 +141,7 @@ describe('encryption at rest: payloads sealed, erasure and expiry destroy their 
     writeFileSync(policyFile, JSON.stringify(POLICY));
     const port = await freePort();
     httpPort = await freePort();
-    service = spawnService({
+    settings = {
       topic,
       schema: db.schema,
       groupId: uniqueName('g'),
@@ -154,7 +156,8 @@ describe('encryption at rest: payloads sealed, erasure and expiry destroy their 
         // The most the service ever logs: neither payloads nor keys may appear.
         LOG_LEVEL: 'debug',
       },
-    });
+    };
+    service = spawnService(settings);
     client = toolHistoryClient(port);
     await waitFor(
       () => client.healthCheck().catch(() => 'DOWN'),
@@ -304,5 +307,35 @@ describe('encryption at rest: payloads sealed, erasure and expiry destroy their 
     expect(Number(/^toolhistory_data_keys_destroyed_total\{reason="expiry"\} (\d+)/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(1);
     // The payloads that did not expire are as they were.
     expect(JSON.stringify(await client.getReplayHistory({ tenant_id: tenantId, conversation_id: kept }))).toContain(KEPT.result);
+  });
+
+  it('rebuilds the read model from the sealed events, and the CLI tells what retention has due', async () => {
+    const cli = (args: string[]) =>
+      new Promise<{ code: number; stdout: string }>((done) =>
+        execFile(
+          process.execPath,
+          [resolve(__dirname, '../dist/apps/toolhistory/src/cli.js'), ...args],
+          { env: { PATH: process.env.PATH ?? '', ...serviceEnvironment(settings) } },
+          (error, stdout) => done({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout }),
+        ),
+      );
+    expect(await cli(['rebuild'])).toMatchObject({ code: 0 });
+    const replay = await client.getReplayHistory({ tenant_id: tenantId, conversation_id: kept });
+    expect(JSON.stringify(replay.turns)).toContain(KEPT.result);
+    const [refund] = (await client.listToolInvocations({ tenant_id: tenantId, conversation_id: kept, tool_name: 'refund' })).invocations;
+    expect(refund).toMatchObject({ approval_request_reason: KEPT.requestReason });
+    const outsideSearch = (await dumpSchemaData(db.pool, db.schema))
+      .split(/^-- /m)
+      .filter((part) => !SEARCH_TABLES.includes(part.split('\n')[0]))
+      .join('\n');
+    expect(leaksIn(outsideSearch, { ...KEPT, ...SHORT })).toEqual([]);
+
+    const status = await cli(['retention', 'status', '--json']);
+    expect(status.code).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({
+      policy: { defaults: null, tools: { short_lived: '2s' } },
+      payloads: { duePayloads: 0, expiredPayloads: 3 },
+      keys: { due: 0 },
+    });
   });
 });

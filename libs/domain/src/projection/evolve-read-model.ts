@@ -15,7 +15,7 @@ import type { ConversationRow, ForkProvenance, InvocationRow, RunRow } from './r
 import type { PayloadField } from '../encryption/invocation-seals';
 import { callTokens, resultTokens, TokenCounter } from './invocation-tokens';
 import { stricterPersist } from '../redaction/redact-event';
-import { withSeal } from '../encryption/invocation-seals';
+import { PAYLOAD_FIELDS, withSeal } from '../encryption/invocation-seals';
 
 const earliest = (a: string, b: string): string => (Date.parse(b) < Date.parse(a) ? b : a);
 const latest = (a: string, b: string): string => (Date.parse(b) > Date.parse(a) ? b : a);
@@ -218,8 +218,13 @@ export function evolveInvocation(
   };
 }
 
-/** Where the payload now in the row rests sealed, when its event was sealed (encryption at rest); nothing otherwise. */
-function sealsOf(row: InvocationRow, field: PayloadField, event: InvocationEvent): Pick<InvocationRow, 'payloadSeals'> {
+/**
+ * Where the payload now in the row rests sealed, when its event was sealed
+ * (encryption at rest); nothing otherwise. An event read after its payload's
+ * retention ended (a rebuild, a fork's copy) makes the field expired at once.
+ */
+function sealsOf(row: InvocationRow, field: PayloadField, event: InvocationEvent): Pick<InvocationRow, 'payloadSeals' | 'expiredPayloads'> {
+  if (event.payloadExpired) return { expiredPayloads: PAYLOAD_FIELDS.filter((f) => f === field || row.expiredPayloads?.includes(f)) };
   return event.sealed === undefined ? {} : { payloadSeals: withSeal(row.payloadSeals, field, event.sealed) };
 }
 

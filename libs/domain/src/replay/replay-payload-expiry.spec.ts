@@ -36,4 +36,11 @@ describe('payloads past their retention (docs/adr/032)', () => {
     const { runs, invocations } = readModelOf(events);
     expect(replayValidity({ asOf: T0 + 10_000, channel: 'web' }, runs, invocations, policy).until).toBe(T0 + 30_000);
   });
+
+  it('projects an event read after its payload expired (a rebuild, a fork copy) as expired at once, with no seal to sweep', () => {
+    const call = { ...toolCall(inRun('r1'), { roundIndex: 0, sequenceIndex: 0, toolCallId: 'a', occurredAt: iso(1) }), arguments: {} };
+    const { invocations } = readModelOf([{ ...call, sealed: sealed(iso(0)), payloadExpired: true }]);
+    expect(invocations[0]).toMatchObject({ expiredPayloads: ['arguments'] });
+    expect(invocations[0].payloadSeals ?? null).toBeNull();
+  });
 });
