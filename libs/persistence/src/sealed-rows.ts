@@ -42,6 +42,8 @@ export async function openInvocationPayloads<R extends RowWithPayloads>(
   vault: PayloadVault | null,
   nowMs: number = Date.now(),
 ): Promise<R[]> {
+  // Rows in clear (encryption at rest off, or recorded before it) come back as they are.
+  if (!rows.some((row) => row.payloadSeals || row.expiredPayloads?.length)) return [...rows];
   const requests: Array<{ row: number; field: PayloadField }> = [];
   const out = rows.map((row) => ({ ...row }));
   out.forEach((row, index) => {
