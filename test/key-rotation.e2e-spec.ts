@@ -180,4 +180,26 @@ describe('the keyring: rotation, and start-up refused on a wrong one with nothin
       await stopService(right);
     }
   });
+
+  it('is secure by default: without a keyring it does not start; ENCRYPTION_AT_REST=off starts, says so, and stores payloads in clear', async () => {
+    const unset = { ...settings(''), env: { ...settings('').env, ENCRYPTION_KEYRING_FILE: '', KEYSTORE_URL: '' } };
+    const bare = spawnService(unset);
+    expect((await bare.exited).code).toBe(EXIT_CONFIG);
+    expect(bare.output()).toContain('ENCRYPTION_KEYRING_FILE is required while ENCRYPTION_AT_REST is on (the default)');
+
+    const db2 = await freshSchema('clear');
+    const off = spawnService({ ...unset, schema: db2.schema, groupId: uniqueName('g'), env: { ...unset.env, ENCRYPTION_AT_REST: 'off' } });
+    try {
+      await publishEvents(producer, topic, runOf('in-clear', 'dunlin-1414'));
+      await waitFor(
+        () => db2.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM events WHERE payload::text LIKE '%dunlin-1414%'`),
+        (r) => r.rows[0].n === 2,
+        { what: 'the payloads recorded in clear' },
+      );
+      expect(off.output()).toContain('ENCRYPTION_AT_REST=off: payloads rest in clear');
+    } finally {
+      await stopService(off);
+      await db2.drop();
+    }
+  });
 });
