@@ -11,3 +11,5 @@ export * from './dead-letters';
 export * from './watch';
 export * from './consistency';
 export * from './fork';
+export * from './encryption';
+export * from './retention';

@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
-import type { ConversationRows, InvocationRow, ReplayReader, RunRow } from '@toolhistory/domain';
+import type { ConversationRows, InvocationRow, PayloadVault, ReplayReader, RunRow } from '@toolhistory/domain';
+import { openInvocationPayloads } from './sealed-rows';
 import { classifyPostgresError } from './postgres-errors';
 import { type PostgresQueryCanceller, UNCANCELLABLE } from './postgres-query-canceller';
 import { SELECT_INVOCATION_WITH_PAYLOADS, SELECT_RUN } from './read-model-tables';
@@ -30,6 +31,8 @@ export class PostgresReplayReader implements ReplayReader {
   constructor(
     private readonly pool: Pool,
     canceller?: PostgresQueryCanceller,
+    /** Opens sealed payloads (encryption at rest); none: every payload read is in clear. */
+    private readonly vault: PayloadVault | null = null,
   ) {
     this.canceller = canceller ?? UNCANCELLABLE;
   }
@@ -45,7 +48,10 @@ export class PostgresReplayReader implements ReplayReader {
       if (rows.length === 0) return null;
       const { channel, version } = rows[0];
       const runs = JSON.parse(rows[0].runs) as RunRow[];
-      const invocations = JSON.parse(rows[0].invocations) as Array<InvocationRow & { result: unknown }>;
+      const invocations = await openInvocationPayloads(
+        JSON.parse(rows[0].invocations) as Array<InvocationRow & { result: unknown }>,
+        this.vault,
+      );
       return {
         channel,
         version,

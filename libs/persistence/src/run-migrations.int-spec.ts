@@ -37,6 +37,7 @@ const ALL_MIGRATIONS = [
   '020_cited-sources',
   '021_substring-search',
   '022_read-your-writes-and-forks',
+  '024_encryption-at-rest-and-retention',
 ];
 
 describe('runMigrations (real PostgreSQL)', () => {

@@ -1,5 +1,6 @@
 import type { JsonObject, JsonValue } from '@toolhistory/contract';
 import type { PersistMode } from '../policy/policy-vocabulary';
+import type { InvocationSeals, PayloadField } from '../encryption/invocation-seals';
 
 export type RunStatus = 'running' | 'completed' | 'failed';
 
@@ -85,6 +86,14 @@ export interface InvocationRow {
   resultRunId: string | null;
   /** On a forked conversation's copy: the source conversation and the position of the copied call (else result); absent or null otherwise. */
   forkedFrom?: ForkProvenance | null;
+  /**
+   * Payloads sealed at rest (docs/adr/032): per field, the sealed payload of
+   * the event it came from (its key and end of retention). Absent or null:
+   * every payload in clear.
+   */
+  payloadSeals?: InvocationSeals | null;
+  /** Payloads whose retention ended: nothing of them is kept (their fields read as empty). */
+  expiredPayloads?: readonly PayloadField[];
 }
 
 export interface ForkProvenance {

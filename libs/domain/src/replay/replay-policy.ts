@@ -4,7 +4,7 @@
  * by its key.
  */
 import { isRecord } from '../policy/is-record';
-import { PERSIST_MODES, PersistMode, REDACTION_KEYS } from '../policy/policy-vocabulary';
+import { PERSIST_MODES, PersistMode, REDACTION_KEYS, RETENTION_KEYS } from '../policy/policy-vocabulary';
 import { InvalidationRule, parseInvalidationRules } from './causal-invalidation';
 import { CitationRule, parseCitationRule } from './citation-compaction';
 
@@ -75,7 +75,8 @@ export function parseReplayPolicy(document: unknown): PolicyParseResult {
   if (!isRecord(document)) return { ok: false, problems: ['policy: must be a JSON object'] };
 
   for (const key of Object.keys(document)) {
-    if (!['defaults', 'channels', 'tools'].includes(key)) problems.push(`${key}: unknown key (expected defaults, channels, tools)`);
+    if (!['defaults', 'channels', 'tools', 'tenants'].includes(key))
+      problems.push(`${key}: unknown key (expected defaults, channels, tools, tenants)`);
   }
 
   const defaults = { ...DEFAULT_REPLAY_POLICY.defaults };
@@ -83,7 +84,16 @@ export function parseReplayPolicy(document: unknown): PolicyParseResult {
     const rule = readRule(
       'defaults',
       document.defaults,
-      ['freshnessSeconds', 'visibility', 'staleResults', 'persist', 'maxHistoryTokens', 'abandonedAfterSeconds', ...REDACTION_KEYS],
+      [
+        'freshnessSeconds',
+        'visibility',
+        'staleResults',
+        'persist',
+        'maxHistoryTokens',
+        'abandonedAfterSeconds',
+        ...REDACTION_KEYS,
+        ...RETENTION_KEYS,
+      ],
       problems,
     );
     Object.assign(defaults, rule);
@@ -93,14 +103,14 @@ export function parseReplayPolicy(document: unknown): PolicyParseResult {
     document,
     'channels',
     'channel',
-    ['freshnessSeconds', 'visibility', 'staleResults', 'maxHistoryTokens', 'abandonedAfterSeconds'],
+    ['freshnessSeconds', 'visibility', 'staleResults', 'maxHistoryTokens', 'abandonedAfterSeconds', ...RETENTION_KEYS],
     problems,
   );
   const tools: Record<string, ToolReplayRule> = readSection(
     document,
     'tools',
     'tool name',
-    ['freshnessSeconds', 'staleResults', 'persist', 'invalidates', 'sideEffects', 'citations', ...REDACTION_KEYS],
+    ['freshnessSeconds', 'staleResults', 'persist', 'invalidates', 'sideEffects', 'citations', ...REDACTION_KEYS, ...RETENTION_KEYS],
     problems,
   );
 
@@ -161,7 +171,7 @@ function readRule(path: string, value: unknown, allowed: readonly string[], prob
       const citations = parseCitationRule(at, v, problems);
       if (citations !== undefined) rule[key] = citations;
     }
-    // Redaction keys fall through: parseRedactionPolicy checks their values.
+    // Redaction and retention keys fall through: parseRedactionPolicy and parseRetentionPolicy check their values.
   }
   return rule as Record<string, never>;
 }
