@@ -1,6 +1,6 @@
 /**
  * Dependency direction, checked in CI (`npm run lint:deps`):
- * apps -> infrastructure libs (persistence, messaging, eventstoredb, auth, config) -> domain -> contract -> errors.
+ * apps -> infrastructure libs (persistence, messaging, eventstoredb, auth, encryption, config) -> domain -> contract -> errors.
  * The domain is plain functions over plain data: no framework, driver or I/O.
  */
 const TESTS = '[.](spec|int-spec|e2e-spec|fixture)[.]ts$';
@@ -99,9 +99,9 @@ module.exports = {
     {
       name: 'adapters-do-not-know-each-other',
       severity: 'error',
-      comment: 'The PostgreSQL, Kafka, EventStoreDB and token adapters meet only in the app, through the domain ports.',
-      from: { path: '^libs/(persistence|messaging|eventstoredb|auth)/' },
-      to: { path: '^libs/(persistence|messaging|eventstoredb|auth)/', pathNot: '^libs/$1/' },
+      comment: 'The PostgreSQL, Kafka, EventStoreDB, token and encryption adapters meet only in the app, through the domain ports.',
+      from: { path: '^libs/(persistence|messaging|eventstoredb|auth|encryption)/' },
+      to: { path: '^libs/(persistence|messaging|eventstoredb|auth|encryption)/', pathNot: '^libs/$1/' },
     },
     {
       name: 'the-service-takes-its-database-as-configured',

@@ -20,6 +20,7 @@ COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules node_modules
 COPY --from=build /app/dist dist
 COPY libs/persistence/migrations libs/persistence/migrations
+COPY libs/persistence/keystore-migrations libs/persistence/keystore-migrations
 COPY libs/contract/schema libs/contract/schema
 COPY proto proto
 USER node

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Admin, Producer } from 'kafkajs';
 import type { Pool } from 'pg';
 import { openLocalDatabase, readLocalSettings } from '../libs/local-database/src';
@@ -94,6 +95,28 @@ export async function teardownBench(r: BenchResources): Promise<void> {
   await r.admin.disconnect();
   await r.pool.end();
   if (!r.keep) await dropSchema(r.databaseUrl, r.schema);
+  if (!r.keep) await dropSchema(benchKeyStoreUrl(r.databaseUrl), r.schema).catch(() => undefined);
+}
+
+/** The benchmarks' key store: a database of its own beside the bench database (as production has it), a schema per bench schema. */
+export const benchKeyStoreUrl = (databaseUrl: string): string => databaseUrl.replace(/\/[^/?]+(\?|$)/, '/toolhistory_bench_keys$1');
+
+/**
+ * Encryption at rest for a benchmark's service: on (the default) with a
+ * keyring of the benchmarks' own under .cache/bench (made once) and the
+ * PostgreSQL key store beside the bench database; or off.
+ */
+export function benchEncryptionEnv(databaseUrl: string, encryption: 'on' | 'off' = 'on'): Record<string, string> {
+  if (encryption === 'off') return { ENCRYPTION_AT_REST: 'off' };
+  const directory = resolve(__dirname, '../../.cache/bench/encryption');
+  mkdirSync(directory, { recursive: true, mode: 0o700 });
+  const keyring = resolve(directory, 'keyring.json');
+  try {
+    writeFileSync(keyring, JSON.stringify({ active: 'k1', keys: { k1: randomBytes(32).toString('base64') } }), { mode: 0o600, flag: 'wx' });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  return { ENCRYPTION_KEYRING_FILE: keyring, KEYSTORE_URL: benchKeyStoreUrl(databaseUrl) };
 }
 
 /** The built service as a child process serving gRPC only, against an existing schema; resolves once it has started. */
@@ -110,6 +133,7 @@ export async function startGrpcService(settings: { databaseUrl: string; schema: 
       GRPC_PORT: String(settings.port),
       HTTP_PORT: '0',
       LOG_LEVEL: 'info',
+      ...benchEncryptionEnv(settings.databaseUrl),
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -287,6 +311,7 @@ export function spawnBenchRecorder(settings: BenchRecorderSettings): BenchServic
       SERVICE_ROLES: 'recorder',
       HTTP_PORT: '0',
       LOG_LEVEL: 'info',
+      ...benchEncryptionEnv(settings.databaseUrl),
       ...settings.env,
       ...(process.env.BENCH_SERVICE_ENV ? JSON.parse(process.env.BENCH_SERVICE_ENV) : {}),
     },

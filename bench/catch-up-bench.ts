@@ -30,6 +30,8 @@ export interface CatchUpSettings {
   databaseUrl: string;
   events: number;
   keep: boolean;
+  /** More settings for the service (encryption at rest on or off). */
+  serviceEnv?: Record<string, string>;
 }
 
 export async function catchUpBench(settings: CatchUpSettings): Promise<void> {
@@ -161,6 +163,7 @@ async function serviceRecorder(
     groupId: `bench-service-${schema}`,
     databaseUrl: settings.databaseUrl,
     schema,
+    env: settings.serviceEnv,
   });
   try {
     const joinedAt = await service.seen('partitions assigned');

@@ -2,8 +2,11 @@
  * Ingest benchmark: publishes realistic agent traffic to the local broker and
  * measures the service end to end (published -> committed in PostgreSQL).
  *
- *   npm run bench:ingest -- [--events 200000] [--rate 5000] [--lag-events 50000] [--redaction on|off] [--keep]
- *   npm run bench:ingest -- --catch-up [--events 200000] [--keep]   (catch-up-bench.ts: the service against a bare recorder)
+ *   npm run bench:ingest -- [--events 200000] [--rate 5000] [--lag-events 50000] [--redaction on|off] [--encryption on|off] [--keep]
+ *   npm run bench:ingest -- --catch-up [--events 200000] [--encryption on|off] [--keep]   (catch-up-bench.ts: the service against a bare recorder)
+ *
+ * Encryption at rest is on by default, as in the service; `npm run
+ * bench:encryption` compares on and off in one run.
  *
  * Redaction runs with the default policy (every detector on every payload);
  * `--redaction off` gives the service a policy with no detectors, for the
@@ -29,6 +32,7 @@ import { createPool, ensureDatabase, runMigrations, SEARCH_PROJECTIONS } from '.
 import { agentTraffic } from '../test/support/traffic';
 import {
   benchDatabaseUrl,
+  benchEncryptionEnv,
   cpuSeconds,
   createBenchTopics,
   intOption,
@@ -237,11 +241,14 @@ async function main(): Promise<void> {
       rate: { type: 'string' },
       'lag-events': { type: 'string' },
       redaction: { type: 'string' },
+      encryption: { type: 'string' },
       keep: { type: 'boolean' },
       'catch-up': { type: 'boolean' },
     },
   });
   const DATABASE_URL = await benchDatabaseUrl();
+  const encryption = values.encryption ?? 'on';
+  if (encryption !== 'on' && encryption !== 'off') throw new Error(`--encryption must be on or off, not ${encryption}`);
   if (values['catch-up']) {
     await ensureDatabase(DATABASE_URL);
     const kafka = new Kafka({ clientId: 'toolhistory-bench', brokers: BROKERS, logLevel: logLevel.NOTHING });
@@ -255,6 +262,7 @@ async function main(): Promise<void> {
         databaseUrl: DATABASE_URL,
         events: intOption(values, 'events', 200_000),
         keep: values.keep === true,
+        serviceEnv: benchEncryptionEnv(DATABASE_URL, encryption),
       });
     } finally {
       await admin.disconnect();
@@ -287,7 +295,14 @@ async function main(): Promise<void> {
   await admin.connect();
   await createBenchTopics(admin, topic, PARTITIONS);
 
-  const service = spawnBenchRecorder({ brokers: BROKERS, topic, groupId, databaseUrl: DATABASE_URL, schema, env: policyEnv });
+  const service = spawnBenchRecorder({
+    brokers: BROKERS,
+    topic,
+    groupId,
+    databaseUrl: DATABASE_URL,
+    schema,
+    env: { ...policyEnv, ...benchEncryptionEnv(DATABASE_URL, encryption) },
+  });
   // BENCH_SERVICE_LOG=file keeps the service's log lines (e.g. with LOG_LEVEL=debug in BENCH_SERVICE_ENV).
   if (process.env.BENCH_SERVICE_LOG) service.child.stdout?.pipe(createWriteStream(process.env.BENCH_SERVICE_LOG));
   const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });

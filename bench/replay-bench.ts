@@ -3,7 +3,7 @@
  *
  *   npm run bench:replay -- [--seconds 30] [--clients 64 | --rate 1000] [--view all|messages|structured]
  *                           [--turns 20] [--stale-turns 10] [--ingest-rate 2000] [--other-invocations 1000000]
- *                           [--split-roles] [--keep]
+ *                           [--split-roles] [--encryption on|off] [--keep]
  *
  * Seeds the read model with --other-invocations invocations of other
  * conversations (bulk SQL, as a long-running installation would have), records
@@ -33,6 +33,7 @@ import { freePort } from '../test/support/grpc-client';
 import { agentTraffic } from '../test/support/traffic';
 import {
   benchDatabaseUrl,
+  benchEncryptionEnv,
   closedLoopLoad,
   openLoopLoad,
   cpuSeconds,
@@ -63,8 +64,11 @@ async function main(): Promise<void> {
       'other-invocations': { type: 'string' },
       keep: { type: 'boolean' },
       'split-roles': { type: 'boolean' },
+      encryption: { type: 'string' },
     },
   });
+  const encryption = values.encryption ?? 'on';
+  if (encryption !== 'on' && encryption !== 'off') throw new Error(`--encryption must be on or off, not ${encryption}`);
   const DATABASE_URL = await benchDatabaseUrl();
   const seconds = intOption(values, 'seconds', 30);
   const clients = intOption(values, 'clients', 64);
@@ -115,6 +119,7 @@ async function main(): Promise<void> {
         GRPC_PORT: String(port),
         HTTP_PORT: '0',
         LOG_LEVEL: 'info',
+        ...benchEncryptionEnv(DATABASE_URL, encryption),
       },
       stdio: ['ignore', 'pipe', 'inherit'],
     });

@@ -27,7 +27,17 @@ import { Client as PgClient } from 'pg';
 import type { ToolEvent } from '../libs/contract/src';
 import { CONVERSATIONS_CHANGED_CHANNEL, createPool, runMigrations } from '../libs/persistence/src';
 import { freePort } from '../test/support/grpc-client';
-import { benchDatabaseUrl, cpuSeconds, createBenchTopics, intOption, parseArgs, percentile, sleep, teardownBench } from './bench-support';
+import {
+  benchDatabaseUrl,
+  benchEncryptionEnv,
+  cpuSeconds,
+  createBenchTopics,
+  intOption,
+  parseArgs,
+  percentile,
+  sleep,
+  teardownBench,
+} from './bench-support';
 
 const BROKERS = (process.env.BENCH_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
 const PROTO = resolve(__dirname, '../../proto/toolhistory/v1/toolhistory.proto');
@@ -195,6 +205,7 @@ async function main(): Promise<void> {
       HTTP_PORT: '0',
       LOG_LEVEL: 'info',
       MAX_SUBSCRIPTIONS_PER_TENANT: String(Math.max(100, manyWatchers * 2)),
+      ...benchEncryptionEnv(DATABASE_URL),
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -1,6 +1,7 @@
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { type PublishedEvent, ToolEventPublisher, ToolHistoryClient, ToolHistoryError } from '../libs/client/src';
 import { RunningStack, startRunningStack } from './support/running-stack';
+import { eventsInClear } from './support/test-keyring';
 import { uniqueName } from './support/test-environment';
 
 async function failure(call: Promise<unknown>): Promise<ToolHistoryError> {
@@ -14,14 +15,15 @@ async function failure(call: Promise<unknown>): Promise<ToolHistoryError> {
 }
 
 /** Every text of the schema's tables that could hold a payload: events and both search tables. */
+/** Where a secret rests: the events (their sealed payloads opened with the tests' keys) and the search documents. */
 async function textsHolding(stack: RunningStack, secret: string): Promise<string[]> {
   const { rows } = await stack.db.pool.query<{ place: string }>(
-    `SELECT 'events ' || conversation_id AS place FROM events WHERE payload::text LIKE $1
-     UNION ALL SELECT 'invocation_substring ' || conversation_id FROM invocation_substring WHERE substring_text LIKE $1
+    `SELECT 'invocation_substring ' || conversation_id AS place FROM invocation_substring WHERE substring_text LIKE $1
      UNION ALL SELECT 'invocation_search ' || conversation_id FROM invocation_search WHERE document::text LIKE $2`,
     [`%${secret}%`, `%${secret.toLowerCase()}%`],
   );
-  return rows.map((r) => r.place).sort();
+  const events = (await eventsInClear(stack.db.pool, stack.db.schema)).filter((e) => e.text.includes(secret));
+  return [...events.map((e) => `events ${e.conversationId}`), ...rows.map((r) => r.place)].sort();
 }
 
 describe('ForkConversation, through the broker and gRPC', () => {

@@ -1,6 +1,7 @@
 import type { Pool } from 'pg';
 import { createPool, dropSchema, runMigrations } from '../../libs/persistence/src';
 import { TEST_DATABASE_URL, uniqueName } from './test-environment';
+import { removeTestKeyStore } from './test-keyring';
 
 export interface FreshSchema {
   url: string;
@@ -21,6 +22,7 @@ export async function freshSchema(prefix = 't'): Promise<FreshSchema> {
     async drop() {
       await pool.end();
       await dropSchema(TEST_DATABASE_URL, schema);
+      removeTestKeyStore(schema);
     },
   };
 }

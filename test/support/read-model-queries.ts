@@ -1,6 +1,15 @@
 import type { Pool } from 'pg';
-import { LIVE_SEARCH, PostgresEventStore, PostgresSearchProjection, SEARCH_KINDS } from '../../libs/persistence/src';
-import { invocationArgumentsSql, invocationResultSql } from '../../libs/persistence/src/read-model-tables';
+import type { StoredToolEvent } from '../../libs/contract/src';
+import { openEvents, withoutSealNote } from '../../libs/domain/src';
+import {
+  LIVE_SEARCH,
+  openInvocationPayloads,
+  PostgresEventStore,
+  PostgresSearchProjection,
+  SEARCH_KINDS,
+} from '../../libs/persistence/src';
+import { invocationArgumentsSql, invocationResultSql, invocationSealsSql } from '../../libs/persistence/src/read-model-tables';
+import { testVaultOf } from './test-keyring';
 
 /** An invocation's payloads as readers see them, wherever they are kept (the row or its events). */
 export const INVOCATION_ARGUMENTS = invocationArgumentsSql('invocations');
@@ -11,24 +20,46 @@ export async function countRows(pool: Pool, table: 'events' | 'runs' | 'invocati
   return Number(rows[0].n);
 }
 
+/** A conversation's events as stored, their sealed payloads opened with the tests' keys (as readers see them). */
 export async function streamOf(pool: Pool, tenantId: string, conversationId: string) {
   const { rows } = await pool.query<{ event_id: string; stream_position: number; type: string; payload: Record<string, unknown> }>(
     `SELECT event_id, stream_position, type, payload FROM events
      WHERE tenant_id = $1 AND conversation_id = $2 ORDER BY stream_position`,
     [tenantId, conversationId],
   );
-  return rows;
+  if (!rows.some((r) => r.payload.sealed !== undefined)) return rows;
+  const opened = await openEvents(
+    rows.map((r) => r.payload as unknown as StoredToolEvent),
+    await testVaultOf(pool),
+  );
+  return rows.map((r, i) => ({ ...r, payload: withoutSealNote(opened[i]) as unknown as Record<string, unknown> }));
 }
 
+/** A conversation's invocations with their payloads as readers see them: wherever kept, opened when sealed. */
 export async function invocationsOf(pool: Pool, tenantId: string, conversationId: string) {
   const { rows } = await pool.query(
     `SELECT run_id, pair_key, round_index, sequence_index, tool_call_id, tool_name,
             ${INVOCATION_ARGUMENTS} AS arguments, ${INVOCATION_RESULT} AS result, is_error,
-            call_event_id, result_event_id, call_after_run_end
+            call_event_id, result_event_id, call_after_run_end,
+            tenant_id AS "tenantId", conversation_id AS "conversationId", approval_request_reason AS "approvalRequestReason",
+            approval_decision_reason AS "approvalDecisionReason", ${invocationSealsSql('invocations')} AS "payloadSeals",
+            expired_payloads AS "expiredPayloads"
      FROM invocations WHERE tenant_id = $1 AND conversation_id = $2 ORDER BY run_id, round_index, sequence_index`,
     [tenantId, conversationId],
   );
-  return rows;
+  const sealed = rows.some((r) => r.payloadSeals !== null);
+  const opened = sealed ? await openInvocationPayloads(rows, await testVaultOf(pool)) : rows;
+  return opened.map(
+    ({
+      tenantId: _t,
+      conversationId: _c,
+      approvalRequestReason: _q,
+      approvalDecisionReason: _d,
+      payloadSeals: _s,
+      expiredPayloads: _e,
+      ...row
+    }) => row,
+  );
 }
 
 export async function runsOf(pool: Pool, tenantId: string, conversationId: string) {

@@ -4,6 +4,7 @@ import pino from 'pino';
 import { RunningService, startService } from '../../apps/toolhistory/src/bootstrap';
 import { loadConfig } from '../../libs/config/src';
 import { TEST_DATABASE_URL, TEST_KAFKA_BROKERS } from './test-environment';
+import { testEncryptionEnvironment } from './test-keyring';
 
 export interface ServiceSettings {
   topic: string;
@@ -25,6 +26,8 @@ export function serviceEnvironment(settings: ServiceSettings): Record<string, st
     // Services of parallel test files must not share a port; a test that scrapes sets its own.
     HTTP_PORT: '0',
     LOG_LEVEL: process.env.TEST_SERVICE_LOG_LEVEL ?? 'error',
+    // Payloads rest sealed, as by default: the tests' keyring, a key store of the schema's.
+    ...testEncryptionEnvironment(settings.schema),
     ...settings.env,
   };
 }

@@ -17,16 +17,21 @@ import {
   ADMISSION,
   APP_CONFIG,
   CALLER_AUTHENTICATOR,
+  ENCRYPTION,
   HEALTH,
   MESSAGING,
   METRICS,
   REDACTION_POLICY,
   REPLAY_POLICY,
+  RETENTION_POLICY,
   ROOT_LOGGER,
 } from './tokens';
+import type { Encryption } from './encryption/open-encryption';
 
 export interface AppModuleOptions {
   config: AppConfig;
+  /** Encryption at rest, opened and checked before the application (null: payloads rest in clear). */
+  encryption: Encryption | null;
   logger: Logger;
   policy: ToolHistoryPolicy;
   health: HealthEndpoint;
@@ -38,14 +43,18 @@ export interface AppModuleOptions {
 @Global()
 @Module({})
 class CoreModule implements OnApplicationShutdown {
-  constructor(@Inject(MESSAGING) private readonly messaging: KafkaMessaging) {}
+  constructor(
+    @Inject(MESSAGING) private readonly messaging: KafkaMessaging,
+    @Inject(ENCRYPTION) private readonly encryption: Encryption | null,
+  ) {}
 
-  // After every module that asks the broker has stopped (modules shut down in reverse order).
+  // After every module that asks the broker or the key store has stopped (modules shut down in reverse order).
   async onApplicationShutdown(): Promise<void> {
     await this.messaging.close();
+    await this.encryption?.close();
   }
 
-  static forRoot({ config, logger, policy, health, authenticator, metrics, admission }: AppModuleOptions): DynamicModule {
+  static forRoot({ config, logger, policy, health, authenticator, metrics, admission, encryption }: AppModuleOptions): DynamicModule {
     return {
       module: CoreModule,
       providers: [
@@ -56,12 +65,26 @@ class CoreModule implements OnApplicationShutdown {
         { provide: ROOT_LOGGER, useValue: logger },
         { provide: REPLAY_POLICY, useValue: policy.replay },
         { provide: REDACTION_POLICY, useValue: policy.redaction },
+        { provide: RETENTION_POLICY, useValue: policy.retention },
+        { provide: ENCRYPTION, useValue: encryption },
         { provide: HEALTH, useValue: health },
         { provide: ADMISSION, useValue: admission },
         { provide: CALLER_AUTHENTICATOR, useValue: authenticator },
         { provide: MESSAGING, useFactory: () => KafkaMessaging.create(config.kafka, logger.child({ component: 'kafka' })) },
       ],
-      exports: [APP_CONFIG, ROOT_LOGGER, REPLAY_POLICY, REDACTION_POLICY, HEALTH, ADMISSION, CALLER_AUTHENTICATOR, MESSAGING, METRICS],
+      exports: [
+        APP_CONFIG,
+        ROOT_LOGGER,
+        REPLAY_POLICY,
+        REDACTION_POLICY,
+        RETENTION_POLICY,
+        ENCRYPTION,
+        HEALTH,
+        ADMISSION,
+        CALLER_AUTHENTICATOR,
+        MESSAGING,
+        METRICS,
+      ],
     };
   }
 }

@@ -23,6 +23,8 @@ import { loadPolicyFile } from './policy/load-policy-file';
 import type { OpenSubscriptions } from './subscription/open-subscriptions';
 import { OPEN_SUBSCRIPTIONS } from './tokens';
 import { o200kTokens } from '@toolhistory/tokenizer';
+import { hasRetention, type ToolHistoryPolicy } from '@toolhistory/domain';
+import { type Encryption, openEncryption } from './encryption/open-encryption';
 
 export interface RunningService {
   close(): Promise<void>;
@@ -39,6 +41,9 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
     });
     if (applied.length > 0) logger.info({ applied }, 'migrations applied');
   }
+  // Before anything is recorded or served: a wrong or missing key stops start-up here, naming it.
+  const encryption = await openEncryption(config);
+  logEncryption(config, policy, encryption, logger);
   // The tokenizer's rank table takes about a second to load: before serving, not in the first turn's budget.
   o200kTokens('');
   const health = new HealthEndpoint(SERVICE_NAMES_NOT_SERVING);
@@ -46,7 +51,7 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
   const admission = new ReadAdmission(config.admission, metrics.admissionRecorder());
   metrics.observeAdmission(() => admission.state());
   const authenticator = await createCallerAuthenticator(config.auth, logger.child({ component: 'access' }));
-  const module = AppModule.forRoot({ config, logger, policy, health, authenticator, metrics, admission });
+  const module = AppModule.forRoot({ config, logger, policy, health, authenticator, metrics, admission, encryption });
   const nestLogger = new PinoNestLogger(logger.child({ component: 'nest' }));
 
   // Every role serves HTTP (metrics, probes); the gRPC role adds the gRPC server to the same application.
@@ -82,6 +87,29 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
     'toolhistory started',
   );
   return { close: () => closeGracefully(app, server, config, logger) };
+}
+
+/** What rests how: said once at every start (keys by id only). */
+function logEncryption(config: AppConfig, policy: ToolHistoryPolicy, encryption: Encryption | null, logger: Logger): void {
+  const log = logger.child({ component: 'encryption' });
+  if (encryption === null) {
+    if (hasRetention(policy.retention))
+      log.warn('the policy sets a retention, but payloads rest in clear (ENCRYPTION_AT_REST=off): retention is not enforced');
+    return;
+  }
+  if (encryption.newCheckFor !== null)
+    log.info({ kekId: encryption.newCheckFor }, 'key-encryption key seen for the first time: its check value is kept');
+  log.info(
+    {
+      atRest: config.encryption.atRest,
+      activeKey: encryption.keyring.activeKeyId,
+      keys: encryption.keyring.keyIds,
+      keyStore: config.encryption.keyStore?.kind,
+    },
+    config.encryption.atRest
+      ? 'payloads rest sealed (AES-256-GCM), a data key per conversation and retention period'
+      : 'payloads are written in clear; sealed ones are still opened',
+  );
 }
 
 /** HTTPS with the gRPC server's certificate (and its client CA, requiring client certificates) when TLS is configured. */

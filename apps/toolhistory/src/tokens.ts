@@ -42,3 +42,8 @@ export const METRICS = Symbol('METRICS');
 /** The audit console's use cases that no RPC shares. */
 export const CONVERSATION_TIMELINE = Symbol('CONVERSATION_TIMELINE');
 export const LIST_DEAD_LETTERS = Symbol('LIST_DEAD_LETTERS');
+/** Encryption at rest: the vault, the key store and the keyring (encryption/open-encryption.ts); null when off. */
+export const ENCRYPTION = Symbol('ENCRYPTION');
+export const RETENTION_POLICY = Symbol('RETENTION_POLICY');
+/** The event store as stored, payloads left sealed: for readers that need only ids (the search projections). */
+export const STORED_EVENT_STORE = Symbol('STORED_EVENT_STORE');

@@ -1,5 +1,10 @@
 import { AppError, ErrorCode } from '@toolhistory/errors';
-import { loadConfig } from './load-config';
+import { loadConfig as loadConfigAsGiven } from './load-config';
+import { withKeyring } from './encryption.fixture';
+
+/** Encryption at rest is on by default: these specs are about other settings, so a keyring and key store are given. */
+const loadConfig = (env: Record<string, string | undefined>, readFile?: (path: string) => Buffer) =>
+  loadConfigAsGiven(...withKeyring(env, readFile));
 
 describe('loadConfig', () => {
   it('uses the documented defaults for an empty environment', () => {

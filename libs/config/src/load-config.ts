@@ -15,6 +15,7 @@ import {
   TlsFiles,
 } from './security-config';
 import type { EventStoreKind, LogLevel, ServiceRole } from './settings';
+import { type EncryptionConfig, encryptionConfig } from './encryption-config';
 
 export interface AppConfig {
   kafka: {
@@ -75,6 +76,8 @@ export interface AppConfig {
   roles: ServiceRole[];
   maxEventBytes: number;
   logLevel: LogLevel;
+  /** Payloads sealed at rest, the keyring and the key store, and the retention sweeper (docs/adr/032). */
+  encryption: EncryptionConfig;
   /** OpenTelemetry traces, exported over OTLP/HTTP to `endpoint`; null: no tracing. */
   tracing: { endpoint: string | null; serviceName: string };
   /** Safe but questionable settings, logged once the logger exists. */
@@ -118,6 +121,7 @@ export function loadConfig(
   );
   const kafkaSecure = kafkaSecurity(settings, files, findings);
   const password = databasePassword(settings, files, findings);
+  const encryption = encryptionConfig(settings, files, findings);
 
   if (problems.length > 0) {
     throw new AppError(ErrorCode.InvalidConfig, `invalid configuration:\n  - ${problems.join('\n  - ')}`, {
@@ -180,6 +184,7 @@ export function loadConfig(
     roles,
     maxEventBytes: v.MAX_EVENT_BYTES,
     logLevel: v.LOG_LEVEL,
+    encryption,
     tracing: { endpoint: v.OTEL_EXPORTER_OTLP_ENDPOINT ?? null, serviceName: v.OTEL_SERVICE_NAME },
     warnings: findings.warnings,
   };

@@ -111,3 +111,17 @@ export const host = textMatching(HOST_NAME_OR_IP, 'must be an IP address or a ho
 
 /** A service name, as tracing backends show it. */
 export const serviceName = textMatching(/^[\w.-]{1,64}$/, 'must be 1 to 64 letters, digits, dots, dashes or underscores');
+
+/** Where the key store lives: a `postgres://` URL (a database of its own) or a `file:///` directory. */
+export const keyStoreUrl = textMatching(
+  /^(postgres(ql)?:\/\/\S+|file:\/\/\/\S*)$/,
+  'must be a postgres:// URL (a database apart from the payloads) or a file:/// path (a directory)',
+);
+
+const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
+
+/** A positive duration with its unit: `500ms`, `30s`, `1m`, `2h`; in milliseconds. */
+export const duration: Parser<number> = (value) => {
+  const match = /^([1-9]\d{0,8})(ms|s|m|h)$/.exec(value);
+  return match ? accept(Number(match[1]) * DURATION_UNITS_MS[match[2]]) : refuse('must be a duration such as 30s, 1m or 1h (ms, s, m, h)');
+};

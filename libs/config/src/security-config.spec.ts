@@ -1,7 +1,12 @@
 import { inspect } from 'node:util';
 import { AppError } from '@toolhistory/errors';
 import { testCertificates } from '../../../test/support/test-certificates';
-import { loadConfig } from './load-config';
+import { loadConfig as loadConfigAsGiven } from './load-config';
+import { withKeyring } from './encryption.fixture';
+
+/** Encryption at rest is on by default: these specs are about other settings, so a keyring and key store are given. */
+const loadConfig = (env: Record<string, string | undefined>, readFile?: (path: string) => Buffer) =>
+  loadConfigAsGiven(...withKeyring(env, readFile));
 import { isLoopbackHost } from './security-config';
 
 const problemsOf = (env: Record<string, string>, readFile?: (path: string) => Buffer): string[] => {

@@ -273,6 +273,38 @@ const PARSER_CASES: Array<{
       'OTEL_SERVICE_NAME must be 1 to 64 letters, digits, dots, dashes or underscores',
     ]),
   },
+  {
+    parser: 'oneOf',
+    variable: 'ENCRYPTION_AT_REST',
+    valid: [
+      ['on', 'on'],
+      ['off', 'off'],
+    ],
+    invalid: [['no', 'ENCRYPTION_AT_REST must be one of: on, off']],
+  },
+  {
+    parser: 'keyStoreUrl',
+    variable: 'KEYSTORE_URL',
+    valid: ['postgres://keys.internal/toolhistory_keys', 'file:///var/lib/toolhistory/keys'].map((t) => [t, t]),
+    invalid: ['file://relative/keys', 'mysql://x', '/var/lib/keys'].map((t) => [
+      t,
+      'KEYSTORE_URL must be a postgres:// URL (a database apart from the payloads) or a file:/// path (a directory)',
+    ]),
+  },
+  {
+    parser: 'duration',
+    variable: 'RETENTION_SWEEP_INTERVAL',
+    valid: [
+      ['1m', 60_000],
+      ['30s', 30_000],
+      ['250ms', 250],
+      ['2h', 7_200_000],
+    ],
+    invalid: ['0s', '1', '1d', '1.5m', ' m'].map((t) => [
+      t,
+      'RETENTION_SWEEP_INTERVAL must be a duration such as 30s, 1m or 1h (ms, s, m, h)',
+    ]),
+  },
   { parser: 'filePath', variable: 'POLICY_FILE', valid: [['/etc/toolhistory/policy.json', '/etc/toolhistory/policy.json']], invalid: [] },
   { parser: 'text', variable: 'AUTH_ISSUER', valid: [['https://idp.example', 'https://idp.example']], invalid: [] },
 ];

@@ -1,11 +1,13 @@
 import {
   boolean,
+  duration,
   eventStoreUrl,
   filePath,
   host,
   hostPortList,
   httpUrl,
   identifier,
+  keyStoreUrl,
   listOf,
   nonEmpty,
   oneOf,
@@ -39,6 +41,7 @@ export const SETTING_GROUPS = {
   grpc: 'gRPC',
   admission: 'Admission control of reads',
   replay: 'Replay and redaction',
+  encryption: 'Encryption at rest and retention',
   http: 'HTTP: metrics, probes, audit console',
   tls: 'TLS of the gRPC and HTTP servers',
   auth: 'Authentication of callers',
@@ -357,6 +360,44 @@ export const SETTINGS = [
     default: '256',
     description:
       'replay requests of this instance that may wait on the database at once (reads and version lookups); one more is refused at once with `RESOURCE_EXHAUSTED`',
+  },
+
+  // Encryption at rest and retention
+  {
+    name: 'ENCRYPTION_AT_REST',
+    group: 'encryption',
+    parse: oneOf(['on', 'off']),
+    default: 'on',
+    description:
+      '`on`: every payload rests sealed (AES-256-GCM) under a data key of its conversation and retention period, the keys wrapped by the keyring and kept in the key store; `off`: payloads rest in clear and retention is not enforced (a warning at every start)',
+  },
+  {
+    name: 'ENCRYPTION_KEYRING_FILE',
+    group: 'encryption',
+    parse: filePath,
+    description:
+      'the keyring, JSON `{ "active": "k2", "keys": { "k1": "<32 bytes, base64>", "k2": "…" } }`: the active key wraps new data keys, the others still unwrap theirs (rotation); required while `ENCRYPTION_AT_REST` is `on`',
+  },
+  {
+    name: 'KEYSTORE_URL',
+    group: 'encryption',
+    parse: keyStoreUrl,
+    description:
+      'where the wrapped data keys live, apart from the payloads: `postgres://…` (a database of its own, tables in `DATABASE_SCHEMA`, created when missing) or `file:///path` (a directory, for one machine); required while `ENCRYPTION_AT_REST` is `on`',
+  },
+  {
+    name: 'KEYSTORE_PASSWORD_FILE',
+    group: 'encryption',
+    parse: filePath,
+    description: "a file holding the key store database's password, kept out of `KEYSTORE_URL`",
+  },
+  {
+    name: 'RETENTION_SWEEP_INTERVAL',
+    group: 'encryption',
+    parse: duration,
+    default: '1m',
+    description:
+      'how often the recorder role removes payloads past their retention from the read model and search, and destroys their data keys (`ms`, `s`, `m`, `h`)',
   },
 
   // HTTP

@@ -79,6 +79,21 @@ export interface ForkedFrom {
   via: string[];
 }
 
+/**
+ * A payload sealed at rest (docs/adr/032): the event's payload members
+ * (`arguments`, `result`, `reason`), as one JSON object, encrypted with
+ * AES-256-GCM under a data key of the conversation. Stored with the event
+ * in place of those members, never accepted from producers.
+ */
+export interface SealedPayload {
+  /** The data key's id in the key store. */
+  key: string;
+  /** When the data key is destroyed (the payload's retention ends); null: when the conversation is erased. */
+  expiresAt: string | null;
+  /** Base64 of nonce, ciphertext and tag. Absent where a row only notes that its payload rests sealed in its event. */
+  data?: string;
+}
+
 export interface EventEnvelope {
   eventId: string;
   type: ToolEventType;
@@ -98,6 +113,14 @@ export interface EventEnvelope {
   redaction?: RedactionNote;
   /** On a forked conversation's copy of an event: where it came from (ForkConversation). */
   forkedFrom?: ForkedFrom;
+  /**
+   * Stored events with encryption at rest: the payload members, sealed
+   * (absent from the event as stored). Events read back have their members
+   * again and keep this note of where they rested.
+   */
+  sealed?: SealedPayload;
+  /** On an event read back: its payload's data key is gone (its retention ended), so the payload members hold nothing. */
+  payloadExpired?: true;
 }
 
 export interface ToolCallRequested extends EventEnvelope {

@@ -12,3 +12,5 @@ export * from './watch';
 export * from './consistency';
 export * from './fork';
 export * from './reasoning';
+export * from './encryption';
+export * from './retention';

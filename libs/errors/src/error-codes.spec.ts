@@ -26,6 +26,7 @@ describe('the error classification: one table, by code', () => {
     ['RESOURCE_EXHAUSTED', true],
     ['DEADLINE_EXCEEDED', true],
     ['AUTH_UNAVAILABLE', true],
+    ['KEY_UNAVAILABLE', true],
     ['SHUTTING_DOWN', true],
   ] as const)('%s is retriable: %s', (code, retriable) => {
     expect(isRetriable(code)).toBe(retriable);

@@ -36,6 +36,10 @@ export const ERROR_CODES = {
   NOT_YET_RECORDED: { retriable: true, meaning: "the events a read's consistency token names were not recorded within its deadline" },
   DEADLINE_EXCEEDED: { retriable: true, meaning: "the work did not finish within the caller's deadline" },
   AUTH_UNAVAILABLE: { retriable: true, meaning: 'the keys to verify callers could not be had' },
+  KEY_UNAVAILABLE: {
+    retriable: true,
+    meaning: 'a key to seal or open payloads could not be had (key store or keyring); the work waits rather than losing data',
+  },
   SHUTTING_DOWN: { retriable: true, meaning: 'this instance is stopping; another one serves the retry' },
 } as const satisfies Record<string, { retriable: boolean; meaning: string }>;
 
@@ -68,6 +72,7 @@ export const ErrorCode = {
   NotYetRecorded: 'NOT_YET_RECORDED',
   DeadlineExceeded: 'DEADLINE_EXCEEDED',
   AuthUnavailable: 'AUTH_UNAVAILABLE',
+  KeyUnavailable: 'KEY_UNAVAILABLE',
   ShuttingDown: 'SHUTTING_DOWN',
 } as const satisfies Record<string, ErrorCode>;
 

@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
 import type {
+  PayloadVault,
   UsageRow,
   AuditReader,
   InvocationCursor,
@@ -16,7 +17,8 @@ import { substringSnippet } from '@toolhistory/domain';
 import { containsPattern } from './like-pattern';
 import { classifyPostgresError } from './postgres-errors';
 import { type PostgresQueryCanceller, UNCANCELLABLE } from './postgres-query-canceller';
-import { FORKED_FROM_SQL, invocationArgumentsSql, invocationResultSql } from './read-model-tables';
+import { FORKED_FROM_SQL, invocationArgumentsSql, invocationResultSql, invocationSealsSql } from './read-model-tables';
+import { openInvocationPayloads } from './sealed-rows';
 import { isoText } from './sql-rows';
 
 const ARGUMENTS = invocationArgumentsSql('invocations');
@@ -52,7 +54,8 @@ const RECORD_COLUMNS = `tenant_id AS "tenantId", conversation_id AS "conversatio
   arguments_bytes AS "argumentsBytes", result_bytes AS "resultBytes", ${isoText('approval_requested_at')} AS "approvalRequestedAt",
   approval_request_reason AS "approvalRequestReason", ${isoText('approval_decided_at')} AS "approvalDecidedAt", approved,
   approval_decided_by AS "approvalDecidedBy", approval_decision_reason AS "approvalDecisionReason", result_run_id AS "resultRunId",
-  ${FORKED_FROM_SQL} AS "forkedFrom", ${REASONING_BYTES} AS "reasoningBytes"`;
+  ${FORKED_FROM_SQL} AS "forkedFrom", ${invocationSealsSql('invocations')} AS "payloadSeals", expired_payloads AS "expiredPayloads",
+  ${REASONING_BYTES} AS "reasoningBytes"`;
 
 /** An invocation as ListToolInvocations answers it (also what WatchConversation shows). */
 export const SELECT_RECORD = `SELECT ${RECORD_COLUMNS} FROM invocations`;
@@ -78,11 +81,15 @@ const SEARCH_ORDER = 'score DESC, matched_at DESC, conversation_id, run_id, pair
  * on time rather than a read of each document.
  */
 export const SEARCH_RANKING_BOUND = 1_000;
-// The text the document was made of, highlighted; then the '/ ' spacing undone and made one line.
+// The text the document was made of, highlighted; then the '/ ' spacing undone and made one line. Made from
+// payloads in clear, opened here when they rest sealed: `t` holds each hit's tool name and payloads (hitTexts).
 const SEARCH_SNIPPET = `btrim(regexp_replace(replace(ts_headline('simple',
-    coalesce(tool_name, '') || E'\\n' || invocation_search_text(${ARGUMENTS}) || E'\\n' || invocation_search_text(${RESULT}),
+    coalesce(t.tool_name, '') || E'\\n' || invocation_search_text(t.arguments) || E'\\n' || invocation_search_text(t.result),
     ${SEARCH_QUERY}, 'StartSel=**, StopSel=**, MaxWords=30, MinWords=10, ShortWord=0, MaxFragments=2, FragmentDelimiter=" … "'),
   '/ ', '/'), '\\s+', ' ', 'g'))`;
+/** Each hit's tool name and payloads in clear, in order, as one JSON parameter ($1). */
+const HIT_TEXTS = `ROWS FROM (json_to_recordset($1::json) AS (tool_name text, arguments json, result json))
+  WITH ORDINALITY AS t(tool_name, arguments, result, n)`;
 
 /**
  * Where the query matched, for words: fields (by their weight in the document:
@@ -102,12 +109,21 @@ const WORDS_MATCHED_IN = `${wordsIn('a')} AS "inToolName", ${wordsIn('b')} AS "i
  * first. Where it matched is the same test on each field's text, read again
  * with the same functions from the rows returned.
  */
-const SUBSTRING_ARGUMENTS = `invocation_substring_text(${ARGUMENTS})`;
-const SUBSTRING_RESULT = `invocation_substring_text(${RESULT})`;
 const SUBSTRING_ORDER = 'matched_at DESC NULLS LAST, conversation_id, run_id, pair_key';
 
 type HitRow = InvocationRecord & { score: number; snippet: string; inToolName: boolean; inArguments: boolean; inResult: boolean };
-type SubstringHitRow = HitRow & { argumentsText: string; resultText: string };
+type WordHitRow = Omit<HitRow, 'snippet'>;
+type SubstringHitRow = InvocationRecord & {
+  argumentsText: string;
+  resultText: string;
+  inToolName: boolean;
+  inArguments: boolean;
+  inResult: boolean;
+};
+
+/** A hit's tool name and payloads in clear, as the SQL text functions read them (JSON text as received). */
+const hitTexts = (rows: readonly InvocationRecord[]): string =>
+  `[${rows.map((r) => `{"tool_name":${JSON.stringify(r.toolName ?? '')},"arguments":${JSON.stringify(r.arguments ?? null)},"result":${JSON.stringify(r.result ?? null)}}`).join(',')}]`;
 
 const matchedInOf = (row: Pick<HitRow, 'inToolName' | 'inArguments' | 'inResult'>): SearchHitField[] =>
   (
@@ -133,6 +149,8 @@ export class PostgresAuditReader implements AuditReader {
   constructor(
     private readonly pool: Pool,
     canceller?: PostgresQueryCanceller,
+    /** Opens sealed payloads (encryption at rest); none: every payload read is in clear. */
+    private readonly vault: PayloadVault | null = null,
   ) {
     this.canceller = canceller ?? UNCANCELLABLE;
   }
@@ -162,7 +180,8 @@ export class PostgresAuditReader implements AuditReader {
       ORDER BY invocations.at, conversation_id, run_id, round_index, sequence_index, pair_key LIMIT ${bind(limit)}`;
     try {
       const { rows } = await this.canceller.query<InvocationRecord>(this.pool, { text, values }, signal);
-      return rows.map((r) => ({ ...r, durationMs: r.durationMs === null ? null : Math.round(r.durationMs) }));
+      const opened = await openInvocationPayloads(rows, this.vault);
+      return opened.map((r) => ({ ...r, durationMs: r.durationMs === null ? null : Math.round(r.durationMs) }));
     } catch (error) {
       throw classifyPostgresError(error);
     }
@@ -247,12 +266,20 @@ export class PostgresAuditReader implements AuditReader {
       ranked AS (
         SELECT tenant_id, conversation_id, run_id, pair_key, matched_at, document, ${SEARCH_SCORE} AS score FROM matches
         ORDER BY ${SEARCH_ORDER} LIMIT ${bind(query.limit)})
-      SELECT ${RECORD_COLUMNS}, score, ${SEARCH_SNIPPET} AS snippet, ${WORDS_MATCHED_IN}
+      SELECT ${RECORD_COLUMNS}, score, ${WORDS_MATCHED_IN}
       FROM ranked JOIN invocations USING (tenant_id, conversation_id, run_id, pair_key)
       ORDER BY ${SEARCH_ORDER}`;
     try {
-      const { rows } = await this.canceller.query<HitRow>(this.pool, { text, values }, signal);
-      return rows.map(toHit);
+      const { rows } = await this.canceller.query<WordHitRow>(this.pool, { text, values }, signal);
+      const opened = await openInvocationPayloads(rows, this.vault);
+      if (opened.length === 0) return [];
+      // The snippets, from the payloads in clear: one more round trip, for the hits returned only.
+      const snippets = await this.canceller.query<{ snippet: string }>(
+        this.pool,
+        { text: `SELECT ${SEARCH_SNIPPET} AS snippet FROM ${HIT_TEXTS} ORDER BY t.n`, values: [hitTexts(opened), query.query] },
+        signal,
+      );
+      return opened.map((row, i) => toHit({ ...row, snippet: snippets.rows[i].snippet }));
     } catch (error) {
       throw classifyPostgresError(error);
     }
@@ -267,15 +294,32 @@ export class PostgresAuditReader implements AuditReader {
     if (query.to) conditions.push(`at < ${bind(query.to)}::timestamptz`);
     const text = `WITH matches AS (
         SELECT tenant_id, conversation_id, run_id, pair_key, at AS matched_at FROM invocation_substring
-        WHERE ${conditions.join(' AND ')} ORDER BY ${SUBSTRING_ORDER} LIMIT ${bind(query.limit)}),
-      hits AS (
-        SELECT ${RECORD_COLUMNS}, matched_at, ${SUBSTRING_ARGUMENTS} AS "argumentsText", ${SUBSTRING_RESULT} AS "resultText"
-        FROM matches JOIN invocations USING (tenant_id, conversation_id, run_id, pair_key))
-      SELECT *, 0::float8 AS score, coalesce("toolName", '') ILIKE $2 AS "inToolName", "argumentsText" ILIKE $2 AS "inArguments",
-        "resultText" ILIKE $2 AS "inResult"
-      FROM hits ORDER BY matched_at DESC NULLS LAST, "conversationId", "runId", "pairKey"`;
+        WHERE ${conditions.join(' AND ')} ORDER BY ${SUBSTRING_ORDER} LIMIT ${bind(query.limit)})
+      SELECT ${RECORD_COLUMNS}, matched_at FROM matches JOIN invocations USING (tenant_id, conversation_id, run_id, pair_key)
+      ORDER BY matched_at DESC NULLS LAST, conversation_id, run_id, pair_key`;
     try {
-      const { rows } = await this.canceller.query<SubstringHitRow & { matched_at: unknown }>(this.pool, { text, values }, signal);
+      const { rows: found } = await this.canceller.query<InvocationRecord & { matched_at: unknown }>(this.pool, { text, values }, signal);
+      const opened = await openInvocationPayloads(found, this.vault);
+      if (opened.length === 0) return [];
+      // Where it matched, on the payloads in clear (opened here when sealed), with the same functions as the index's text.
+      const fields = await this.canceller.query<{
+        argumentsText: string;
+        resultText: string;
+        inToolName: boolean;
+        inArguments: boolean;
+        inResult: boolean;
+      }>(
+        this.pool,
+        {
+          text: `SELECT invocation_substring_text(t.arguments) AS "argumentsText", invocation_substring_text(t.result) AS "resultText",
+              t.tool_name ILIKE $2 AS "inToolName", invocation_substring_text(t.arguments) ILIKE $2 AS "inArguments",
+              invocation_substring_text(t.result) ILIKE $2 AS "inResult"
+            FROM ${HIT_TEXTS} ORDER BY t.n`,
+          values: [hitTexts(opened), containsPattern(query.query)],
+        },
+        signal,
+      );
+      const rows: Array<SubstringHitRow & { matched_at: unknown }> = opened.map((row, i) => ({ ...row, ...fields.rows[i] }));
       return (
         rows
           // A row changed since the search table was written (the projection follows it) may no longer hold the text.
@@ -288,6 +332,7 @@ export class PostgresAuditReader implements AuditReader {
             ];
             return toHit({
               ...row,
+              score: 0,
               snippet: substringSnippet(
                 texts.filter((t): t is string => t !== null),
                 query.query,

@@ -4,13 +4,14 @@ import {
   type ConversationKey,
   type ErasureOutcome,
   keysTouchedBy,
+  type PayloadVault,
   projectEvents,
   type TokenCounter,
 } from '@toolhistory/domain';
 import { o200kTokens } from '@toolhistory/tokenizer';
 import { inTransaction } from './in-transaction';
 import { notifyConversationsChanged } from './postgres-conversation-changes';
-import { eraseStreamEvents, type RecordedRow, SELECT_RECORDED, toRecorded } from './postgres-event-store';
+import { eraseStreamEvents, openRecorded, type RecordedRow, SELECT_RECORDED } from './postgres-event-store';
 import { writeReadModelChanges } from './postgres-read-model-writer';
 import { LIVE_SEARCH, lockConversationsForSearch, refreshSearchDocuments } from './postgres-search-documents';
 
@@ -27,6 +28,8 @@ export class PostgresConversationEraser implements ConversationEraser {
   constructor(
     private readonly pool: Pool,
     private readonly tokens: TokenCounter = o200kTokens,
+    /** Opens a fork's remaining payloads to project it again (encryption at rest, docs/adr/032). */
+    private readonly vault: PayloadVault | null = null,
   ) {}
 
   erase(tenantId: string, conversationId: string): Promise<ErasureOutcome> {
@@ -61,10 +64,10 @@ export class PostgresConversationEraser implements ConversationEraser {
       `${SELECT_RECORDED} WHERE tenant_id = $1 AND conversation_id = $2 ORDER BY stream_position`,
       [fork.tenantId, fork.conversationId],
     );
-    const events = rows.map((r) => toRecorded(r).event);
+    const events = (await openRecorded(rows, this.vault)).map((r) => r.event);
     const empty = { conversations: new Map(), runs: new Map(), invocations: new Map() };
     await writeReadModelChanges(client, projectEvents(empty, events, this.tokens), 'events');
-    await refreshSearchDocuments(client, keysTouchedBy(events).invocations);
+    await refreshSearchDocuments(client, keysTouchedBy(events).invocations, { vault: this.vault, nowMs: Date.now() });
     await notifyConversationsChanged(client, [fork]);
     return copies;
   }

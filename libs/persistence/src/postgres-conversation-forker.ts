@@ -5,7 +5,10 @@ import {
   conversationKeyString,
   type ForkOutcome,
   type ForkRequest,
+  type PayloadVault,
   planFork,
+  sealCopies,
+  storedForm,
   projectEvents,
   type StreamRef,
   type TokenCounter,
@@ -13,7 +16,7 @@ import {
 import { AppError, ErrorCode } from '@toolhistory/errors';
 import { inTransaction } from './in-transaction';
 import { allocateStreamPositions, insertEvents } from './postgres-event-append';
-import { type RecordedRow, SELECT_RECORDED, toRecorded } from './postgres-event-store';
+import { openRecorded, type RecordedRow, SELECT_RECORDED } from './postgres-event-store';
 import { loadReadModelState, writeReadModelChanges } from './postgres-read-model-writer';
 
 /** The namespace of a fork's copy ids: a UUID of its own, so they can meet no producer's ids. */
@@ -42,6 +45,8 @@ export class PostgresConversationForker implements ConversationForker {
   constructor(
     private readonly pool: Pool,
     private readonly tokens: TokenCounter,
+    /** Encryption at rest (docs/adr/032): the source's payloads opened, the copies sealed as the fork's own. */
+    private readonly vault: PayloadVault | null = null,
   ) {}
 
   fork(request: ForkRequest): Promise<ForkOutcome> {
@@ -58,16 +63,22 @@ export class PostgresConversationForker implements ConversationForker {
         `${SELECT_RECORDED} WHERE tenant_id = $1 AND conversation_id = $2 ORDER BY stream_position`,
         [source.tenantId, source.conversationId],
       );
-      const plan = planFork(source, rows.map(toRecorded), request.upToMessageId, {
+      if (this.vault === null && rows.some((r) => (r.payload as { sealed?: unknown }).sealed !== undefined))
+        throw new AppError(
+          ErrorCode.KeyUnavailable,
+          'the conversation rests sealed, and this process has no keyring and key store to copy it',
+        );
+      const plan = planFork(source, await openRecorded(rows, this.vault), request.upToMessageId, {
         ...target,
         copyEventId: (id) => forkedEventId(target, id),
       });
       if (!plan.found) {
         throw new AppError(ErrorCode.NotFound, `message ${JSON.stringify(request.upToMessageId)} is not a message of the conversation`);
       }
-      const { positioned } = await allocateStreamPositions(client, plan.copies);
+      const copies = this.vault ? await sealCopies(plan.copies, this.vault, Date.now()) : plan.copies;
+      const { positioned } = await allocateStreamPositions(client, copies.map(storedForm));
       await insertEvents(client, positioned);
-      const changes = projectEvents(await loadReadModelState(client, plan.copies), plan.copies, this.tokens);
+      const changes = projectEvents(await loadReadModelState(client, copies), copies, this.tokens);
       await writeReadModelChanges(client, changes, 'events');
       await client.query(
         `INSERT INTO conversation_forks (tenant_id, conversation_id, source_conversation_id, up_to_message_id, up_to_position)

@@ -5,6 +5,7 @@ import {
   type EventStore,
   type InvocationRecord,
   pairKeysTouched,
+  type PayloadVault,
   type RecordedToolEvent,
   runsShownBy,
   type StoredRun,
@@ -13,7 +14,8 @@ import {
 } from '@toolhistory/domain';
 import { inTransaction } from './in-transaction';
 import { SELECT_RECORD } from './postgres-audit-reader';
-import { type RecordedRow, SELECT_RECORDED, toRecorded } from './postgres-event-store';
+import { openRecorded, type RecordedRow, SELECT_RECORDED } from './postgres-event-store';
+import { openInvocationPayloads } from './sealed-rows';
 import { isoText } from './sql-rows';
 
 const SELECT_RUN = `SELECT run_id AS "runId", status, ${isoText('started_at')} AS "startedAt", ${isoText('ended_at')} AS "endedAt",
@@ -39,6 +41,8 @@ export class PostgresConversationWatchReader implements ConversationWatchReader 
   constructor(
     private readonly pool: Pool,
     private readonly externalEvents: EventStore | null = null,
+    /** Opens sealed payloads (encryption at rest, docs/adr/032); the external store opens its own. */
+    private readonly vault: PayloadVault | null = null,
   ) {}
 
   read(conversation: ConversationKey): Promise<WatchedConversationState> {
@@ -55,7 +59,8 @@ export class PostgresConversationWatchReader implements ConversationWatchReader 
         `${SELECT_RUN} WHERE tenant_id = $1 AND conversation_id = $2 ORDER BY started_at, run_id`,
         key,
       );
-      return { eventCount, erased, invocations: invocations.rows.map(toInvocation), runs: runs.rows };
+      const opened = await openInvocationPayloads(invocations.rows, this.vault);
+      return { eventCount, erased, invocations: opened.map(toInvocation), runs: runs.rows };
     });
   }
 
@@ -70,11 +75,16 @@ export class PostgresConversationWatchReader implements ConversationWatchReader 
         pairKeys.length === 0
           ? []
           : (
-              await client.query<InvocationRecord>(
-                `${SELECT_RECORD} WHERE tenant_id = $1 AND conversation_id = $2 AND pair_key = ANY($3::text[]) AND at IS NOT NULL`,
-                [...key, pairKeys],
+              await openInvocationPayloads(
+                (
+                  await client.query<InvocationRecord>(
+                    `${SELECT_RECORD} WHERE tenant_id = $1 AND conversation_id = $2 AND pair_key = ANY($3::text[]) AND at IS NOT NULL`,
+                    [...key, pairKeys],
+                  )
+                ).rows,
+                this.vault,
               )
-            ).rows.map(toInvocation);
+            ).map(toInvocation);
       const runIds = runsShownBy(invocations);
       const runs =
         runIds.length === 0
@@ -112,7 +122,7 @@ export class PostgresConversationWatchReader implements ConversationWatchReader 
        ORDER BY stream_position`,
       [conversation.tenantId, conversation.conversationId, after, upTo],
     );
-    return rows.map(toRecorded);
+    return openRecorded(rows, this.vault);
   }
 }
 

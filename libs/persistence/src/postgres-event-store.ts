@@ -6,6 +6,8 @@ import {
   conversationKeyString,
   EventStore,
   GlobalPosition,
+  openEvents,
+  type PayloadVault,
   ReadAllOptions,
   RecordedToolEvent,
   StreamRef,
@@ -33,6 +35,7 @@ export interface RecordedRow {
 export interface PostgresEventStoreOptions {
   /** Events read per query while catching up. */
   pageSize?: number;
+
   /** How long a caught-up subscriber waits for a notification before it looks again anyway. */
   idlePollMs?: number;
 }
@@ -172,6 +175,22 @@ export function toRecorded(row: RecordedRow): RecordedToolEvent {
     event: upcastToolEvent(row.payload),
     ...(row.traceparent ? { traceparent: row.traceparent } : {}),
   };
+}
+
+/**
+ * Events as read, their sealed payloads opened when a vault is given (each
+ * keeps its `sealed` note); without one, as stored. The EventStore port's
+ * readers get theirs opened by `OpenedEventStore` (libs/domain).
+ */
+export async function openRecorded(rows: readonly RecordedRow[], vault: PayloadVault | null): Promise<RecordedToolEvent[]> {
+  const recorded = rows.map(toRecorded);
+  if (vault === null || !recorded.some((r) => r.event.sealed !== undefined)) return recorded;
+  const events = await openEvents(
+    recorded.map((r) => r.event),
+    vault,
+    Date.now(),
+  );
+  return recorded.map((r, i) => ({ ...r, event: events[i] }));
 }
 
 function describe(ref: StreamRef): string {

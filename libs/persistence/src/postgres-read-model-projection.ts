@@ -5,6 +5,7 @@ import {
   EventStore,
   GlobalPosition,
   keysTouchedBy,
+  type PayloadVault,
   RecordedToolEvent,
   TokenCounter,
 } from '@toolhistory/domain';
@@ -26,6 +27,8 @@ export class PostgresReadModelProjection implements CheckpointedProjection {
     private readonly pool: Pool,
     private readonly events: EventStore,
     private readonly tokens: TokenCounter = o200kTokens,
+    /** Opens sealed payloads for the search documents (docs/adr/032); the events come opened from `events`. */
+    private readonly vault: PayloadVault | null = null,
   ) {}
 
   checkpoint(): Promise<GlobalPosition> {
@@ -52,7 +55,10 @@ export class PostgresReadModelProjection implements CheckpointedProjection {
       await applyRecordedEvents(client, applied, LIVE_READ_MODEL, this.events, 'row', this.tokens);
       await keepTraceContexts(client, applied);
       // Off the recorder's path already: the documents follow in the same transaction (see PostgresSearchProjection).
-      await refreshSearchDocuments(client, keysTouchedBy(applied.map((r) => r.event)).invocations);
+      await refreshSearchDocuments(client, keysTouchedBy(applied.map((r) => r.event)).invocations, {
+        vault: this.vault,
+        nowMs: Date.now(),
+      });
     });
   }
 

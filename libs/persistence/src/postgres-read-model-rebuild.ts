@@ -2,6 +2,7 @@ import { notifyEveryConversationChanged } from './postgres-conversation-changes'
 import { availableParallelism } from 'node:os';
 import type { Pool, PoolClient } from 'pg';
 import {
+  type PayloadVault,
   ApplyEvents,
   conversationKeyString,
   EventStore,
@@ -65,6 +66,8 @@ export class PostgresReadModelRebuilder implements ReadModelRebuilder {
     private readonly events: EventStore,
     private readonly payloads: InvocationPayloads,
     private readonly tokens: TokenCounter = o200kTokens,
+    /** Opens sealed payloads for the search documents (docs/adr/032); the events come opened from `events`. */
+    private readonly vault: PayloadVault | null = null,
   ) {}
 
   async begin(): Promise<ReadModelRebuild> {
@@ -90,6 +93,7 @@ export class PostgresReadModelRebuilder implements ReadModelRebuilder {
         this.payloads,
         this.tokens,
         deferred.map((i) => i.definition),
+        this.vault,
       );
     } catch (error) {
       await releaseSession(session);
@@ -110,12 +114,13 @@ class PostgresRebuild implements ReadModelRebuild {
     private readonly payloads: InvocationPayloads,
     private readonly tokens: TokenCounter,
     private readonly deferredIndexes: string[],
+    private readonly vault: PayloadVault | null,
   ) {}
 
   async buildIndexes(): Promise<void> {
     try {
       if (!this.searchFilled) {
-        await fillSearchDocuments(this.pool, REBUILD_SEARCH, WRITERS);
+        await fillSearchDocuments(this.pool, REBUILD_SEARCH, WRITERS, this.vault);
         this.searchFilled = true;
       }
       while (this.deferredIndexes.length > 0) {
@@ -189,7 +194,11 @@ class PostgresRebuild implements ReadModelRebuild {
     // Not a read-model table: kept across rebuilds, and filled here for a database rebuilt from another store.
     await keepTraceContexts(client, recorded);
     if (this.searchFilled)
-      await refreshSearchDocuments(client, keysTouchedBy(recorded.map((r) => r.event)).invocations, SEARCH_KINDS, REBUILD_SEARCH);
+      await refreshSearchDocuments(client, keysTouchedBy(recorded.map((r) => r.event)).invocations, {
+        kinds: SEARCH_KINDS,
+        tables: REBUILD_SEARCH,
+        vault: this.vault,
+      });
   }
 }
 

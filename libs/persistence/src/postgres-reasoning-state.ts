@@ -14,9 +14,21 @@ export async function applyReasoningSteps(client: PoolClient, steps: readonly Re
       case 'keep': {
         const r = step.reasoning;
         await client.query(
-          `INSERT INTO model_reasoning (event_id, tenant_id, conversation_id, run_id, round_index, turn, keep, state, bytes, tokens)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8::json, $9, $10) ON CONFLICT (event_id) DO NOTHING`,
-          [r.eventId, r.tenantId, r.conversationId, r.runId, r.roundIndex, r.turn, r.keep, JSON.stringify(r.state), r.bytes, r.tokens],
+          `INSERT INTO model_reasoning (event_id, tenant_id, conversation_id, run_id, round_index, turn, keep, state, state_seal, bytes, tokens)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8::json, $9::jsonb, $10, $11) ON CONFLICT (event_id) DO NOTHING`,
+          [
+            r.eventId,
+            r.tenantId,
+            r.conversationId,
+            r.runId,
+            r.roundIndex,
+            r.turn,
+            r.keep,
+            r.sealedState ? null : JSON.stringify(r.state),
+            r.sealedState ? JSON.stringify(r.sealedState) : null,
+            r.bytes,
+            r.tokens,
+          ],
         );
         break;
       }

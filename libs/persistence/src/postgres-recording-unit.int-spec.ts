@@ -86,7 +86,7 @@ describe('PostgreSQL recording beyond the contract: one transaction, locks in or
         'SELECT tenant_id AS', // the read-model rows touched: conversations,
         'SELECT tenant_id AS', // runs,
         'SELECT tenant_id AS', // invocations
-        'SELECT payload FROM', // the early result,
+        'SELECT payload to_json', // the early result, with when it was recorded,
         'UPDATE events SET', // re-redacted
         'INSERT INTO conversations',
         'INSERT INTO runs',

@@ -21,6 +21,7 @@ import { advancePartitionOffset, lockPartitionOffset, PostgresConsumerOffsets } 
 import { allocateStreamPositions, insertEvents, PositionedEvent, withoutRecordedEvents } from './postgres-event-append';
 import { loadReadModelState, writeReadModelChanges } from './postgres-read-model-writer';
 import { notifyRecordingProgress } from './postgres-conversation-changes';
+import { isoText } from './sql-rows';
 
 /**
  * The PostgreSQL side of recording: one transaction per partition batch,
@@ -131,11 +132,12 @@ class PostgresReadModelInUnit implements ReadModelInUnit {
     readonly state: ReadModelState,
   ) {}
 
-  async storedEvents(eventIds: readonly string[]): Promise<StoredToolEvent[]> {
-    const { rows } = await this.client.query<{ payload: StoredToolEvent }>('SELECT payload FROM events WHERE event_id = ANY($1::uuid[])', [
-      eventIds,
-    ]);
-    return rows.map((r) => r.payload);
+  async storedEvents(eventIds: readonly string[]): Promise<Array<{ event: StoredToolEvent; recordedAt: string }>> {
+    const { rows } = await this.client.query<{ payload: StoredToolEvent; recordedAt: string }>(
+      `SELECT payload, ${isoText('recorded_at')} AS "recordedAt" FROM events WHERE event_id = ANY($1::uuid[])`,
+      [eventIds],
+    );
+    return rows.map((r) => ({ event: r.payload, recordedAt: r.recordedAt }));
   }
 
   async rewrite(event: StoredToolEvent): Promise<void> {

@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
-import type { ConversationRows, InvocationRow, RecordedResponse, ReplayReader, RunRow } from '@toolhistory/domain';
+import type { ConversationRows, InvocationRow, PayloadVault, ReplayReader, RunRow } from '@toolhistory/domain';
+import { openInvocationPayloads, openResponsePayloads, type SealedResponse } from './sealed-rows';
 import { classifyPostgresError } from './postgres-errors';
 import { type PostgresQueryCanceller, UNCANCELLABLE } from './postgres-query-canceller';
 import { SELECT_INVOCATION_WITH_PAYLOADS, SELECT_RESPONSE, SELECT_RUN } from './read-model-tables';
@@ -20,7 +21,7 @@ const READ_CONVERSATION = `
          (SELECT coalesce(json_agg(r), '[]'::json) FROM (${SELECT_RUN} WHERE tenant_id = $1 AND conversation_id = $2) r)::text AS runs,
          (SELECT coalesce(json_agg(i), '[]'::json) FROM (${SELECT_INVOCATION_WITH_PAYLOADS} WHERE tenant_id = $1 AND conversation_id = $2) i)::text AS invocations,
          (SELECT coalesce(json_agg(m), '[]'::json) FROM (
-            SELECT r.*, k.state, coalesce(k.tokens, 0) AS "reasoningTokens"
+            SELECT r.*, k.state, k.state_seal AS "stateSeal", coalesce(k.tokens, 0) AS "reasoningTokens"
             FROM (${SELECT_RESPONSE} WHERE tenant_id = $1 AND conversation_id = $2) r
             LEFT JOIN model_reasoning k ON k.event_id = r."responseEventId"
           ) m)::text AS responses
@@ -35,6 +36,8 @@ export class PostgresReplayReader implements ReplayReader {
   constructor(
     private readonly pool: Pool,
     canceller?: PostgresQueryCanceller,
+    /** Opens sealed payloads (encryption at rest); none: every payload read is in clear. */
+    private readonly vault: PayloadVault | null = null,
   ) {
     this.canceller = canceller ?? UNCANCELLABLE;
   }
@@ -52,13 +55,16 @@ export class PostgresReplayReader implements ReplayReader {
       if (rows.length === 0) return null;
       const { channel, version } = rows[0];
       const runs = JSON.parse(rows[0].runs) as RunRow[];
-      const invocations = JSON.parse(rows[0].invocations) as Array<InvocationRow & { result: unknown }>;
+      const invocations = await openInvocationPayloads(
+        JSON.parse(rows[0].invocations) as Array<InvocationRow & { result: unknown }>,
+        this.vault,
+      );
       return {
         channel,
         version,
         approxBytes: 2 * (rows[0].runs.length + rows[0].invocations.length + rows[0].responses.length),
         runs,
-        responses: JSON.parse(rows[0].responses) as RecordedResponse[],
+        responses: await openResponsePayloads(JSON.parse(rows[0].responses) as SealedResponse[], this.vault),
         // A result column that is SQL NULL means "no result yet".
         invocations: invocations.map((i) => ({ ...i, result: i.result === null ? undefined : (i.result as InvocationRow['result']) })),
       };

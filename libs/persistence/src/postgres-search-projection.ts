@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { CheckpointedProjection, GlobalPosition, keysTouchedBy, RecordedToolEvent } from '@toolhistory/domain';
+import { CheckpointedProjection, GlobalPosition, keysTouchedBy, type PayloadVault, RecordedToolEvent } from '@toolhistory/domain';
 import { applyPastCheckpoint, readCheckpoint, skipFailedEvent } from './postgres-projection-checkpoints';
 import { lockConversationsForSearch, refreshSearchDocuments, SearchKind } from './postgres-search-documents';
 
@@ -13,7 +13,8 @@ export const SEARCH_PROJECTION_TYPES = ['ToolCallRequested', 'ToolResultReceived
  * following the event store (events in PostgreSQL): each batch rewrites the
  * documents of the invocations its call and result events touched, from
  * their rows as they are now, and moves the checkpoint in the same
- * transaction. A burst of traffic makes search later, never recording
+ * transaction. Events are read as stored (sealed): only their keys are
+ * used, and the rows' payloads are opened once, here. A burst of traffic makes search later, never recording
  * slower; each search has its own projection, so the costlier trigrams of
  * substring search never hold word search back.
  */
@@ -23,6 +24,8 @@ export class PostgresSearchProjection implements CheckpointedProjection {
   constructor(
     private readonly pool: Pool,
     private readonly kind: SearchKind,
+    /** Opens sealed payloads: documents are made of payloads in clear (docs/adr/032). */
+    private readonly vault: PayloadVault | null = null,
   ) {
     this.checkpointName = SEARCH_PROJECTIONS[kind];
   }
@@ -35,7 +38,8 @@ export class PostgresSearchProjection implements CheckpointedProjection {
     return applyPastCheckpoint(this.pool, this.checkpointName, recorded, async (client, fresh) => {
       const keys = keysTouchedBy(fresh.map((r) => r.event));
       await lockConversationsForSearch(client, keys.conversations, 'shared');
-      await refreshSearchDocuments(client, keys.invocations, [this.kind]);
+      // Taken under the lock the retention sweeper also takes: a payload expiring now is either swept after this, or left out here.
+      await refreshSearchDocuments(client, keys.invocations, { kinds: [this.kind], vault: this.vault, nowMs: Date.now() });
     });
   }
 

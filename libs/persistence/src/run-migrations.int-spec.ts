@@ -37,7 +37,8 @@ const ALL_MIGRATIONS = [
   '020_cited-sources',
   '021_substring-search',
   '022_read-your-writes-and-forks',
-  '023_model-responses-and-reasoning',
+  '024_encryption-at-rest-and-retention',
+  '025_model-responses-and-reasoning',
 ];
 
 describe('runMigrations (real PostgreSQL)', () => {

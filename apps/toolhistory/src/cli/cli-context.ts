@@ -5,6 +5,8 @@ import type { EventStore } from '@toolhistory/domain';
 import { EventStoreDbEventStore } from '@toolhistory/eventstoredb';
 import { type Closable, type KafkaDeadLetterTopic, KafkaMessaging } from '@toolhistory/messaging';
 import { createPool, PostgresEventStore, PostgresRedriveLedger } from '@toolhistory/persistence';
+import { OpenedEventStore } from '@toolhistory/domain';
+import { type Encryption, openEncryption } from '../encryption/open-encryption';
 
 /** Where a command writes: its answer to `out`, notes and warnings to `err`. */
 export interface CliOutput {
@@ -21,8 +23,25 @@ export class CliContext {
   private messaging?: KafkaMessaging;
   private readonly opened: Array<Closable<unknown>> = [];
   private eventStore?: EventStore;
+  private encryptionOpened?: Promise<Encryption | null>;
 
   constructor(readonly config: AppConfig) {}
+
+  /**
+   * The keyring and the key store, checked against each other (null when
+   * none is configured): every command that reads or writes payloads opens
+   * and seals them as the service does.
+   */
+  encryption(): Promise<Encryption | null> {
+    this.encryptionOpened ??= openEncryption(this.config);
+    return this.encryptionOpened;
+  }
+
+  /** The event store as its readers see it: payloads opened. */
+  async openedEvents(): Promise<EventStore> {
+    const encryption = await this.encryption();
+    return encryption === null ? this.events() : new OpenedEventStore(this.events(), encryption.vault, Date.now);
+  }
 
   database(): Pool {
     this.pool ??= createPool({ ...this.config.database, applicationName: 'toolhistory-cli' });
@@ -49,6 +68,8 @@ export class CliContext {
     await this.messaging?.close();
     if (this.eventStore instanceof EventStoreDbEventStore) await this.eventStore.close().catch(() => undefined);
     await this.pool?.end().catch(() => undefined);
+    const encryption = await this.encryptionOpened?.catch(() => null);
+    await encryption?.close().catch(() => undefined);
   }
 
   private broker(): KafkaMessaging {

@@ -1,10 +1,10 @@
 import { type HistoryFormat } from '@toolhistory/domain';
 import { AppError, ErrorCode } from '@toolhistory/errors';
-import { PostgresConversationEraser, PostgresConversationForker, PostgresReplayReader } from '@toolhistory/persistence';
+import { PostgresConversationForker, PostgresReplayReader } from '@toolhistory/persistence';
 import { ForkConversation } from '../fork-conversation/fork-conversation';
 import { o200kTokens } from '@toolhistory/tokenizer';
 import { EraseConversation } from '../erasure/erase-conversation';
-import { EventStoreConversationEraser } from '../erasure/event-store-conversation-eraser';
+import { conversationEraser } from '../erasure/conversation-eraser';
 import { loadPolicyFile } from '../policy/load-policy-file';
 import { GetReplayHistory } from '../replay/get-replay-history';
 import type { CliContext, CliOutput } from './cli-context';
@@ -45,7 +45,8 @@ export async function replayConversation(
   if (problems.length > 0) throw new AppError(ErrorCode.InvalidArgument, problems.join('; '));
 
   const policy = loadPolicyFile(context.config.policyFile).replay;
-  const replay = new GetReplayHistory(new PostgresReplayReader(context.database()), policy, { tokens: o200kTokens });
+  const vault = (await context.encryption())?.vault ?? null;
+  const replay = new GetReplayHistory(new PostgresReplayReader(context.database(), undefined, vault), policy, { tokens: o200kTokens });
   const history = await replay.execute({ tenantId, conversationId, format, asOf, channel: options.channel, maxHistoryTokens });
   if (options.json) return output.out(JSON.stringify(history));
   output.err(`${history.turns.length} run(s) replayed, ${history.historyTokens} tokens, ${history.omitted.length} call(s) left out`);
@@ -71,12 +72,16 @@ export async function eraseConversation(
   if (!options.yes) {
     throw new AppError(ErrorCode.InvalidArgument, `erasing ${tenantId}/${conversationId} cannot be undone: add --yes to mean it`);
   }
-  const pg = new PostgresConversationEraser(context.database());
-  const eraser = context.config.eventStore.kind === 'eventstoredb' ? new EventStoreConversationEraser(context.events(), pg) : pg;
+  const eraser = conversationEraser(context.database(), context.config, context.events(), await context.encryption());
   const outcome = await new EraseConversation(eraser).execute({ tenantId, conversationId });
   output.out(`erased ${tenantId}/${conversationId}: ${outcome.erasedEvents} event(s), ${outcome.erasedInvocations} invocation(s)`);
   if (outcome.forks?.length) {
     output.out(`and ${outcome.erasedCopies ?? 0} copied event(s) from its fork(s): ${outcome.forks.join(', ')}`);
+  }
+  if (outcome.destroyedKeys !== undefined) {
+    output.out(
+      `destroyed ${outcome.destroyedKeys.length} data key(s)${outcome.destroyedKeys.length ? `: ${outcome.destroyedKeys.join(', ')}` : ''}`,
+    );
   }
 }
 
@@ -88,7 +93,9 @@ export async function forkConversation(
   conversationId: string,
   options: { upTo: string; to: string },
 ): Promise<void> {
-  const forker = context.config.eventStore.kind === 'eventstoredb' ? null : new PostgresConversationForker(context.database(), o200kTokens);
+  const vault = (await context.encryption())?.vault ?? null;
+  const forker =
+    context.config.eventStore.kind === 'eventstoredb' ? null : new PostgresConversationForker(context.database(), o200kTokens, vault);
   const forked = await new ForkConversation(forker).execute({
     tenantId,
     conversationId,

@@ -5,6 +5,7 @@ import { rebuildDatabase } from '../operations/rebuild-database';
 import { CliContext, type CliOutput } from './cli-context';
 import { eraseConversation, forkConversation, REPLAY_FORMAT_NAMES, replayConversation } from './conversation-commands';
 import { listDeadLetters, redriveDeadLetters, showDeadLetter } from './dead-letter-commands';
+import { retentionStatus, rotateKeys } from './key-commands';
 
 export interface ProgramSettings {
   /** Loaded when a command runs (help and usage errors need no configuration). */
@@ -34,7 +35,9 @@ export function toolhistoryProgram(settings: ProgramSettings): Command {
     };
 
   const program = new Command('toolhistory')
-    .description('Operate toolhistory: dead letters, replay as the model sees it, erasure, forks, rebuild and migrations.')
+    .description(
+      'Operate toolhistory: dead letters, replay as the model sees it, erasure, forks, keys and retention, rebuild and migrations.',
+    )
     .version(settings.version)
     .configureOutput({ writeOut: (s) => output.out(s.trimEnd()), writeErr: (s) => output.err(s.trimEnd()) })
     .showHelpAfterError()
@@ -100,6 +103,20 @@ export function toolhistoryProgram(settings: ProgramSettings): Command {
     .action(
       run((context, tenant: string, conversation: string, options) => forkConversation(context, output, tenant, conversation, options)),
     );
+
+  const keys = program.command('keys').description('the key-encryption keys that wrap the data keys of payloads at rest');
+  keys
+    .command('rotate')
+    .description("wrap every data key again with the keyring's active key (payloads untouched); then the old keys may leave the keyring")
+    .action(run((context) => rotateKeys(context, output)));
+
+  program
+    .command('retention')
+    .description('payloads past their retention: what is due and what comes next')
+    .command('status')
+    .description("the policy's retention, the payloads and data keys due now, and the next to expire")
+    .option('--json', 'one JSON document')
+    .action(run((context, options) => retentionStatus(context, output, options)));
 
   program
     .command('rebuild')

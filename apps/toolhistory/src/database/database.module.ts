@@ -2,7 +2,15 @@ import { Global, Inject, Module, type OnApplicationShutdown } from '@nestjs/comm
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { AppConfig } from '@toolhistory/config';
-import { type EventStore, reasoningRulesOf, RecordBatch, type RedactionPolicy, type ReplayPolicy } from '@toolhistory/domain';
+import {
+  type EventStore,
+  OpenedEventStore,
+  reasoningRulesOf,
+  RecordBatch,
+  type RedactionPolicy,
+  type ReplayPolicy,
+  type RetentionPolicy,
+} from '@toolhistory/domain';
 import { EventStoreDbEventStore, EventStoreRecordingStorage } from '@toolhistory/eventstoredb';
 import {
   createPool,
@@ -15,9 +23,11 @@ import {
 } from '@toolhistory/persistence';
 import { o200kTokens } from '@toolhistory/tokenizer';
 import type { ServiceMetrics } from '../observability/service-metrics';
+import type { Encryption } from '../encryption/open-encryption';
 import {
   APP_CONFIG,
   APPEND_LISTENER,
+  ENCRYPTION,
   EVENT_STORE,
   GRPC_EVENT_STORE,
   GRPC_PG_POOL,
@@ -28,7 +38,9 @@ import {
   RECORDING_STORE,
   REDACTION_POLICY,
   REPLAY_POLICY,
+  RETENTION_POLICY,
   ROOT_LOGGER,
+  STORED_EVENT_STORE,
 } from '../tokens';
 
 /** A pool of the service's own, with the configured statement and idle-in-transaction limits (pools connect only when used). */
@@ -39,6 +51,10 @@ function servicePool(config: AppConfig, logger: Logger, role: string): Pool {
 }
 
 const isEventStoreDb = (config: AppConfig) => config.eventStore.kind === 'eventstoredb' && config.eventStore.url !== null;
+
+/** The event store as its readers see it: payloads opened (encryption at rest), or as stored when nothing rests sealed. */
+const opened = (events: EventStore, encryption: Encryption | null): EventStore =>
+  encryption === null ? events : new OpenedEventStore(events, encryption.vault, Date.now);
 
 /**
  * PostgreSQL for both roles, each with a pool of its own (DATABASE_POOL_SIZE
@@ -78,15 +94,28 @@ const isEventStoreDb = (config: AppConfig) => config.eventStore.kind === 'events
         ),
     },
     {
-      // One recording service; where the events go is its storage's.
+      // One recording service; where the events go is its storage's. With encryption at rest it seals each payload first.
       provide: RECORDING_STORE,
-      inject: [APP_CONFIG, PG_POOL, REDACTION_POLICY, REPLAY_POLICY, EVENT_STORE],
-      useFactory: (config: AppConfig, pool: Pool, redaction: RedactionPolicy, replay: ReplayPolicy, events: EventStore) =>
+      inject: [APP_CONFIG, PG_POOL, REDACTION_POLICY, REPLAY_POLICY, RETENTION_POLICY, STORED_EVENT_STORE, ENCRYPTION],
+      useFactory: (
+        config: AppConfig,
+        pool: Pool,
+        redaction: RedactionPolicy,
+        replay: ReplayPolicy,
+        retention: RetentionPolicy,
+        events: EventStore,
+        encryption: Encryption | null,
+      ) =>
         new RecordBatch(
           config.eventStore.kind === 'eventstoredb'
             ? new EventStoreRecordingStorage(events, new PostgresConsumerOffsets(pool), new PostgresReasoningStore(pool))
             : new PostgresRecordingStorage(pool),
-          { redaction, tokens: o200kTokens, reasoning: reasoningRulesOf(replay) },
+          {
+            redaction,
+            tokens: o200kTokens,
+            reasoning: reasoningRulesOf(replay),
+            ...(config.encryption.atRest && encryption !== null ? { vault: encryption.vault, retention, now: Date.now } : {}),
+          },
         ),
     },
     {
@@ -101,19 +130,24 @@ const isEventStoreDb = (config: AppConfig) => config.eventStore.kind === 'events
         ),
     },
     {
-      provide: EVENT_STORE,
+      provide: STORED_EVENT_STORE,
       inject: [APP_CONFIG, PG_POOL, APPEND_LISTENER],
       useFactory: (config: AppConfig, pool: Pool, listener: PostgresAppendListener) =>
         isEventStoreDb(config) ? EventStoreDbEventStore.connect(config.eventStore.url!) : new PostgresEventStore(pool, listener),
     },
     {
+      provide: EVENT_STORE,
+      inject: [STORED_EVENT_STORE, ENCRYPTION],
+      useFactory: (events: EventStore, encryption: Encryption | null) => opened(events, encryption),
+    },
+    {
       provide: GRPC_EVENT_STORE,
-      inject: [APP_CONFIG, GRPC_PG_POOL, APPEND_LISTENER, EVENT_STORE],
-      useFactory: (config: AppConfig, pool: Pool, listener: PostgresAppendListener, events: EventStore) =>
-        isEventStoreDb(config) ? events : new PostgresEventStore(pool, listener),
+      inject: [APP_CONFIG, GRPC_PG_POOL, APPEND_LISTENER, EVENT_STORE, ENCRYPTION],
+      useFactory: (config: AppConfig, pool: Pool, listener: PostgresAppendListener, events: EventStore, encryption: Encryption | null) =>
+        isEventStoreDb(config) ? events : opened(new PostgresEventStore(pool, listener), encryption),
     },
   ],
-  exports: [PG_POOL, GRPC_PG_POOL, HEALTH_PG_POOL, QUERY_CANCELLER, RECORDING_STORE, EVENT_STORE, GRPC_EVENT_STORE],
+  exports: [PG_POOL, GRPC_PG_POOL, HEALTH_PG_POOL, QUERY_CANCELLER, RECORDING_STORE, STORED_EVENT_STORE, EVENT_STORE, GRPC_EVENT_STORE],
 })
 export class DatabaseModule implements OnApplicationShutdown {
   constructor(
@@ -122,7 +156,7 @@ export class DatabaseModule implements OnApplicationShutdown {
     @Inject(HEALTH_PG_POOL) private readonly healthPool: Pool,
     @Inject(QUERY_CANCELLER) private readonly canceller: PostgresQueryCanceller,
     @Inject(APPEND_LISTENER) private readonly listener: PostgresAppendListener,
-    @Inject(EVENT_STORE) private readonly events: EventStore,
+    @Inject(STORED_EVENT_STORE) private readonly events: EventStore,
     @Inject(METRICS) metrics: ServiceMetrics,
   ) {
     metrics.observePools(() =>

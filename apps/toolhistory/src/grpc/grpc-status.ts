@@ -33,6 +33,8 @@ export const GRPC_STATUS_BY_CODE: Readonly<Record<ErrorCode, status>> = {
   DEADLINE_EXCEEDED: status.DEADLINE_EXCEEDED,
   // The key set could not be fetched: our dependency failed, not the caller's token.
   AUTH_UNAVAILABLE: status.UNAVAILABLE,
+  // The key store or the keyring failed: a dependency of ours, not the caller's request.
+  KEY_UNAVAILABLE: status.UNAVAILABLE,
   // Another instance serves the retry.
   SHUTTING_DOWN: status.UNAVAILABLE,
 };

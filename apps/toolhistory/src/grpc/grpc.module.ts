@@ -7,7 +7,6 @@ import type { KafkaMessaging } from '@toolhistory/messaging';
 import {
   PostgresAuditReader,
   PostgresConversationChanges,
-  PostgresConversationEraser,
   PostgresConversationForker,
   PostgresConversationWatchReader,
   type PostgresQueryCanceller,
@@ -29,7 +28,6 @@ import { SearchToolHistory } from '../search-tool-history/search-tool-history';
 import { SearchToolHistoryGrpcController } from '../search-tool-history/search-tool-history.grpc-controller';
 import { EraseConversation } from '../erasure/erase-conversation';
 import { EraseConversationGrpcController } from '../erasure/erase-conversation.grpc-controller';
-import { EventStoreConversationEraser } from '../erasure/event-store-conversation-eraser';
 import { ForkConversation } from '../fork-conversation/fork-conversation';
 import { ForkConversationGrpcController } from '../fork-conversation/fork-conversation.grpc-controller';
 import { type ReplayReading, replayReading } from '../replay/replay-reading';
@@ -44,6 +42,7 @@ import {
   APP_CONFIG,
   AWAIT_RECORDED,
   CONVERSATION_CHANGES,
+  ENCRYPTION,
   MESSAGING,
   OPEN_SUBSCRIPTIONS,
   ERASE_CONVERSATION,
@@ -67,6 +66,10 @@ import {
 import { o200kTokens } from '@toolhistory/tokenizer';
 import { ReplayCacheReport } from '../replay/replay-cache-report';
 import type { ServiceMetrics } from '../observability/service-metrics';
+import type { Encryption } from '../encryption/open-encryption';
+import { conversationEraser } from '../erasure/conversation-eraser';
+
+const vaultOf = (encryption: Encryption | null) => encryption?.vault ?? null;
 
 /** The ToolHistory service: one controller per RPC, every one behind the CallerGuard (registered in the core module). */
 @Module({
@@ -103,7 +106,7 @@ import type { ServiceMetrics } from '../observability/service-metrics';
     },
     {
       provide: REPLAY_READING,
-      inject: [GRPC_PG_POOL, QUERY_CANCELLER, REPLAY_POLICY, APP_CONFIG, CONVERSATION_CHANGES, AWAIT_RECORDED],
+      inject: [GRPC_PG_POOL, QUERY_CANCELLER, REPLAY_POLICY, APP_CONFIG, CONVERSATION_CHANGES, AWAIT_RECORDED, ENCRYPTION],
       useFactory: (
         pool: Pool,
         canceller: PostgresQueryCanceller,
@@ -111,8 +114,9 @@ import type { ServiceMetrics } from '../observability/service-metrics';
         config: AppConfig,
         changes: ConversationChanges,
         awaitRecorded: AwaitRecorded,
+        encryption: Encryption | null,
       ) =>
-        replayReading(new PostgresReplayReader(pool, canceller), policy, {
+        replayReading(new PostgresReplayReader(pool, canceller, vaultOf(encryption)), policy, {
           cacheBytes: config.grpc.replayCacheBytes,
           tokens: o200kTokens,
           changes,
@@ -152,28 +156,25 @@ import type { ServiceMetrics } from '../observability/service-metrics';
     { provide: GET_REPLAY_HISTORY, inject: [REPLAY_READING], useFactory: (reading: ReplayReading) => reading.replay },
     {
       provide: ERASE_CONVERSATION,
-      inject: [GRPC_PG_POOL, APP_CONFIG, GRPC_EVENT_STORE],
-      useFactory: (pool: Pool, config: AppConfig, events: EventStore) =>
-        new EraseConversation(
-          config.eventStore.kind === 'eventstoredb'
-            ? new EventStoreConversationEraser(events, new PostgresConversationEraser(pool))
-            : new PostgresConversationEraser(pool),
-        ),
+      inject: [GRPC_PG_POOL, APP_CONFIG, GRPC_EVENT_STORE, ENCRYPTION],
+      useFactory: (pool: Pool, config: AppConfig, events: EventStore, encryption: Encryption | null) =>
+        new EraseConversation(conversationEraser(pool, config, events, encryption)),
     },
     {
       // Forks are written with their read model in one PostgreSQL transaction; with EventStoreDB they are refused (ADR 026).
       provide: FORK_CONVERSATION,
-      inject: [GRPC_PG_POOL, APP_CONFIG, AWAIT_RECORDED],
-      useFactory: (pool: Pool, config: AppConfig, awaitRecorded: AwaitRecorded) =>
+      inject: [GRPC_PG_POOL, APP_CONFIG, AWAIT_RECORDED, ENCRYPTION],
+      useFactory: (pool: Pool, config: AppConfig, awaitRecorded: AwaitRecorded, encryption: Encryption | null) =>
         new ForkConversation(
-          config.eventStore.kind === 'eventstoredb' ? null : new PostgresConversationForker(pool, o200kTokens),
+          config.eventStore.kind === 'eventstoredb' ? null : new PostgresConversationForker(pool, o200kTokens, vaultOf(encryption)),
           awaitRecorded,
         ),
     },
     {
       provide: AUDIT_READER,
-      inject: [GRPC_PG_POOL, QUERY_CANCELLER],
-      useFactory: (pool: Pool, canceller: PostgresQueryCanceller) => new PostgresAuditReader(pool, canceller),
+      inject: [GRPC_PG_POOL, QUERY_CANCELLER, ENCRYPTION],
+      useFactory: (pool: Pool, canceller: PostgresQueryCanceller, encryption: Encryption | null) =>
+        new PostgresAuditReader(pool, canceller, vaultOf(encryption)),
     },
     {
       provide: LIST_TOOL_INVOCATIONS,
@@ -212,9 +213,20 @@ import type { ServiceMetrics } from '../observability/service-metrics';
     },
     {
       provide: WATCH_CONVERSATION,
-      inject: [GRPC_PG_POOL, APP_CONFIG, GRPC_EVENT_STORE, WATCH_CHANGES, AWAIT_RECORDED],
-      useFactory: (pool: Pool, config: AppConfig, events: EventStore, changes: ConversationChanges, awaitRecorded: AwaitRecorded) => {
-        const reader = new PostgresConversationWatchReader(pool, config.eventStore.kind === 'eventstoredb' ? events : null);
+      inject: [GRPC_PG_POOL, APP_CONFIG, GRPC_EVENT_STORE, WATCH_CHANGES, AWAIT_RECORDED, ENCRYPTION],
+      useFactory: (
+        pool: Pool,
+        config: AppConfig,
+        events: EventStore,
+        changes: ConversationChanges,
+        awaitRecorded: AwaitRecorded,
+        encryption: Encryption | null,
+      ) => {
+        const reader = new PostgresConversationWatchReader(
+          pool,
+          config.eventStore.kind === 'eventstoredb' ? events : null,
+          vaultOf(encryption),
+        );
         const hub = new ConversationChangeHub(reader);
         changes.watch(hub);
         return new WatchConversation(reader, hub, undefined, awaitRecorded);

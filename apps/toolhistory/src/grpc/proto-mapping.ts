@@ -24,6 +24,7 @@ import {
   statusOf,
   UsageBucket,
   UsageReport,
+  withoutSealNote,
 } from '@toolhistory/domain';
 
 /** google.protobuf.Timestamp as @grpc/proto-loader gives it with `longs: String` (the generated type, which says so). */
@@ -306,7 +307,8 @@ export function toRecordedEventMessage(recorded: RecordedToolEvent) {
     run_id: event.runId,
     occurred_at: isoToTimestamp(event.occurredAt),
     recorded_at: isoToTimestamp(recorded.recordedAt),
-    payload_json: JSON.stringify(event),
+    // The payload in clear, as recorded; where it rested (sealed, its key) is the service's own business.
+    payload_json: JSON.stringify(withoutSealNote(event)),
     stream_position: recorded.streamPosition,
   };
 }

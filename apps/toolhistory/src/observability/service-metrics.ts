@@ -68,6 +68,19 @@ export class ServiceMetrics {
     registers: [this.registry],
   });
 
+  readonly payloadsExpired = new Counter({
+    name: 'toolhistory_payloads_expired_total',
+    help: 'Payloads (arguments, results, approval reasons) removed from the read model and search when their retention ended; their data keys destroyed',
+    registers: [this.registry],
+  });
+
+  readonly dataKeysDestroyed = new Counter({
+    name: 'toolhistory_data_keys_destroyed_total',
+    help: 'Data keys destroyed in the key store (crypto-shredding), by reason: expiry (retention) or erasure',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
   readonly grpcHandling = new Histogram({
     name: 'toolhistory_grpc_server_handling_seconds',
     help: 'gRPC calls served, by method and status, from the call reaching the server to its status',

@@ -2,6 +2,9 @@ import type { AppConfig } from '@toolhistory/config';
 import { EventStoreDbEventStore } from '@toolhistory/eventstoredb';
 import { connectionUrl, createPool, PostgresEventStore, PostgresReadModelRebuilder, runMigrations } from '@toolhistory/persistence';
 import { RebuildReadModel } from '../rebuild/rebuild-read-model';
+import { OpenedEventStore } from '@toolhistory/domain';
+import { o200kTokens } from '@toolhistory/tokenizer';
+import { openEncryption } from '../encryption/open-encryption';
 
 /**
  * Rebuilds the read model from the event store (the one
@@ -19,10 +22,18 @@ export async function rebuildDatabase(config: AppConfig, write: (line: string) =
   });
   const esdb =
     config.eventStore.kind === 'eventstoredb' && config.eventStore.url ? EventStoreDbEventStore.connect(config.eventStore.url) : null;
+  // Sealed payloads are opened to count tokens and make search documents, and their seals noted on the rows again.
+  const encryption = await openEncryption(config).catch(async (error: unknown) => {
+    await esdb?.close();
+    await pool.end();
+    throw error;
+  });
   try {
-    const events = esdb ?? new PostgresEventStore(pool);
+    const stored = esdb ?? new PostgresEventStore(pool);
+    const events = encryption === null ? stored : new OpenedEventStore(stored, encryption.vault, Date.now);
     let reported = 0;
-    const outcome = await new RebuildReadModel(events, new PostgresReadModelRebuilder(pool, events, esdb ? 'row' : 'events')).execute({
+    const rebuilder = new PostgresReadModelRebuilder(pool, events, esdb ? 'row' : 'events', o200kTokens, encryption?.vault ?? null);
+    const outcome = await new RebuildReadModel(events, rebuilder).execute({
       onProgress: (applied, position) => {
         if (applied - reported < 100_000) return;
         reported = applied;
@@ -34,6 +45,7 @@ export async function rebuildDatabase(config: AppConfig, write: (line: string) =
         `in ${(outcome.durationMs / 1000).toFixed(1)} s; the swap held the live tables for ${outcome.swapMs} ms and applied ${outcome.eventsDuringSwap} events`,
     );
   } finally {
+    await encryption?.close();
     await esdb?.close();
     await pool.end();
   }

@@ -10,7 +10,8 @@ import {
   SEARCH_PROJECTION_TYPES,
   SEARCH_PROJECTIONS,
 } from '@toolhistory/persistence';
-import { APP_CONFIG, EVENT_STORE, PG_POOL, ROOT_LOGGER } from '../tokens';
+import { APP_CONFIG, ENCRYPTION, EVENT_STORE, PG_POOL, ROOT_LOGGER, STORED_EVENT_STORE } from '../tokens';
+import type { Encryption } from '../encryption/open-encryption';
 import { RecordingActivity } from '../recorder/recording-activity';
 import { ProjectorOptions, ReadModelProjector } from './read-model-projector';
 
@@ -31,17 +32,24 @@ export class ReadModelProjectorService implements OnApplicationBootstrap, Before
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(EVENT_STORE) private readonly events: EventStore,
+    /** The events as stored: the search projections take only their keys, and open the rows' payloads once. */
+    @Inject(STORED_EVENT_STORE) private readonly storedEvents: EventStore,
     @Inject(PG_POOL) private readonly pool: Pool,
+    @Inject(ENCRYPTION) private readonly encryption: Encryption | null,
     @Inject(ROOT_LOGGER) private readonly logger: Logger,
     private readonly recording: RecordingActivity,
   ) {}
+
+  private get vault() {
+    return this.encryption?.vault ?? null;
+  }
 
   onApplicationBootstrap(): void {
     const log = this.logger.child({ component: 'projector' });
     this.projectors =
       this.config.eventStore.kind === 'eventstoredb'
         ? [
-            new ReadModelProjector(this.events, new PostgresReadModelProjection(this.pool, this.events), {
+            new ReadModelProjector(this.events, new PostgresReadModelProjection(this.pool, this.events, undefined, this.vault), {
               log,
               lagReportIntervalMs: FRESHNESS_REPORT_MS,
             }),
@@ -59,7 +67,7 @@ export class ReadModelProjectorService implements OnApplicationBootstrap, Before
    */
   private searchProjectors(log: Logger): ReadModelProjector[] {
     const searchOf = (kind: SearchKind, options: Pick<ProjectorOptions, 'batchSize' | 'lingerMs' | 'giveWayWhile'>) =>
-      new ReadModelProjector(this.events, new PostgresSearchProjection(this.pool, kind), {
+      new ReadModelProjector(this.storedEvents, new PostgresSearchProjection(this.pool, kind, this.vault), {
         name: SEARCH_PROJECTIONS[kind],
         types: SEARCH_PROJECTION_TYPES,
         log,

@@ -7,8 +7,9 @@ import { ReadModelProjectorService } from '../projector/read-model-projector.ser
 import { APP_CONFIG, METRICS, PG_POOL } from '../tokens';
 import { KafkaRecorderConsumer } from './kafka-recorder.consumer';
 import { RecordingActivity } from './recording-activity';
+import { RetentionSweeperService } from '../retention/retention-sweeper.service';
 
-@Module({ providers: [RecordingActivity, KafkaRecorderConsumer, ReadModelProjectorService] })
+@Module({ providers: [RecordingActivity, KafkaRecorderConsumer, ReadModelProjectorService, RetentionSweeperService] })
 export class RecorderModule {
   constructor(@Inject(APP_CONFIG) config: AppConfig, @Inject(PG_POOL) pool: Pool, @Inject(METRICS) metrics: ServiceMetrics) {
     // The read model is written with the events; each search follows them. With EventStoreDB the

@@ -1,4 +1,5 @@
 import {
+  withPayloadsExpiredBy,
   type ConversationRows,
   FORMAT_PROVIDER,
   type HistoryFormat,
@@ -76,9 +77,13 @@ export class GetReplayHistory {
     const freshness = query.readAfter
       ? await awaitRecordedWith(this.options.awaitRecorded, query.readAfter, READ_MODEL, signal)
       : undefined;
-    const asOf = query.asOf ?? this.now();
-    const rows = await this.reader.readConversation(query.tenantId, query.conversationId, signal, freshness);
-    if (rows === null) return EMPTY;
+    const now = this.now();
+    const asOf = query.asOf ?? now;
+    const read = await this.reader.readConversation(query.tenantId, query.conversationId, signal, freshness);
+    if (read === null) return EMPTY;
+    // Payloads whose retention ended since the rows were read (cached) are gone, whatever moment is asked about.
+    const invocations = withPayloadsExpiredBy(read.invocations, now);
+    const rows = invocations === read.invocations ? read : { ...read, invocations: [...invocations] };
     const request = replayRequestOf(query, rows, asOf);
     const remembered = this.memo.recall(rows, request);
     if (remembered) return remembered;

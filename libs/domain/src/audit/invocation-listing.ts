@@ -57,6 +57,8 @@ export interface InvocationRecord extends Pick<
   | 'approvalDecisionReason'
   | 'resultRunId'
   | 'forkedFrom'
+  | 'payloadSeals'
+  | 'expiredPayloads'
 > {
   arguments: unknown;
   result: unknown;

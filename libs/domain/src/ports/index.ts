@@ -13,3 +13,6 @@ export * from './dead-letter-topic.port';
 export * from './conversation-watch-reader.port';
 export * from './recording-progress-reader.port';
 export * from './conversation-forker.port';
+export * from './payload-vault.port';
+export * from './keyring.port';
+export * from './data-key-store.port';

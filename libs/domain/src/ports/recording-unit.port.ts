@@ -21,8 +21,8 @@ export interface OpenedStreams {
 export interface ReadModelInUnit {
   /** The current rows of every key the batch touches. */
   readonly state: ReadModelState;
-  /** Stored events by eventId (lower case), each in the schema version it is stored in. */
-  storedEvents(eventIds: readonly string[]): Promise<StoredToolEvent[]>;
+  /** Stored events by eventId (lower case), each in the schema version it is stored in, with when it was recorded. */
+  storedEvents(eventIds: readonly string[]): Promise<Array<{ event: StoredToolEvent; recordedAt: string }>>;
   /** Replaces a stored event's payload (the re-redaction of a result recorded before its call). */
   rewrite(event: StoredToolEvent): Promise<void>;
   /** Writes the rows the projection changed. */

@@ -13,8 +13,10 @@ import type {
 import { InvocationRowIndex } from './cross-run-pairing';
 import { conversationKeyString, isInvocationEvent, pairKeyOf, responseKeyString, runKeyString } from './read-model-keys';
 import type { ConversationRow, ForkProvenance, InvocationRow, ModelResponseRow, RunRow } from './read-model.types';
+import type { PayloadField } from '../encryption/invocation-seals';
 import { callTokens, resultTokens, TokenCounter } from './invocation-tokens';
 import { stricterPersist } from '../redaction/redact-event';
+import { PAYLOAD_FIELDS, withSeal } from '../encryption/invocation-seals';
 
 const earliest = (a: string, b: string): string => (Date.parse(b) < Date.parse(a) ? b : a);
 const latest = (a: string, b: string): string => (Date.parse(b) > Date.parse(a) ? b : a);
@@ -195,6 +197,7 @@ export function evolveInvocation(
       argumentsBytes: receivedBytes(event),
       callTokens: callTokens(tokens, event.toolName, event.arguments),
       ...forkedFromOf(event, null),
+      ...sealsOf(base, 'arguments', event),
     };
   }
   if (base.resultEventId !== null) return base;
@@ -212,7 +215,18 @@ export function evolveInvocation(
     resultTokens: resultTokens(tokens, event.result),
     resultRunId: laterRunOf(base, event),
     ...forkedFromOf(event, base.forkedFrom ?? null),
+    ...sealsOf(base, 'result', event),
   };
+}
+
+/**
+ * Where the payload now in the row rests sealed, when its event was sealed
+ * (encryption at rest); nothing otherwise. An event read after its payload's
+ * retention ended (a rebuild, a fork's copy) makes the field expired at once.
+ */
+function sealsOf(row: InvocationRow, field: PayloadField, event: InvocationEvent): Pick<InvocationRow, 'payloadSeals' | 'expiredPayloads'> {
+  if (event.payloadExpired) return { expiredPayloads: PAYLOAD_FIELDS.filter((f) => f === field || row.expiredPayloads?.includes(f)) };
+  return event.sealed === undefined ? {} : { payloadSeals: withSeal(row.payloadSeals, field, event.sealed) };
 }
 
 /** A fork's copy names its origin: the call's, else the result's (a result copied without its call). */
@@ -226,7 +240,12 @@ function forkedFromOf(event: ToolCallRequested | ToolResultReceived, current: Fo
 /** The first request counts; a repeat (a re-run step under a new id) changes nothing. */
 function approvalRequested(row: InvocationRow, event: ToolApprovalRequested): InvocationRow {
   if (row.approvalRequestedAt !== null) return row;
-  return { ...row, approvalRequestedAt: event.occurredAt, approvalRequestReason: event.reason ?? null };
+  return {
+    ...row,
+    approvalRequestedAt: event.occurredAt,
+    approvalRequestReason: event.reason ?? null,
+    ...sealsOf(row, 'approvalRequestReason', event),
+  };
 }
 
 /** The first decision counts: a person's answer is not taken back by a contradicting repeat. */
@@ -239,6 +258,7 @@ function approvalDecided(row: InvocationRow, event: ToolApprovalDecided): Invoca
     approvalDecidedBy: event.decidedBy ?? null,
     approvalDecisionReason: event.reason ?? null,
     decisionRunId: laterRunOf(row, event),
+    ...sealsOf(row, 'approvalDecisionReason', event),
   };
 }
 
@@ -270,6 +290,7 @@ export function evolveResponse(row: ModelResponseRow | undefined, event: ModelRe
     text: event.text ?? null,
     reasoningBytes: event.reasoningBytes ?? 0,
     textTokens: event.text === undefined ? 0 : tokens(event.text),
+    textSeal: event.text !== undefined && event.sealed !== undefined ? event.sealed : null,
     responseEventId: event.eventId,
     respondedAt: event.occurredAt,
   };

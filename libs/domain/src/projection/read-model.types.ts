@@ -1,5 +1,6 @@
-import type { JsonObject, JsonValue } from '@toolhistory/contract';
+import type { JsonObject, JsonValue, SealedPayload } from '@toolhistory/contract';
 import type { PersistMode } from '../policy/policy-vocabulary';
+import type { InvocationSeals, PayloadField } from '../encryption/invocation-seals';
 
 export type RunStatus = 'running' | 'completed' | 'failed';
 
@@ -85,6 +86,14 @@ export interface InvocationRow {
   resultRunId: string | null;
   /** On a forked conversation's copy: the source conversation and the position of the copied call (else result); absent or null otherwise. */
   forkedFrom?: ForkProvenance | null;
+  /**
+   * Payloads sealed at rest (docs/adr/032): per field, the sealed payload of
+   * the event it came from (its key and end of retention). Absent or null:
+   * every payload in clear.
+   */
+  payloadSeals?: InvocationSeals | null;
+  /** Payloads whose retention ended: nothing of them is kept (their fields read as empty). */
+  expiredPayloads?: readonly PayloadField[];
 }
 
 /** What the model answered in one round of a run (ModelResponseReceived); its reasoning state rests apart (reasoning-apart.ts). */
@@ -101,6 +110,8 @@ export interface ModelResponseRow {
   reasoningBytes: number;
   /** What the text takes in the model's context, counted once when recorded (0: no text). */
   textTokens: number;
+  /** With encryption at rest: the text's seal (the text column then stays empty; readers open it). */
+  textSeal?: SealedPayload | null;
   responseEventId: string;
   respondedAt: string;
 }

@@ -3,6 +3,7 @@ import type { ReadModelState } from './evolve-read-model';
 import { invocationKeyString, pairKeyOf } from './read-model-keys';
 import type { InvocationRow } from './read-model.types';
 import { resultTokens, TokenCounter } from './invocation-tokens';
+import { withSeal } from '../encryption/invocation-seals';
 
 /**
  * A result stored before its call is re-redacted once the call names the
@@ -16,6 +17,7 @@ export function withRecordedResult(row: InvocationRow, stored: ToolResultReceive
     resultRedactions: stored.redaction?.counts ?? {},
     resultBytes: stored.redaction?.originalBytes ?? null,
     resultTokens: resultTokens(tokens, stored.result),
+    ...(stored.sealed === undefined ? {} : { payloadSeals: withSeal(row.payloadSeals, 'result', stored.sealed) }),
   };
 }
 

@@ -12,7 +12,8 @@
  * - a call of a tool whose rule is stricter than what the round was kept
  *   by: the round's state is kept by that rule (`never`: it goes).
  */
-import type { JsonObject, ModelResponseReceived, StoredToolEvent } from '@toolhistory/contract';
+import type { JsonObject, ModelResponseReceived, SealedPayload, StoredToolEvent } from '@toolhistory/contract';
+import type { KeyScope, PayloadVault } from '../ports/payload-vault.port';
 import type { ConversationKey, RunKey } from '../projection/read-model-keys';
 import type { TokenCounter } from '../projection/invocation-tokens';
 import type { ReasoningKeep } from '../replay/replay-policy';
@@ -36,6 +37,8 @@ export interface KeptReasoning extends RunKey {
   bytes: number;
   /** What the reasoning items take in the model's context when replayed, counted once here (an item as its JSON text). */
   tokens: number;
+  /** With encryption at rest: the state sealed under its conversation's data key (`state` is then empty). */
+  sealedState?: SealedPayload;
 }
 
 export type ReasoningStep =
@@ -116,6 +119,25 @@ function takeState(event: ModelResponseReceived): { event: ModelResponseReceived
   }
   const bytes = Object.keys(state).length === 0 ? 0 : Buffer.byteLength(JSON.stringify(state), 'utf8');
   return { event: { ...(rest as unknown as ModelResponseReceived), ...(bytes > 0 ? { reasoningBytes: bytes } : {}) }, state, bytes };
+}
+
+/**
+ * The states the steps keep, sealed (docs/adr/033) under the data key of
+ * their response's scope, in one call to the vault: reasoning can hold what
+ * the tools returned, and rests as the payloads do.
+ */
+export async function sealKeptReasoning(
+  steps: readonly ReasoningStep[],
+  vault: PayloadVault,
+  scopeOf: (eventId: string) => KeyScope,
+): Promise<ReasoningStep[]> {
+  const kept = steps.flatMap((step) => (step.kind === 'keep' ? [step.reasoning] : []));
+  if (kept.length === 0) return [...steps];
+  const sealed = await vault.seal(kept.map((r) => ({ scope: scopeOf(r.eventId), plaintext: JSON.stringify(r.state) })));
+  const sealedOf = new Map(kept.map((r, i) => [r, sealed[i]]));
+  return steps.map((step) =>
+    step.kind === 'keep' ? { ...step, reasoning: { ...step.reasoning, state: {}, sealedState: sealedOf.get(step.reasoning) } } : step,
+  );
 }
 
 /** Where reasoning state rests when the events rest elsewhere (EventStoreDB): the steps in order, in one unit. */

@@ -1,14 +1,19 @@
-import { upcastToolEvent, type ToolEvent } from '@toolhistory/contract';
+import { upcastToolEvent, type StoredToolEvent, type ToolEvent } from '@toolhistory/contract';
+import { ErrorCode, rejected } from '@toolhistory/errors';
+import { keyScopeOf, openEvents, sealEvents, storedForm } from '../encryption/sealed-payloads';
+import type { PayloadVault } from '../ports/payload-vault.port';
+import { NO_RETENTION, payloadExpiresAt, retentionOf, type RetentionPolicy } from '../retention/retention-policy';
 import type { TokenCounter } from '../projection/invocation-tokens';
 import { projectEvents } from '../projection/evolve-read-model';
 import { resultsAwaitingTheirCall, withRecordedResult } from '../projection/recorded-result';
-import { redactBatch } from '../redaction/redact-batch';
+import { batchToolNames, redactBatch, type RecordedToolNames } from '../redaction/redact-batch';
+import { toolNameFor } from '../redaction/tool-names';
 import { redactEarlyResult } from '../redaction/redact-event';
 import type { RedactionPolicy } from '../redaction/redaction-policy';
 import type { Offset, OffsetEvent, OffsetGap, RecordBatchCommand, RecordBatchOutcome, RecordingStore } from '../ports/recording-store.port';
 import type { OpenedStreams, ReadModelInUnit, RecordingStorage, RecordingUnit } from '../ports/recording-unit.port';
 import { decideOffsets } from './partition-offset';
-import { type ReasoningRules, type ReasoningStep, setReasoningApart } from '../reasoning/reasoning-apart';
+import { type ReasoningRules, type ReasoningStep, sealKeptReasoning, setReasoningApart } from '../reasoning/reasoning-apart';
 import { reasoningRulesOf } from '../reasoning/reasoning-rules';
 import { DEFAULT_REPLAY_POLICY } from '../replay/replay-policy';
 import { emptySummary, summarizeRecorded } from './recorded-summary';
@@ -19,13 +24,28 @@ export interface RecordingRules {
   tokens: TokenCounter;
   /** How long a round's reasoning state rests (reasoning-apart.ts); default: the default policy's (until the turn ends). */
   reasoning?: ReasoningRules;
+  /**
+   * Encryption at rest (docs/adr/033): every payload sealed under a data key
+   * of its conversation and retention period before it rests; none: payloads
+   * rest in clear (ENCRYPTION_AT_REST=off).
+   */
+  vault?: PayloadVault;
+  /** How long payloads rest, counted from when this service records them. */
+  retention?: RetentionPolicy;
+  /** The recording time (ms since the epoch). */
+  now?: () => number;
 }
 
-/** The batch's events redacted, and the read model to project them into when it is written in the same unit. */
+/** The batch's events redacted (and sealed), and the read model to project them into when it is written in the same unit. */
 interface Redacted {
   events: OffsetEvent[];
   readModel?: ReadModelInUnit;
+  /** Where the batch's tools are named: the batch and what was recorded before. */
+  toolNames: RecordedToolNames;
 }
+
+/** The redacted batch with each response's reasoning state taken off its event: the steps say what rests apart. */
+type Apart = Redacted & { reasoning: ReasoningStep[] };
 
 /**
  * Recording, whatever the store: one partition batch in one unit of work
@@ -60,11 +80,12 @@ export class RecordBatch implements RecordingStore {
 
     const unseen = await unit.withoutRecorded(fresh);
     const { open, erased } = await openStreams(unit, unseen);
-    const redacted = this.apartFromReasoning(await this.redact(unit, open));
+    const redacted = await this.seal(this.apartFromReasoning(await this.redact(unit, open)));
     await this.project(redacted);
     await unit.keepReasoning(redacted.reasoning);
     await unit.advance(command.nextOffset);
-    const appended = await unit.append(redacted.events);
+    // Sealed payloads rest without their members: the sealed note holds them.
+    const appended = await unit.append(redacted.events.map((m) => ({ ...m, event: storedForm(m.event) })));
     return {
       appended: appended.written.length,
       duplicates: fresh.length - unseen.length + appended.duplicates,
@@ -80,18 +101,51 @@ export class RecordBatch implements RecordingStore {
    * call's tool rule when the call is in the batch or was recorded before.
    */
   private async redact(unit: RecordingUnit, events: readonly OffsetEvent[]): Promise<Redacted> {
-    if (events.length === 0) return { events: [] };
+    if (events.length === 0) return { events: [], toolNames: {} };
     const before = await unit.recordedBefore(events.map((m) => m.event));
+    // Read twice (redaction, retention): the rows may come as a one-pass iterable.
+    const toolNames = { calls: [...(before.toolNames.calls ?? [])], rows: [...(before.toolNames.rows ?? [])] };
     const redacted = redactBatch(
       events.map((m) => m.event),
       this.rules.redaction,
-      before.toolNames,
+      toolNames,
     );
-    return { events: events.map((m, i) => ({ ...m, event: redacted[i] })), readModel: before.readModel };
+    return { events: events.map((m, i) => ({ ...m, event: redacted[i] })), readModel: before.readModel, toolNames };
+  }
+
+  /**
+   * Seals each redacted payload under the data key of its conversation and
+   * retention period (its tool's, channel's, tenant's or the default's,
+   * the shortest, counted from now), before anything of it rests. The
+   * events keep their payload for projecting; the append stores them sealed.
+   */
+  private async seal(redacted: Apart): Promise<Apart> {
+    const { vault } = this.rules;
+    if (vault === undefined || redacted.events.length === 0) return redacted;
+    const names = batchToolNames(
+      redacted.events.map((m) => m.event),
+      redacted.toolNames,
+    );
+    const recordedAt = (this.rules.now ?? Date.now)();
+    const sealed = await sealEvents(
+      redacted.events.map((m) => m.event),
+      vault,
+      (event) => keyScopeOf(event, this.expiryOf(event, toolNameFor(names, event), recordedAt)),
+      refuseNul,
+    );
+    // A response's reasoning state rests under the same key as its text.
+    const scopes = new Map(redacted.events.map(({ event }) => [event.eventId, keyScopeOf(event, this.expiryOf(event, null, recordedAt))]));
+    const reasoning = await sealKeptReasoning(redacted.reasoning, vault, (eventId) => scopes.get(eventId)!);
+    return { ...redacted, events: redacted.events.map((m, i) => ({ ...m, event: sealed[i] })), reasoning };
+  }
+
+  private expiryOf(event: StoredToolEvent, toolName: string | null, recordedAtMs: number): string | null {
+    const retention = retentionOf(this.rules.retention ?? NO_RETENTION, { tenantId: event.tenantId, channel: event.channel, toolName });
+    return payloadExpiresAt(recordedAtMs, retention);
   }
 
   /** Each response's reasoning state off its event: what rests apart (and what goes) is the unit's to write. */
-  private apartFromReasoning(redacted: Redacted): Redacted & { reasoning: ReasoningStep[] } {
+  private apartFromReasoning(redacted: Redacted): Apart {
     const apart = setReasoningApart(
       redacted.events.map((m) => m.event),
       this.rules.reasoning ?? reasoningRulesOf(DEFAULT_REPLAY_POLICY),
@@ -120,19 +174,52 @@ export class RecordBatch implements RecordingStore {
   private async redactEarlyResults(readModel: ReadModelInUnit, events: readonly ToolEvent[]): Promise<void> {
     const waiting = resultsAwaitingTheirCall(readModel.state, events);
     if (waiting.size === 0) return;
-    for (const stored of await readModel.storedEvents([...waiting.keys()])) {
+    for (const { event: stored, recordedAt } of await this.opened(await readModel.storedEvents([...waiting.keys()]))) {
       // The payload is in the version it was received in. A result has the
       // same shape in every supported version (the call below would not
       // compile otherwise), so it is redacted as stored and written back in
       // its own version: stored events are never rewritten to a newer one.
-      if (stored.type !== 'ToolResultReceived') continue;
+      if (stored.type !== 'ToolResultReceived' || stored.payloadExpired) continue;
       const { key, row, toolName } = waiting.get(stored.eventId.toLowerCase())!;
       const redacted = redactEarlyResult(stored, this.rules.redaction, toolName);
       if (redacted === null) continue;
-      await readModel.rewrite(redacted);
-      readModel.state.invocations.set(key, withRecordedResult(row, redacted, this.rules.tokens));
+      // Sealed again under the tool's retention, counted from when the result was recorded.
+      const [rewritten] = this.rules.vault
+        ? await sealEvents([redacted], this.rules.vault, (e) => keyScopeOf(e, this.expiryOf(e, toolName, Date.parse(recordedAt))))
+        : [redacted];
+      await readModel.rewrite(storedForm(rewritten));
+      readModel.state.invocations.set(key, withRecordedResult(row, rewritten, this.rules.tokens));
     }
   }
+
+  /** Stored events with their payloads opened, when they rest sealed. */
+  private async opened(stored: Array<{ event: StoredToolEvent; recordedAt: string }>) {
+    if (this.rules.vault === undefined) return stored;
+    const events = await openEvents(
+      stored.map((s) => s.event),
+      this.rules.vault,
+    );
+    return stored.map((s, i) => ({ ...s, event: events[i] }));
+  }
+}
+
+/**
+ * A NUL character is no text PostgreSQL keeps (its search documents are
+ * made of the payloads in clear): refused as unstorable, as the events
+ * table refuses it in clear, rather than sealed and left to fail later.
+ */
+function refuseNul(event: StoredToolEvent, payload: unknown, plaintext: string): void {
+  // JSON text escapes a NUL as \u0000: only a payload whose text holds that sequence is walked.
+  if (plaintext.includes('\\u0000') && holdsNul(payload))
+    throw rejected(ErrorCode.UnstorableEvent, `event ${event.eventId}: a payload holds a NUL character (\\u0000), which cannot be stored`);
+}
+
+function holdsNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (Array.isArray(value)) return value.some(holdsNul);
+  if (typeof value === 'object' && value !== null)
+    return Object.entries(value).some(([key, member]) => key.includes('\u0000') || holdsNul(member));
+  return false;
 }
 
 /** Events of erased conversations are dropped, so an erasure stays final; nothing to claim when nothing is new. */

@@ -22,8 +22,13 @@ export function redactBatch(
   policy: RedactionPolicy,
   recorded: RecordedToolNames = {},
 ): StoredToolEvent[] {
-  const names = toolNamesByInvocation([...(recorded.calls ?? []), ...events], recorded.rows);
+  const names = batchToolNames(events, recorded);
   return events.map((event) => redactToolEvent(event, policy, toolNameFor(names, event)));
+}
+
+/** The tool of each invocation of the batch, where the batch or what was recorded before names it (see toolNameFor). */
+export function batchToolNames(events: readonly StoredToolEvent[], recorded: RecordedToolNames = {}): Map<string, string> {
+  return toolNamesByInvocation([...(recorded.calls ?? []), ...events], recorded.rows);
 }
 
 /** Whether a result of the batch has no call in it: its tool is then to be looked up among what was recorded before. */

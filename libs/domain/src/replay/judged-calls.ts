@@ -6,7 +6,7 @@
 import type { InvocationRow } from '../projection/read-model.types';
 import type { RunAsOf } from './replay-call-context';
 import { type CallContext, type CallVerdict, verdictOf } from './replay-call-rules';
-import type { Omission, PendingApproval } from './replay-history';
+import type { Omission, PendingApproval } from './replay-types';
 
 export interface JudgedCall {
   call: CallContext;

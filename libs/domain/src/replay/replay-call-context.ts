@@ -7,6 +7,7 @@ import type { InvocationRow, RunRow, RunStatus } from '../projection/read-model.
 import { findInvalidations } from './causal-invalidation';
 import { ApprovalState, approvalAsOf } from '../projection/approval-state';
 import type { CallContext } from './replay-call-rules';
+import { expiredPayloadFields } from '../encryption/invocation-seals';
 import {
   abandonedAfterSeconds,
   freshnessWindowSeconds,
@@ -208,7 +209,15 @@ export function callContextOf(
     approval,
     sideEffects: hasSideEffects(scope.policy, toolName),
     settled: runAwaitedBy(row, run, runs, approval).settled,
+    ...expiredPayloadsOf(row, scope.asOf),
   };
+}
+
+/** The row's payloads gone by asOf (retention); nothing for a row whose payloads never expire. */
+function expiredPayloadsOf(row: InvocationRow, asOf: number): Pick<CallContext, 'expiredPayloads'> {
+  if (!row.payloadSeals && !row.expiredPayloads?.length) return {};
+  const expired = expiredPayloadFields(row, asOf);
+  return expired.length === 0 ? {} : { expiredPayloads: new Set(expired) };
 }
 
 /** The runs started by asOf, oldest first, each with its facts and its calls' contexts. */

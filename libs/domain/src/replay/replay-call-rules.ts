@@ -11,6 +11,7 @@ import type { InvocationRow, RunStatus } from '../projection/read-model.types';
 import type { ApprovalState } from '../projection/approval-state';
 import type { PersistMode } from '../policy/policy-vocabulary';
 import type { StaleResultMode, Visibility } from './replay-policy';
+import type { PayloadField } from '../encryption/invocation-seals';
 
 /** The reasons a call rule gives; replay-history.ts adds the history-level 'token_budget'. */
 export type CallOmissionReason =
@@ -61,6 +62,8 @@ export interface CallContext {
    * for longer than abandonedAfterSeconds: no result will come from it.
    */
   settled: boolean;
+  /** Payloads of the call whose retention had ended (docs/adr/032): nothing of them is kept. */
+  expiredPayloads?: ReadonlySet<PayloadField>;
 }
 
 export type CallVerdict =
@@ -89,6 +92,11 @@ export function invalidatedResultNotice(toolName: string, mutatingToolName: stri
 /** Fixed, so every replay gives the same bytes: the model learns that the effect is unknown, not that it failed. */
 export const INTERRUPTED_CALL_NOTICE =
   '[interrupted] This call was interrupted before its result was recorded: it may or may not have taken effect. Check before calling it again.';
+
+/** Fixed per tool, so every replay gives the same bytes. */
+export function payloadExpiredNotice(toolName: string): string {
+  return `[expired] This ${toolName} call's arguments and result passed their retention period and are no longer kept; call the tool again if the data is still needed.`;
+}
 
 export function deniedCallNotice(toolName: string, reason: string | null): string {
   const why = reason === null || reason.trim() === '' ? 'No reason was given.' : `Reason: ${reason}`;
@@ -164,10 +172,23 @@ export function trailingUnsentRule(call: CallContext): CallVerdict {
   return (call.late || call.inUnsentLastRound) && !beyondItsRun(call) ? omitted('trailing_unsent') : KEPT;
 }
 
+/**
+ * A payload past its retention is gone: replay treats it as the policy
+ * withholding it (dropped), or, where the tool or channel asks for
+ * placeholders, replays the call with a notice in place of the result.
+ */
+export function payloadExpiredRule(call: CallContext): CallVerdict {
+  const expired = call.expiredPayloads;
+  if (expired === undefined || !(expired.has('arguments') || (call.hasResult && expired.has('result')))) return KEPT;
+  if (call.staleResults === 'drop') return omitted('policy_skipped');
+  return { kind: 'notice', notice: payloadExpiredNotice(call.toolName), expired: true };
+}
+
 /** A denied call that never ran answers with the denial, so the model does not ask again blindly. */
 export function deniedRule(call: CallContext): CallVerdict {
   if (call.approval !== 'denied' || call.hasResult) return KEPT;
-  return { kind: 'notice', notice: deniedCallNotice(call.toolName, call.row.approvalDecisionReason), expired: false, isError: true };
+  const reason = call.expiredPayloads?.has('approvalDecisionReason') ? null : call.row.approvalDecisionReason;
+  return { kind: 'notice', notice: deniedCallNotice(call.toolName, reason), expired: false, isError: true };
 }
 
 /** A side-effect call without a result, its run over: the model must know the effect is unknown. The notice never expires. */
@@ -208,6 +229,7 @@ export const CALL_RULES: readonly CallRule[] = Object.freeze([
   orphanCallRule,
   trailingUnsentRule,
   policySkippedRule,
+  payloadExpiredRule,
   deniedRule,
   interruptedRule,
   invalidatedRule,

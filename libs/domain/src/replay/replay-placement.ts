@@ -6,7 +6,7 @@
  */
 import { laterRunOf, type RunAsOf } from './replay-call-context';
 import type { KeptCall } from './judged-calls';
-import type { ReplayedCall, ReplayedRound, ReplayedTurn } from './replay-history';
+import type { ReplayedCall, ReplayedRound, ReplayedTurn } from './replay-types';
 
 /** A turn before its provider messages are made. */
 export type TurnDraft = Omit<ReplayedTurn, 'messages'>;

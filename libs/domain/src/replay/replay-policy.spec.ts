@@ -26,9 +26,9 @@ describe('parseReplayPolicy', () => {
     expect(parsed.ok).toBe(false);
     if (parsed.ok) return;
     expect(parsed.problems).toEqual([
-      'extra: unknown key (expected defaults, channels, tools)',
+      'extra: unknown key (expected defaults, channels, tools, tenants)',
       'defaults.freshnessSeconds: must be a whole number of seconds, 0 or more',
-      'defaults.visibilty: unknown key (allowed here: freshnessSeconds, visibility, staleResults, persist, maxHistoryTokens, abandonedAfterSeconds, reasoning, maskArguments, maskResult, detectors, maxResultChars)',
+      'defaults.visibilty: unknown key (allowed here: freshnessSeconds, visibility, staleResults, persist, maxHistoryTokens, abandonedAfterSeconds, reasoning, maskArguments, maskResult, detectors, maxResultChars, retention)',
       'channels.web.visibility: must be one of per_run, per_service_call',
       'tools.search.freshnessSeconds: must be a whole number of seconds, 0 or more',
       'tools.weather: must be an object',

@@ -4,7 +4,7 @@
  * by its key.
  */
 import { isRecord } from '../policy/is-record';
-import { PERSIST_MODES, PersistMode, REDACTION_KEYS } from '../policy/policy-vocabulary';
+import { PERSIST_MODES, PersistMode, REDACTION_KEYS, RETENTION_KEYS } from '../policy/policy-vocabulary';
 import { InvalidationRule, parseInvalidationRules } from './causal-invalidation';
 import { CitationRule, parseCitationRule } from './citation-compaction';
 
@@ -92,7 +92,8 @@ export function parseReplayPolicy(document: unknown): PolicyParseResult {
   if (!isRecord(document)) return { ok: false, problems: ['policy: must be a JSON object'] };
 
   for (const key of Object.keys(document)) {
-    if (!['defaults', 'channels', 'tools'].includes(key)) problems.push(`${key}: unknown key (expected defaults, channels, tools)`);
+    if (!['defaults', 'channels', 'tools', 'tenants'].includes(key))
+      problems.push(`${key}: unknown key (expected defaults, channels, tools, tenants)`);
   }
 
   const defaults = { ...DEFAULT_REPLAY_POLICY.defaults };
@@ -109,6 +110,7 @@ export function parseReplayPolicy(document: unknown): PolicyParseResult {
         'abandonedAfterSeconds',
         'reasoning',
         ...REDACTION_KEYS,
+        ...RETENTION_KEYS,
       ],
       problems,
     );
@@ -119,14 +121,24 @@ export function parseReplayPolicy(document: unknown): PolicyParseResult {
     document,
     'channels',
     'channel',
-    ['freshnessSeconds', 'visibility', 'staleResults', 'maxHistoryTokens', 'abandonedAfterSeconds', 'reasoning'],
+    ['freshnessSeconds', 'visibility', 'staleResults', 'maxHistoryTokens', 'abandonedAfterSeconds', 'reasoning', ...RETENTION_KEYS],
     problems,
   );
   const tools: Record<string, ToolReplayRule> = readSection(
     document,
     'tools',
     'tool name',
-    ['freshnessSeconds', 'staleResults', 'persist', 'invalidates', 'sideEffects', 'citations', 'reasoning', ...REDACTION_KEYS],
+    [
+      'freshnessSeconds',
+      'staleResults',
+      'persist',
+      'invalidates',
+      'sideEffects',
+      'citations',
+      'reasoning',
+      ...REDACTION_KEYS,
+      ...RETENTION_KEYS,
+    ],
     problems,
   );
 
@@ -192,7 +204,7 @@ function readRule(path: string, value: unknown, allowed: readonly string[], prob
         problems.push(`${at}: must be {"keep": ${REASONING_KEEPS.map((k) => `"${k}"`).join(' | ')}}`);
       else rule[key] = { keep };
     }
-    // Redaction keys fall through: parseRedactionPolicy checks their values.
+    // Redaction and retention keys fall through: parseRedactionPolicy and parseRetentionPolicy check their values.
   }
   return rule as Record<string, never>;
 }

@@ -1,6 +1,6 @@
 import { millisOf } from '../projection/row-time';
 import type { InvocationRow, RunRow } from '../projection/read-model.types';
-import type { ReplayRequest } from './replay-history';
+import type { ReplayRequest } from './replay-types';
 import { resultExpiresAt } from './replay-call-rules';
 import { lastSeenAsOf } from './replay-call-context';
 import { abandonedAfterSeconds, freshnessWindowSeconds, ReplayPolicy } from './replay-policy';
@@ -15,7 +15,7 @@ export interface ReplayValidity {
  * The stretch of time around `request.asOf` over which replayHistory gives
  * the same answer for the same rows: it changes only when as_of crosses an
  * event time (something starts to exist), a freshness boundary (a result
- * expires) or a running run's abandonment (its side-effect calls get their
+ * expires), a payload's end of retention or a running run's abandonment (its side-effect calls get their
  * notice). Lets a reader reuse a computed history until then.
  */
 export function replayValidity(
@@ -49,6 +49,8 @@ export function replayValidity(
     boundary(millisOf(row.requestedAt));
     boundary(millisOf(row.approvalRequestedAt));
     boundary(millisOf(row.approvalDecidedAt));
+    // A payload's retention ends: from then on replay leaves it out (payloadExpiredRule).
+    for (const seal of Object.values(row.payloadSeals ?? {})) if (seal?.expiresAt) boundary(Date.parse(seal.expiresAt));
     const completed = millisOf(row.completedAt);
     boundary(completed);
     if (!Number.isNaN(completed)) {

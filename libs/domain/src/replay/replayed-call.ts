@@ -9,7 +9,7 @@ import { callCitations, compactCitedItems } from './citation-compaction';
 import type { KeptCall } from './judged-calls';
 import { type HistoryFormat, resultWrapping } from './provider-messages';
 import type { RunAsOf } from './replay-call-context';
-import type { ReplayedCall } from './replay-history';
+import type { ReplayedCall } from './replay-types';
 import { citationRule, type ReplayPolicy } from './replay-policy';
 
 /** A kept call's recorded result as a rule sees it: the value, and how many of its items were left out so far. */

@@ -10,9 +10,9 @@ import type { RecordedResponse } from '../ports/replay-reader.port';
 import type { HistoryFormat } from './provider-messages';
 import { reasoningKeep, type ReplayPolicy } from './replay-policy';
 import type { TurnDraft } from './replay-placement';
+import type { ReasoningOmission, ReplayedResponse } from './replay-types';
 
-/** Why a recorded round's reasoning is not in the reply; `none`: nothing was left out. */
-export type ReasoningOmission = 'none' | 'other_provider' | 'other_model' | 'policy_never' | 'expired' | 'format_has_none';
+export type { ReasoningOmission, ReplayedResponse } from './replay-types';
 
 /** The provider whose API each format is the input of; none: the format carries no reasoning (OpenAI chat). */
 export const FORMAT_PROVIDER: Readonly<Record<HistoryFormat, string | null>> = {
@@ -22,22 +22,6 @@ export const FORMAT_PROVIDER: Readonly<Record<HistoryFormat, string | null>> = {
   gemini: 'google',
   bedrock_converse: 'bedrock',
 };
-
-export interface ReplayedResponse {
-  provider: string;
-  model: string;
-  /** The response's own text beside its calls (redacted). */
-  text?: string;
-  /** Present when replayed: the provider's items, each as published. */
-  reasoning?: JsonObject[];
-  /** Tool call id (as recorded) to its signature; replayed with the reasoning. */
-  callSignatures?: Record<string, string>;
-  /** Tool call id (as recorded) to the provider's item id; replayed with the reasoning. */
-  callItemIds?: Record<string, string>;
-  reasoningOmitted: ReasoningOmission;
-  /** What the text and the replayed reasoning take in the model's context. */
-  tokens: number;
-}
 
 export interface ResponseRequest {
   format: HistoryFormat;

@@ -10,6 +10,8 @@ CREATE TABLE model_responses (
   provider           text        NOT NULL,
   model              text        NOT NULL,
   text               text,
+  -- With encryption at rest the text rests sealed here, and text stays NULL.
+  text_seal          jsonb,
   reasoning_bytes    integer     NOT NULL DEFAULT 0,
   text_tokens        integer     NOT NULL DEFAULT 0,
   response_event_id  uuid        NOT NULL,
@@ -30,12 +32,15 @@ CREATE TABLE model_reasoning (
   round_index      integer     NOT NULL,
   turn             text        NOT NULL,
   keep             text        NOT NULL CHECK (keep IN ('turn', 'always')),
-  state            json        NOT NULL,
+  -- The state in clear, or NULL when it rests sealed in state_seal (encryption at rest).
+  state            json,
+  state_seal       jsonb,
   bytes            integer     NOT NULL,
   -- What its reasoning items take in the model's context, counted once when recorded.
   tokens           integer     NOT NULL DEFAULT 0,
   recorded_at      timestamptz NOT NULL DEFAULT now()
 );
+ALTER TABLE model_reasoning ADD CONSTRAINT model_reasoning_state_once CHECK ((state IS NULL) <> (state_seal IS NULL));
 CREATE INDEX model_reasoning_turn_idx ON model_reasoning (tenant_id, conversation_id, turn);
 CREATE INDEX model_reasoning_round_idx ON model_reasoning (tenant_id, conversation_id, run_id, round_index);
 

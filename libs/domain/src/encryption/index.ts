@@ -1,0 +1,3 @@
+export * from './sealed-payloads';
+export * from './invocation-seals';
+export * from './opened-event-store';
