@@ -79,6 +79,15 @@ describe('reasoning state through the real broker and the real gRPC server', () 
       )
     ).rows.map((r) => r.place);
 
+  /** The reasoning states resting apart for the conversation, sealed. */
+  const sealedStates = async (conversationId: string) =>
+    (
+      await stack.db.pool.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM model_reasoning WHERE conversation_id = $1 AND state IS NULL AND state_seal IS NOT NULL',
+        [conversationId],
+      )
+    ).rows[0].n;
+
   beforeAll(async () => {
     stack = await startRunningStack('reasoning', {
       policy: {
@@ -139,8 +148,9 @@ describe('reasoning state through the real broker and the real gRPC server', () 
     const bedrock = await replay(conversationId, { format: 'HISTORY_FORMAT_BEDROCK_CONVERSE' });
     expect(roundsOf(bedrock)[0]).toMatchObject({ reasoning_omitted: 'REASONING_OMISSION_OTHER_PROVIDER' });
 
-    // The thinking rests apart from the events, and listings give its size, never its content.
-    expect(await placesHolding(conversationId, 'arrived damaged')).toEqual(['model_reasoning']);
+    // The thinking rests apart from the events, sealed like every payload (nowhere in clear); listings give its size, never its content.
+    expect(await placesHolding(conversationId, 'arrived damaged')).toEqual([]);
+    expect(await sealedStates(conversationId)).toBe(1);
     const { invocations } = await grpc.listToolInvocations(
       { tenant_id: tenantId, conversation_id: conversationId },
       { deadline: new Date(Date.now() + 5_000) },
@@ -153,8 +163,8 @@ describe('reasoning state through the real broker and the real gRPC server', () 
     ]);
     await recorded(conversationId, 7);
     await waitFor(
-      () => placesHolding(conversationId, 'arrived damaged'),
-      (places) => places.length === 0,
+      () => sealedStates(conversationId),
+      (n) => n === 0,
       { what: 'the thinking let go with its turn' },
     );
     const over = await replay(conversationId, { format: 'HISTORY_FORMAT_ANTHROPIC_MESSAGES', model: 'claude-sonnet-4-5' });
