@@ -5,7 +5,7 @@
  * opaque and signed: it goes back only to the provider (and, when the
  * request names one, the model) it came from, while it still rests.
  */
-import type { JsonObject } from '@toolhistory/contract';
+
 import type { RecordedResponse } from '../ports/replay-reader.port';
 import type { HistoryFormat } from './provider-messages';
 import { reasoningKeep, type ReplayPolicy } from './replay-policy';
