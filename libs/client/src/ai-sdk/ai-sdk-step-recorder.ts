@@ -2,9 +2,9 @@ import type { ModelMessage, OnToolCallFinishEvent, StepResult, ToolSet } from 'a
 import type { RecordedCall, RecordedResult } from '../recording/recorded-run';
 import { RunRecording } from '../recording/run-recording';
 import type { Timed } from '../recording/recording-steps';
-import type { RunPublisher } from '../tool-event-publisher';
+import type { RunPublisher } from '../run-publisher';
 import { type ApprovalAnswer, approvalAnswers, resumedResults } from './ai-sdk-approvals';
-import type { FinishedCall, RecordingOptions } from './ai-sdk-run-recorder';
+import type { FinishedCall, RecordingOptions } from './ai-sdk-recording-options';
 import { runFailure, runFinishReason, type StepInvocation, stepInvocations, stepUsage } from './ai-sdk-step-mapper';
 
 /** When each tool ran, by call id (the SDK reports it as it finishes). */

@@ -1,7 +1,7 @@
 import { describeRunFailure } from '../openai/openai-completion-mapper';
 import { RunRecording } from '../recording/run-recording';
 import { type RunTarget, runOfTarget } from '../run-target';
-import type { RunPublisher } from '../tool-event-publisher';
+import type { RunPublisher } from '../run-publisher';
 import {
   type AgentsRecordedCall,
   type AgentsRunRecord,

@@ -3,7 +3,7 @@ import type { RecordedCall, RecordedRound } from '../recording/recorded-run';
 import { resultOf } from '../recording/recorded-run';
 import { RunRecording } from '../recording/run-recording';
 import { type RunTarget, runOfTarget } from '../run-target';
-import type { PublishedEvent, RunPublisher } from '../tool-event-publisher';
+import type { PublishedEvent, RunPublisher } from '../run-publisher';
 import type { TokenUsage } from '../tool-event-types';
 import {
   answerTextOf,

@@ -1,4 +1,4 @@
-import type { PublishedEvent } from '../tool-event-publisher';
+import type { PublishedEvent } from '../run-publisher';
 
 /** One publication that did not reach the broker (or was refused before it was sent). */
 export interface PublishFailure {

@@ -1,4 +1,4 @@
-import type { PublishedEvent, RunPublisher } from '../tool-event-publisher';
+import type { PublishedEvent, RunPublisher } from '../run-publisher';
 import type { ApprovalDecision, RecordedCall, RecordedDecision, RecordedResult, RunRecord } from './recorded-run';
 
 /** A step's record with when it happened (default: when it is published). */

@@ -1,5 +1,5 @@
 import { citedSourcesFrom } from '../cited-sources';
-import type { PublishedEvent, RunPublisher } from '../tool-event-publisher';
+import type { PublishedEvent, RunPublisher } from '../run-publisher';
 import type { RunFailureDetail, TokenUsage } from '../tool-event-types';
 import { boundedUsage, errorText } from './contract-fit';
 import { OrderedPublishQueue, type PublishFailure } from './ordered-publish-queue';

@@ -1,8 +1,8 @@
 import type { JsonObject, JsonValue } from '@toolhistory/contract';
 import { anthropicToolUseId, bedrockToolUseId } from './replayed-tool-call-id';
 
-/** The formats a history is replayed in, by the API whose input they are. */
-export type HistoryFormat = 'openai_chat' | 'anthropic_messages' | 'openai_responses' | 'gemini' | 'bedrock_converse';
+/** The formats a history is replayed in, by the API whose input they are (declared in the contract, with their other names). */
+export type { HistoryFormat } from '@toolhistory/contract';
 
 /** The fields of a replayed call the provider formats need. */
 export interface FormattableCall {
@@ -77,17 +77,21 @@ export interface BedrockToolResultMessage {
   }>;
 }
 
-export type ProviderMessage =
-  | OpenAiAssistantToolCallMessage
-  | OpenAiToolMessage
-  | AnthropicAssistantMessage
-  | AnthropicToolResultMessage
-  | OpenAiResponsesFunctionCall
-  | OpenAiResponsesFunctionCallOutput
-  | GeminiModelContent
-  | GeminiUserContent
-  | BedrockAssistantMessage
-  | BedrockToolResultMessage;
+/** Each format's messages, by the format's name (see HISTORY_FORMAT_TRANSLATORS for how they are made). */
+export interface ProviderMessagesByFormat {
+  /** OpenAI chat completions: an assistant message with `tool_calls`, then a `tool` message per call. */
+  openai_chat: OpenAiAssistantToolCallMessage | OpenAiToolMessage;
+  /** Anthropic Messages: an assistant message of `tool_use` blocks, then one user message of `tool_result` blocks. */
+  anthropic_messages: AnthropicAssistantMessage | AnthropicToolResultMessage;
+  /** OpenAI Responses input items: a `function_call` per call, then a `function_call_output` per call (no item ids). */
+  openai_responses: OpenAiResponsesFunctionCall | OpenAiResponsesFunctionCallOutput;
+  /** Gemini `contents`: a `model` content of `functionCall` parts, then a `user` content of `functionResponse` parts. */
+  gemini: GeminiModelContent | GeminiUserContent;
+  /** Bedrock Converse `messages`: an assistant message of `toolUse` blocks, then a user message of `toolResult` blocks. */
+  bedrock_converse: BedrockAssistantMessage | BedrockToolResultMessage;
+}
+
+export type ProviderMessage = ProviderMessagesByFormat[keyof ProviderMessagesByFormat];
 
 /** OpenAI chat: per round, one assistant message with tool_calls, then one tool message per call, in order. */
 export function toOpenAiChatMessages(rounds: readonly FormattableRound[]): Array<OpenAiAssistantToolCallMessage | OpenAiToolMessage> {
@@ -139,14 +143,13 @@ function errorText(call: FormattableCall): string {
 const isJsonObject = (value: JsonValue | undefined): value is JsonObject =>
   value !== undefined && typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/**
- * The text a format sends around a result's own text, counted with it
- * (replay-history.ts): Responses marks errors, Gemini wraps what is not a
- * JSON object. Escaping inside a wrapped string is not counted.
- */
-export function resultWrapping(format: HistoryFormat, call: FormattableCall): string {
-  if (format === 'openai_responses') return marksError(call) ? ERROR_MARK : '';
-  if (format !== 'gemini') return '';
+/** The text Responses sends around an error result's text: its error mark (counted with the result, replay-history.ts). */
+export function responsesResultWrapping(call: FormattableCall): string {
+  return marksError(call) ? ERROR_MARK : '';
+}
+
+/** The text Gemini sends around a result's text: its wrapping of what is not a JSON object. Escaping inside is not counted. */
+export function geminiResultWrapping(call: FormattableCall): string {
   if (call.isError) return '{"error":""}';
   return isJsonObject(call.resultJson) ? '' : '{"output":""}';
 }

@@ -2,22 +2,14 @@ import type { JsonObject, JsonValue } from '@toolhistory/contract';
 import type { InvocationRow, RunRow, RunStatus } from '../projection/read-model.types';
 import { callTokens, resultText, resultTokens, TokenCounter } from '../projection/invocation-tokens';
 import { fitTokenBudget } from './token-budget';
-import {
-  HistoryFormat,
-  ProviderMessage,
-  resultWrapping,
-  toAnthropicMessages,
-  toBedrockConverseMessages,
-  toGeminiContents,
-  toOpenAiChatMessages,
-  toOpenAiResponsesItems,
-} from './provider-messages';
+import { HistoryFormat, ProviderMessage } from './provider-messages';
+import { resultWrapping, translatorOf } from './history-format-translators';
 import type { ApprovalState } from '../projection/approval-state';
 import { CallContext, CallOmissionReason, CallVerdict, verdictOf } from './replay-call-rules';
 import { callScopeOf, laterRunOf, RunAsOf, runsAsOf } from './replay-call-context';
 import { citationRule, historyTokenBudget, ReplayPolicy, StaleResultMode } from './replay-policy';
 import { CallCitations, callCitations, compactCitedItems } from './citation-compaction';
-import { anthropicToolUseId, bedrockToolUseId, replayedToolCallId } from './replayed-tool-call-id';
+import { replayedToolCallId } from './replayed-tool-call-id';
 
 export { deniedCallNotice, expiredResultNotice, INTERRUPTED_CALL_NOTICE, invalidatedResultNotice } from './replay-call-rules';
 
@@ -148,8 +140,7 @@ export function replayHistory(
 function reportedIdIn(format: HistoryFormat): (row: InvocationRow) => string {
   return (row) => {
     const recordedOrDerived = replayedToolCallId(row.toolCallId, row);
-    if (format === 'anthropic_messages') return anthropicToolUseId(recordedOrDerived);
-    return format === 'bedrock_converse' ? bedrockToolUseId(recordedOrDerived) : recordedOrDerived;
+    return translatorOf(format).toolCallIdOf(recordedOrDerived);
   };
 }
 
@@ -320,16 +311,5 @@ function overBudget({ turn, round }: { turn: TurnDraft; round: ReplayedRound }):
 }
 
 function messagesOf(rounds: readonly ReplayedRound[], format: HistoryFormat): ProviderMessage[] {
-  switch (format) {
-    case 'openai_chat':
-      return toOpenAiChatMessages(rounds);
-    case 'anthropic_messages':
-      return toAnthropicMessages(rounds);
-    case 'openai_responses':
-      return toOpenAiResponsesItems(rounds);
-    case 'gemini':
-      return toGeminiContents(rounds);
-    case 'bedrock_converse':
-      return toBedrockConverseMessages(rounds);
-  }
+  return translatorOf(format).messagesOf(rounds);
 }
