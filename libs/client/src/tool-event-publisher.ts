@@ -6,6 +6,7 @@ import { checkMaxResultChars, type MaxResultChars } from './payload-truncation';
 import { checkPersistOption, type PersistOption } from './persist-hook';
 import { prepareEvents } from './prepare-events';
 import { type PendingEvent, type PublishedEvent, RunPublisher, type RunScope } from './run-publisher';
+import { PublishError } from './tool-history-errors';
 
 export * from './run-publisher';
 export { type PayloadLimits, type PreparedEvent, prepareEvents, PUBLISHED_SCHEMA_VERSION } from './prepare-events';
@@ -143,11 +144,11 @@ export class ToolEventPublisher {
       persist: this.persist,
     });
     if (prepared.length === 0) return [];
-    const [ack] = await this.producer.send({
-      topic: this.topic,
-      acks: -1,
-      messages: prepared.map(({ value }) => ({ key: scope.conversationId, value })),
-    });
+    const [ack] = await this.producer
+      .send({ topic: this.topic, acks: -1, messages: prepared.map(({ value }) => ({ key: scope.conversationId, value })) })
+      .catch((error: unknown) => {
+        throw PublishError.fromKafkaError(error);
+      });
     // One key, so one partition: the batch's offsets follow the base offset.
     const base = ack.baseOffset === undefined ? undefined : BigInt(ack.baseOffset);
     return prepared.map(({ eventId, type }, index) => {

@@ -1,4 +1,5 @@
 import type { PublishedEvent } from '../run-publisher';
+import { ToolHistoryClientError } from '../tool-history-errors';
 
 /** One publication that did not reach the broker (or was refused before it was sent). */
 export interface PublishFailure {
@@ -7,8 +8,8 @@ export interface PublishFailure {
   error: unknown;
 }
 
-/** Some of a run's events were not published: each failure, and what the broker did acknowledge. */
-export class ToolHistoryPublishError extends Error {
+/** Some of a run's events were not published: each failure, and what the broker did acknowledge. Retriable when every failure is. */
+export class ToolHistoryPublishError extends ToolHistoryClientError {
   override readonly name = 'ToolHistoryPublishError';
 
   constructor(
@@ -17,6 +18,7 @@ export class ToolHistoryPublishError extends Error {
   ) {
     super(
       `${failures.length} tool history event(s) not published: ${failures.map((f) => `${f.event}: ${errorMessage(f.error)}`).join('; ')}`,
+      failures.length > 0 && failures.every((f) => (f.error as { retriable?: unknown } | null)?.retriable === true),
       { cause: failures[0]?.error },
     );
   }
