@@ -4,7 +4,9 @@ import { ToolHistoryPublishError } from './recording/ordered-publish-queue';
 import { isRetriable } from './retriable-failures';
 import { InvalidToolEventError, PersistHookError, PublishError, ToolHistoryClientError, ToolHistoryError } from './tool-history-errors';
 
-const protocolError = (type: string) => new KafkaJSProtocolError({ message: `broker says ${type}`, type, code: 0, retriable: false });
+// kafkajs builds a protocol error from its table of Kafka's error codes (`type`, `code`, `retriable`).
+const protocolError = (type: string) =>
+  new KafkaJSProtocolError(Object.assign(new Error(`broker says ${type}`), { type, code: 0, retriable: false }));
 const gaveUp = (last: Error) => new KafkaJSNumberOfRetriesExceeded(last, { retryCount: 5, retryTime: 5_000 });
 
 describe('errors of the package', () => {
