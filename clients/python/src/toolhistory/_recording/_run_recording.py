@@ -52,6 +52,9 @@ class RunEnd:
     answer_text: str | Callable[[], str | None] | None = None
     """The answer's text, for its cited sources (a function is asked only when they are recorded); default: the last
     response's text."""
+    cited_sources: Sequence[int] | None = None
+    """The source numbers the answer cites, when the adapter read them itself (default: read from the answer's text,
+    when the recording is asked to)."""
     stopped_for_approval: bool | None = None
     """Default: the record published said so (else no)."""
     ended_after_tools: bool | None = None
@@ -265,13 +268,17 @@ class RunRecording:
             assistant_message_id=end.assistant_message_id or _default_answer_id(last, self.run),
             finish_reason=end.finish_reason or self._finish_reason or derived,
             usage=self._usage_of(end.usage),
-            cited_sources=None if text is None else cited_sources_from(text),
+            cited_sources=end.cited_sources if end.cited_sources is not None else _cited(text),
             **_at(end.occurred_at),
         )
 
     def _usage_of(self, given: Sequence[TokenUsage] | None) -> list[TokenUsage] | None:
         usage = list(given) if given is not None else self.usage
         return bounded_usage(usage) or None
+
+
+def _cited(text: str | None) -> list[int] | None:
+    return None if text is None else cited_sources_from(text)
 
 
 def _default_answer_id(last: _Response | None, run: RunPublisher) -> str:
