@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 @dataclass
 class _Entry:
     call: RecordedCall
+    group: int
+    """The round it came in: a round of this run, or an earlier run's call or round this run answers."""
     answered: bool = False
 
 
@@ -30,6 +32,7 @@ class RecordedCalls:
     def __init__(self, first_round_index: int = 0) -> None:
         self._next_round_index = first_round_index
         self._entries: list[_Entry] = []
+        self._groups = 0
 
     @property
     def next_round(self) -> int:
@@ -46,13 +49,17 @@ class RecordedCalls:
             RecordedCall(round_index, sequence_index, call.tool_call_id, call.tool_name, call.arguments)
             for sequence_index, call in enumerate(asked)
         )
-        self._entries.extend(_Entry(call) for call in calls)
+        self._add_group(calls)
         return RecordedRound(round_index, calls)
 
     def add_earlier(self, call: RecordedCall) -> RecordedCall:
         """A call of an earlier run that this run answers (a resumed call), at the place it had in that run."""
-        self._entries.append(_Entry(call))
+        self._add_group([call])
         return call
+
+    def add_earlier_round(self, calls: Sequence[RecordedCall]) -> None:
+        """A round of an earlier run, numbered there, whose calls this run may answer."""
+        self._add_group(calls)
 
     def latest(self, tool_call_id: str) -> RecordedCall | None:
         """The latest call of that id, answered or not."""
@@ -62,12 +69,11 @@ class RecordedCalls:
         """The unanswered call a result of that id answers: of the latest round that has one, the first in call order
         (ids may repeat, or be empty), preferring one of ``tool_name`` when it is given."""
         candidates = [
-            entry.call for entry in self._entries if not entry.answered and entry.call.tool_call_id == tool_call_id
+            entry for entry in self._entries if not entry.answered and entry.call.tool_call_id == tool_call_id
         ]
         if not candidates:
             return None
-        latest_round = candidates[-1].round_index
-        of_round = [call for call in candidates if call.round_index == latest_round]
+        of_round = [entry.call for entry in candidates if entry.group == candidates[-1].group]
         return next((call for call in of_round if call.tool_name == tool_name), of_round[0])
 
     def answer(self, call: RecordedCall) -> None:
@@ -76,3 +82,8 @@ class RecordedCalls:
             if entry.call is call:
                 entry.answered = True
                 return
+
+    def _add_group(self, calls: Sequence[RecordedCall]) -> None:
+        group = self._groups
+        self._groups += 1
+        self._entries.extend(_Entry(call, group) for call in calls)
