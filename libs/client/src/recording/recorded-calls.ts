@@ -9,7 +9,9 @@ import type { AskedCall, RecordedCall, RecordedRound } from './recorded-run';
  */
 export class RecordedCalls {
   private nextRoundIndex: number;
-  private readonly entries: Array<{ call: RecordedCall; answered: boolean }> = [];
+  /** Each call with the round it came in (a round of this run, or an earlier run's call or round this run answers). */
+  private readonly entries: Array<{ call: RecordedCall; group: number; answered: boolean }> = [];
+  private groups = 0;
 
   constructor(firstRoundIndex = 0) {
     this.nextRoundIndex = firstRoundIndex;
@@ -31,14 +33,19 @@ export class RecordedCalls {
       toolName,
       arguments: args,
     }));
-    for (const call of calls) this.entries.push({ call, answered: false });
+    this.addGroup(calls);
     return { roundIndex, calls, results: [], approvalRequests: [] };
   }
 
   /** A call of an earlier run that this run answers (a resumed call), at the place it had in that run. */
   addEarlier(call: RecordedCall): RecordedCall {
-    this.entries.push({ call, answered: false });
+    this.addGroup([call]);
     return call;
+  }
+
+  /** A round of an earlier run, numbered there, whose calls this run may answer. */
+  addEarlierRound(calls: readonly RecordedCall[]): void {
+    this.addGroup(calls);
   }
 
   /** The latest call of that id, answered or not: what an output of that id answers when ids are unique. */
@@ -54,8 +61,8 @@ export class RecordedCalls {
    */
   open(toolCallId: string, toolName?: string): RecordedCall | undefined {
     const candidates = this.entries.filter((entry) => !entry.answered && entry.call.toolCallId === toolCallId);
-    const latestRound = candidates.at(-1)?.call.roundIndex;
-    const ofRound = candidates.filter((entry) => entry.call.roundIndex === latestRound).map((entry) => entry.call);
+    const latestGroup = candidates.at(-1)?.group;
+    const ofRound = candidates.filter((entry) => entry.group === latestGroup).map((entry) => entry.call);
     return ofRound.find((call) => call.toolName === toolName) ?? ofRound[0];
   }
 
@@ -68,5 +75,10 @@ export class RecordedCalls {
   answer(call: RecordedCall): void {
     const entry = this.entries.find((candidate) => candidate.call === call);
     if (entry !== undefined) entry.answered = true;
+  }
+
+  private addGroup(calls: readonly RecordedCall[]): void {
+    const group = this.groups++;
+    for (const call of calls) this.entries.push({ call, group, answered: false });
   }
 }

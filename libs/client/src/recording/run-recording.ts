@@ -72,7 +72,7 @@ export interface RunEnd {
   occurredAt?: Date | string;
 }
 
-export interface RunFailure {
+export interface FailedRunEnd {
   error: RunFailureDetail;
   /** Default: the tokens of every model response seen (left out when none); null: left out. */
   usage?: readonly TokenUsage[] | null;
@@ -183,7 +183,7 @@ export class RunRecording {
   }
 
   /** Ends the run with RunFailed, once: a later complete() or fail() returns this one's outcome. */
-  fail(failure: EndOf<RunFailure>): Promise<PublishedEvent | undefined> {
+  fail(failure: EndOf<FailedRunEnd>): Promise<PublishedEvent | undefined> {
     return this.ending('RunFailed', async () => {
       const chosen = typeof failure === 'function' ? await failure(this.steps) : failure;
       return this.run.fail({ error: chosen.error, ...this.usageOf(chosen.usage), ...at(chosen.occurredAt) });
@@ -215,14 +215,16 @@ export class RunRecording {
   }
 
   /**
-   * A step, in order. A run that ends as failed skips it once a step
-   * failed, or once its end was asked for (a step still waiting then, e.g.
-   * when a stream is aborted, is not the run's any more).
+   * A step, in order. Nothing after the run's end; a run that ends as
+   * failed also skips it once a step failed, or once its end was asked for
+   * (a step still waiting then, e.g. when a stream is aborted, is not the
+   * run's any more).
    */
   private step<T extends PublishedEvent | readonly PublishedEvent[] | undefined>(
     description: string,
     publish: () => Promise<T>,
   ): Promise<T | undefined> {
+    if (this.end !== undefined) return Promise.resolve(undefined);
     return this.queue.push(description, async () => (this.endsAsFailed() && (this.queue.failed || this.ended) ? undefined : publish()));
   }
 
