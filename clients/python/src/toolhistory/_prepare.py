@@ -125,33 +125,7 @@ def prepare_events(
     prepared: list[PreparedEvent] = []
     for pending in events:
         event_id = pending.event_id if pending.event_id is not None else _derived_event_id(scope, pending)
-        occurred_at: object = pending.occurred_at if pending.occurred_at is not None else moment
-        naive = _is_naive(occurred_at)
-        if isinstance(occurred_at, datetime) and not naive:
-            occurred_at = _javascript_iso_time(occurred_at)
-        event: dict[str, Any] = {
-            "eventId": event_id,
-            "type": pending.type,
-            "schemaVersion": PUBLISHED_SCHEMA_VERSION,
-            "tenantId": scope.tenant_id,
-            "conversationId": scope.conversation_id,
-            "channel": scope.channel,
-            "runId": scope.run_id,
-            "occurredAt": occurred_at,
-        }
-        if scope.user_message_id is not None:
-            event["userMessageId"] = scope.user_message_id
-        event.update(persisted_fields(pending.type, pending.fields, pending.tool_name, persist))
-        if naive:
-            # A datetime without a zone is ambiguous: refused (with the event's other problems) rather than guessed.
-            zoned = {**event, "occurredAt": "1970-01-01T00:00:00.000Z"}
-            raise InvalidToolEventError(
-                [
-                    "occurredAt must carry a time zone (got a datetime without one): use e.g. "
-                    "datetime.now(timezone.utc)",
-                    *event_problems(zoned),
-                ]
-            )
+        event = _event_of(scope, pending, event_id, moment, persist)
         # A withheld result is None: there is no text to cut.
         limit = (
             result_char_limit(max_result_chars, pending.tool_name)
@@ -163,3 +137,36 @@ def prepare_events(
             raise AssertionError("an event whose id could not be derived passed the contract's checks")
         prepared.append(PreparedEvent(event_id, pending.type, value))
     return prepared
+
+
+def _event_of(
+    scope: RunScope, pending: PendingEvent, event_id: str, moment: datetime, persist: PersistOption | None
+) -> dict[str, Any]:
+    """The event with its envelope, its payload as the persist hooks answered. An ``occurred_at`` without a time
+    zone is ambiguous: refused (with the event's other problems) rather than guessed."""
+    occurred_at: object = pending.occurred_at if pending.occurred_at is not None else moment
+    naive = _is_naive(occurred_at)
+    if isinstance(occurred_at, datetime) and not naive:
+        occurred_at = _javascript_iso_time(occurred_at)
+    event: dict[str, Any] = {
+        "eventId": event_id,
+        "type": pending.type,
+        "schemaVersion": PUBLISHED_SCHEMA_VERSION,
+        "tenantId": scope.tenant_id,
+        "conversationId": scope.conversation_id,
+        "channel": scope.channel,
+        "runId": scope.run_id,
+        "occurredAt": occurred_at,
+    }
+    if scope.user_message_id is not None:
+        event["userMessageId"] = scope.user_message_id
+    event.update(persisted_fields(pending.type, pending.fields, pending.tool_name, persist))
+    if naive:
+        zoned = {**event, "occurredAt": "1970-01-01T00:00:00.000Z"}
+        raise InvalidToolEventError(
+            [
+                "occurredAt must carry a time zone (got a datetime without one): use e.g. datetime.now(timezone.utc)",
+                *event_problems(zoned),
+            ]
+        )
+    return event

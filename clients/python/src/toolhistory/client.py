@@ -132,10 +132,8 @@ class ToolHistoryClient(SyncCalls):
         """The tool-call history the model may see again, in ``format``, with every omission explained.
 
         Args:
-            tenant_id: the tenant.
-            conversation_id: the conversation.
-            format: whose API's messages each turn carries: ``"openai"`` (chat completions), ``"anthropic"``,
-                ``"openai-responses"``, ``"gemini"`` or ``"bedrock-converse"``.
+            format: whose API's messages each turn carries (``HISTORY_FORMATS``): ``"openai"`` (chat completions),
+                ``"anthropic"``, ``"openai-responses"``, ``"gemini"`` or ``"bedrock-converse"``.
             channel: the channel whose policy applies; default: the one recorded for the conversation.
             as_of: the moment to replay at (an aware datetime); default: now.
             freshness_window_seconds: replaces every configured freshness window for this request.
@@ -145,10 +143,9 @@ class ToolHistoryClient(SyncCalls):
                 only, about half the bytes; ``"structured"``: the rounds only.
             max_history_tokens: the most tokens (o200k_base) the replayed calls and results may take; over it,
                 whole rounds leave, oldest first. Default: the policy's budget, if any.
-            branch_message_ids: the host's current path of message ids, oldest first (its user and assistant
-                messages, as the events name them; ``host_branch`` makes it): runs whose answer was regenerated,
-                or that followed an edited message, are left out (``OMISSION_REASON_OFF_BRANCH``). Default:
-                every run counts.
+            branch_message_ids: the host's current path of message ids, oldest first (``host_branch`` makes it):
+                runs whose answer was regenerated, or that followed an edited message, are left out
+                (``OMISSION_REASON_OFF_BRANCH``). Default: every run counts.
             consistency_token: what publishing answered (``PublishedEvent.consistency_token``): the answer
                 includes every event through it, or the call fails ``UNAVAILABLE`` before its deadline, never
                 an answer that silently lacks them. Default: the last token this process published for the

@@ -58,7 +58,35 @@ class ToolHistoryCallbackHandler(GraphCallbackHandler):
     of an async graph on its executor threads (awaited, so the order holds), never on the event loop; an async
     handler would be run on a throwaway event loop for a sync graph, with its errors swallowed.
 
-    One handler per agent run.
+    One handler per agent run: record to ``run`` (a RunPublisher, its scope fixed), or to ``publisher.run(...)`` of
+    ``scope``.
+
+    Args:
+        run: The run's publisher. Give either it, or ``publisher`` and ``scope``.
+        publisher: Opens the run when the agent run starts, so it can carry the user's message id.
+        scope: The run's tenant, conversation, channel and run id (with ``publisher``).
+        assistant_message_id: The host's final assistant message of the run; default: the id of the model's
+            last output.
+        finish_reason_after_tools: RunCompleted's finish reason when the agent ended right after executing
+            tools (its last model output asked for tools).
+        user_message_id: The host's id of the message that started the run. Default (with ``publisher``):
+            the id of the last HumanMessage of the agent's input. A RunPublisher's scope is fixed: give it there.
+        interrupt_ends_run: An interrupt ends the run (RunCompleted, finish reason as after tools), for a host
+            that resumes the graph in a later run with another handler. Default: the run stays open.
+        pending_approvals: The calls awaiting approval that this run may resume, as the replay lists them: a
+            resumed call of an earlier run is recorded with its round and sequence from here. Without them,
+            the handler places it by the agent's messages, which is right for a call of a run that began at
+            the user's message and was the one call of its round.
+        decided_by: Who decided, when the resume value says approved or denied but not by whom.
+        raise_error: A failed publication fails the agent run (LangChain re-raises it). Default: LangChain
+            logs it, :meth:`settled` raises it and ``on_publish_error`` hears of it.
+        on_publish_error: Called for every event that could not be published.
+        cited_sources_from_answer: RunCompleted's ``citedSources`` are the ``[sourceN]`` the answer cites
+            (``cited_sources_from`` of the text of the model's last output), and ``[]`` when it cites none,
+            which drops every item of the results a policy ``citations`` rule names from this run's replay.
+            A run that ends without an answer (its last output asked for tools, an interrupt ended it, or no
+            model output was seen) leaves them out: a later run's answer may cite those results. Default:
+            left out, so the results replay whole.
     """
 
     def __init__(
@@ -77,35 +105,8 @@ class ToolHistoryCallbackHandler(GraphCallbackHandler):
         on_publish_error: Callable[[PublishFailure], None] | None = None,
         cited_sources_from_answer: bool = False,
     ) -> None:
-        """Record to ``run`` (a RunPublisher, its scope fixed), or to ``publisher.run(...)`` of ``scope``.
-
-        Args:
-            run: The run's publisher. Give either it, or ``publisher`` and ``scope``.
-            publisher: Opens the run when the agent run starts, so it can carry the user's message id.
-            scope: The run's tenant, conversation, channel and run id (with ``publisher``).
-            assistant_message_id: The host's final assistant message of the run; default: the id of the model's
-                last output.
-            finish_reason_after_tools: RunCompleted's finish reason when the agent ended right after executing
-                tools (its last model output asked for tools).
-            user_message_id: The host's id of the message that started the run. Default (with ``publisher``):
-                the id of the last HumanMessage of the agent's input. A RunPublisher's scope is fixed: give it there.
-            interrupt_ends_run: An interrupt ends the run (RunCompleted, finish reason as after tools), for a host
-                that resumes the graph in a later run with another handler. Default: the run stays open.
-            pending_approvals: The calls awaiting approval that this run may resume, as the replay lists them: a
-                resumed call of an earlier run is recorded with its round and sequence from here. Without them,
-                the handler places it by the agent's messages, which is right for a call of a run that began at
-                the user's message and was the one call of its round.
-            decided_by: Who decided, when the resume value says approved or denied but not by whom.
-            raise_error: A failed publication fails the agent run (LangChain re-raises it). Default: LangChain
-                logs it, :meth:`settled` raises it and ``on_publish_error`` hears of it.
-            on_publish_error: Called for every event that could not be published.
-            cited_sources_from_answer: RunCompleted's ``citedSources`` are the ``[sourceN]`` the answer cites
-                (``cited_sources_from`` of the text of the model's last output), and ``[]`` when it cites none,
-                which drops every item of the results a policy ``citations`` rule names from this run's replay.
-                A run that ends without an answer (its last output asked for tools, an interrupt ended it, or no
-                model output was seen) leaves them out: a later run's answer may cite those results. Default:
-                left out, so the results replay whole.
-        """
+        """Record to ``run`` (a RunPublisher, its scope fixed), or to ``publisher.run(...)`` of ``scope``: see the
+        class for the arguments."""
         super().__init__()
         opener = (publisher, scope) if publisher is not None and scope is not None else None
         if (run is None) == (opener is None) or (run is not None and (publisher, scope) != (None, None)):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -86,28 +86,35 @@ def search_history_tool(
         }
 
     if isinstance(client, AsyncToolHistoryClient):
-        async_client = client
+        return _async_search_tool(client, arguments)
+    return _sync_search_tool(client, arguments)
 
-        async def search_async(
-            query: str, match: SearchMatch | None = None, limit: int = _SEARCH_HISTORY_DEFAULT_LIMIT
-        ) -> str:
-            with _refused_query_to_the_model():
-                response = await async_client.search_tool_history(**arguments(query, match, limit))
-            return search_history_answer(response)
 
-        return StructuredTool.from_function(
-            coroutine=search_async,
-            name=SEARCH_HISTORY_TOOL_NAME,
-            description=SEARCH_HISTORY_TOOL_DESCRIPTION,
-            args_schema=SearchHistoryInput,
-            handle_tool_error=True,
-        )
+def _async_search_tool(
+    client: AsyncToolHistoryClient, arguments: Callable[[str, SearchMatch | None, int], dict[str, Any]]
+) -> StructuredTool:
+    async def search_async(
+        query: str, match: SearchMatch | None = None, limit: int = _SEARCH_HISTORY_DEFAULT_LIMIT
+    ) -> str:
+        with _refused_query_to_the_model():
+            response = await client.search_tool_history(**arguments(query, match, limit))
+        return search_history_answer(response)
 
-    sync_client = client
+    return StructuredTool.from_function(
+        coroutine=search_async,
+        name=SEARCH_HISTORY_TOOL_NAME,
+        description=SEARCH_HISTORY_TOOL_DESCRIPTION,
+        args_schema=SearchHistoryInput,
+        handle_tool_error=True,
+    )
 
+
+def _sync_search_tool(
+    client: ToolHistoryClient, arguments: Callable[[str, SearchMatch | None, int], dict[str, Any]]
+) -> StructuredTool:
     def search(query: str, match: SearchMatch | None = None, limit: int = _SEARCH_HISTORY_DEFAULT_LIMIT) -> str:
         with _refused_query_to_the_model():
-            response = sync_client.search_tool_history(**arguments(query, match, limit))
+            response = client.search_tool_history(**arguments(query, match, limit))
         return search_history_answer(response)
 
     return StructuredTool.from_function(
