@@ -1,6 +1,6 @@
 import type { AssistantModelMessage, ModelMessage, ToolApprovalResponse, ToolModelMessage } from 'ai';
 import type { PendingApproval } from '../generated/toolhistory/v1/toolhistory';
-import type { CallPosition } from '../recording/recorded-run';
+import type { CallPosition, RecordedDecision, RecordedResult } from '../recording/recorded-run';
 import {
   callPositionInMessages,
   type KnownPendingApproval,
@@ -14,13 +14,9 @@ import { fromModelOutput, type StepInvocation } from './ai-sdk-step-mapper';
 /** Where a call sits in the run that made it: its approval events and its result are keyed by these and its toolCallId. */
 export type { CallPosition, KnownPendingApproval };
 
-/** A person's answer to an approval request, found in the input messages of the call that resumes. */
-export interface ApprovalAnswer extends CallPosition {
+/** A person's answer to an approval request, found in the input messages of the call that resumes: a decision on the call of the run that asked. */
+export interface ApprovalAnswer extends RecordedDecision {
   approvalId: string;
-  toolCallId: string;
-  toolName: string;
-  approved: boolean;
-  reason?: string;
   /**
    * How the call's round and sequence were found: from an approval id this
    * package made (`pendingApprovalMessages`), from the `pendingApprovals`
@@ -29,12 +25,8 @@ export interface ApprovalAnswer extends CallPosition {
   positionFrom: PlacedBy;
 }
 
-/** A resumed call's outcome: what the SDK sent the model for it before the call's first model call. */
-export interface ResumedResult extends CallPosition {
-  toolCallId: string;
-  toolName: string;
-  result: NonNullable<StepInvocation['result']>;
-}
+/** A resumed call's outcome: what the SDK sent the model for it before the call's first model call (its value and whether it is an error). */
+export type ResumedResult = Omit<RecordedResult, 'result' | 'isError'> & { result: NonNullable<StepInvocation['result']> };
 
 const APPROVAL_ID = /^toolhistory:(\d+):(\d+):(.+)$/s;
 
