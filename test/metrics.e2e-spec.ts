@@ -120,6 +120,13 @@ describe('metrics and probes over HTTP, after recording and replaying (real brok
       code: 'OK',
     });
     expect(Number(replays?.count)).toBeGreaterThanOrEqual(2);
+    // Every replay was admitted (none waited, none was refused), and nothing is in flight or waiting now.
+    const replayed = Number(replays?.count);
+    expect(sample(families, 'toolhistory_admission_calls_total', { lane: 'replay', outcome: 'admitted' })?.value).toBe(replayed);
+    expect(samples(families, 'toolhistory_admission_refusals_total')).toEqual([]);
+    expect(sample(families, 'toolhistory_admission_in_flight', { lane: 'replay' })?.value).toBe(0);
+    expect(sample(families, 'toolhistory_admission_queued', { lane: 'audit' })?.value).toBe(0);
+    expect(sample(families, 'toolhistory_admission_retry_after_ms', { lane: 'replay' })?.value).toBeGreaterThan(0);
     expect(families.get('toolhistory_grpc_server_handling_seconds')?.type).toBe('histogram');
     expect((replays as PromHistogramData).buckets['+Inf']).toBe(replays?.count);
     expect(Number(sample(families, 'toolhistory_replay_requests_total', { answer: 'cached_history' })?.value)).toBeGreaterThanOrEqual(1);
@@ -145,11 +152,24 @@ describe('metrics and probes over HTTP, after recording and replaying (real brok
       );
     }
 
-    // Bounded labels: no tenant, conversation or run anywhere in the exposition.
+    // Bounded labels: no conversation or run anywhere in the exposition; a tenant only in the admission counts
+    // (at most ADMISSION_METRICS_TENANTS of them by name), where its replay was admitted.
     const text = await (await http('/metrics')).text();
-    for (const id of [tenantId, conversationId]) expect(text).not.toContain(id);
-    const labelNames = new Set([...families.values()].flatMap((f) => (f.data as Sample[]).flatMap((m) => Object.keys(m.labels))));
-    for (const forbidden of ['tenant', 'tenant_id', 'conversation', 'conversation_id', 'run', 'run_id'])
-      expect(labelNames).not.toContain(forbidden);
+    expect(text).not.toContain(conversationId);
+    expect(text.split('\n').filter((line) => line.includes(tenantId))).toEqual([
+      `toolhistory_admission_calls_total{lane="replay",tenant="${tenantId}",outcome="admitted"} ${replayed}`,
+    ]);
+    const labelsOf = (name: string) => new Set(samples(families, name).flatMap((m) => Object.keys(m.labels)));
+    for (const [name] of families) {
+      const forbidden = [
+        'tenant_id',
+        'conversation',
+        'conversation_id',
+        'run',
+        'run_id',
+        ...(name === 'toolhistory_admission_calls_total' ? [] : ['tenant']),
+      ];
+      expect([name, [...labelsOf(name)].filter((label) => forbidden.includes(label))]).toEqual([name, []]);
+    }
   });
 });

@@ -12,7 +12,18 @@ import { GrpcModule } from './grpc/grpc.module';
 import { ObservabilityModule } from './observability/observability.module';
 import type { ServiceMetrics } from './observability/service-metrics';
 import { RecorderModule } from './recorder/recorder.module';
-import { APP_CONFIG, CALLER_AUTHENTICATOR, HEALTH, MESSAGING, METRICS, REDACTION_POLICY, REPLAY_POLICY, ROOT_LOGGER } from './tokens';
+import type { ReadAdmission } from './admission/read-admission';
+import {
+  ADMISSION,
+  APP_CONFIG,
+  CALLER_AUTHENTICATOR,
+  HEALTH,
+  MESSAGING,
+  METRICS,
+  REDACTION_POLICY,
+  REPLAY_POLICY,
+  ROOT_LOGGER,
+} from './tokens';
 
 export interface AppModuleOptions {
   config: AppConfig;
@@ -21,6 +32,7 @@ export interface AppModuleOptions {
   health: HealthEndpoint;
   authenticator: CallerAuthenticator;
   metrics: ServiceMetrics;
+  admission: ReadAdmission;
 }
 
 @Global()
@@ -33,7 +45,7 @@ class CoreModule implements OnApplicationShutdown {
     await this.messaging.close();
   }
 
-  static forRoot({ config, logger, policy, health, authenticator, metrics }: AppModuleOptions): DynamicModule {
+  static forRoot({ config, logger, policy, health, authenticator, metrics, admission }: AppModuleOptions): DynamicModule {
     return {
       module: CoreModule,
       providers: [
@@ -45,10 +57,11 @@ class CoreModule implements OnApplicationShutdown {
         { provide: REPLAY_POLICY, useValue: policy.replay },
         { provide: REDACTION_POLICY, useValue: policy.redaction },
         { provide: HEALTH, useValue: health },
+        { provide: ADMISSION, useValue: admission },
         { provide: CALLER_AUTHENTICATOR, useValue: authenticator },
         { provide: MESSAGING, useFactory: () => KafkaMessaging.create(config.kafka, logger.child({ component: 'kafka' })) },
       ],
-      exports: [APP_CONFIG, ROOT_LOGGER, REPLAY_POLICY, REDACTION_POLICY, HEALTH, CALLER_AUTHENTICATOR, MESSAGING, METRICS],
+      exports: [APP_CONFIG, ROOT_LOGGER, REPLAY_POLICY, REDACTION_POLICY, HEALTH, ADMISSION, CALLER_AUTHENTICATOR, MESSAGING, METRICS],
     };
   }
 }

@@ -15,6 +15,7 @@ import { GrpcHealthService } from './grpc/grpc-health.service';
 import { grpcServerOptions, SERVICE_NAMES_NOT_SERVING } from './grpc/grpc-server-options';
 import { HealthEndpoint } from './grpc/health-endpoint';
 import { ServiceMetrics } from './observability/service-metrics';
+import { ReadAdmission } from './admission/read-admission';
 import { addReflection } from './grpc/reflection-endpoint';
 import { shutDownGrpcServer } from './grpc/shut-down-grpc-server';
 import { PinoNestLogger } from './logging/pino-nest-logger';
@@ -42,8 +43,10 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
   o200kTokens('');
   const health = new HealthEndpoint(SERVICE_NAMES_NOT_SERVING);
   const metrics = new ServiceMetrics();
+  const admission = new ReadAdmission(config.admission, metrics.admissionRecorder());
+  metrics.observeAdmission(() => admission.state());
   const authenticator = await createCallerAuthenticator(config.auth, logger.child({ component: 'access' }));
-  const module = AppModule.forRoot({ config, logger, policy, health, authenticator, metrics });
+  const module = AppModule.forRoot({ config, logger, policy, health, authenticator, metrics, admission });
   const nestLogger = new PinoNestLogger(logger.child({ component: 'nest' }));
 
   // Every role serves HTTP (metrics, probes); the gRPC role adds the gRPC server to the same application.
@@ -56,7 +59,7 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
   let server: Server | undefined;
   if (config.roles.includes('grpc')) {
     app.connectMicroservice(
-      grpcServerOptions(config.grpc, health, metrics, (s) => {
+      grpcServerOptions(config.grpc, health, metrics, admission, (s) => {
         server = s;
         addReflection(s, authenticator);
       }),

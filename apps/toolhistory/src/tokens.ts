@@ -8,6 +8,8 @@ export const RECORDING_STORE = Symbol('RECORDING_STORE');
 export const REPLAY_POLICY = Symbol('REPLAY_POLICY');
 export const REDACTION_POLICY = Symbol('REDACTION_POLICY');
 export const HEALTH = Symbol('HEALTH');
+/** Admission control of reads (the gRPC edge's, shared with the watch snapshots and the readiness probe). */
+export const ADMISSION = Symbol('ADMISSION');
 export const GET_REPLAY_HISTORY = Symbol('GET_REPLAY_HISTORY');
 /** The replay use case with its cache and request limit, and their figures. */
 export const REPLAY_READING = Symbol('REPLAY_READING');
@@ -27,6 +29,8 @@ export const CALLER_AUTHENTICATOR = Symbol('CALLER_AUTHENTICATOR');
 export const OPEN_SUBSCRIPTIONS = Symbol('OPEN_SUBSCRIPTIONS');
 /** The gRPC server's own pool: audit and replay load cannot take the recorder's connections. */
 export const GRPC_PG_POOL = Symbol('GRPC_PG_POOL');
+/** One connection of the health check's own: its SELECT 1 never waits behind replay or audit reads. */
+export const HEALTH_PG_POOL = Symbol('HEALTH_PG_POOL');
 /** The event store as the gRPC server reads it (subscriptions), on the gRPC pool. */
 export const GRPC_EVENT_STORE = Symbol('GRPC_EVENT_STORE');
 export const QUERY_CANCELLER = Symbol('QUERY_CANCELLER');

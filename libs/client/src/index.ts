@@ -2,6 +2,7 @@ export * from './tool-event-publisher';
 export { citedSourcesFrom } from './cited-sources';
 export * from './tool-history-client';
 export * from './tool-history-errors';
+export { RETRY_PUSHBACK_KEY } from './pushback';
 export * from './history-formats';
 export { deriveEventId, nameBasedUuid, TOOL_EVENT_ID_NAMESPACE } from './event-ids';
 export { type MaxResultChars, TRUNCATED_ARGUMENTS_KEY } from './payload-truncation';

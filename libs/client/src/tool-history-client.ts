@@ -18,6 +18,7 @@ import type { HistoryFormatName, HistoryMessages } from './history-formats';
 import { type ReplayHistory, replayHistoryOf } from './replay-response';
 import type { ToolEvent } from './tool-event-types';
 import { pause, reconnectDelayMs } from './reconnect-backoff';
+import { DEFAULT_MAX_ATTEMPTS, retryDelayMs } from './pushback';
 import { ToolHistoryError } from './tool-history-errors';
 import { rememberConsistencyToken, tokenForRead } from './consistency-tokens';
 import { hostBranch, spliceHistory } from './splice-history';
@@ -71,6 +72,7 @@ const ERASE_TIMEOUT_MS = 30_000;
 export class ToolHistoryClient {
   private readonly stub: GeneratedClient;
   private readonly defaultTimeoutMs: number;
+  private readonly maxAttempts: number;
 
   constructor(private readonly options: ToolHistoryClientOptions) {
     if (typeof options?.address !== 'string' || options.address.length === 0) throw new TypeError('address is required (host:port)');
@@ -80,6 +82,10 @@ export class ToolHistoryClient {
       );
     }
     this.defaultTimeoutMs = options.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const maxAttempts = options.retry?.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+    if (!(Number.isInteger(maxAttempts) && maxAttempts >= 1))
+      throw new TypeError(`retry.maxAttempts: ${maxAttempts} is not a whole number, 1 or more`);
+    this.maxAttempts = maxAttempts;
     this.stub = new GeneratedClient(options.address, channelCredentials(options.tls), {
       ...DEFAULT_CHANNEL_OPTIONS,
       ...options.channelOptions,
@@ -242,9 +248,38 @@ export class ToolHistoryClient {
     yield* streamed<ConversationChange>(call, control.signal, 'WatchConversation');
   }
 
+  /**
+   * One unary call within one deadline: tried again, within that deadline,
+   * when the service refuses it as busy and says when to come back.
+   */
   private async unary<Req, Res>(method: string, fn: UnaryMethod<Req, Res>, request: Req, control: CallControl): Promise<Res> {
     // The deadline covers fetching the token too: a slow identity provider must not hold a turn past it.
     const deadline = new Date(Date.now() + (control.timeoutMs ?? this.defaultTimeoutMs));
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await this.attempt(method, fn, request, control, deadline);
+      } catch (error) {
+        if (!(error instanceof ToolHistoryError)) throw error;
+        const wait = retryDelayMs(
+          { code: error.code, pushbackMs: error.retryAfterMs },
+          attempt,
+          this.maxAttempts,
+          deadline.getTime() - Date.now(),
+        );
+        if (wait === undefined) throw error;
+        if (!(await pause(wait, control.signal)))
+          throw new ToolHistoryError(GrpcStatus.CANCELLED, 'cancelled by the caller', method, { cause: control.signal?.reason });
+      }
+    }
+  }
+
+  private async attempt<Req, Res>(
+    method: string,
+    fn: UnaryMethod<Req, Res>,
+    request: Req,
+    control: CallControl,
+    deadline: Date,
+  ): Promise<Res> {
     const metadata = await metadataBefore(this.options.token, deadline, control.signal, method);
     return new Promise<Res>((resolve, reject) => {
       const call = fn.call(this.stub, request, metadata, { deadline }, (error, response) => {

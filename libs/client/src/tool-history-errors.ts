@@ -1,4 +1,5 @@
 import { status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
+import { pushbackOf } from './pushback';
 import { isRetriable } from './retriable-failures';
 
 /**
@@ -82,23 +83,32 @@ function kafkaCauseOf(error: unknown): unknown {
 /** The gRPC status names, by code. */
 export type ToolHistoryStatus = keyof typeof GrpcStatus;
 
-/** A failed ToolHistory call: the gRPC status (code and name), the service's message, and whether a retry may pass. */
+/**
+ * A failed ToolHistory call: the gRPC status (code and name), the service's
+ * message, whether a retry may pass, and, when the service refused it as
+ * busy, when to come back (`retryAfterMs`, its `grpc-retry-pushback-ms`).
+ */
 export class ToolHistoryError extends ToolHistoryClientError {
   override readonly name = 'ToolHistoryError';
   readonly status: ToolHistoryStatus;
+  readonly retryAfterMs?: number;
 
   constructor(
     readonly code: GrpcStatus,
     readonly details: string,
     readonly method: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; retryAfterMs?: number },
   ) {
     const name = (GrpcStatus[code] ?? 'UNKNOWN') as ToolHistoryStatus;
     super(`${method}: ${name}: ${details}`, isRetriable(name), options);
     this.status = name;
+    if (options?.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs;
   }
 
   static fromServiceError(method: string, error: ServiceError): ToolHistoryError {
-    return new ToolHistoryError(error.code ?? GrpcStatus.UNKNOWN, error.details || error.message, method, { cause: error });
+    return new ToolHistoryError(error.code ?? GrpcStatus.UNKNOWN, error.details || error.message, method, {
+      cause: error,
+      retryAfterMs: pushbackOf(error.metadata),
+    });
   }
 }

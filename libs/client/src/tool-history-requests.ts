@@ -30,6 +30,13 @@ export interface ToolHistoryClientOptions {
   channelOptions?: ClientOptions;
   /** A token is sent in the clear only to a loopback address unless this says so (e.g. a sidecar that adds TLS). */
   allowTokenWithoutTls?: boolean;
+  /**
+   * A unary call the service refuses as busy (RESOURCE_EXHAUSTED with a
+   * `grpc-retry-pushback-ms` trailer) is tried again after that pushback,
+   * plus up to half of it at random, while the call's deadline leaves time:
+   * at most `maxAttempts` attempts in all (default 3; 1: never again).
+   */
+  retry?: { maxAttempts?: number };
 }
 
 /** Every call takes these: a deadline and a signal that cancels it. */

@@ -49,6 +49,17 @@ export interface AppConfig {
     maxRequestBytes: number;
     maxSubscriptionsPerTenant: number;
     shutdownGraceMs: number;
+    /** HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS of each client connection. */
+    maxConcurrentStreams: number;
+    /** Memory an HTTP/2 session may hold, in MiB (Node's maxSessionMemory). */
+    maxSessionMemoryMb: number;
+  };
+  /** Admission control of reads at the gRPC edge: per lane, calls worked on at once, waiting, and the longest wait. */
+  admission: {
+    replay: AdmissionLimitsConfig;
+    audit: AdmissionLimitsConfig;
+    /** Tenants named in the admission metrics; the others are `other`. */
+    metricsTenants: number;
   };
   /** Metrics, health (and later the console) over HTTP; HTTPS with the gRPC certificate when TLS is configured. */
   http: {
@@ -68,6 +79,12 @@ export interface AppConfig {
   tracing: { endpoint: string | null; serviceName: string };
   /** Safe but questionable settings, logged once the logger exists. */
   warnings: string[];
+}
+
+export interface AdmissionLimitsConfig {
+  maxInFlight: number;
+  maxQueued: number;
+  maxQueueWaitMs: number;
 }
 
 /**
@@ -140,6 +157,21 @@ export function loadConfig(
       maxRequestBytes: v.GRPC_MAX_REQUEST_BYTES,
       maxSubscriptionsPerTenant: v.MAX_SUBSCRIPTIONS_PER_TENANT,
       shutdownGraceMs: v.GRPC_SHUTDOWN_GRACE_MS,
+      maxConcurrentStreams: v.GRPC_MAX_CONCURRENT_STREAMS,
+      maxSessionMemoryMb: v.GRPC_MAX_SESSION_MEMORY_MB,
+    },
+    admission: {
+      replay: {
+        maxInFlight: v.ADMISSION_REPLAY_MAX_IN_FLIGHT,
+        maxQueued: v.ADMISSION_REPLAY_MAX_QUEUED,
+        maxQueueWaitMs: v.ADMISSION_REPLAY_MAX_QUEUE_WAIT_MS,
+      },
+      audit: {
+        maxInFlight: v.ADMISSION_AUDIT_MAX_IN_FLIGHT,
+        maxQueued: v.ADMISSION_AUDIT_MAX_QUEUED,
+        maxQueueWaitMs: v.ADMISSION_AUDIT_MAX_QUEUE_WAIT_MS,
+      },
+      metricsTenants: v.ADMISSION_METRICS_TENANTS,
     },
     http: { host: httpHost, port: v.HTTP_PORT, tls },
     auth,

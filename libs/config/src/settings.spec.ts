@@ -114,6 +114,27 @@ const PARSER_CASES: Array<{
     ],
     invalid: ['-1', '0.5', 'big'].map((t) => [t, 'REPLAY_CACHE_MB must be a whole number (0 disables the cache)']),
   },
+  ...(['ADMISSION_REPLAY_MAX_QUEUED', 'ADMISSION_AUDIT_MAX_QUEUED'] as const).map((variable) => ({
+    parser: 'wholeNumber with a note',
+    variable,
+    valid: [
+      ['0', 0],
+      ['128', 128],
+    ] as Array<[string, unknown]>,
+    invalid: [['-1', `${variable} must be a whole number (0: none waits)`]] as Array<[string, string]>,
+  })),
+  {
+    parser: 'wholeNumber with a note',
+    variable: 'ADMISSION_METRICS_TENANTS',
+    valid: [['0', 0]],
+    invalid: [['many', 'ADMISSION_METRICS_TENANTS must be a whole number (0: none by name)']],
+  },
+  ...(['ADMISSION_REPLAY_MAX_QUEUE_WAIT_MS', 'ADMISSION_AUDIT_MAX_QUEUE_WAIT_MS'] as const).map((variable) => ({
+    parser: 'wholeMillis',
+    variable,
+    valid: [['100', 100]] as Array<[string, unknown]>,
+    invalid: [['0.1s', `${variable} must be a whole number of milliseconds`]] as Array<[string, string]>,
+  })),
   {
     parser: 'port',
     variable: 'GRPC_PORT',

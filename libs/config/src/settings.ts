@@ -37,6 +37,7 @@ export const SETTING_GROUPS = {
   database: 'PostgreSQL',
   eventStore: 'Event store',
   grpc: 'gRPC',
+  admission: 'Admission control of reads',
   replay: 'Replay and redaction',
   http: 'HTTP: metrics, probes, audit console',
   tls: 'TLS of the gRPC and HTTP servers',
@@ -260,6 +261,78 @@ export const SETTINGS = [
     parse: wholeMillis(),
     default: '10000',
     description: 'on SIGTERM, how long calls in flight may take to finish before they are cancelled',
+  },
+
+  {
+    name: 'GRPC_MAX_CONCURRENT_STREAMS',
+    group: 'grpc',
+    parse: positiveInt,
+    default: '1000',
+    description:
+      'calls (streams) one client connection may have open at once (HTTP/2 `SETTINGS_MAX_CONCURRENT_STREAMS`); a client past it waits for one of its own to end',
+  },
+  {
+    name: 'GRPC_MAX_SESSION_MEMORY_MB',
+    group: 'grpc',
+    parse: positiveInt,
+    default: '64',
+    description:
+      "memory one client connection's HTTP/2 session may hold (headers and frames not yet taken); past it, new calls on that connection are refused (`RESOURCE_EXHAUSTED`) until it falls",
+  },
+
+  // Admission control of reads
+  {
+    name: 'ADMISSION_REPLAY_MAX_IN_FLIGHT',
+    group: 'admission',
+    parse: positiveInt,
+    default: '32',
+    description:
+      '`GetReplayHistory` calls this instance works on at once, from the cache or the database (see [Overload](operating.md#overload-admission-control))',
+  },
+  {
+    name: 'ADMISSION_REPLAY_MAX_QUEUED',
+    group: 'admission',
+    parse: wholeNumber('0: none waits'),
+    default: '64',
+    description:
+      'replay calls that may wait for one of those slots, taken by tenant in turn; one more is refused at once with `RESOURCE_EXHAUSTED` and `grpc-retry-pushback-ms`',
+  },
+  {
+    name: 'ADMISSION_REPLAY_MAX_QUEUE_WAIT_MS',
+    group: 'admission',
+    parse: wholeMillis(),
+    default: '100',
+    description: 'a replay call that waited this long for a slot is refused',
+  },
+  {
+    name: 'ADMISSION_AUDIT_MAX_IN_FLIGHT',
+    group: 'admission',
+    parse: positiveInt,
+    default: '4',
+    description:
+      '`ListToolInvocations`, `SearchToolHistory`, `GetUsage` calls and `WatchConversation` snapshots worked on at once; keep it under `DATABASE_POOL_SIZE` so replays keep connections',
+  },
+  {
+    name: 'ADMISSION_AUDIT_MAX_QUEUED',
+    group: 'admission',
+    parse: wholeNumber('0: none waits'),
+    default: '16',
+    description: 'of those, calls that may wait for a slot; one more is refused at once',
+  },
+  {
+    name: 'ADMISSION_AUDIT_MAX_QUEUE_WAIT_MS',
+    group: 'admission',
+    parse: wholeMillis(),
+    default: '1000',
+    description: 'an audit call that waited this long for a slot is refused',
+  },
+  {
+    name: 'ADMISSION_METRICS_TENANTS',
+    group: 'admission',
+    parse: wholeNumber('0: none by name'),
+    default: '100',
+    description:
+      'tenants named in the admission metrics (the first seen since start); the others are counted as `other`, so the series stay bounded',
   },
 
   // Replay and redaction

@@ -20,6 +20,7 @@ import {
   EVENT_STORE,
   GRPC_EVENT_STORE,
   GRPC_PG_POOL,
+  HEALTH_PG_POOL,
   METRICS,
   PG_POOL,
   QUERY_CANCELLER,
@@ -54,6 +55,17 @@ const isEventStoreDb = (config: AppConfig) => config.eventStore.kind === 'events
       provide: GRPC_PG_POOL,
       inject: [APP_CONFIG, ROOT_LOGGER],
       useFactory: (config: AppConfig, logger: Logger) => servicePool(config, logger, 'grpc'),
+    },
+    {
+      // The health check's one connection: never queued behind the reads of a flood.
+      provide: HEALTH_PG_POOL,
+      inject: [APP_CONFIG, ROOT_LOGGER],
+      useFactory: (config: AppConfig, logger: Logger) =>
+        createPool(
+          { ...config.database, poolSize: 1, applicationName: 'toolhistory-health', statementTimeoutMs: 1_500 },
+          { connectionTimeoutMillis: 1_500 },
+          (err) => logger.warn({ component: 'database', pool: 'health', err: { message: err.message } }, 'idle database connection lost'),
+        ),
     },
     {
       provide: QUERY_CANCELLER,
@@ -99,12 +111,13 @@ const isEventStoreDb = (config: AppConfig) => config.eventStore.kind === 'events
         isEventStoreDb(config) ? events : new PostgresEventStore(pool, listener),
     },
   ],
-  exports: [PG_POOL, GRPC_PG_POOL, QUERY_CANCELLER, RECORDING_STORE, EVENT_STORE, GRPC_EVENT_STORE],
+  exports: [PG_POOL, GRPC_PG_POOL, HEALTH_PG_POOL, QUERY_CANCELLER, RECORDING_STORE, EVENT_STORE, GRPC_EVENT_STORE],
 })
 export class DatabaseModule implements OnApplicationShutdown {
   constructor(
     @Inject(PG_POOL) private readonly pool: Pool,
     @Inject(GRPC_PG_POOL) private readonly grpcPool: Pool,
+    @Inject(HEALTH_PG_POOL) private readonly healthPool: Pool,
     @Inject(QUERY_CANCELLER) private readonly canceller: PostgresQueryCanceller,
     @Inject(APPEND_LISTENER) private readonly listener: PostgresAppendListener,
     @Inject(EVENT_STORE) private readonly events: EventStore,
@@ -126,6 +139,6 @@ export class DatabaseModule implements OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     await this.listener.close();
     if (this.events instanceof EventStoreDbEventStore) await this.events.close();
-    await Promise.all([this.pool.end(), this.grpcPool.end(), this.canceller.close()]);
+    await Promise.all([this.pool.end(), this.grpcPool.end(), this.healthPool.end(), this.canceller.close()]);
   }
 }

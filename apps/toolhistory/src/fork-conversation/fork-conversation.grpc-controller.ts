@@ -31,10 +31,10 @@ export class ForkConversationGrpcController {
       upToMessageId: request.up_to_message_id ?? '',
       newConversationId: request.new_conversation_id ?? '',
     };
-    const budgetMs = budgetOf(call, DEFAULT_FORK_BUDGET_MS);
-    return answerUnary(this.log, 'ForkConversation', command, budgetMs, async (signal) => {
+    const budget = budgetOf(call, DEFAULT_FORK_BUDGET_MS);
+    return answerUnary(this.log, 'ForkConversation', command, budget, async (signal) => {
       const forked = await this.forkConversation.execute(
-        { ...command, readAfter: readAfterOf(request.consistency_token, budgetMs) },
+        { ...command, readAfter: readAfterOf(request.consistency_token, budget.ms) },
         signal,
       );
       // The audit line: who copied a conversation's payloads into which new one; ids and counts only.

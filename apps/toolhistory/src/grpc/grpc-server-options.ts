@@ -6,6 +6,8 @@ import { findProjectFile } from '../find-project-file';
 import type { PackageDefinition } from '@grpc/proto-loader';
 import type { ServiceMetrics } from '../observability/service-metrics';
 import { grpcCallMetrics } from './grpc-call-metrics';
+import type { ReadAdmission } from '../admission/read-admission';
+import { admissionInterceptor } from './admission-interceptor';
 import { writeMemoizedResponses } from './memoized-response';
 
 export const TOOL_HISTORY_PROTO = 'proto/toolhistory/v1/toolhistory.proto';
@@ -27,14 +29,16 @@ export function serverCredentials(tls: AppConfig['grpc']['tls']): ServerCredenti
 
 /**
  * Options of the gRPC transport: the ToolHistory service and, beside it,
- * grpc.health.v1.Health; the bind address, credentials and request size
- * limit from the config; every call timed into `metrics`. `onServer` receives the grpc-js server, whose
- * graceful shutdown NestJS does not bound.
+ * grpc.health.v1.Health; the bind address, credentials, request size and
+ * HTTP/2 limits from the config; every call timed into `metrics`, then reads
+ * admitted (or refused) by `admission` before NestJS sees them. `onServer`
+ * receives the grpc-js server, whose graceful shutdown NestJS does not bound.
  */
 export function grpcServerOptions(
   grpc: AppConfig['grpc'],
   health: HealthEndpoint,
   metrics: ServiceMetrics,
+  admission: ReadAdmission,
   onServer: (server: Server) => void,
 ): GrpcOptions {
   return {
@@ -46,8 +50,14 @@ export function grpcServerOptions(
       credentials: serverCredentials(grpc.tls),
       // grpc-js answers a larger request RESOURCE_EXHAUSTED before any handler runs.
       maxReceiveMessageLength: grpc.maxRequestBytes,
-      // grpc-js takes its server options here; interceptors see every call, refused ones included.
-      channelOptions: { interceptors: [grpcCallMetrics(metrics)] } as GrpcOptions['options']['channelOptions'],
+      // grpc-js takes its server options here. Interceptors see every call, refused ones included: the metrics
+      // first (so refusals are timed too), then admission. The HTTP/2 limits bound what one connection may hold
+      // (docs/adr/031-http2-limits-under-a-flood.md); grpc-js would otherwise lift Node's session memory limit.
+      channelOptions: {
+        interceptors: [grpcCallMetrics(metrics), admissionInterceptor(admission)],
+        'grpc.max_concurrent_streams': grpc.maxConcurrentStreams,
+        'grpc-node.max_session_memory': grpc.maxSessionMemoryMb,
+      } as GrpcOptions['options']['channelOptions'],
       loader: { keepCase: true, longs: String, enums: String, defaults: false, oneofs: true },
       onLoadPackageDefinition: (pkg: PackageDefinition, server: Server) => {
         // A cached replay history goes out as the bytes it was encoded to the first time.

@@ -1,4 +1,4 @@
-import { status } from '@grpc/grpc-js';
+import { Metadata, status } from '@grpc/grpc-js';
 import { RpcException } from '@nestjs/microservices';
 import { AppError, ErrorCode, toAppError } from '@toolhistory/errors';
 
@@ -42,10 +42,28 @@ export function grpcStatusOf(error: AppError): status {
   return GRPC_STATUS_BY_CODE[error.code];
 }
 
+/** The gRPC trailer that tells a client when to try again (gRPC A6; honoured by grpc-js and grpc-core retries, and our clients). */
+export const RETRY_PUSHBACK_KEY = 'grpc-retry-pushback-ms';
+
+/** Trailers with a pushback of `ms` whole milliseconds. */
+export function pushbackMetadata(ms: number): Metadata {
+  const metadata = new Metadata();
+  metadata.set(RETRY_PUSHBACK_KEY, String(Math.max(0, Math.round(ms))));
+  return metadata;
+}
+
+/**
+ * The status a failure is answered with. A RESOURCE_EXHAUSTED that says
+ * when to come back (`details.retryAfterMs`) carries it as the pushback
+ * trailer.
+ */
 export function toRpcException(thrown: unknown): RpcException {
   const error = toAppError(thrown);
   const code = grpcStatusOf(error);
   // Internal details stay in the logs; callers get the classification.
   const message = code === status.INTERNAL ? 'internal error' : error.message;
+  const retryAfterMs = error.details.retryAfterMs;
+  if (code === status.RESOURCE_EXHAUSTED && typeof retryAfterMs === 'number')
+    return new RpcException({ code, message, metadata: pushbackMetadata(retryAfterMs) });
   return new RpcException({ code, message });
 }

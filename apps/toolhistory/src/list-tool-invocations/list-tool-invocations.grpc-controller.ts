@@ -24,8 +24,8 @@ export class ListToolInvocationsGrpcController {
 
   @GrpcMethod('ToolHistory', 'ListToolInvocations')
   list(request: ListToolInvocationsRequest, _metadata: Metadata, call: ServerUnaryCall<unknown, unknown>) {
-    const budgetMs = budgetOf(call, DEFAULT_AUDIT_BUDGET_MS);
-    return answerUnary(this.log, 'ListToolInvocations', { tenantId: request.tenant_id }, budgetMs, async (signal) => {
+    const budget = budgetOf(call, DEFAULT_AUDIT_BUDGET_MS);
+    return answerUnary(this.log, 'ListToolInvocations', { tenantId: request.tenant_id }, budget, async (signal) => {
       const page = await this.useCase.execute(
         {
           tenantId: request.tenant_id ?? '',
@@ -37,7 +37,7 @@ export class ListToolInvocationsGrpcController {
           to: timestampToMillis(request.to, 'to'),
           pageSize: request.page_size,
           pageToken: request.page_token,
-          readAfter: readAfterOf(request.consistency_token, budgetMs),
+          readAfter: readAfterOf(request.consistency_token, budget.ms),
         },
         signal,
       );

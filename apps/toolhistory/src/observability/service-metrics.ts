@@ -2,6 +2,8 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { ErrorCode } from '@toolhistory/errors';
 import type { RecordedSummary } from '@toolhistory/domain';
 import type { ReplayCacheStats } from '../replay/caching-replay-reader';
+import type { AdmissionState, RefusalReason } from '../admission/admission-limiter';
+import type { AdmissionLane, AdmissionOutcome, AdmissionRecorder } from '../admission/read-admission';
 
 /** A gauge's samples, read when scraped. */
 export type Samples<L extends string> = Array<{ labels: Partial<Record<L, string | number>>; value: number }>;
@@ -15,9 +17,11 @@ const SECONDS_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 /**
  * Every metric the service exposes, declared in one place. Labels are
  * bounded: event types, error codes, redaction kinds, RPC methods and
- * statuses, partitions, pools; never a tenant, conversation or run id.
- * Values owned by other components (pools, the replay cache, consumer lag)
- * are read from them when scraped.
+ * statuses, partitions, pools; never a conversation or run id, and a
+ * tenant only in the admission counts, at most ADMISSION_METRICS_TENANTS of
+ * them by name (the rest as `other`). Values owned by other components
+ * (pools, the replay cache, consumer lag, admission) are read from them
+ * when scraped.
  */
 export class ServiceMetrics {
   readonly registry = new Registry();
@@ -72,7 +76,30 @@ export class ServiceMetrics {
     registers: [this.registry],
   });
 
+  readonly admissionCalls = new Counter({
+    name: 'toolhistory_admission_calls_total',
+    help: 'Reads met by admission control, by lane (replay, audit), tenant and outcome: admitted (at once or after waiting), queued (waited for a slot), refused (RESOURCE_EXHAUSTED with a pushback), dropped (the caller went away while it waited: never worked on)',
+    labelNames: ['lane', 'tenant', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly admissionRefusals = new Counter({
+    name: 'toolhistory_admission_refusals_total',
+    help: 'Reads refused by admission control, by lane and reason: full (no slot, no room to wait), waited (no slot within the wait allowed), shed (a tenant with fewer waiting took its place)',
+    labelNames: ['lane', 'reason'] as const,
+    registers: [this.registry],
+  });
+
+  readonly admissionWait = new Histogram({
+    name: 'toolhistory_admission_queue_wait_seconds',
+    help: 'Time admitted reads waited for a slot, by lane (those admitted at once are not counted)',
+    labelNames: ['lane'] as const,
+    buckets: SECONDS_BUCKETS,
+    registers: [this.registry],
+  });
+
   private consumerLagSource?: SampleSource<'topic' | 'partition'>;
+  private admissionSource?: () => Record<AdmissionLane, AdmissionState>;
   private projectionLagSource?: SampleSource<'projection'>;
   private poolSource?: SampleSource<'pool' | 'state'>;
   private replayCacheSource?: () => ReplayCacheStats;
@@ -97,6 +124,28 @@ export class ServiceMetrics {
       'PostgreSQL pool connections, by pool and state (total, idle, waiting requests)',
       ['pool', 'state'],
       () => this.poolSource?.() ?? [],
+    );
+    const admission =
+      (read: (state: AdmissionState) => number): SampleSource<'lane'> =>
+      () =>
+        Object.entries(this.admissionSource?.() ?? {}).map(([lane, state]) => ({ labels: { lane }, value: read(state) }));
+    this.gauge(
+      'toolhistory_admission_in_flight',
+      'Reads worked on now, by lane',
+      ['lane'],
+      admission((a) => a.inFlight),
+    );
+    this.gauge(
+      'toolhistory_admission_queued',
+      'Reads waiting for a slot now, by lane',
+      ['lane'],
+      admission((a) => a.queued),
+    );
+    this.gauge(
+      'toolhistory_admission_retry_after_ms',
+      'The pushback (grpc-retry-pushback-ms) a read refused now would get, by lane',
+      ['lane'],
+      admission((a) => a.retryAfterMs),
     );
     this.gauge('toolhistory_subscriptions_open', 'SubscribeToolEvents streams open on this instance', [], () =>
       this.subscriptionsSource ? [{ labels: {}, value: this.subscriptionsSource() }] : [],
@@ -157,6 +206,19 @@ export class ServiceMetrics {
     for (const [kind, n] of Object.entries(recorded.redactions)) this.redactions.inc({ kind }, n);
     if (duplicates > 0) this.duplicates.inc(duplicates);
     for (const code of deadLetterCodes) this.deadLetters.inc({ code });
+  }
+
+  /** Where admission control reports what it did with each read. */
+  admissionRecorder(): AdmissionRecorder {
+    return {
+      call: (lane: AdmissionLane, tenant: string, outcome: AdmissionOutcome) => this.admissionCalls.inc({ lane, tenant, outcome }),
+      refusal: (lane: AdmissionLane, reason: RefusalReason) => this.admissionRefusals.inc({ lane, reason }),
+      waited: (lane: AdmissionLane, seconds: number) => this.admissionWait.observe({ lane }, seconds),
+    };
+  }
+
+  observeAdmission(source: () => Record<AdmissionLane, AdmissionState>): void {
+    this.admissionSource = source;
   }
 
   observeConsumerLag(source: SampleSource<'topic' | 'partition'>): void {

@@ -2,6 +2,8 @@ import type { ConversationRows, ReadConversationOptions, ReplayReader } from '@t
 import { AppError, ErrorCode } from '@toolhistory/errors';
 
 export const DEFAULT_MAX_DATABASE_REQUESTS = 256;
+/** The pushback of a refusal here: requests on the database take milliseconds, so a slot frees soon. */
+export const DATABASE_BUSY_RETRY_AFTER_MS = 100;
 
 /**
  * A bound on replay's requests waiting on the database at once (version
@@ -39,6 +41,7 @@ export class LimitedReplayReader implements ReplayReader {
       throw new AppError(
         ErrorCode.ResourceExhausted,
         `replay has ${this.maxInFlight} database requests in flight, its limit; retry after a backoff`,
+        { details: { retryAfterMs: DATABASE_BUSY_RETRY_AFTER_MS } },
       );
     }
     this.inFlight += 1;

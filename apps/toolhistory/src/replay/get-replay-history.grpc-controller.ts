@@ -31,9 +31,9 @@ export class GetReplayHistoryGrpcController {
   @GrpcMethod('ToolHistory', 'GetReplayHistory')
   replay(request: GetReplayHistoryRequest, _metadata: Metadata, call: ServerUnaryCall<unknown, unknown>) {
     const ids = { tenantId: request.tenant_id, conversationId: request.conversation_id };
-    const budgetMs = budgetOf(call, DEFAULT_REPLAY_BUDGET_MS);
+    const budget = budgetOf(call, DEFAULT_REPLAY_BUDGET_MS);
     // Past the deadline the answer is DEADLINE_EXCEEDED and the signal cancels the database statement.
-    return answerUnary(this.log, 'GetReplayHistory', ids, budgetMs, async (signal) => {
+    return answerUnary(this.log, 'GetReplayHistory', ids, budget, async (signal) => {
       const view = viewOf(request.view);
       const history = await this.getReplayHistory.execute(
         {
@@ -46,7 +46,7 @@ export class GetReplayHistoryGrpcController {
           staleResults: staleResultsOf(request.stale_results),
           maxHistoryTokens: request.max_history_tokens ?? undefined,
           branchMessageIds: request.branch_message_ids ?? [],
-          readAfter: readAfterOf(request.consistency_token, budgetMs),
+          readAfter: readAfterOf(request.consistency_token, budget.ms),
         },
         signal,
       );

@@ -76,10 +76,11 @@ export class GetReplayHistory {
     const rows = await this.reader.readConversation(query.tenantId, query.conversationId, signal, freshness);
     if (rows === null) return EMPTY;
     const request = replayRequestOf(query, rows, asOf);
-    return (
-      this.memo.recall(rows, request) ??
-      this.memo.keep(rows, request, replayHistory(request, rows.runs, rows.invocations, this.policy, this.options.tokens))
-    );
+    const remembered = this.memo.recall(rows, request);
+    if (remembered) return remembered;
+    // The caller went away while the rows were read: nobody waits for the history, so it is not computed.
+    if (signal?.aborted) throw new AppError(ErrorCode.DeadlineExceeded, 'the caller went away before the history was computed');
+    return this.memo.keep(rows, request, replayHistory(request, rows.runs, rows.invocations, this.policy, this.options.tokens));
   }
 }
 

@@ -25,8 +25,8 @@ export class SearchToolHistoryGrpcController {
   // The query stays out of the log: people search for the very values they worry about.
   @GrpcMethod('ToolHistory', 'SearchToolHistory')
   search(request: SearchToolHistoryRequest, _metadata: Metadata, call: ServerUnaryCall<unknown, unknown>) {
-    const budgetMs = budgetOf(call, DEFAULT_AUDIT_BUDGET_MS);
-    return answerUnary(this.log, 'SearchToolHistory', { tenantId: request.tenant_id }, budgetMs, async (signal) =>
+    const budget = budgetOf(call, DEFAULT_AUDIT_BUDGET_MS);
+    return answerUnary(this.log, 'SearchToolHistory', { tenantId: request.tenant_id }, budget, async (signal) =>
       toSearchResponse(
         await this.useCase.execute(
           {
@@ -37,7 +37,7 @@ export class SearchToolHistoryGrpcController {
             from: timestampToMillis(request.from, 'from'),
             to: timestampToMillis(request.to, 'to'),
             match: searchMatchOf(request.match),
-            readAfter: readAfterOf(request.consistency_token, budgetMs),
+            readAfter: readAfterOf(request.consistency_token, budget.ms),
           },
           signal,
         ),

@@ -10,7 +10,10 @@ import { budgetOf, failed } from '../grpc/grpc-call';
 import { toRpcException } from '../grpc/grpc-status';
 import { isoToTimestamp, RUN_STATUS, toInvocationMessage } from '../grpc/proto-mapping';
 import { writeWithBackpressure } from '../grpc/write-stream';
-import { OPEN_SUBSCRIPTIONS, ROOT_LOGGER, WATCH_CONVERSATION } from '../tokens';
+import { ADMISSION, OPEN_SUBSCRIPTIONS, ROOT_LOGGER, WATCH_CONVERSATION } from '../tokens';
+import { admission, AdmissionRefused } from '../admission/admission-limiter';
+import type { ReadAdmission } from '../admission/read-admission';
+import { refusalDetails } from '../grpc/admission-interceptor';
 import type { OpenSubscriptions } from '../subscription/open-subscriptions';
 import type { WatchConversation, WatchMessage } from './watch-conversation';
 import { readAfterOf } from '../consistency/await-recorded';
@@ -48,11 +51,29 @@ export function toConversationChangeMessage(message: WatchMessage) {
 }
 
 /**
+ * The messages, with the admission slot of the snapshot released once its
+ * last part is written (or the stream ends first): the changes that follow
+ * are pushed as they are recorded, not read on demand.
+ */
+async function* releasingAfterSnapshot(messages: AsyncIterable<WatchMessage>, release: () => void): AsyncGenerator<WatchMessage> {
+  try {
+    for await (const message of messages) {
+      yield message;
+      if (message.kind !== 'snapshot' || message.complete) release();
+    }
+  } finally {
+    release();
+  }
+}
+
+/**
  * WatchConversation, a server stream: the snapshot, then changes as they
  * are committed, written as the transport takes them. It counts against
  * the tenant's open streams (MAX_SUBSCRIPTIONS_PER_TENANT, shared with
- * SubscribeToolEvents); on shutdown it ends with UNAVAILABLE (the caller
- * watches again elsewhere), on erasure with NOT_FOUND.
+ * SubscribeToolEvents); its snapshot is a read admitted like the audit
+ * reads (refused with RESOURCE_EXHAUSTED and a pushback past capacity). On
+ * shutdown it ends with UNAVAILABLE (the caller watches again elsewhere),
+ * on erasure with NOT_FOUND.
  */
 @Controller()
 export class WatchConversationGrpcController {
@@ -61,6 +82,7 @@ export class WatchConversationGrpcController {
   constructor(
     @Inject(WATCH_CONVERSATION) private readonly watchConversation: WatchConversation,
     @Inject(OPEN_SUBSCRIPTIONS) private readonly streams: OpenSubscriptions,
+    @Inject(ADMISSION) private readonly admission: ReadAdmission,
     @Inject(ROOT_LOGGER) logger: Logger,
   ) {
     this.log = logger.child({ component: 'grpc' });
@@ -71,19 +93,25 @@ export class WatchConversationGrpcController {
     const ids = { tenantId: request.tenant_id ?? '', conversationId: request.conversation_id ?? '' };
     return new Observable<never>((subscriber) => {
       const abort = new AbortController();
-      let release = () => undefined as void;
+      let releaseStream = () => undefined as void;
+      let endSnapshot = () => undefined as void;
+      const release = () => {
+        endSnapshot();
+        releaseStream();
+      };
       let shuttingDown = false;
       const stream = async () => {
-        const readAfter = readAfterOf(request.consistency_token, budgetOf(call, WATCH_TOKEN_WAIT_MS));
+        const readAfter = readAfterOf(request.consistency_token, budgetOf(call, WATCH_TOKEN_WAIT_MS).ms);
         const messages = this.watchConversation.execute({ ...ids, readAfter }, abort.signal);
-        release = this.streams.admit({
+        releaseStream = this.streams.admit({
           tenantId: ids.tenantId,
           endForShutdown: () => {
             shuttingDown = true;
             abort.abort();
           },
         });
-        await writeWithBackpressure(call, messages, toConversationChangeMessage, abort.signal);
+        endSnapshot = await this.admitSnapshot(ids.tenantId, abort.signal);
+        await writeWithBackpressure(call, releasingAfterSnapshot(messages, endSnapshot), toConversationChangeMessage, abort.signal);
       };
       stream()
         .then(
@@ -100,5 +128,22 @@ export class WatchConversationGrpcController {
         release();
       };
     });
+  }
+
+  /** A slot of the audit lane for the snapshot's read; an idempotent release. */
+  private async admitSnapshot(tenantId: string, signal: AbortSignal): Promise<() => void> {
+    try {
+      const release = await admission(this.admission.lanes.audit, tenantId, signal);
+      let released = false;
+      return () => {
+        if (!released) release();
+        released = true;
+      };
+    } catch (error) {
+      if (!(error instanceof AdmissionRefused)) throw error;
+      throw new AppError(ErrorCode.ResourceExhausted, refusalDetails('audit', error.refusal), {
+        details: { retryAfterMs: error.refusal.retryAfterMs },
+      });
+    }
   }
 }

@@ -35,6 +35,7 @@ class AsyncCalls:
     _stub: toolhistory_pb2_grpc.ToolHistoryAsyncStub
     _token: AsyncTokenSource | None
     _timeout: float | None
+    _max_attempts: int
     _closed: bool
 
     def subscribe(
@@ -142,8 +143,16 @@ class AsyncCalls:
     ) -> Res:
         self._check_open()
         deadline = _grpc.Deadline(timeout)
-        metadata = await self._metadata(deadline, method)
-        try:
-            return await call(request, timeout=deadline.remaining(method), metadata=metadata)
-        except grpc.RpcError as error:
-            raise from_rpc_error(method, error) from error
+        attempt = 1
+        while True:
+            metadata = await self._metadata(deadline, method)
+            try:
+                return await call(request, timeout=deadline.remaining(method), metadata=metadata)
+            except grpc.RpcError as error:
+                failure = from_rpc_error(method, error)
+                # Busy, and told when to come back: once more after that, within the deadline.
+                wait = _grpc.retry_delay(failure, attempt, self._max_attempts, deadline)
+                if wait is None:
+                    raise failure from error
+            await asyncio.sleep(wait)
+            attempt += 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import math
+import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -163,6 +164,10 @@ class Deadline:
         self._clock = clock
         self._at = None if timeout is None else clock() + timeout
 
+    def left(self) -> float | None:
+        """Seconds left, 0 at the least (``None``: no deadline)."""
+        return None if self._at is None else max(0.0, self._at - self._clock())
+
     def remaining(self, method: str) -> float | None:
         """Seconds left (``None``: no deadline); DEADLINE_EXCEEDED when none are."""
         if self._at is None:
@@ -173,3 +178,45 @@ class Deadline:
                 grpc.StatusCode.DEADLINE_EXCEEDED, "the deadline passed before the call was sent", method
             )
         return left
+
+
+# -- Busy refusals: the pushback honoured.
+
+DEFAULT_MAX_ATTEMPTS = 3
+"""A call refused RESOURCE_EXHAUSTED with a pushback is tried this often in all, by default (within its deadline)."""
+_MIN_TIME_FOR_AN_ATTEMPT = 0.01
+
+
+def check_max_attempts(max_attempts: object) -> int:
+    """A number of attempts, 1 or more, or a ValueError naming the argument."""
+    if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
+        raise ValueError(f"max_attempts: {max_attempts!r} is not a whole number, 1 or more")
+    return max_attempts
+
+
+def jittered_pushback(pushback_ms: int, rand: Callable[[], float] = random.random) -> float:
+    """Seconds to wait after a pushback: never sooner than the service asked, and up to half as long again at
+    random, so callers refused together do not come back together."""
+    return pushback_ms * (1 + rand() / 2) / 1000
+
+
+def retry_delay(
+    error: ToolHistoryError,
+    attempt: int,
+    max_attempts: int,
+    deadline: Deadline,
+    rand: Callable[[], float] = random.random,
+) -> float | None:
+    """Seconds to wait before attempt ``attempt + 1``, or ``None`` to give up now.
+
+    Only RESOURCE_EXHAUSTED with a pushback is retried (the service said when to come back), at most
+    ``max_attempts`` in all, and only when the wait leaves time for an attempt before the deadline: a turn is
+    better served by failing fast than by waiting past it.
+    """
+    if error.code != grpc.StatusCode.RESOURCE_EXHAUSTED or error.retry_after_ms is None or attempt >= max_attempts:
+        return None
+    wait = jittered_pushback(error.retry_after_ms, rand)
+    left = deadline.left()
+    if left is not None and wait + _MIN_TIME_FOR_AN_ATTEMPT > left:
+        return None
+    return wait

@@ -5,6 +5,7 @@ channel's credentials, the bearer token and deadlines (``_channel``), and the su
 from __future__ import annotations
 
 from toolhistory._channel import (
+    DEFAULT_MAX_ATTEMPTS,
     DEFAULT_TIMEOUT,
     ERASE_TIMEOUT,
     ChannelSetup,
@@ -12,10 +13,13 @@ from toolhistory._channel import (
     TlsConfig,
     authorization_metadata,
     channel_setup,
+    check_max_attempts,
     check_timeout,
     check_token_source,
     erase_timeout,
     is_loopback,
+    jittered_pushback,
+    retry_delay,
 )
 from toolhistory._requests import (
     WIRE_BUCKET,
@@ -51,6 +55,7 @@ from toolhistory._subscriptions import (
 )
 
 __all__ = [
+    "DEFAULT_MAX_ATTEMPTS",
     "DEFAULT_TIMEOUT",
     "ERASE_TIMEOUT",
     "SUBSCRIBE",
@@ -74,6 +79,7 @@ __all__ = [
     "UsageBucket",
     "authorization_metadata",
     "channel_setup",
+    "check_max_attempts",
     "check_timeout",
     "check_token_source",
     "datetime_of",
@@ -82,9 +88,11 @@ __all__ = [
     "fork_request",
     "invocations_request",
     "is_loopback",
+    "jittered_pushback",
     "reconnect_delay",
     "remember_fork",
     "replay_request",
+    "retry_delay",
     "search_request",
     "subscribed_event_of",
     "usage_request",

@@ -27,6 +27,7 @@ class SyncCalls:
     _stub: toolhistory_pb2_grpc.ToolHistoryStub
     _token: TokenSource | None
     _timeout: float | None
+    _max_attempts: int
     _closed: bool
 
     def subscribe(
@@ -135,8 +136,16 @@ class SyncCalls:
     ) -> Res:
         self._check_open()
         deadline = _grpc.Deadline(timeout)
-        metadata = self._metadata()
-        try:
-            return call(request, timeout=deadline.remaining(method), metadata=metadata)
-        except grpc.RpcError as error:
-            raise from_rpc_error(method, error) from error
+        attempt = 1
+        while True:
+            metadata = self._metadata()
+            try:
+                return call(request, timeout=deadline.remaining(method), metadata=metadata)
+            except grpc.RpcError as error:
+                failure = from_rpc_error(method, error)
+                # Busy, and told when to come back: once more after that, within the deadline.
+                wait = _grpc.retry_delay(failure, attempt, self._max_attempts, deadline)
+                if wait is None:
+                    raise failure from error
+            time.sleep(wait)
+            attempt += 1

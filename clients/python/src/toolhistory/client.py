@@ -67,6 +67,9 @@ class ToolHistoryClient(SyncCalls):
         channel_options: gRPC channel options (keepalive, message sizes, ...).
         allow_token_without_tls: a token is sent in the clear only to a loopback address (or a unix
             socket) unless this says so, e.g. when a sidecar adds TLS.
+        max_attempts: a unary call the service refuses as busy (``RESOURCE_EXHAUSTED`` with a
+            ``grpc-retry-pushback-ms`` trailer) is tried again after that pushback, plus up to half of it at
+            random, while its deadline leaves time: at most this many attempts in all (default 3; 1: never again).
 
     Raises:
         ValueError: an argument is wrong (the message names it).
@@ -81,9 +84,11 @@ class ToolHistoryClient(SyncCalls):
         timeout: float | None = DEFAULT_TIMEOUT,
         channel_options: Sequence[tuple[str, Any]] = (),
         allow_token_without_tls: bool = False,
+        max_attempts: int = _grpc.DEFAULT_MAX_ATTEMPTS,
     ) -> None:
         _grpc.check_token_source(token)
         self._timeout = _grpc.check_timeout("timeout", timeout)
+        self._max_attempts = _grpc.check_max_attempts(max_attempts)
         setup = _grpc.channel_setup(
             address,
             token_given=token is not None,

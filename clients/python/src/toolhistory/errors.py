@@ -6,6 +6,7 @@ again, taken from one table (``toolhistory._retriable``) by gRPC status or publi
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import grpc
@@ -16,12 +17,14 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 __all__ = [
+    "RETRY_PUSHBACK_KEY",
     "InvalidToolEventError",
     "PersistHookError",
     "PublishError",
     "ToolHistoryClientError",
     "ToolHistoryError",
     "from_rpc_error",
+    "pushback_of",
 ]
 
 
@@ -80,21 +83,43 @@ class ToolHistoryError(ToolHistoryClientError):
         details: the service's message.
         method: the RPC that failed, e.g. ``"GetReplayHistory"``.
         retriable: ``True`` for UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED and ABORTED.
+        retry_after_ms: when the service refused the call as busy, the milliseconds it asked the caller to wait
+            (its ``grpc-retry-pushback-ms``); ``None`` otherwise.
     """
 
-    def __init__(self, code: grpc.StatusCode, details: str, method: str) -> None:
+    def __init__(self, code: grpc.StatusCode, details: str, method: str, retry_after_ms: int | None = None) -> None:
         self.code = code
         self.status: str = code.name
         self.details = details
         self.method = method
         self.retriable = is_retriable(code.name)
+        self.retry_after_ms = retry_after_ms
         super().__init__(f"{method}: {self.status}: {details}")
+
+
+RETRY_PUSHBACK_KEY = "grpc-retry-pushback-ms"
+"""The trailer in which the service says when to try again (gRPC's retry pushback)."""
+
+
+def pushback_of(trailers: object) -> int | None:
+    """The pushback in a call's trailing metadata (grpc's tuple of items, or grpc.aio's Metadata of pairs): whole
+    milliseconds, 0 or more; ``None`` when absent or malformed (then the call is not retried)."""
+    if trailers is None or isinstance(trailers, (str, bytes)) or not isinstance(trailers, Iterable):
+        return None
+    for item in trailers:
+        key, value = getattr(item, "key", None), getattr(item, "value", None)
+        if key is None and isinstance(item, tuple) and len(item) == 2:
+            key, value = item
+        if key == RETRY_PUSHBACK_KEY and isinstance(value, str) and value.isdigit() and len(value) <= 9:
+            return int(value)
+    return None
 
 
 def from_rpc_error(method: str, error: grpc.RpcError) -> ToolHistoryError:
     """The ToolHistoryError of a failed call (raise it ``from error`` to keep the cause)."""
     code = error.code() if callable(getattr(error, "code", None)) else None
     details = error.details() if callable(getattr(error, "details", None)) else None
+    trailers = error.trailing_metadata() if callable(getattr(error, "trailing_metadata", None)) else None
     if not isinstance(code, grpc.StatusCode):
         code = grpc.StatusCode.UNKNOWN
-    return ToolHistoryError(code, details or str(error), method)
+    return ToolHistoryError(code, details or str(error), method, retry_after_ms=pushback_of(trailers))

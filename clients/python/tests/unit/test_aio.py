@@ -149,6 +149,25 @@ async def test_a_call_past_its_deadline_is_deadline_exceeded(
     assert 0 < service.calls[0].time_remaining <= 0.5  # type: ignore[operator]
 
 
+async def test_tries_a_busy_refusal_again_after_its_pushback(service: CannedToolHistory, address: str) -> None:
+    service.busy["GetReplayHistory"] = [50, 50]
+    async with AsyncToolHistoryClient(address) as client:
+        started = asyncio.get_running_loop().time()
+        await client.get_replay_history(tenant_id="t1", conversation_id="c1")
+        elapsed = asyncio.get_running_loop().time() - started
+    assert len(service.received("GetReplayHistory")) == 3
+    assert elapsed >= 0.1
+
+
+async def test_gives_up_on_a_busy_refusal_it_cannot_wait_for(service: CannedToolHistory, address: str) -> None:
+    service.busy["GetReplayHistory"] = [2000]
+    async with AsyncToolHistoryClient(address) as client:
+        with pytest.raises(ToolHistoryError) as raised:
+            await client.get_replay_history(tenant_id="t1", conversation_id="c1", timeout=0.5)
+    assert (raised.value.status, raised.value.retry_after_ms) == ("RESOURCE_EXHAUSTED", 2000)
+    assert len(service.received("GetReplayHistory")) == 1
+
+
 async def test_every_failure_is_a_tool_history_error(
     service: CannedToolHistory, client: AsyncToolHistoryClient
 ) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import time
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
@@ -167,6 +168,43 @@ class TestTokensAndDeadlines:
             "GetReplayHistory",
             True,
         )
+
+
+class TestBusy:
+    def test_tries_again_after_the_pushback_and_answers(self, service: CannedToolHistory, address: str) -> None:
+        service.busy["GetReplayHistory"] = [50, 50]
+        with ToolHistoryClient(address) as client:
+            started = time.monotonic()
+            client.get_replay_history(tenant_id="t1", conversation_id="c1")
+            elapsed = time.monotonic() - started
+        assert len(service.received("GetReplayHistory")) == 3
+        assert elapsed >= 0.1  # never sooner than asked, twice
+
+    def test_gives_up_after_its_attempts_with_the_refusal_which_says_when(
+        self, service: CannedToolHistory, address: str
+    ) -> None:
+        service.busy["GetUsage"] = [5, 5, 7]
+        with ToolHistoryClient(address) as client, pytest.raises(ToolHistoryError) as raised:
+            client.get_usage(tenant_id="t1", from_=FROM, to=TO)
+        assert (raised.value.status, raised.value.retriable, raised.value.retry_after_ms) == (
+            "RESOURCE_EXHAUSTED",
+            True,
+            7,
+        )
+        assert len(service.received("GetUsage")) == 3
+
+    @pytest.mark.parametrize(
+        ("busy", "max_attempts", "timeout"),
+        [([2000], 3, 0.5), ([None], 3, 10.0), ([5], 1, 10.0)],
+        ids=["pushback past the deadline", "no pushback", "retries off"],
+    )
+    def test_fails_at_once(
+        self, service: CannedToolHistory, address: str, busy: list[int | None], max_attempts: int, timeout: float
+    ) -> None:
+        service.busy["SearchToolHistory"] = busy
+        with ToolHistoryClient(address, max_attempts=max_attempts) as client, pytest.raises(ToolHistoryError):
+            client.search_tool_history(tenant_id="t1", query="x", timeout=timeout)
+        assert len(service.received("SearchToolHistory")) == 1
 
 
 class TestErrors:

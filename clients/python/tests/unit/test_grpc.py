@@ -392,9 +392,55 @@ class TestErrors:
         assert error.retriable is (code in RETRIABLE)
         assert str(error) == f"GetUsage: {code.name}: what went wrong"
 
+    def test_keeps_the_pushback_of_a_busy_refusal(self) -> None:
+        trailers = grpc.aio.Metadata(("grpc-retry-pushback-ms", "250"))
+        busy = grpc.aio.AioRpcError(grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.aio.Metadata(), trailers, details="busy")
+        assert from_rpc_error("GetReplayHistory", busy).retry_after_ms == 250
+        for value in ("-1", "soon", "1.5"):
+            malformed = grpc.aio.Metadata(("grpc-retry-pushback-ms", value))
+            error = grpc.aio.AioRpcError(grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.aio.Metadata(), malformed)
+            assert from_rpc_error("GetReplayHistory", error).retry_after_ms is None
+        plain = grpc.aio.AioRpcError(grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.aio.Metadata(), grpc.aio.Metadata())
+        assert from_rpc_error("GetReplayHistory", plain).retry_after_ms is None
+
     def test_an_error_without_a_status_is_unknown(self) -> None:
         error = from_rpc_error("GetUsage", grpc.RpcError("the channel broke"))
         assert (error.code, error.details, error.retriable) == (grpc.StatusCode.UNKNOWN, "the channel broke", False)
+
+
+class TestPushback:
+    BUSY = ToolHistoryError(grpc.StatusCode.RESOURCE_EXHAUSTED, "busy", "GetReplayHistory", retry_after_ms=100)
+
+    def test_waits_never_less_than_asked_and_at_most_half_as_long_again(self) -> None:
+        assert _grpc.jittered_pushback(200, lambda: 0.0) == 0.2
+        assert _grpc.jittered_pushback(200, lambda: 1.0) == 0.3
+        waits = {_grpc.jittered_pushback(100) for _ in range(500)}
+        assert min(waits) >= 0.1
+        assert max(waits) <= 0.15
+        assert len(waits) > 20  # spread out, so refused callers do not come back together
+
+    def test_retries_a_busy_refusal_that_says_when_within_the_attempts_and_the_deadline(self) -> None:
+        half = lambda: 0.5  # noqa: E731
+        assert _grpc.retry_delay(self.BUSY, 1, 3, _grpc.Deadline(10.0), half) == pytest.approx(0.125)
+        assert _grpc.retry_delay(self.BUSY, 1, 3, _grpc.Deadline(None), half) == pytest.approx(0.125)
+        assert _grpc.retry_delay(self.BUSY, 3, 3, _grpc.Deadline(10.0), half) is None
+        # A wait that would leave no time for the next attempt: fail now, the caller goes on without.
+        assert _grpc.retry_delay(self.BUSY, 1, 3, _grpc.Deadline(0.13), half) is None
+
+    @pytest.mark.parametrize(
+        "error",
+        [
+            ToolHistoryError(grpc.StatusCode.RESOURCE_EXHAUSTED, "too many streams", "WatchConversation"),
+            ToolHistoryError(grpc.StatusCode.UNAVAILABLE, "down", "GetReplayHistory", retry_after_ms=100),
+        ],
+    )
+    def test_retries_nothing_else(self, error: ToolHistoryError) -> None:
+        assert _grpc.retry_delay(error, 1, 3, _grpc.Deadline(10.0)) is None
+
+    @pytest.mark.parametrize("max_attempts", [0, -1, 1.5, True, "3"])
+    def test_refuses_a_number_of_attempts_that_is_no_count(self, max_attempts: object) -> None:
+        with pytest.raises(ValueError, match=r"max_attempts: .* is not a whole number, 1 or more"):
+            _grpc.check_max_attempts(max_attempts)
 
 
 class TestSubscription:

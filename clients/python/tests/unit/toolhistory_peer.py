@@ -49,6 +49,7 @@ class CannedToolHistory(toolhistory_pb2_grpc.ToolHistoryServicer):
     watches: list[Stream] = field(default_factory=list)  # one per WatchConversation call, in order
     failures: dict[str, tuple[grpc.StatusCode, str]] = field(default_factory=dict)  # method -> status it answers
     hang: set[str] = field(default_factory=set)  # methods that answer only when the caller gives up
+    busy: dict[str, list[int | None]] = field(default_factory=dict)  # method -> refusals (their pushback ms), in turn
     calls: list[ReceivedCall] = field(default_factory=list)
     stream_cancelled: threading.Event = field(default_factory=threading.Event)
 
@@ -69,6 +70,11 @@ class CannedToolHistory(toolhistory_pb2_grpc.ToolHistoryServicer):
             ended = threading.Event()
             if context.add_callback(ended.set):  # False: the caller has given up already
                 ended.wait(timeout=60)
+        if self.busy.get(method):
+            pushback = self.busy[method].pop(0)
+            if pushback is not None:
+                context.set_trailing_metadata((("grpc-retry-pushback-ms", str(pushback)),))
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, "server busy (replay reads)")
         if method in self.failures:
             code, details = self.failures[method]
             context.abort(code, details)

@@ -3,7 +3,7 @@
  * calls paused for a person's approval and resumed in a later run, calls of
  * side-effect tools cut off before their result, and where a turn goes.
  */
-import type { ToolEvent } from '@toolhistory/contract';
+
 import {
   approvalDecided,
   approvalRequested,
@@ -12,59 +12,9 @@ import {
   toolCall,
   toolResult,
 } from '../../../../test/support/tool-event-factory';
-import { deniedCallNotice, INTERRUPTED_CALL_NOTICE } from './replay-call-rules';
-import { anthropicProblems, inRun, iso, openAiProblems, policyOf, replayOf, T0 } from './replay-test-support.fixture';
-
-const R1 = { ...inRun('r1'), userMessageId: 'u1' };
-const R2 = { ...inRun('r2'), userMessageId: 'u2' };
-const REFUND = {
-  roundIndex: 0,
-  sequenceIndex: 0,
-  toolCallId: 'call_refund',
-  toolName: 'refund',
-  arguments: { orderId: 'A-1', amount: 120 },
-};
-const REFUND_KEYS = { roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_refund' };
-const SIDE_EFFECTS = policyOf({ tools: { refund: { sideEffects: true }, charge_card: { sideEffects: true } } });
-
-/** Run 1 asks for the refund and stops for the person's approval. */
-const pausedForApproval = (): ToolEvent[] => [
-  toolCall(R1, { ...REFUND, occurredAt: iso(1) }),
-  approvalRequested(R1, { ...REFUND_KEYS, reason: 'refunds over 100 EUR', occurredAt: iso(1) }),
-  runCompleted(R1, { finishReason: 'tool-calls', occurredAt: iso(2) }),
-];
-
-/** Run 2 resumes: the decision and (when approved) the refund's result with the call's keys, then its own round. */
-const resumed = (approved: boolean, answered = approved): ToolEvent[] => [
-  approvalDecided(R2, {
-    ...REFUND_KEYS,
-    approved,
-    reason: approved ? undefined : 'already refunded',
-    decidedBy: 'desk-3',
-    occurredAt: iso(10),
-  }),
-  ...(answered ? [toolResult(R2, { ...REFUND_KEYS, result: { refunded: 120 }, occurredAt: iso(11) })] : []),
-  toolCall(R2, { roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_mail', toolName: 'send_mail', occurredAt: iso(12) }),
-  toolResult(R2, { roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_mail', result: 'sent', occurredAt: iso(13) }),
-  runCompleted(R2, { occurredAt: iso(14) }),
-];
-
-const shape = (history: ReturnType<typeof replayOf>) => ({
-  turns: history.turns.map((t) => ({
-    runId: t.runId,
-    assistantMessageId: t.assistantMessageId,
-    afterMessageId: t.afterMessageId,
-    rounds: t.rounds.map((r) => ({
-      roundIndex: r.roundIndex,
-      ...(r.resumedFromRunId === undefined ? {} : { resumedFromRunId: r.resumedFromRunId }),
-      calls: r.calls.map(
-        (c) => `${c.toolName}:${c.isError ? 'error:' : ''}${c.interrupted ? 'interrupted:' : ''}${c.approval}:${c.result}`,
-      ),
-    })),
-  })),
-  omitted: history.omitted.map((o) => `${o.runId}/${o.toolName}:${o.reason}`),
-  pending: history.pendingApprovals.map((p) => `${p.runId}/${p.toolName}/${p.toolCallId}:${p.reason}`),
-});
+import { deniedCallNotice } from './replay-call-rules';
+import { pausedForApproval, R1, REFUND, REFUND_KEYS, resumed, shape } from './replay-approvals.fixture';
+import { iso, replayOf, T0 } from './replay-test-support.fixture';
 
 describe('approvals', () => {
   it('awaiting a decision: left out, listed as pending with its arguments and reason', () => {
@@ -169,88 +119,5 @@ describe('approvals', () => {
       ...resumed(true),
     ];
     expect(shape(replayOf(events, { asOf: T0 + 20_000 })).omitted).toEqual(['r1/refund:orphan_call', 'r2/:orphan_result']);
-  });
-});
-
-describe('side-effect tools (`sideEffects: true`)', () => {
-  const charge = { roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_charge', toolName: 'charge_card', arguments: { amount: 30 } };
-
-  it('per_run, the run failed before the result: replayed with the interrupted notice, after the user message', () => {
-    const events = [toolCall(R1, { ...charge, occurredAt: iso(1) }), runFailed(R1, { occurredAt: iso(2) })];
-    const history = replayOf(events, {}, SIDE_EFFECTS);
-    expect(shape(history)).toEqual({
-      turns: [
-        {
-          runId: 'r1',
-          assistantMessageId: null,
-          afterMessageId: 'u1',
-          rounds: [{ roundIndex: 0, calls: [`charge_card:error:interrupted:none:${INTERRUPTED_CALL_NOTICE}`] }],
-        },
-      ],
-      omitted: [],
-      pending: [],
-    });
-    expect(history.turns[0].rounds[0].calls[0].completedAt).toBeNull();
-  });
-
-  it('without the rule the same trace drops the call', () => {
-    expect(shape(replayOf([toolCall(R1, { ...charge, occurredAt: iso(1) }), runFailed(R1, { occurredAt: iso(2) })]))).toEqual({
-      turns: [],
-      omitted: ['r1/charge_card:run_failed'],
-      pending: [],
-    });
-  });
-
-  it('a run still going: left out until it ends or goes silent for abandonedAfterSeconds', () => {
-    const events = [toolCall(R1, { ...charge, occurredAt: iso(1) })];
-    expect(shape(replayOf(events, { asOf: T0 + 601_000 }, SIDE_EFFECTS)).omitted).toEqual(['r1/charge_card:run_incomplete']);
-    expect(shape(replayOf(events, { asOf: T0 + 601_001 }, SIDE_EFFECTS)).turns[0].rounds[0].calls).toEqual([
-      `charge_card:error:interrupted:none:${INTERRUPTED_CALL_NOTICE}`,
-    ]);
-    const quicker = policyOf({ defaults: { abandonedAfterSeconds: 5 }, tools: { charge_card: { sideEffects: true } } });
-    expect(shape(replayOf(events, { asOf: T0 + 6_001 }, quicker)).turns).toHaveLength(1);
-  });
-
-  it('its result in a last round no later service call carried: replayed with the result', () => {
-    const events = [
-      toolCall(R1, { ...charge, occurredAt: iso(1) }),
-      toolResult(R1, { roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_charge', result: 'charged', occurredAt: iso(2) }),
-      runCompleted(R1, { finishReason: 'tool_limit', occurredAt: iso(3) }),
-    ];
-    expect(shape(replayOf(events, {}, SIDE_EFFECTS)).turns[0].rounds[0].calls).toEqual(['charge_card:none:charged']);
-  });
-
-  it('freshness still applies to its real result; the notice never expires', () => {
-    const answered = [
-      toolCall(R1, { ...charge, occurredAt: iso(1) }),
-      toolResult(R1, { roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_charge', result: 'charged', occurredAt: iso(2) }),
-      runCompleted(R1, { occurredAt: iso(3) }),
-    ];
-    expect(shape(replayOf(answered, { asOf: T0 + 400_000 }, SIDE_EFFECTS)).omitted).toEqual(['r1/charge_card:stale']);
-    const cutOff = [toolCall(R1, { ...charge, occurredAt: iso(1) }), runFailed(R1, { occurredAt: iso(2) })];
-    expect(shape(replayOf(cutOff, { asOf: T0 + 10_000_000 }, SIDE_EFFECTS)).turns).toHaveLength(1);
-  });
-
-  it('approved and never answered: awaiting its result while the resumed run goes on, the notice once it fails', () => {
-    const events = [...pausedForApproval(), approvalDecided(R2, { ...REFUND_KEYS, approved: true, occurredAt: iso(10) })];
-    expect(shape(replayOf(events, { asOf: T0 + 20_000 }, SIDE_EFFECTS)).omitted).toEqual(['r1/refund:awaiting_result']);
-    const failed = [...events, runFailed(R2, { occurredAt: iso(15) })];
-    expect(shape(replayOf(failed, { asOf: T0 + 20_000 }, SIDE_EFFECTS)).turns.map((t) => [t.runId, t.rounds[0].calls])).toEqual([
-      ['r1', [`refund:error:interrupted:approved:${INTERRUPTED_CALL_NOTICE}`]],
-    ]);
-  });
-});
-
-describe('every replay stays valid for the providers', () => {
-  it.each([
-    ['paused', pausedForApproval()],
-    ['approved', [...pausedForApproval(), ...resumed(true)]],
-    ['denied', [...pausedForApproval(), ...resumed(false)]],
-  ])('%s', (_name, events) => {
-    for (const format of ['openai_chat', 'anthropic_messages'] as const) {
-      const history = replayOf(events, { asOf: T0 + 20_000, format }, SIDE_EFFECTS);
-      const messages = history.turns.flatMap((t) => t.messages);
-      expect(format === 'openai_chat' ? openAiProblems(messages) : anthropicProblems(messages)).toEqual([]);
-    }
   });
 });

@@ -1,15 +1,17 @@
 import type { JsonObject, JsonValue } from '@toolhistory/contract';
 import type { InvocationRow, RunRow, RunStatus } from '../projection/read-model.types';
-import { callTokens, resultText, resultTokens, TokenCounter } from '../projection/invocation-tokens';
+import type { TokenCounter } from '../projection/invocation-tokens';
 import { fitTokenBudget } from './token-budget';
 import { HistoryFormat, ProviderMessage } from './provider-messages';
-import { resultWrapping, translatorOf } from './history-format-translators';
+import { translatorOf } from './history-format-translators';
 import type { ApprovalState } from '../projection/approval-state';
-import { CallContext, CallOmissionReason, CallVerdict, verdictOf } from './replay-call-rules';
-import { callScopeOf, laterRunOf, RunAsOf, runsAsOf } from './replay-call-context';
-import { citationRule, historyTokenBudget, ReplayPolicy, StaleResultMode } from './replay-policy';
-import { CallCitations, callCitations, compactCitedItems } from './citation-compaction';
+import type { CallOmissionReason } from './replay-call-rules';
+import { callScopeOf, runsAsOf } from './replay-call-context';
+import { historyTokenBudget, ReplayPolicy, StaleResultMode } from './replay-policy';
 import { replayedToolCallId } from './replayed-tool-call-id';
+import { isKept, judgeCalls, omissionsOf, pendingApprovalsOf } from './judged-calls';
+import { replayedCallOf } from './replayed-call';
+import { type TurnDraft, turnsOf } from './replay-placement';
 
 export { deniedCallNotice, expiredResultNotice, INTERRUPTED_CALL_NOTICE, invalidatedResultNotice } from './replay-call-rules';
 
@@ -90,8 +92,6 @@ export interface PendingApproval {
   reason: string | null;
 }
 
-type TurnDraft = Omit<ReplayedTurn, 'messages'>;
-
 export interface Omission {
   runId: string;
   roundIndex: number;
@@ -115,9 +115,13 @@ export interface ReplayHistory {
 /**
  * The tool-call history a model may see again, per run, at `asOf`. Pure: the
  * same rows, policy and request always give the same bytes. Every call not
- * replayed is listed in `omitted` with its reason. Each call is judged on
- * its own by CALL_RULES (replay-call-rules.ts); the token budget then
- * weighs what is kept as a whole.
+ * replayed is listed in `omitted` with its reason. The steps, each a list of
+ * rules where a new reason or transformation is one more entry:
+ * 1. judge each call on its own (CALL_RULES, replay-call-rules.ts);
+ * 2. replay each kept call's result as the result rules make it (RESULT_RULES, replayed-call.ts: citation compaction);
+ * 3. place each kept call in its turn and round (PLACEMENT_RULES, replay-placement.ts: resumed runs);
+ * 4. fit the whole to the token budget, whole rounds leaving oldest first (token-budget.ts);
+ * 5. make each turn's provider messages; list what was left out and the calls waiting for a person.
  */
 export function replayHistory(
   request: ReplayRequest,
@@ -127,13 +131,18 @@ export function replayHistory(
   tokens: TokenCounter,
 ): ReplayHistory {
   const scope = callScopeOf(request, invocations, policy, reportedIdIn(request.format));
-  const judged = judgeCalls(runsAsOf(scope, runs, invocations), tokens, request.format, policy);
-  const drafts = judged.turns;
+  const judged = judgeCalls(runsAsOf(scope, runs, invocations));
+  const replaying = { format: request.format, tokens, policy, runs: judged.runs };
+  const placed = judged.calls.filter(isKept).map((kept) => ({ kept, replayed: replayedCallOf(kept, replaying) }));
   // Over the budget, whole rounds leave oldest first, so what stays is still a valid history.
-  const fitted = fitTokenBudget<ReplayedRound, TurnDraft>(drafts, historyTokenBudget(policy, request.channel, request.maxHistoryTokens));
-  const omitted = [...judged.omitted, ...fitted.dropped.flatMap(overBudget)];
-  const turns = fitted.turns.map((turn) => ({ ...turn, messages: messagesOf(turn.rounds, request.format) }));
-  return { turns, omitted, pendingApprovals: judged.pendingApprovals, historyTokens: fitted.tokens };
+  const budget = historyTokenBudget(policy, request.channel, request.maxHistoryTokens);
+  const fitted = fitTokenBudget<ReplayedRound, TurnDraft>(turnsOf(placed, judged.runs), budget);
+  return {
+    turns: fitted.turns.map((turn) => ({ ...turn, messages: messagesOf(turn.rounds, request.format) })),
+    omitted: [...omissionsOf(judged), ...fitted.dropped.flatMap(overBudget)],
+    pendingApprovals: pendingApprovalsOf(judged),
+    historyTokens: fitted.tokens,
+  };
 }
 
 /** Ids are reported as the requested format carries them. */
@@ -141,160 +150,6 @@ function reportedIdIn(format: HistoryFormat): (row: InvocationRow) => string {
   return (row) => {
     const recordedOrDerived = replayedToolCallId(row.toolCallId, row);
     return translatorOf(format).toolCallIdOf(recordedOrDerived);
-  };
-}
-
-interface JudgedCalls {
-  turns: TurnDraft[];
-  omitted: Omission[];
-  pendingApprovals: PendingApproval[];
-}
-
-/**
- * Every run's calls judged by the call rules, grouped into turns: a turn
- * per run with something kept, its resumed calls (from earlier runs) first,
- * then its own rounds. Each call is either in a turn or omitted, once.
- */
-function judgeCalls(
-  runs: ReadonlyArray<{ run: RunAsOf; calls: readonly CallContext[] }>,
-  tokens: TokenCounter,
-  format: HistoryFormat,
-  policy: ReplayPolicy,
-): JudgedCalls {
-  const omitted: Omission[] = [];
-  const pendingApprovals: PendingApproval[] = [];
-  const own = new Map<string, Map<number, ReplayedCall[]>>();
-  const resumed = new Map<string, Map<string, ReplayedCall[]>>();
-  const runsById = new Map(runs.map(({ run }) => [run.run.runId, run]));
-  for (const { run, calls } of runs) {
-    for (const call of calls) {
-      const verdict = verdictOf(call);
-      if (verdict.kind === 'omitted') {
-        omitted.push(omissionOf(call, verdict.reason, verdict.invalidatedBy));
-        if (verdict.reason === 'awaiting_approval') pendingApprovals.push(pendingApprovalOf(call));
-        continue;
-      }
-      const citations = callCitations(call, citationRule(policy, call.toolName), runsById);
-      const replayed = withFormatTokens(replayedCallOf(call, verdict, tokens, citations), format, tokens);
-      // Its own run, unless a person's decision resolved it in a later one, where the model went on from their answer.
-      const laterRun = laterRunOf(call.row, call.hasResult, call.approval);
-      if (laterRun !== null && runsById.has(laterRun)) {
-        // Keyed by origin run, then round: rounds of earlier runs keep their order.
-        const byOrigin = resumed.get(laterRun) ?? new Map<string, ReplayedCall[]>();
-        const originKey = `${run.run.runId}\u0000${call.row.roundIndex}`;
-        appendTo(byOrigin, originKey, replayed);
-        resumed.set(laterRun, byOrigin);
-      } else {
-        const byRound = own.get(run.run.runId) ?? new Map<number, ReplayedCall[]>();
-        appendTo(byRound, call.row.roundIndex, replayed);
-        own.set(run.run.runId, byRound);
-      }
-    }
-  }
-  const turns: TurnDraft[] = [];
-  for (const { run } of runs) {
-    const { runId, assistantMessageId, userMessageId } = run.run;
-    const resumedRounds = [...(resumed.get(runId)?.entries() ?? [])].map(([originKey, calls]) => {
-      const [origin, roundIndex] = originKey.split('\u0000');
-      return { roundIndex: Number(roundIndex), calls, resumedFromRunId: origin };
-    });
-    const ownRounds = [...(own.get(runId)?.entries() ?? [])]
-      .sort(([a], [b]) => a - b)
-      .map(([roundIndex, calls]) => ({ roundIndex, calls }));
-    if (resumedRounds.length === 0 && ownRounds.length === 0) continue;
-    turns.push({
-      runId,
-      assistantMessageId: run.status === 'completed' ? assistantMessageId : null,
-      afterMessageId: userMessageId,
-      status: run.status,
-      rounds: [...resumedRounds, ...ownRounds],
-    });
-  }
-  pendingApprovals.sort((a, b) => Date.parse(a.requestedAt) - Date.parse(b.requestedAt));
-  return { turns, omitted, pendingApprovals };
-}
-
-/** The tokens are of what the format sends: its wrapping of the result text counts too. */
-function withFormatTokens(call: ReplayedCall, format: HistoryFormat, tokens: TokenCounter): ReplayedCall {
-  const wrapping = resultWrapping(format, call);
-  return wrapping === '' ? call : { ...call, tokens: call.tokens + tokens(wrapping) };
-}
-
-function appendTo<K, V>(lists: Map<K, V[]>, key: K, value: V): void {
-  const list = lists.get(key);
-  if (list === undefined) lists.set(key, [value]);
-  else list.push(value);
-}
-
-function pendingApprovalOf(call: CallContext): PendingApproval {
-  const { row } = call;
-  return {
-    toolCallId: call.toolCallId,
-    toolName: call.toolName,
-    arguments: row.arguments ?? {},
-    runId: row.runId,
-    roundIndex: row.roundIndex,
-    sequenceIndex: row.sequenceIndex,
-    requestedAt: row.approvalRequestedAt ?? row.requestedAt!,
-    reason: row.approvalRequestReason,
-  };
-}
-
-/**
- * A kept call as replayed: its own result (only its cited items, when a
- * citations rule applies), or the verdict's notice in its place.
- */
-function replayedCallOf(
-  call: CallContext,
-  verdict: Exclude<CallVerdict, { kind: 'omitted' }>,
-  tokens: TokenCounter,
-  citations: CallCitations | undefined,
-): ReplayedCall {
-  const { row, toolName } = call;
-  const args = row.arguments ?? {};
-  const notice = verdict.kind === 'notice' ? verdict : undefined;
-  const compacted =
-    notice === undefined && citations !== undefined && row.result !== undefined
-      ? compactCitedItems(row.result, citations.rule, citations.citedSources)
-      : { result: row.result, compactedItems: 0 };
-  const result = compacted.result;
-  // Counted when recorded; rows recorded before counts were kept are counted here. A compacted result is counted as replayed.
-  const callCost = row.callTokens ?? callTokens(tokens, toolName, args);
-  const resultCost =
-    notice !== undefined
-      ? tokens(notice.notice)
-      : compacted.compactedItems > 0
-        ? resultTokens(tokens, result)
-        : (row.resultTokens ?? resultTokens(tokens, result));
-  return {
-    toolCallId: call.toolCallId,
-    toolName,
-    arguments: args,
-    result: notice?.notice ?? resultText(result),
-    isError: notice !== undefined ? notice.isError === true : row.isError === true,
-    sequenceIndex: row.sequenceIndex,
-    requestedAt: row.requestedAt!,
-    completedAt: call.hasResult ? row.completedAt : null,
-    expired: notice?.expired === true,
-    interrupted: notice?.interrupted === true,
-    approval: call.approval,
-    ...(notice?.invalidatedBy === undefined ? {} : { invalidatedBy: notice.invalidatedBy }),
-    tokens: callCost + resultCost,
-    ...(notice === undefined && result !== undefined && typeof result !== 'string' ? { resultJson: result } : {}),
-    compactedItems: compacted.compactedItems,
-  };
-}
-
-function omissionOf(call: CallContext, reason: OmissionReason, invalidatedBy?: string): Omission {
-  const { runId, roundIndex, sequenceIndex } = call.row;
-  return {
-    runId,
-    roundIndex,
-    sequenceIndex,
-    toolCallId: call.toolCallId,
-    toolName: call.toolName,
-    reason,
-    ...(invalidatedBy === undefined ? {} : { invalidatedBy }),
   };
 }
 

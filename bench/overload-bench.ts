@@ -1,0 +1,403 @@
+/**
+ * Overload benchmark: turn-start replays offered at a multiple of what the
+ * service sustains, beside steady ingest (docs/adr/030-admission-control.md).
+ *
+ *   npm run bench:overload -- [--multiple 3] [--flood-seconds 30] [--measure-seconds 10] [--after-seconds 30]
+ *                             [--ingest-rate 500] [--deadline-ms 2000] [--callers 8] [--floods 1] [--threads 2]
+ *                             [--other-invocations 10000] [--keep]
+ *
+ * One service process with every role (recorder and gRPC), as `npm start`
+ * runs it by default, on loopback; BENCH_SERVICE_ENV (JSON) overrides its
+ * settings. Phases, with ingest of other conversations at --ingest-rate
+ * events/s throughout:
+ *   1. recording alone for --measure-seconds: the recording rate without reads;
+ *   2. sustainable: --callers callers in a closed loop for --measure-seconds
+ *      (from --threads worker threads): the replay rate the service sustains,
+ *      measured again before each flood (the machine's other load moves it);
+ *   3. flood: --multiple times that rate in an open loop (each call with a
+ *      --deadline-ms deadline, no retries) for --flood-seconds, sent from
+ *      --threads worker threads (the --callers connections split between
+ *      them), probing health every 500 ms;
+ *   4. after: --after-seconds of ingest only, then RSS and a light load.
+ * --floods repeats 3 and 4 (the process must survive every one).
+ * Reports, per flood: time to refusal (p50, p99), the share of calls that
+ * met their deadline, answered rate against the sustainable rate, the
+ * recording rate against its rate without reads, health answers, RSS
+ * before / peak / after, and the gRPC process's CPU per request from /proc
+ * beside wall-clock (wall-clock on a small shared machine swings between
+ * runs; CPU per request much less). The last line printed is one JSON object.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import { Kafka, logLevel, Partitioners } from 'kafkajs';
+import { createPool, ensureDatabase, runMigrations } from '../libs/persistence/src';
+import type { ToolEvent } from '../libs/contract/src';
+import { freePort, toolHistoryClient } from '../test/support/grpc-client';
+import { agentTraffic } from '../test/support/traffic';
+import {
+  closedLoop,
+  counterTotal,
+  histogramBuckets,
+  histogramPercentileMs,
+  loadInWorkers,
+  replayCallers,
+  rssMiB,
+  summarize,
+} from '../test/support/flood';
+import { benchDatabaseUrl, cpuSeconds, createBenchTopics, intOption, parseArgs, sleep, teardownBench } from './bench-support';
+import { BENCH_CONVERSATION, BENCH_TENANT, benchConversation, SEED_SQL } from './replay-fixture';
+
+const BROKERS = (process.env.BENCH_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
+const TURNS = 20;
+const STALE_TURNS = 10;
+
+/** The JS heap V8 has (used of total) and the memory held outside it, in MiB, from a scrape. */
+const memoryOf = (exposition: string) => {
+  const mib = (name: string) => Math.round(counterTotal(exposition, name) / 1024 / 1024);
+  return {
+    heapUsed: mib('nodejs_heap_size_used_bytes'),
+    heapTotal: mib('nodejs_heap_size_total_bytes'),
+    external: mib('nodejs_external_memory_bytes'),
+  };
+};
+
+const round = (x: number, digits = 2) => (Number.isFinite(x) ? Math.round(x * 10 ** digits) / 10 ** digits : null);
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      multiple: { type: 'string' },
+      'flood-seconds': { type: 'string' },
+      'measure-seconds': { type: 'string' },
+      'after-seconds': { type: 'string' },
+      'ingest-rate': { type: 'string' },
+      'deadline-ms': { type: 'string' },
+      callers: { type: 'string' },
+      floods: { type: 'string' },
+      threads: { type: 'string' },
+      'other-invocations': { type: 'string' },
+      keep: { type: 'boolean' },
+    },
+  });
+  const multiple = Number(values.multiple ?? 3);
+  if (!(multiple > 0)) throw new Error(`--multiple must be above 0, got ${values.multiple}`);
+  const floodSeconds = intOption(values, 'flood-seconds', 30);
+  const measureSeconds = intOption(values, 'measure-seconds', 10);
+  const afterSeconds = intOption(values, 'after-seconds', 30);
+  const ingestRate = intOption(values, 'ingest-rate', 500, { zero: true });
+  const deadlineMs = intOption(values, 'deadline-ms', 2_000);
+  const callers = intOption(values, 'callers', 8);
+  const floods = intOption(values, 'floods', 1);
+  const threads = intOption(values, 'threads', 2);
+  const others = intOption(values, 'other-invocations', 10_000);
+  const DATABASE_URL = await benchDatabaseUrl();
+
+  const stamp = Date.now().toString(36);
+  const schema = `bench_overload_${stamp}`;
+  const topic = `bench-overload-${stamp}`;
+  await ensureDatabase(DATABASE_URL);
+  await runMigrations(DATABASE_URL, schema);
+  const pool = createPool({ url: DATABASE_URL, schema, poolSize: 1, applicationName: 'toolhistory-bench' });
+  for (const statement of SEED_SQL.split(';')
+    .map((s) => s.trim())
+    .filter(Boolean))
+    await pool.query(statement, [others]);
+  await pool.query('ANALYZE');
+
+  const kafka = new Kafka({ clientId: 'toolhistory-bench', brokers: BROKERS, logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  await createBenchTopics(admin, topic, 6);
+  const [port, httpPort] = [await freePort(), await freePort()];
+  const service: ChildProcess = spawn(process.execPath, [resolve(__dirname, '../apps/toolhistory/src/main.js')], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      KAFKA_BROKERS: BROKERS.join(','),
+      KAFKA_GROUP_ID: `bench-${stamp}`,
+      TOOL_EVENTS_TOPIC: topic,
+      DATABASE_URL,
+      DATABASE_SCHEMA: schema,
+      SERVICE_ROLES: 'recorder,grpc',
+      GRPC_PORT: String(port),
+      HTTP_PORT: String(httpPort),
+      LOG_LEVEL: 'info',
+      ...(process.env.BENCH_SERVICE_ENV ? (JSON.parse(process.env.BENCH_SERVICE_ENV) as Record<string, string>) : {}),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000));
+  service.stdout!.on('data', keep);
+  service.stderr!.on('data', keep);
+  const alive = () => service.exitCode === null && service.signalCode === null;
+  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+  const flood = replayCallers(port, callers);
+  const health = toolHistoryClient(port);
+  const request = { tenant_id: BENCH_TENANT, conversation_id: BENCH_CONVERSATION };
+  const scrape = async () => (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
+  const recordedTotal = async () => counterTotal(await scrape(), 'toolhistory_events_recorded_total');
+  /** The server's own time to refusal: from the call reaching the server to its RESOURCE_EXHAUSTED. */
+  const refusalBuckets = (exposition: string) =>
+    histogramBuckets(exposition, 'toolhistory_grpc_server_handling_seconds', {
+      method: '/toolhistory.v1.ToolHistory/GetReplayHistory',
+      code: 'RESOURCE_EXHAUSTED',
+    });
+
+  let ingesting = true;
+  let ingest: Promise<void> = Promise.resolve();
+  try {
+    await producer.connect();
+    for (let waited = 0; !output.includes('toolhistory started'); waited += 100) {
+      if (waited > 60_000 || !alive()) throw new Error(`service did not start:\n${output}`);
+      await sleep(100);
+    }
+    const conversation = benchConversation(TURNS, STALE_TURNS);
+    await producer.send({ topic, acks: -1, messages: conversation.map((e) => ({ key: e.conversationId, value: JSON.stringify(e) })) });
+    for (let waited = 0; ; waited += 200) {
+      const response = await health.getReplayHistory(request).catch(() => ({ turns: [] }));
+      if (response.turns.length === TURNS - STALE_TURNS) break;
+      if (waited > 60_000) throw new Error(`the bench conversation did not become replayable (turns: ${response.turns.length})`);
+      await sleep(200);
+    }
+
+    // Ingest of other conversations at the offered rate, for the whole run.
+    const traffic = agentTraffic(ingestRate * (measureSeconds * 3 + (floodSeconds + afterSeconds + 20) * floods + 60), {
+      seed: 5,
+      conversations: 10_000,
+    });
+    ingest = (async () => {
+      const start = Date.now();
+      let sent = 0;
+      while (ingesting) {
+        const due = Math.floor(((Date.now() - start) / 1000) * ingestRate);
+        const batch: ToolEvent[] = [];
+        while (sent + batch.length < due) {
+          const next = traffic.next();
+          if (next.done) break;
+          batch.push(next.value);
+        }
+        if (batch.length > 0) {
+          sent += batch.length;
+          await producer.send({ topic, messages: batch.map((e) => ({ key: e.conversationId, value: JSON.stringify(e) })) });
+        }
+        await sleep(20);
+      }
+    })();
+    const recordingRate = async (seconds: number, during?: Promise<unknown>) => {
+      const before = await recordedTotal();
+      const t = performance.now();
+      if (during) await during;
+      else await sleep(seconds * 1000);
+      return ((await recordedTotal()) - before) / ((performance.now() - t) / 1000);
+    };
+
+    // 1. Recording alone (after a few seconds for the consumer to settle into the rate).
+    await sleep(5_000);
+    const recordingAlone = await recordingRate(measureSeconds);
+    console.log(`recording alone: ${Math.round(recordingAlone)} events/s (ingest offered ${ingestRate}/s)`);
+
+    // 2. Sustainable: a closed loop of callers (from the same threads as the flood), after a warm-up. Measured again
+    // before each flood: on a shared machine what the service sustains moves with the machine's other load.
+    const oneCall = (i: number) => flood.call(i, request, deadlineMs);
+    const closed = async (seconds: number) =>
+      (await loadInWorkers(threads, { loop: 'closed', port, callers, rate: 0, seconds, request, deadlineMs })).results;
+    await closed(3);
+    const measureSustainable = async () => {
+      const cpuBefore = cpuSeconds(service.pid!);
+      const started = performance.now();
+      const results = await closed(measureSeconds);
+      const elapsed = (performance.now() - started) / 1000;
+      const summary = summarize(results);
+      const measured = {
+        perSecond: summary.answered / elapsed,
+        p99Ms: summary.answeredP99Ms,
+        cpuMsPerReplay: ((cpuSeconds(service.pid!) - cpuBefore) * 1000) / Math.max(1, summary.answered),
+      };
+      console.log(
+        `sustainable: ${Math.round(measured.perSecond)} replays/s with ${callers} callers (p50 ${round(summary.answeredP50Ms)} ms, ` +
+          `p99 ${round(summary.answeredP99Ms)} ms, ${summary.refused + summary.deadlines + summary.other} not answered); ` +
+          `gRPC process ${round(measured.cpuMsPerReplay)} ms CPU a replay`,
+      );
+      return measured;
+    };
+
+    const runs = [];
+    for (let n = 1; n <= floods && alive(); n += 1) {
+      await sleep(3_000);
+      const sustained = await measureSustainable();
+      const sustainable = sustained.perSecond;
+      const rssBefore = rssMiB(service.pid!);
+      const memoryBefore = memoryOf(await scrape());
+      const rate = Math.round(sustainable * multiple);
+      console.log(
+        `flood ${n}/${floods}: ${rate} replays/s offered (${multiple} x sustainable) for ${floodSeconds} s, deadline ${deadlineMs} ms`,
+      );
+      // Health, as an orchestrator probes it, and the process's memory, while the flood lasts.
+      const probes: Record<string, number> = {};
+      let rssPeak = rssBefore ?? 0;
+      let flooding = true;
+      const watching = (async () => {
+        while (flooding) {
+          const answer = await health.healthCheck().catch((e: grpc.ServiceError) => `error ${grpc.status[e.code] ?? e.code}`);
+          probes[answer] = (probes[answer] ?? 0) + 1;
+          rssPeak = Math.max(rssPeak, rssMiB(service.pid!) ?? 0);
+          await sleep(500);
+        }
+      })();
+      const cpu = cpuSeconds(service.pid!);
+      const benchCpu = cpuSeconds(process.pid);
+      const wallStart = performance.now();
+      // A scrape also resets the service's event loop delay percentiles: the next one gives the flood's.
+      const exposition = await scrape();
+      const recordedBefore = counterTotal(exposition, 'toolhistory_events_recorded_total');
+      const refusalsBefore = refusalBuckets(exposition);
+      const { results, generatorLagP99Ms } = await loadInWorkers(threads, {
+        loop: 'open',
+        port,
+        callers,
+        rate,
+        seconds: floodSeconds,
+        request,
+        deadlineMs,
+      });
+      const floodElapsed = (performance.now() - wallStart) / 1000;
+      const floodCpu = cpuSeconds(service.pid!) - cpu;
+      const floodBenchCpu = cpuSeconds(process.pid) - benchCpu;
+      const expositionAfter = alive() ? await scrape() : '';
+      const recordedDuring = alive()
+        ? (counterTotal(expositionAfter, 'toolhistory_events_recorded_total') - recordedBefore) / floodElapsed
+        : 0;
+      const refusalsAfter = refusalBuckets(expositionAfter);
+      const serviceLagP99Ms = round(counterTotal(expositionAfter, 'nodejs_eventloop_lag_p99_seconds') * 1000);
+      const serverRefusalP50Ms = histogramPercentileMs(refusalsBefore, refusalsAfter, 50);
+      const serverRefusalP99Ms = histogramPercentileMs(refusalsBefore, refusalsAfter, 99);
+      const refusalReasons = Object.fromEntries(
+        ['full', 'waited', 'shed'].map((reason) => [
+          reason,
+          counterTotal(
+            expositionAfter
+              .split('\n')
+              .filter((l) => l.includes('lane="replay"') && l.includes(`reason="${reason}"`))
+              .join('\n'),
+            'toolhistory_admission_refusals_total',
+          ) -
+            counterTotal(
+              exposition
+                .split('\n')
+                .filter((l) => l.includes('lane="replay"') && l.includes(`reason="${reason}"`))
+                .join('\n'),
+              'toolhistory_admission_refusals_total',
+            ),
+        ]),
+      );
+      flooding = false;
+      await watching;
+      const summary = summarize(results);
+      const answeredRate = summary.answered / floodSeconds;
+
+      // After: the memory it keeps, and the latency a light load sees again.
+      const rssSamples: number[] = [];
+      for (let waited = 0; waited < afterSeconds * 1000 && alive(); waited += 1_000) {
+        await sleep(1_000);
+        rssSamples.push(rssMiB(service.pid!) ?? 0);
+        rssPeak = Math.max(rssPeak, rssSamples.at(-1)!);
+      }
+      const memoryAfter = alive() ? memoryOf(await scrape()) : null;
+      const light = alive() ? await closedLoop(2, 2, oneCall) : { results: [], elapsedSeconds: 0 };
+      const lightSummary = summarize(light.results);
+      const figures = {
+        flood: n,
+        sustainablePerSecond: Math.round(sustainable),
+        sustainableP99Ms: round(sustained.p99Ms),
+        sustainableCpuMsPerReplay: round(sustained.cpuMsPerReplay, 3),
+        offeredPerSecond: rate,
+        requests: summary.requests,
+        answered: summary.answered,
+        refused: summary.refused,
+        deadlines: summary.deadlines,
+        otherFailures: summary.otherCodes,
+        refusalP50Ms: round(summary.refusalP50Ms),
+        refusalP99Ms: round(summary.refusalP99Ms),
+        serverRefusalP50MsAtMost: serverRefusalP50Ms,
+        serverRefusalP99MsAtMost: serverRefusalP99Ms,
+        refusalReasons,
+        refusalsWithPushback: summary.refusalsWithPushback,
+        pushbackP50Ms: round(summary.pushbackP50Ms),
+        deadlineShare: round(summary.deadlineShare, 4),
+        answeredPerSecond: Math.round(answeredRate),
+        answeredP99Ms: round(summary.answeredP99Ms),
+        answeredVsSustainable: round(answeredRate / sustainable, 3),
+        recordingPerSecond: Math.round(recordedDuring),
+        recordingVsAlone: round(recordedDuring / recordingAlone, 3),
+        healthProbes: probes,
+        rssBeforeMiB: rssBefore,
+        rssPeakMiB: rssPeak,
+        rssAfterMiB: rssSamples.at(-1) ?? null,
+        rssAfterVsBefore: rssBefore && rssSamples.length > 0 ? round(rssSamples.at(-1)! / rssBefore, 3) : null,
+        // What the RSS is made of, before and after: the JS heap V8 keeps (used of total), and memory outside it.
+        memoryBeforeMiB: memoryBefore,
+        memoryAfterMiB: memoryAfter,
+        serviceCpuSeconds: round(floodCpu),
+        serviceCpuMsPerCall: round((floodCpu * 1000) / Math.max(1, summary.requests), 3),
+        benchCpuSeconds: round(floodBenchCpu),
+        serviceEventLoopLagP99Ms: serviceLagP99Ms,
+        generatorEventLoopLagP99Ms: round(generatorLagP99Ms),
+        // A load generator whose own event loop runs late misses deadlines and resets streams whatever the service
+        // does: past a quarter of the deadline, the flood's figures are the generator's, not the service's.
+        generatorKeptUp: generatorLagP99Ms < deadlineMs / 4,
+        wallSeconds: round(floodElapsed),
+        lightLoadP99MsAfter: round(lightSummary.answeredP99Ms),
+        processAlive: alive(),
+      };
+      runs.push(figures);
+      if (!figures.generatorKeptUp)
+        console.log(
+          `  the load generator fell behind (event loop delay p99 ${figures.generatorEventLoopLagP99Ms} ms): its callers missed ` +
+            'deadlines and reset streams on their own; these figures measure it, not the service',
+        );
+      console.log(
+        `  ${summary.answered} answered (${figures.answeredPerSecond}/s, ${figures.answeredVsSustainable} of sustainable), ` +
+          `${summary.refused} refused (p50 ${figures.refusalP50Ms} ms, p99 ${figures.refusalP99Ms} ms as the callers saw it; ` +
+          `server side p50 <= ${serverRefusalP50Ms} ms, p99 <= ${serverRefusalP99Ms} ms; pushback p50 ${figures.pushbackP50Ms} ms; ${JSON.stringify(refusalReasons)}), ` +
+          `${summary.deadlines} deadlines (${round(summary.deadlineShare * 100)}%), other ${JSON.stringify(summary.otherCodes)}`,
+      );
+      console.log(
+        `  recording ${figures.recordingPerSecond} events/s (${figures.recordingVsAlone} of alone); health ${JSON.stringify(probes)}; ` +
+          `RSS ${rssBefore} MiB before, ${rssPeak} peak, ${figures.rssAfterMiB} ${afterSeconds} s after ` +
+          `(heap used/total, external: ${JSON.stringify(memoryBefore)} before, ${JSON.stringify(memoryAfter)} after); ` +
+          `gRPC process ${figures.serviceCpuMsPerCall} ms CPU a call (${figures.serviceCpuSeconds} s over ${figures.wallSeconds} s; ` +
+          `the load generator ${figures.benchCpuSeconds} s); event loop delay p99: service ${serviceLagP99Ms} ms, ` +
+          `load generator ${figures.generatorEventLoopLagP99Ms} ms; ` +
+          `light load p99 after: ${figures.lightLoadP99MsAfter} ms; process ${alive() ? 'alive' : 'GONE'}`,
+      );
+    }
+    if (!alive()) console.log(`the service process ended (${service.exitCode ?? service.signalCode}):\n${output.slice(-4_000)}`);
+    console.log(
+      JSON.stringify({
+        recordingAlonePerSecond: Math.round(recordingAlone),
+        floods: runs,
+      }),
+    );
+  } finally {
+    ingesting = false;
+    await ingest;
+    flood.close();
+    health.close();
+    await teardownBench({
+      children: [service],
+      producer,
+      admin,
+      topic,
+      pool,
+      databaseUrl: DATABASE_URL,
+      schema,
+      keep: values.keep === true,
+    });
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,43 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { parentPort, workerData } from 'node:worker_threads';
+import { type CallResult, closedLoop, openLoop, replayCallers, type ReplayRequest } from './flood';
+
+/** One share of a load, on a thread of its own (see `loadInWorkers`): its results go back as columns. */
+interface FloodShare {
+  /** open: `rate` calls a second whatever comes back; closed: `callers` callers, each calling again when answered. */
+  loop: 'open' | 'closed';
+  port: number;
+  callers: number;
+  rate: number;
+  seconds: number;
+  request: ReplayRequest;
+  deadlineMs: number;
+}
+
+const OUTCOMES: CallResult['outcome'][] = ['answered', 'refused', 'deadline', 'other'];
+
+async function run(share: FloodShare): Promise<void> {
+  const callers = replayCallers(share.port, share.callers);
+  // How late this thread's own event loop ran: a lag that shows in every latency it measures.
+  const lag = monitorEventLoopDelay({ resolution: 10 });
+  lag.enable();
+  try {
+    const oneCall = (i: number) => callers.call(i, share.request, share.deadlineMs);
+    const results =
+      share.loop === 'open'
+        ? await openLoop(share.rate, share.seconds, oneCall)
+        : (await closedLoop(share.callers, share.seconds, oneCall)).results;
+    parentPort!.postMessage({
+      ms: Float64Array.from(results, (r) => r.ms),
+      outcome: Uint8Array.from(results, (r) => OUTCOMES.indexOf(r.outcome)),
+      pushbackMs: Float64Array.from(results, (r) => r.pushbackMs ?? -1),
+      codes: results.map((r) => r.code),
+      lagP99Ms: lag.percentile(99) / 1e6,
+    });
+  } finally {
+    lag.disable();
+    callers.close();
+  }
+}
+
+void run(workerData as FloodShare);

@@ -1,0 +1,303 @@
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { DEFAULT_CHANNEL_OPTIONS } from '../../libs/client/src/tool-history-client';
+import { findProjectFile } from '../../apps/toolhistory/src/find-project-file';
+
+/**
+ * Floods of turn-start replays for the overload test and benchmark: raw
+ * callers on loopback that keep each answer as bytes (decoding big
+ * responses would make the load generator the bottleneck) and classify each
+ * call's outcome, in an open loop (requests go out at the offered rate
+ * whatever the answers).
+ */
+
+const PROTO = findProjectFile('proto/toolhistory/v1/toolhistory.proto', __dirname);
+
+export type Outcome = 'answered' | 'refused' | 'deadline' | 'other';
+
+export interface CallResult {
+  outcome: Outcome;
+  /** The status code's name (OK for an answer). */
+  code: string;
+  /** From when the call was due to its end. */
+  ms: number;
+  /** The refusal's grpc-retry-pushback-ms, when it had one. */
+  pushbackMs?: number;
+}
+
+/** A GetReplayHistory request as the wire takes it (field names as in the proto). */
+export type ReplayRequest = { tenant_id: string; conversation_id: string } & Record<string, unknown>;
+
+export interface ReplayCallers {
+  /** One GetReplayHistory on caller `i % callers`, with the given deadline. */
+  call(i: number, request: ReplayRequest, deadlineMs: number): Promise<Omit<CallResult, 'ms'>>;
+  /** The same, with a handle to cancel it (the client resets the stream, as a caller that gives up does). */
+  start(i: number, request: ReplayRequest, deadlineMs: number): { outcome: Promise<Omit<CallResult, 'ms'>>; cancel(): void };
+  close(): void;
+}
+
+const STATUS_NAMES = new Map<number, string>(Object.entries(grpc.status).map(([name, code]) => [code as number, name]));
+
+/** `count` channels to 127.0.0.1:`port`, each its own HTTP/2 connection, with the client package's channel options. */
+export function replayCallers(port: number, count = 8): ReplayCallers {
+  const definition = protoLoader.loadSync(PROTO, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
+  const method = (definition['toolhistory.v1.ToolHistory'] as grpc.ServiceDefinition)['GetReplayHistory'];
+  const RawClient = grpc.makeGenericClientConstructor(
+    { GetReplayHistory: { ...method, responseDeserialize: (bytes: Buffer) => bytes } },
+    'ToolHistory',
+  );
+  // A distinct option per channel keeps grpc-js from sharing one connection between them.
+  const clients = Array.from(
+    { length: count },
+    (_, i) =>
+      new RawClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), {
+        ...DEFAULT_CHANNEL_OPTIONS,
+        'grpc.primary_user_agent': `flood-${i}`,
+      }) as unknown as grpc.Client & { GetReplayHistory: (...args: unknown[]) => grpc.ClientUnaryCall },
+  );
+  const start: ReplayCallers['start'] = (i, request, deadlineMs) => {
+    let call: grpc.ClientUnaryCall | undefined;
+    const outcome = new Promise<Omit<CallResult, 'ms'>>((done) => {
+      call = clients[i % clients.length].GetReplayHistory(
+        request,
+        { deadline: new Date(Date.now() + deadlineMs) },
+        (error: grpc.ServiceError | null) => {
+          if (!error) return done({ outcome: 'answered', code: 'OK' });
+          const code = STATUS_NAMES.get(error.code) ?? String(error.code);
+          if (error.code === grpc.status.RESOURCE_EXHAUSTED) {
+            const pushback = Number(error.metadata?.get('grpc-retry-pushback-ms')[0]);
+            return done({ outcome: 'refused', code, pushbackMs: Number.isFinite(pushback) ? pushback : undefined });
+          }
+          done({ outcome: error.code === grpc.status.DEADLINE_EXCEEDED ? 'deadline' : 'other', code });
+        },
+      );
+    });
+    return { outcome, cancel: () => call?.cancel() };
+  };
+  return {
+    call: (i, request, deadlineMs) => start(i, request, deadlineMs).outcome,
+    start,
+    close: () => clients.forEach((c) => c.close()),
+  };
+}
+
+/**
+ * Sends `rate` calls a second for `seconds` (open loop: request i is due at
+ * i / rate s and sent then, whatever came back), each timed from when it
+ * was due. `oneCall` gets the request's index.
+ */
+export async function openLoop(
+  rate: number,
+  seconds: number,
+  oneCall: (i: number) => Promise<Omit<CallResult, 'ms'>>,
+): Promise<CallResult[]> {
+  const total = Math.floor(rate * seconds);
+  const results: Promise<CallResult>[] = [];
+  const started = performance.now();
+  for (let sent = 0; sent < total;) {
+    const due = Math.min(total, Math.floor(((performance.now() - started) / 1000) * rate) + 1);
+    for (; sent < due; sent += 1) {
+      const dueAt = started + (sent / rate) * 1000;
+      results.push(oneCall(sent).then((r) => ({ ...r, ms: performance.now() - dueAt })));
+    }
+    await new Promise((r) => setTimeout(r, 1));
+  }
+  return Promise.all(results);
+}
+
+/**
+ * An open loop (`rate` calls a second) or a closed loop (`callers` callers)
+ * split over `threads` worker threads, each with its own callers and a
+ * share of the load, so the load generator's own event loop lags less
+ * behind what it sends and receives (a lag that would show as the
+ * service's latency). Needs the compiled worker (dist/), as benchmarks run;
+ * tests use `openLoop`.
+ */
+export async function loadInWorkers(
+  threads: number,
+  share: {
+    loop: 'open' | 'closed';
+    port: number;
+    callers: number;
+    rate: number;
+    seconds: number;
+    request: ReplayRequest;
+    deadlineMs: number;
+  },
+): Promise<{ results: CallResult[]; generatorLagP99Ms: number }> {
+  const outcomes: Outcome[] = ['answered', 'refused', 'deadline', 'other'];
+  let generatorLagP99Ms = 0;
+  const parts = await Promise.all(
+    Array.from(
+      { length: threads },
+      () =>
+        new Promise<CallResult[]>((done, fail) => {
+          const worker = new Worker(join(__dirname, 'flood-worker.js'), {
+            workerData: { ...share, rate: share.rate / threads, callers: Math.max(1, Math.round(share.callers / threads)) },
+          });
+          worker.once('error', fail);
+          type Columns = { ms: Float64Array; outcome: Uint8Array; pushbackMs: Float64Array; codes: string[]; lagP99Ms: number };
+          worker.once('message', (columns: Columns) => {
+            generatorLagP99Ms = Math.max(generatorLagP99Ms, columns.lagP99Ms);
+            done(
+              Array.from(columns.ms, (ms, i) => ({
+                ms,
+                outcome: outcomes[columns.outcome[i]],
+                code: columns.codes[i],
+                ...(columns.pushbackMs[i] >= 0 ? { pushbackMs: columns.pushbackMs[i] } : {}),
+              })),
+            );
+            void worker.terminate();
+          });
+        }),
+    ),
+  );
+  return { results: parts.flat(), generatorLagP99Ms };
+}
+
+/**
+ * Closed loop: `callers` callers each call again as soon as answered, for
+ * `seconds`; what the service sustains with a latency a turn can afford.
+ */
+export async function closedLoop(
+  callers: number,
+  seconds: number,
+  oneCall: (i: number) => Promise<Omit<CallResult, 'ms'>>,
+): Promise<{ results: CallResult[]; elapsedSeconds: number }> {
+  const results: CallResult[] = [];
+  const started = performance.now();
+  const until = started + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: callers }, async (_, i) => {
+      while (performance.now() < until) {
+        const t = performance.now();
+        results.push({ ...(await oneCall(i)), ms: performance.now() - t });
+      }
+    }),
+  );
+  return { results, elapsedSeconds: (performance.now() - started) / 1000 };
+}
+
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+export interface FloodSummary {
+  requests: number;
+  answered: number;
+  refused: number;
+  deadlines: number;
+  other: number;
+  /** Other outcomes by status name. */
+  otherCodes: Record<string, number>;
+  deadlineShare: number;
+  refusalP50Ms: number;
+  refusalP99Ms: number;
+  answeredP50Ms: number;
+  answeredP99Ms: number;
+  /** Refusals that carried grpc-retry-pushback-ms. */
+  refusalsWithPushback: number;
+  pushbackP50Ms: number;
+}
+
+export function summarize(results: readonly CallResult[]): FloodSummary {
+  const of = (outcome: Outcome) => results.filter((r) => r.outcome === outcome);
+  const refused = of('refused');
+  const answered = of('answered');
+  const other = of('other');
+  const otherCodes: Record<string, number> = {};
+  for (const r of other) otherCodes[r.code] = (otherCodes[r.code] ?? 0) + 1;
+  const pushbacks = refused.flatMap((r) => (r.pushbackMs === undefined ? [] : [r.pushbackMs]));
+  return {
+    requests: results.length,
+    answered: answered.length,
+    refused: refused.length,
+    deadlines: of('deadline').length,
+    other: other.length,
+    otherCodes,
+    deadlineShare: results.length === 0 ? 0 : of('deadline').length / results.length,
+    refusalP50Ms: percentile(
+      refused.map((r) => r.ms),
+      50,
+    ),
+    refusalP99Ms: percentile(
+      refused.map((r) => r.ms),
+      99,
+    ),
+    answeredP50Ms: percentile(
+      answered.map((r) => r.ms),
+      50,
+    ),
+    answeredP99Ms: percentile(
+      answered.map((r) => r.ms),
+      99,
+    ),
+    refusalsWithPushback: pushbacks.length,
+    pushbackP50Ms: percentile(pushbacks, 50),
+  };
+}
+
+/** The sum of a counter's samples in a Prometheus exposition (every label set), or 0. */
+export function counterTotal(exposition: string, name: string): number {
+  let total = 0;
+  for (const line of exposition.split('\n')) {
+    if (!line.startsWith(name)) continue;
+    const rest = line.slice(name.length);
+    if (rest[0] !== ' ' && rest[0] !== '{') continue;
+    total += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return total;
+}
+
+/** Resident set size of a process now, from /proc (Linux), in MiB. */
+export function rssMiB(pid: number): number | null {
+  return procStatusMiB(pid, 'VmRSS');
+}
+
+/** Peak resident set size of a process since it started, from /proc (Linux), in MiB. */
+export function peakRssMiBOf(pid: number): number | null {
+  return procStatusMiB(pid, 'VmHWM');
+}
+
+function procStatusMiB(pid: number, field: string): number | null {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(status);
+    return match ? Math.round(Number(match[1]) / 1024) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Cumulative counts of a histogram's buckets (`le` -> count) for the samples whose labels include all of `labels`. */
+export function histogramBuckets(exposition: string, name: string, labels: Record<string, string>): Map<number, number> {
+  const buckets = new Map<number, number>();
+  const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+  for (const line of exposition.split('\n')) {
+    if (!line.startsWith(`${name}_bucket{`) || !wanted.every((w) => line.includes(w))) continue;
+    const le = /le="([^"]+)"/.exec(line)?.[1];
+    if (le === undefined) continue;
+    const bound = le === '+Inf' ? Infinity : Number(le);
+    buckets.set(bound, (buckets.get(bound) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
+  }
+  return buckets;
+}
+
+/**
+ * The upper bound of the bucket that holds the p-th percentile of what was
+ * observed between two scrapes (`before` subtracted from `after`), in ms.
+ */
+export function histogramPercentileMs(before: Map<number, number>, after: Map<number, number>, p: number): number | null {
+  const bounds = [...after.keys()].sort((a, b) => a - b);
+  const total = (after.get(Infinity) ?? 0) - (before.get(Infinity) ?? 0);
+  if (total <= 0) return null;
+  for (const bound of bounds) {
+    if ((after.get(bound) ?? 0) - (before.get(bound) ?? 0) >= (p / 100) * total) return bound * 1000;
+  }
+  return null;
+}
