@@ -9,6 +9,7 @@ import type {
   ReplayHistory,
   StaleResultMode,
 } from '@toolhistory/domain';
+import { HISTORY_FORMAT_LIST, HISTORY_FORMATS } from '@toolhistory/contract';
 import { AppError, ErrorCode } from '@toolhistory/errors';
 import type { Timestamp } from '@toolhistory/grpc-api';
 import {
@@ -67,19 +68,13 @@ export function isoToTimestamp(iso: string): TimestampMessage {
   return { seconds: String(Math.floor(millis / 1000)), nanos };
 }
 
+/** The service's format of each of the API's HistoryFormat values (the contract's HISTORY_FORMATS). */
+const FORMAT_OF_PROTO: Readonly<Record<string, HistoryFormat>> = Object.fromEntries(
+  HISTORY_FORMAT_LIST.map((format) => [HISTORY_FORMATS[format].proto, format]),
+);
+
 export const formatOf = (value: string | number | undefined): HistoryFormat =>
-  enumOf<HistoryFormat>(
-    'format',
-    value,
-    {
-      HISTORY_FORMAT_OPENAI_CHAT: 'openai_chat',
-      HISTORY_FORMAT_ANTHROPIC_MESSAGES: 'anthropic_messages',
-      HISTORY_FORMAT_OPENAI_RESPONSES: 'openai_responses',
-      HISTORY_FORMAT_GEMINI: 'gemini',
-      HISTORY_FORMAT_BEDROCK_CONVERSE: 'bedrock_converse',
-    },
-    'openai_chat',
-  );
+  enumOf<HistoryFormat>('format', value, FORMAT_OF_PROTO, 'openai_chat');
 
 export const staleResultsOf = (value: string | number | undefined): StaleResultMode | undefined =>
   enumOf<StaleResultMode | undefined>(

@@ -1,7 +1,6 @@
 import {
   withPayloadsExpiredBy,
   type ConversationRows,
-  FORMAT_PROVIDER,
   type HistoryFormat,
   replayHistory,
   type ReplayHistory,
@@ -10,6 +9,7 @@ import {
   type ReplayRequest,
   type StaleResultMode,
   type TokenCounter,
+  translatorOf,
 } from '@toolhistory/domain';
 import { AppError, ErrorCode, checkRequestIds, idProblem, requireArguments } from '@toolhistory/errors';
 import { awaitRecordedWith, READ_MODEL } from '../consistency/await-recorded';
@@ -108,7 +108,7 @@ function validate(query: GetReplayHistoryQuery): void {
   }
   checkBranch(query.branchMessageIds ?? []);
   checkRequestIds({ model: query.model, provider: query.provider });
-  const formatProvider = FORMAT_PROVIDER[query.format];
+  const formatProvider = translatorOf(query.format).provider;
   if (query.provider && formatProvider !== null && query.provider !== formatProvider) {
     throw new AppError(
       ErrorCode.InvalidArgument,

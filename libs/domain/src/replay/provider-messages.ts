@@ -1,8 +1,8 @@
 import type { JsonObject, JsonValue } from '@toolhistory/contract';
 import { anthropicToolUseId, bedrockToolUseId } from './replayed-tool-call-id';
 
-/** The formats a history is replayed in, by the API whose input they are. */
-export type HistoryFormat = 'openai_chat' | 'anthropic_messages' | 'openai_responses' | 'gemini' | 'bedrock_converse';
+/** The formats a history is replayed in, by the API whose input they are (declared in the contract, with their other names). */
+export type { HistoryFormat } from '@toolhistory/contract';
 
 /** The fields of a replayed call the provider formats need. */
 export interface FormattableCall {
@@ -49,7 +49,8 @@ export interface OpenAiToolMessage {
 }
 
 /** An Anthropic `thinking` or `redacted_thinking` block, as the model produced it (signature included). */
-export type AnthropicThinkingBlock = JsonObject & { type: 'thinking' | 'redacted_thinking' };
+export type AnthropicThinkingBlock =
+  { type: 'thinking'; thinking: string; signature: string } | { type: 'redacted_thinking'; data: string };
 
 export interface AnthropicAssistantMessage {
   role: 'assistant';
@@ -78,7 +79,14 @@ export interface OpenAiResponsesFunctionCall {
 }
 
 /** A `reasoning` item as the model produced it (its `encrypted_content` included). */
-export type OpenAiResponsesReasoningItem = JsonObject & { type: 'reasoning' };
+export interface OpenAiResponsesReasoningItem {
+  type: 'reasoning';
+  id: string;
+  summary: Array<{ type: 'summary_text'; text: string }>;
+  encrypted_content?: string | null;
+  content?: Array<{ type: 'reasoning_text'; text: string }>;
+  status?: 'in_progress' | 'completed' | 'incomplete';
+}
 
 /** The round's own text, as an assistant input message (an output message would need the id and status of the response it came in). */
 export interface OpenAiResponsesOutputMessage {
@@ -120,19 +128,22 @@ export interface BedrockToolResultMessage {
   }>;
 }
 
-export type ProviderMessage =
-  | OpenAiAssistantToolCallMessage
-  | OpenAiToolMessage
-  | AnthropicAssistantMessage
-  | AnthropicToolResultMessage
-  | OpenAiResponsesFunctionCall
-  | OpenAiResponsesFunctionCallOutput
-  | OpenAiResponsesReasoningItem
-  | OpenAiResponsesOutputMessage
-  | GeminiModelContent
-  | GeminiUserContent
-  | BedrockAssistantMessage
-  | BedrockToolResultMessage;
+/** Each format's messages, by the format's name (see HISTORY_FORMAT_TRANSLATORS for how they are made). */
+export interface ProviderMessagesByFormat {
+  /** OpenAI chat completions: an assistant message (the round's text, `tool_calls`), then a `tool` message per call. */
+  openai_chat: OpenAiAssistantToolCallMessage | OpenAiToolMessage;
+  /** Anthropic Messages: an assistant message (thinking, text, `tool_use` blocks), then one user message of `tool_result` blocks. */
+  anthropic_messages: AnthropicAssistantMessage | AnthropicToolResultMessage;
+  /** OpenAI Responses input items: the round's reasoning items and text, a `function_call` per call, then a `function_call_output` per call. */
+  openai_responses:
+    OpenAiResponsesReasoningItem | OpenAiResponsesOutputMessage | OpenAiResponsesFunctionCall | OpenAiResponsesFunctionCallOutput;
+  /** Gemini `contents`: a `model` content (thought parts, text, `functionCall` parts), then a `user` content of `functionResponse` parts. */
+  gemini: GeminiModelContent | GeminiUserContent;
+  /** Bedrock Converse `messages`: an assistant message (reasoning, text, `toolUse` blocks), then a user message of `toolResult` blocks. */
+  bedrock_converse: BedrockAssistantMessage | BedrockToolResultMessage;
+}
+
+export type ProviderMessage = ProviderMessagesByFormat[keyof ProviderMessagesByFormat];
 
 /** OpenAI chat: per round, one assistant message with tool_calls, then one tool message per call, in order. */
 export function toOpenAiChatMessages(rounds: readonly FormattableRound[]): Array<OpenAiAssistantToolCallMessage | OpenAiToolMessage> {
@@ -157,7 +168,7 @@ export function toAnthropicMessages(rounds: readonly FormattableRound[]): Array<
     {
       role: 'assistant' as const,
       content: [
-        ...((round.response?.reasoning ?? []) as AnthropicThinkingBlock[]),
+        ...reasoningOf<AnthropicThinkingBlock>(round),
         ...textBlock(round.response?.text),
         ...round.calls.map((c) => ({
           type: 'tool_use' as const,
@@ -189,16 +200,24 @@ function errorText(call: FormattableCall): string {
 const isJsonObject = (value: JsonValue | undefined): value is JsonObject =>
   value !== undefined && typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/**
- * The text a format sends around a result's own text, counted with it
- * (replay-history.ts): Responses marks errors, Gemini wraps what is not a
- * JSON object. Escaping inside a wrapped string is not counted.
- */
-export function resultWrapping(format: HistoryFormat, call: FormattableCall): string {
-  if (format === 'openai_responses') return marksError(call) ? ERROR_MARK : '';
-  if (format !== 'gemini') return '';
+/** The text Responses sends around an error result's text: its error mark (counted with the result, replay-history.ts). */
+export function responsesResultWrapping(call: FormattableCall): string {
+  return marksError(call) ? ERROR_MARK : '';
+}
+
+/** The text Gemini sends around a result's text: its wrapping of what is not a JSON object. Escaping inside is not counted. */
+export function geminiResultWrapping(call: FormattableCall): string {
   if (call.isError) return '{"error":""}';
   return isJsonObject(call.resultJson) ? '' : '{"output":""}';
+}
+
+/**
+ * The round's reasoning items in the provider's own shapes: a round carries
+ * reasoning only to the provider it was recorded through (round-responses.ts,
+ * REASONING_RULES), which produced them; they go back as published, unchecked.
+ */
+function reasoningOf<Item>(round: FormattableRound): Item[] {
+  return (round.response?.reasoning ?? []) as unknown as Item[];
 }
 
 /** The round's text as a content block, when it has one. */
@@ -217,7 +236,7 @@ export function toOpenAiResponsesItems(
   rounds: readonly FormattableRound[],
 ): Array<OpenAiResponsesReasoningItem | OpenAiResponsesOutputMessage | OpenAiResponsesFunctionCall | OpenAiResponsesFunctionCallOutput> {
   return rounds.flatMap((round) => [
-    ...((round.response?.reasoning ?? []) as OpenAiResponsesReasoningItem[]),
+    ...reasoningOf<OpenAiResponsesReasoningItem>(round),
     ...outputMessage(round.response?.text),
     ...round.calls.map((c) => ({
       type: 'function_call' as const,
@@ -291,7 +310,7 @@ export function toBedrockConverseMessages(rounds: readonly FormattableRound[]): 
     {
       role: 'assistant' as const,
       content: [
-        ...((round.response?.reasoning ?? []) as BedrockReasoningBlock[]),
+        ...reasoningOf<BedrockReasoningBlock>(round),
         ...(round.response?.text ? [{ text: round.response.text }] : []),
         ...round.calls.map((c) => ({ toolUse: { toolUseId: bedrockToolUseId(c.toolCallId), name: c.toolName, input: c.arguments } })),
       ],

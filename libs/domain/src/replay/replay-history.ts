@@ -2,19 +2,12 @@ import type { InvocationRow, RunRow } from '../projection/read-model.types';
 import type { Omission, ReplayedRound, ReplayHistory, ReplayRequest } from './replay-types';
 import type { TokenCounter } from '../projection/invocation-tokens';
 import { fitTokenBudget } from './token-budget';
-import {
-  HistoryFormat,
-  ProviderMessage,
-  toAnthropicMessages,
-  toBedrockConverseMessages,
-  toGeminiContents,
-  toOpenAiChatMessages,
-  toOpenAiResponsesItems,
-} from './provider-messages';
+import type { HistoryFormat, ProviderMessage } from './provider-messages';
+import { translatorOf } from './history-format-translators';
 import { callScopeOf, type RunAsOf, runsAsOf } from './replay-call-context';
 import { turnOf } from '../reasoning/reasoning-apart';
 import { historyTokenBudget, ReplayPolicy } from './replay-policy';
-import { anthropicToolUseId, bedrockToolUseId, replayedToolCallId } from './replayed-tool-call-id';
+import { replayedToolCallId } from './replayed-tool-call-id';
 import { isKept, judgeCalls, omissionsOf, pendingApprovalsOf } from './judged-calls';
 import { replayedCallOf } from './replayed-call';
 import { type TurnDraft, turnsOf } from './replay-placement';
@@ -85,11 +78,8 @@ function openTurnsAsOf(runs: ReadonlyMap<string, RunAsOf>): (runId: string) => b
 
 /** Ids are reported as the requested format carries them. */
 function reportedIdIn(format: HistoryFormat): (row: InvocationRow) => string {
-  return (row) => {
-    const recordedOrDerived = replayedToolCallId(row.toolCallId, row);
-    if (format === 'anthropic_messages') return anthropicToolUseId(recordedOrDerived);
-    return format === 'bedrock_converse' ? bedrockToolUseId(recordedOrDerived) : recordedOrDerived;
-  };
+  const { toolCallIdOf } = translatorOf(format);
+  return (row) => toolCallIdOf(replayedToolCallId(row.toolCallId, row));
 }
 
 function overBudget({ turn, round }: { turn: TurnDraft; round: ReplayedRound }): Omission[] {
@@ -105,16 +95,5 @@ function overBudget({ turn, round }: { turn: TurnDraft; round: ReplayedRound }):
 }
 
 function messagesOf(rounds: readonly ReplayedRound[], format: HistoryFormat): ProviderMessage[] {
-  switch (format) {
-    case 'openai_chat':
-      return toOpenAiChatMessages(rounds);
-    case 'anthropic_messages':
-      return toAnthropicMessages(rounds);
-    case 'openai_responses':
-      return toOpenAiResponsesItems(rounds);
-    case 'gemini':
-      return toGeminiContents(rounds);
-    case 'bedrock_converse':
-      return toBedrockConverseMessages(rounds);
-  }
+  return translatorOf(format).messagesOf(rounds);
 }

@@ -9,19 +9,11 @@
 import type { RecordedResponse } from '../ports/replay-reader.port';
 import type { HistoryFormat } from './provider-messages';
 import { reasoningKeep, type ReplayPolicy } from './replay-policy';
+import { translatorOf } from './history-format-translators';
 import type { TurnDraft } from './replay-placement';
 import type { ReasoningOmission, ReplayedResponse } from './replay-types';
 
 export type { ReasoningOmission, ReplayedResponse } from './replay-types';
-
-/** The provider whose API each format is the input of; none: the format carries no reasoning (OpenAI chat). */
-export const FORMAT_PROVIDER: Readonly<Record<HistoryFormat, string | null>> = {
-  openai_chat: null,
-  anthropic_messages: 'anthropic',
-  openai_responses: 'openai',
-  gemini: 'google',
-  bedrock_converse: 'bedrock',
-};
 
 export interface ResponseRequest {
   format: HistoryFormat;
@@ -84,7 +76,7 @@ function replayedResponseOf(
   request: ResponseRequest,
   context: { policy: ReplayPolicy; tools: readonly string[] },
 ): ReplayedResponse {
-  const target = FORMAT_PROVIDER[request.format] ?? request.provider ?? null;
+  const target = translatorOf(request.format).provider ?? request.provider ?? null;
   const keep = reasoningKeep(context.policy, request.channel, context.tools);
   const omitted =
     recorded.reasoningBytes === 0
