@@ -76,6 +76,26 @@ export interface ToolApprovalDecisionInput extends EventOverrides {
   decidedBy?: string;
 }
 
+/**
+ * The model's response in one round (ModelResponseReceived), published
+ * before the round's calls: its text beside them and the reasoning state
+ * the provider handed back, each item as the provider produced it.
+ */
+export interface ModelResponseInput extends EventOverrides {
+  roundIndex: number;
+  /** `openai`, `anthropic`, `google`, `bedrock`, or another name: reasoning goes back only to it. */
+  provider: string;
+  model: string;
+  /** What the model said beside its calls. */
+  text?: string;
+  /** The provider's own items that precede the calls (OpenAI reasoning items, Anthropic thinking blocks, Gemini thought parts, Bedrock reasoningContent). */
+  reasoning?: JsonObject[];
+  /** Tool call id to the opaque signature carried on that call (Gemini's thoughtSignature). */
+  callSignatures?: Record<string, string>;
+  /** Tool call id to the provider's own item id (OpenAI's fc_...). */
+  callItemIds?: Record<string, string>;
+}
+
 export interface RunCompletionInput extends EventOverrides {
   /** The host's final assistant message of the run. */
   assistantMessageId: string;
@@ -176,6 +196,24 @@ export class RunPublisher {
         approved,
         ...(input.reason === undefined ? {} : { reason: input.reason }),
         ...(input.decidedBy === undefined ? {} : { decidedBy: input.decidedBy }),
+      },
+    });
+  }
+
+  /** The model's response in a round: publish it before the round's calls (the service pairs them in either order). */
+  modelResponse(input: ModelResponseInput): Promise<PublishedEvent> {
+    const { roundIndex, provider, model, text, reasoning, callSignatures, callItemIds } = input;
+    return this.one({
+      identity: { type: 'ModelResponseReceived', roundIndex },
+      overrides: input,
+      fields: {
+        roundIndex,
+        provider,
+        model,
+        ...(text === undefined ? {} : { text }),
+        ...(reasoning === undefined ? {} : { reasoning }),
+        ...(callSignatures === undefined ? {} : { callSignatures }),
+        ...(callItemIds === undefined ? {} : { callItemIds }),
       },
     });
   }

@@ -22,6 +22,7 @@ from toolhistory._grpc import (
     TokenSource,
     UsageBucket,
 )
+from toolhistory._recording._records import ResponseReasoning
 from toolhistory.aio import AsyncTokenSource, AsyncToolHistoryClient
 from toolhistory.client import ToolHistoryClient
 from toolhistory.consistency import kafka_consistency_token, last_consistency_token
@@ -99,6 +100,7 @@ __all__ = [
     "PublishedEvent",
     "ReplayHistory",
     "ReplayedTurn",
+    "ResponseReasoning",
     "RunFailure",
     "RunPublisher",
     "RunScope",

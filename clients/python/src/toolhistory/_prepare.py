@@ -10,7 +10,14 @@ from typing import Any, NamedTuple
 
 from toolhistory.errors import InvalidToolEventError
 from toolhistory.event_ids import derive_event_id
-from toolhistory.events import INVOCATION_EVENT_TYPES, EventType, MaxResultChars, PublishedEvent, RunScope
+from toolhistory.events import (
+    INVOCATION_EVENT_TYPES,
+    ROUND_EVENT_TYPES,
+    EventType,
+    MaxResultChars,
+    PublishedEvent,
+    RunScope,
+)
 from toolhistory.persist import PersistOption, persist_option_problems, persisted_fields
 from toolhistory.truncation import max_result_chars_problems, result_char_limit, serialize_fitted_event
 from toolhistory.validation import DEFAULT_MAX_EVENT_BYTES, event_problems
@@ -82,6 +89,8 @@ def _derived_event_id(scope: RunScope, event: PendingEvent) -> str:
             "sequence_index": event.sequence_index,
             "tool_call_id": event.tool_call_id,
         }
+    elif event.type in ROUND_EVENT_TYPES:
+        step = {"round_index": event.round_index}
     try:
         return derive_event_id(
             tenant_id=scope.tenant_id,

@@ -200,6 +200,43 @@ class RunPublisher:
             )
         )
 
+    def model_response(
+        self,
+        *,
+        round_index: int,
+        provider: str,
+        model: str,
+        text: str | None = None,
+        reasoning: Sequence[JsonObject] | None = None,
+        call_signatures: Mapping[str, str] | None = None,
+        call_item_ids: Mapping[str, str] | None = None,
+        event_id: str | None = None,
+        occurred_at: datetime | str | None = None,
+    ) -> PublishedEvent:
+        """The model's response in a round (ModelResponseReceived): publish it before the round's calls (the service
+        pairs them in either order). `provider` (``openai``, ``anthropic``, ``google``, ``bedrock``, or another name)
+        and `model` say where its reasoning may go back; `text` is what the model said beside its calls; `reasoning`
+        the provider's own items that precede the calls, each as produced; `call_signatures` and `call_item_ids` map a
+        tool call id to the signature on that call (Gemini's thoughtSignature) and to the provider's item id (OpenAI's
+        fc_...)."""
+        return self._one(
+            PendingEvent(
+                type="ModelResponseReceived",
+                round_index=round_index,
+                event_id=event_id,
+                occurred_at=occurred_at,
+                fields={
+                    "roundIndex": round_index,
+                    "provider": provider,
+                    "model": model,
+                    **_optional(text=text),
+                    **({} if reasoning is None else {"reasoning": list(reasoning)}),
+                    **({} if call_signatures is None else {"callSignatures": dict(call_signatures)}),
+                    **({} if call_item_ids is None else {"callItemIds": dict(call_item_ids)}),
+                },
+            )
+        )
+
     def complete(
         self,
         *,

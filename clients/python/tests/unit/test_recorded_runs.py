@@ -16,6 +16,7 @@ from toolhistory._recording import (
     AskedCall,
     FailedRunEnd,
     RecordedCall,
+    ResponseReasoning,
     RunEnd,
     RunRecording,
     ToolOutcome,
@@ -51,13 +52,30 @@ def _usage(usage: dict[str, Any] | None) -> TokenUsage | None:
     return None if usage is None else TokenUsage(usage["inputTokens"], usage["outputTokens"], usage.get("model"))
 
 
+def _reasoning(reasoning: dict[str, Any] | None) -> ResponseReasoning | None:
+    if reasoning is None:
+        return None
+    return ResponseReasoning(
+        provider=reasoning["provider"],
+        model=reasoning["model"],
+        items=reasoning.get("items", ()),
+        call_signatures=reasoning.get("callSignatures", {}),
+        call_item_ids=reasoning.get("callItemIds", {}),
+    )
+
+
 def _perform(recording: RunRecording, step: dict[str, Any]) -> Future[Any] | None:
     at = step.get("at")
     kind = step["step"]
     if kind == "modelResponse":
         asked = [AskedCall(c["toolCallId"], c["toolName"], c["arguments"]) for c in step.get("calls", [])]
         round_ = recording.response(
-            calls=asked, usage=_usage(step.get("usage")), text=step.get("text"), message_id=step.get("messageId")
+            calls=asked,
+            usage=_usage(step.get("usage")),
+            text=step.get("text"),
+            message_id=step.get("messageId"),
+            reasoning=_reasoning(step.get("reasoning")),
+            occurred_at=at,
         )
         return None if round_ is None else recording.publish_calls(round_.calls, at)
     if kind == "toolResult":

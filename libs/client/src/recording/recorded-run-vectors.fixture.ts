@@ -2,7 +2,7 @@ import type { MaxResultChars } from '../payload-truncation';
 import { prepareEvents } from '../prepare-events';
 import { type PublishedEvent, RunPublisher, type RunScope } from '../run-publisher';
 import type { JsonObject, JsonValue, RunFailureDetail, TokenUsage } from '../tool-event-types';
-import { decisionOn, resultOf } from './recorded-run';
+import { decisionOn, type ResponseReasoning, resultOf } from './recorded-run';
 import { type KnownPendingApproval, resumedCallPosition } from './resumed-calls';
 import { RunRecording, type RunRecordingOptions } from './run-recording';
 
@@ -21,6 +21,7 @@ export type TraceStep = { at?: string; refused?: boolean } & (
       usage?: TokenUsage;
       text?: string;
       messageId?: string;
+      reasoning?: ResponseReasoning;
     }
   | { step: 'toolResult'; toolCallId: string; result: JsonValue; isError?: boolean }
   | { step: 'approvalRequested'; toolCallId: string; reason?: string }
@@ -84,7 +85,14 @@ function perform(recording: RunRecording, step: TraceStep): Promise<unknown> {
   const at = step.at === undefined ? {} : { occurredAt: step.at };
   switch (step.step) {
     case 'modelResponse': {
-      const round = recording.response({ calls: step.calls, usage: step.usage, text: step.text, messageId: step.messageId });
+      const round = recording.response({
+        calls: step.calls,
+        usage: step.usage,
+        text: step.text,
+        messageId: step.messageId,
+        reasoning: step.reasoning,
+        ...at,
+      });
       return round === undefined ? Promise.resolve() : recording.publishCalls(round.calls.map((call) => ({ ...call, ...at })));
     }
     case 'toolResult': {

@@ -56,6 +56,31 @@ export interface RecordedRound {
   results: RecordedResult[];
   /** The round's calls that stopped the run for a person's approval. */
   approvalRequests: RecordedCall[];
+  /** The model's response that asked for the round's calls, when its provider handed back reasoning state (published before the calls). */
+  response?: RecordedResponse;
+}
+
+/**
+ * What a reasoning model handed back with a round of calls, which the next
+ * request of the same turn must carry back unchanged (docs/adr/027): the
+ * provider's own items, as produced, and what it put on the calls.
+ */
+export interface ResponseReasoning {
+  /** `openai`, `anthropic`, `google`, `bedrock`, or another name: replay gives the reasoning back only to it. */
+  provider: string;
+  model: string;
+  /** The items that precede the calls: OpenAI reasoning items, Anthropic thinking blocks, Gemini thought parts, Bedrock reasoningContent blocks. */
+  items?: JsonObject[];
+  /** Tool call id to the opaque signature on that call (Gemini's thoughtSignature). */
+  callSignatures?: Record<string, string>;
+  /** Tool call id to the provider's own item id (OpenAI's fc_...). */
+  callItemIds?: Record<string, string>;
+}
+
+/** A round's model response as recorded: its reasoning, and the text the model said beside its calls. */
+export interface RecordedResponse {
+  reasoning: ResponseReasoning;
+  text?: string;
 }
 
 /** A call the model asked for, before the run gives it its place. */

@@ -1,5 +1,6 @@
 import type { PublishedEvent, RunPublisher } from '../run-publisher';
-import type { ApprovalDecision, RecordedCall, RecordedDecision, RecordedResult, RunRecord } from './recorded-run';
+import { InvalidToolEventError } from '../tool-history-errors';
+import type { ApprovalDecision, RecordedCall, RecordedDecision, RecordedResponse, RecordedResult, RunRecord } from './recorded-run';
 
 /** A step's record with when it happened (default: when it is published). */
 export type Timed<T> = T & { occurredAt?: Date | string };
@@ -20,6 +21,31 @@ export class RecordingSteps {
     private readonly run: RunPublisher,
     private readonly options: StepOptions,
   ) {}
+
+  /** The model's response that asked for a round's calls (ModelResponseReceived), before them: its text and reasoning state. */
+  async modelResponse(response: Timed<RecordedResponse> & { roundIndex: number }): Promise<PublishedEvent> {
+    const { reasoning, text, roundIndex, occurredAt } = response;
+    const bare = {
+      roundIndex,
+      provider: reasoning.provider,
+      model: reasoning.model,
+      ...(text === undefined || text === '' ? {} : { text }),
+      ...at(occurredAt),
+    };
+    const state = {
+      ...(reasoning.items === undefined || reasoning.items.length === 0 ? {} : { reasoning: reasoning.items }),
+      ...nonEmpty('callSignatures', reasoning.callSignatures),
+      ...nonEmpty('callItemIds', reasoning.callItemIds),
+    };
+    try {
+      return await this.run.modelResponse({ ...bare, ...state });
+    } catch (error) {
+      // State the contract cannot carry (past the event's size, or too many items) is let go rather than the run:
+      // the round replays without it, as after its turn, which every provider accepts.
+      if (!(error instanceof InvalidToolEventError) || Object.keys(state).length === 0) throw error;
+      return this.run.modelResponse(bare);
+    }
+  }
 
   /** A round's calls (ToolCallRequested), in one request. */
   calls(calls: ReadonlyArray<Timed<RecordedCall>>): Promise<PublishedEvent[]> {
@@ -78,13 +104,15 @@ export class RecordingSteps {
 
   /**
    * A whole record, in order: the answers, the resumed calls' results, then
-   * each round's calls, results and approval requests (none for a call
-   * without an id: the contract names an approval's call by its id).
+   * each round's model response (when it carried reasoning), calls, results
+   * and approval requests (none for a call without an id: the contract names
+   * an approval's call by its id).
    */
   async record(record: RunRecord): Promise<void> {
     for (const decision of record.decisions) await this.decision(decision);
     if (record.resumedResults.length > 0) await this.results(record.resumedResults);
     for (const round of record.rounds) {
+      if (round.response !== undefined) await this.modelResponse({ ...round.response, roundIndex: round.roundIndex });
       await this.calls(round.calls);
       if (round.results.length > 0) await this.results(round.results);
       for (const call of round.approvalRequests) if (call.toolCallId !== '') await this.approvalRequest(call);
@@ -93,3 +121,6 @@ export class RecordingSteps {
 }
 
 const at = (occurredAt: Date | string | undefined) => (occurredAt === undefined ? {} : { occurredAt });
+
+const nonEmpty = <K extends string>(key: K, map: Record<string, string> | undefined) =>
+  map === undefined || Object.keys(map).length === 0 ? {} : ({ [key]: map } as Record<K, Record<string, string>>);

@@ -4,7 +4,16 @@ import type { RunFailureDetail, TokenUsage } from '../tool-event-types';
 import { boundedUsage, errorText } from './contract-fit';
 import { OrderedPublishQueue, type PublishFailure } from './ordered-publish-queue';
 import { RecordedCalls } from './recorded-calls';
-import type { ApprovalDecision, AskedCall, RecordedCall, RecordedDecision, RecordedResult, RecordedRound, RunRecord } from './recorded-run';
+import type {
+  ApprovalDecision,
+  AskedCall,
+  RecordedCall,
+  RecordedDecision,
+  RecordedResult,
+  RecordedRound,
+  ResponseReasoning,
+  RunRecord,
+} from './recorded-run';
 import { RecordingSteps, type Timed } from './recording-steps';
 
 /**
@@ -53,6 +62,14 @@ export interface ModelResponse {
   messageId?: string;
   /** The provider's id of the response. */
   responseId?: string;
+  /**
+   * The reasoning state the provider handed back with the calls (reasoning
+   * models): with calls, the round's ModelResponseReceived (its text and
+   * this) is published before them, so that replay can give it back.
+   */
+  reasoning?: ResponseReasoning;
+  /** When the model answered; default: when its response is published. */
+  occurredAt?: Date | string;
 }
 
 /** How the run ended; every field has a default from what the run recorded. */
@@ -133,7 +150,15 @@ export class RunRecording {
   /** A model call returned: its tokens and text are kept, and its calls (if any) are the next round, numbered, not yet published. */
   response(response: ModelResponse): RecordedRound | undefined {
     this.responses.push(response);
-    return this.calls.openRound(response.calls ?? []);
+    const round = this.calls.openRound(response.calls ?? []);
+    if (round !== undefined && response.reasoning !== undefined) {
+      const recorded = { reasoning: response.reasoning, ...(response.text === undefined ? {} : { text: response.text }) };
+      round.response = recorded;
+      const step = { ...recorded, roundIndex: round.roundIndex, ...at(response.occurredAt) };
+      // Queued now, so it goes before the round's calls whoever publishes them; a failure is the queue's to report (settled()).
+      this.step(`ModelResponseReceived round ${round.roundIndex}`, () => this.steps.modelResponse(step)).catch(() => undefined);
+    }
+    return round;
   }
 
   /** Publishes a round's calls (ToolCallRequested), in one request. */

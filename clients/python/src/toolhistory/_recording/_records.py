@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
     from toolhistory.events import JsonObject, JsonValue, TokenUsage
 
 
@@ -73,6 +75,31 @@ class RecordedDecision:
 
 
 @dataclass(frozen=True)
+class ResponseReasoning:
+    """What a reasoning model handed back with a round of calls, which the next request of the same turn must carry
+    back unchanged: the provider's own items, as produced, and what it put on the calls."""
+
+    provider: str
+    """``openai``, ``anthropic``, ``google``, ``bedrock``, or another: replay gives the reasoning back only to it."""
+    model: str
+    items: Sequence[JsonObject] = ()
+    """The items that precede the calls: OpenAI reasoning items, Anthropic thinking blocks, Gemini thought parts,
+    Bedrock reasoningContent blocks."""
+    call_signatures: Mapping[str, str] = field(default_factory=dict)
+    """Tool call id to the opaque signature on that call (Gemini's thoughtSignature)."""
+    call_item_ids: Mapping[str, str] = field(default_factory=dict)
+    """Tool call id to the provider's own item id (OpenAI's fc_...)."""
+
+
+@dataclass(frozen=True)
+class RecordedResponse:
+    """A round's model response as recorded: its reasoning, and the text the model said beside its calls."""
+
+    reasoning: ResponseReasoning
+    text: str | None = None
+
+
+@dataclass(frozen=True)
 class RecordedRound:
     """One model response that asked for tools: its calls, their results, and the calls that wait for approval."""
 
@@ -80,6 +107,9 @@ class RecordedRound:
     calls: tuple[RecordedCall, ...]
     results: tuple[RecordedResult, ...] = ()
     approval_requests: tuple[RecordedCall, ...] = ()
+    response: RecordedResponse | None = None
+    """The model's response that asked for the calls, when its provider handed back reasoning state (published
+    before the calls)."""
 
 
 @dataclass(frozen=True)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from toolhistory._citations import cited_sources_from
 from toolhistory._recording._calls import RecordedCalls
 from toolhistory._recording._fit import bounded_usage
 from toolhistory._recording._outbox import OrderedPublications, PublishFailure
+from toolhistory._recording._records import RecordedResponse
 from toolhistory._recording._steps import RecordingSteps
 from toolhistory.events import RunFailure
 
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
         RecordedDecision,
         RecordedResult,
         RecordedRound,
+        ResponseReasoning,
         RunRecord,
     )
     from toolhistory.events import PublishedEvent, TokenUsage
@@ -143,11 +145,28 @@ class RunRecording:
         text: str | None = None,
         message_id: str | None = None,
         response_id: str | None = None,
+        reasoning: ResponseReasoning | None = None,
+        occurred_at: datetime | str | None = None,
     ) -> RecordedRound | None:
         """A model call returned: its tokens and text are kept, and its calls (if any) are the next round, numbered,
-        not yet published."""
+        not yet published.
+
+        With `reasoning` (the state a reasoning model handed back with the calls), the round's ModelResponseReceived
+        (its text and this) is published now, before the round's calls, so that replay can give it back; the round
+        returned carries it as `response`. `occurred_at`: when the model answered (default: when it is published).
+        """
         self._responses.append(_Response(bool(calls), usage, text, message_id, response_id))
-        return self.calls.open_round(calls)
+        round_ = self.calls.open_round(calls)
+        if round_ is None or reasoning is None:
+            return round_
+        recorded = RecordedResponse(reasoning=reasoning, text=text)
+        round_index = round_.round_index
+        # Queued now, so it goes before the round's calls whoever publishes them; a failure is the outbox's to report.
+        self._step(
+            f"ModelResponseReceived round {round_index}",
+            lambda: self.steps.model_response(recorded, round_index, occurred_at),
+        )
+        return replace(round_, response=recorded)
 
     def publish_calls(
         self, calls: Sequence[RecordedCall], occurred_at: datetime | str | None = None

@@ -5,13 +5,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from toolhistory.errors import InvalidToolEventError
 from toolhistory.events import ToolCall, ToolResult
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from datetime import datetime
 
-    from toolhistory._recording._records import RecordedCall, RecordedDecision, RecordedResult, RunRecord
+    from toolhistory._recording._records import (
+        RecordedCall,
+        RecordedDecision,
+        RecordedResponse,
+        RecordedResult,
+        RunRecord,
+    )
     from toolhistory.events import PublishedEvent
     from toolhistory.publisher import RunPublisher
 
@@ -34,6 +41,33 @@ class RecordingSteps:
         self.run = run
         self._decided_by = decided_by
         self._approval_reason = approval_reason
+
+    def model_response(
+        self, response: RecordedResponse, round_index: int, occurred_at: datetime | str | None = None
+    ) -> PublishedEvent:
+        """The model's response that asked for a round's calls (ModelResponseReceived), before them: its text and
+        reasoning state."""
+        reasoning = response.reasoning
+        bare: dict[str, Any] = {
+            "round_index": round_index,
+            "provider": reasoning.provider,
+            "model": reasoning.model,
+            **({"text": response.text} if response.text else {}),
+            **_at(occurred_at),
+        }
+        state: dict[str, Any] = {
+            **({"reasoning": list(reasoning.items)} if reasoning.items else {}),
+            **({"call_signatures": dict(reasoning.call_signatures)} if reasoning.call_signatures else {}),
+            **({"call_item_ids": dict(reasoning.call_item_ids)} if reasoning.call_item_ids else {}),
+        }
+        try:
+            return self.run.model_response(**bare, **state)
+        except InvalidToolEventError:
+            # State the contract cannot carry (past the event's size, or too many items) is let go rather than the
+            # run: the round replays without it, as a round of an earlier turn does.
+            if not state:
+                raise
+            return self.run.model_response(**bare)
 
     def calls(self, calls: Sequence[RecordedCall], occurred_at: datetime | str | None = None) -> list[PublishedEvent]:
         """A round's calls (ToolCallRequested), in one request."""
@@ -93,13 +127,16 @@ class RecordingSteps:
         )
 
     def record(self, record: RunRecord) -> None:
-        """A whole record, in order: the answers, the resumed calls' results, then each round's calls, results and
-        approval requests (none for a call without an id: the contract names an approval's call by its id)."""
+        """A whole record, in order: the answers, the resumed calls' results, then each round's model response (when
+        it carried reasoning), calls, results and approval requests (none for a call without an id: the contract
+        names an approval's call by its id)."""
         for decision in record.decisions:
             self.decision(decision)
         if record.resumed_results:
             self.results(record.resumed_results)
         for round_ in record.rounds:
+            if round_.response is not None:
+                self.model_response(round_.response, round_.round_index)
             self.calls(round_.calls)
             if round_.results:
                 self.results(round_.results)
