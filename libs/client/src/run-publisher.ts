@@ -1,6 +1,6 @@
 import { rememberConsistencyToken } from './consistency-tokens';
 import type { EventIdentity } from './event-ids';
-import type { JsonObject, JsonValue, RunFailureDetail, TokenUsage, ToolEventType } from './tool-event-types';
+import type { JsonObject, JsonValue, ModelResponseReceived, RunFailureDetail, TokenUsage, ToolEventType } from './tool-event-types';
 
 /** Which run the events belong to: the envelope every event of it shares. */
 export interface RunScope {
@@ -81,20 +81,8 @@ export interface ToolApprovalDecisionInput extends EventOverrides {
  * before the round's calls: its text beside them and the reasoning state
  * the provider handed back, each item as the provider produced it.
  */
-export interface ModelResponseInput extends EventOverrides {
-  roundIndex: number;
-  /** `openai`, `anthropic`, `google`, `bedrock`, or another name: reasoning goes back only to it. */
-  provider: string;
-  model: string;
-  /** What the model said beside its calls. */
-  text?: string;
-  /** The provider's own items that precede the calls (OpenAI reasoning items, Anthropic thinking blocks, Gemini thought parts, Bedrock reasoningContent). */
-  reasoning?: JsonObject[];
-  /** Tool call id to the opaque signature carried on that call (Gemini's thoughtSignature). */
-  callSignatures?: Record<string, string>;
-  /** Tool call id to the provider's own item id (OpenAI's fc_...). */
-  callItemIds?: Record<string, string>;
-}
+export type ModelResponseInput = EventOverrides &
+  Pick<ModelResponseReceived, 'roundIndex' | 'provider' | 'model' | 'text' | 'reasoning' | 'callSignatures' | 'callItemIds'>;
 
 export interface RunCompletionInput extends EventOverrides {
   /** The host's final assistant message of the run. */

@@ -1,13 +1,11 @@
 import {
   withPayloadsExpiredBy,
   type ConversationRows,
-  type HistoryFormat,
   replayHistory,
   type ReplayHistory,
   type ReplayPolicy,
   type ReplayReader,
   type ReplayRequest,
-  type StaleResultMode,
   type TokenCounter,
   translatorOf,
 } from '@toolhistory/domain';
@@ -16,25 +14,14 @@ import { awaitRecordedWith, READ_MODEL } from '../consistency/await-recorded';
 import type { ReplayHistoryMemo } from './caching-replay-reader';
 import type { AwaitRecorded, ReadAfter } from '../consistency/await-recorded';
 
-export interface GetReplayHistoryQuery {
-  tenantId: string;
-  conversationId: string;
+/** The request as the edge gives it: the domain's, with the channel and the moment optional (the conversation's, now). */
+export type GetReplayHistoryQuery = Omit<ReplayRequest, 'channel' | 'asOf'> & {
   channel?: string;
   /** Milliseconds since the epoch; undefined = now. */
   asOf?: number;
-  format: HistoryFormat;
-  freshnessWindowSeconds?: number;
-  staleResults?: StaleResultMode;
-  /** Replaces the policy's token budget. */
-  maxHistoryTokens?: number;
-  /** The host's current path of message ids; empty: every run counts. */
-  branchMessageIds?: readonly string[];
-  /** The model and provider the host is about to call: reasoning of others stays out. */
-  model?: string;
-  provider?: string;
   /** Answer only once everything through this consistency token is recorded. */
   readAfter?: ReadAfter;
-}
+};
 
 export interface GetReplayHistoryOptions {
   /** Counts what rows recorded before token counts were stored, and placeholder notices, take. */
