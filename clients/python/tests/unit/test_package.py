@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from importlib import resources
+
+from packaging.requirements import Requirement
 
 import toolhistory
 
@@ -41,3 +44,30 @@ def test_its_limits_are_the_contracts() -> None:
         schema["$defs"]["index"]["maximum"],
         schema["$defs"]["usage"]["maxItems"],
     ) == (limits.MAX_ID_LENGTH, limits.MAX_INDEX, limits.MAX_USAGE_ENTRIES)
+
+
+def test_its_protobuf_and_grpcio_floors_are_the_generated_stubs() -> None:
+    # The stubs refuse a runtime older than the code they were generated as: the package's ranges must start there.
+    from importlib import metadata
+
+    from toolhistory.v1 import toolhistory_pb2_grpc
+
+    stubs = resources.files("toolhistory").joinpath("v1", "toolhistory_pb2.py").read_text(encoding="utf-8")
+    check = re.search(
+        r"ValidateProtobufRuntimeVersion\(\s*_runtime_version\.Domain\.PUBLIC,\s*(\d+),\s*(\d+),\s*(\d+)", stubs
+    )
+    assert check is not None, "toolhistory_pb2.py has no protobuf runtime check"
+    generated_for = ".".join(check.groups())
+    requires = {Requirement(r).name: Requirement(r) for r in metadata.requires("toolhistory-client") or []}
+    assert str(requires["protobuf"].specifier) == f"<8,>={generated_for}"
+    assert f">={toolhistory_pb2_grpc.GRPC_GENERATED_VERSION}" in str(requires["grpcio"].specifier)
+
+
+def test_it_is_installed_beside_every_framework_at_once() -> None:
+    # requirements-test.txt installs the frameworks' full packages together with the package's every extra, and
+    # scripts/python-env.sh's `pip check` fails on any requirement they leave unmet.
+    from importlib import metadata
+
+    installed = {name: metadata.version(name) for name in ("openai-agents", "agent-framework", "google-adk")}
+    assert all(installed.values()), installed
+    assert metadata.version("protobuf").startswith("6."), "the frameworks together need protobuf 6"

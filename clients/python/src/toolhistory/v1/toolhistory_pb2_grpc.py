@@ -5,7 +5,7 @@ import warnings
 
 from toolhistory.v1 import toolhistory_pb2 as toolhistory_dot_v1_dot_toolhistory__pb2
 
-GRPC_GENERATED_VERSION = '1.85.1'
+GRPC_GENERATED_VERSION = '1.72.1'
 GRPC_VERSION = grpc.__version__
 _version_not_supported = False
 
@@ -18,14 +18,14 @@ except ImportError:
 if _version_not_supported:
     raise RuntimeError(
         f'The grpc package installed is at version {GRPC_VERSION},'
-        + ' but the generated code in toolhistory/v1/toolhistory_pb2_grpc.py depends on'
+        + f' but the generated code in toolhistory/v1/toolhistory_pb2_grpc.py depends on'
         + f' grpcio>={GRPC_GENERATED_VERSION}.'
         + f' Please upgrade your grpc module to grpcio>={GRPC_GENERATED_VERSION}'
         + f' or downgrade your generated code using grpcio-tools<={GRPC_VERSION}.'
     )
 
 
-class ToolHistoryStub:
+class ToolHistoryStub(object):
     """Missing associated documentation comment in .proto file."""
 
     def __init__(self, channel):
@@ -76,7 +76,7 @@ class ToolHistoryStub:
                 _registered_method=True)
 
 
-class ToolHistoryServicer:
+class ToolHistoryServicer(object):
     """Missing associated documentation comment in .proto file."""
 
     def GetReplayHistory(self, request, context):
@@ -219,7 +219,7 @@ def add_ToolHistoryServicer_to_server(servicer, server):
 
 
  # This class is part of an EXPERIMENTAL API.
-class ToolHistory:
+class ToolHistory(object):
     """Missing associated documentation comment in .proto file."""
 
     @staticmethod
