@@ -57,6 +57,9 @@ describe('the Python package (clients/python) against the running service', () =
       // web_search's results are compacted to the sources the run's answer cites (the PydanticAI adapter's citation test).
       policy: {
         defaults: { freshnessSeconds: 3600 },
+        // The ADK session service's channel that keeps a completed turn's reasoning: its replay is then exactly what
+        // ADK's own in-memory service gives the model (the default drops it once the turn answered).
+        channels: { 'reasoning-kept': { reasoning: { keep: 'always' } } },
         tools: { web_search: { citations: { items: '$.results[*]', number: '$.sourceNumber' } } },
       },
       env: {

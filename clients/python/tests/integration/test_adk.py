@@ -1,0 +1,192 @@
+"""Two turns of a Google ADK agent against the service: ``ToolHistorySessionService`` over ADK's own
+``InMemorySessionService`` records the tool events and gives them back in their places, so the second turn's model
+sees exactly what it sees with the plain in-memory service."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from google.adk.agents import LlmAgent
+from google.adk.models.base_llm import BaseLlm
+from google.adk.models.llm_response import LlmResponse
+from google.adk.runners import Runner
+from google.adk.sessions import BaseSessionService, InMemorySessionService
+from google.adk.sessions.base_session_service import GetSessionConfig
+from google.adk.tools.tool_context import ToolContext
+from google.genai import types
+from pydantic import Field
+
+from toolhistory.adk import ToolHistorySessionService
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncGenerator, Callable
+
+    from google.adk.models.llm_request import LlmRequest
+
+    from toolhistory.aio import AsyncToolHistoryClient
+    from toolhistory.publisher import ToolEventPublisher
+
+    from conftest import Stack
+
+pytestmark = pytest.mark.integration
+
+APP, USER, CHANNEL = "orders-app", "user-1", "web"
+REASONING_KEPT = "reasoning-kept"
+"""A channel whose policy keeps a completed turn's reasoning (test/client/python-package.e2e-spec.ts)."""
+QUESTIONS = ("Where is A-1 and B-2? And charge me 30.", "Try the charge again?")
+
+
+class ScriptedGemini(BaseLlm):
+    """A model that answers from a script, keyed by the question of the turn, and keeps every request's contents."""
+
+    seen: list[list[dict[str, Any]]] = Field(default_factory=list)
+
+    async def generate_content_async(
+        self, llm_request: LlmRequest, stream: bool = False
+    ) -> AsyncGenerator[LlmResponse, None]:
+        contents = [c.model_dump(mode="json", exclude_none=True) for c in llm_request.contents]
+        self.seen.append(contents)
+        yield _answer(llm_request.contents)
+
+
+def _answer(contents: list[types.Content]) -> LlmResponse:
+    last = contents[-1]
+    question = next((p.text for p in last.parts or [] if p.text), None) if last.role == "user" else None
+    if question == QUESTIONS[0]:
+        # Parallel calls with a thought and its signatures; one call without an id (ADK gives it one).
+        return LlmResponse(
+            model_version="gemini-scripted",
+            usage_metadata=types.GenerateContentResponseUsageMetadata(
+                prompt_token_count=100, candidates_token_count=20
+            ),
+            content=types.Content(
+                role="model",
+                parts=[
+                    types.Part(text="The orders first, then the card.", thought=True),
+                    types.Part(
+                        function_call=types.FunctionCall(id="call-a1", name="lookup_order", args={"order_id": "A-1"}),
+                        thought_signature=b"signature-a1",
+                    ),
+                    types.Part(function_call=types.FunctionCall(name="lookup_order", args={"order_id": "B-2"})),
+                    types.Part(
+                        function_call=types.FunctionCall(id="call-charge", name="charge_card", args={"amount": 30})
+                    ),
+                ],
+            ),
+        )
+    if any(p.function_response for p in last.parts or []):
+        return LlmResponse(
+            model_version="gemini-scripted",
+            content=types.Content(role="model", parts=[types.Part(text="A-1 and B-2 shipped; the card was declined.")]),
+        )
+    return LlmResponse(
+        model_version="gemini-scripted",
+        content=types.Content(role="model", parts=[types.Part(text="It was declined before; I will not retry.")]),
+    )
+
+
+def lookup_order(order_id: str, tool_context: ToolContext) -> dict[str, Any]:
+    """Looks an order up."""
+    tool_context.state["last_order"] = order_id
+    return {"order_id": order_id, "status": "shipped"}
+
+
+def charge_card(amount: int) -> dict[str, Any]:
+    """Charges the card."""
+    return {"error": f"card declined for {amount}"}
+
+
+async def _converse(service: BaseSessionService, session_id: str) -> list[list[dict[str, Any]]]:
+    """Both turns through ``service``: what the model was sent, request by request."""
+    model = ScriptedGemini(model="gemini-scripted", seen=[])
+    agent = LlmAgent(name="orders", model=model, tools=[lookup_order, charge_card])
+    runner = Runner(agent=agent, app_name=APP, session_service=service)
+    await service.create_session(app_name=APP, user_id=USER, session_id=session_id)
+    for question in QUESTIONS:
+        message = types.Content(role="user", parts=[types.Part(text=question)])
+        async for _event in runner.run_async(user_id=USER, session_id=session_id, new_message=message):
+            pass
+    return model.seen
+
+
+def _without_call_ids(requests: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
+    """The requests with ADK's own call ids (``adk-<uuid>``, new each run) as one placeholder."""
+
+    def scrub(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: ("adk-id" if k == "id" and str(v).startswith("adk-") else scrub(v)) for k, v in value.items()}
+        if isinstance(value, list):
+            return [scrub(v) for v in value]
+        return value
+
+    return [scrub(request) for request in requests]
+
+
+def _without_reasoning_of_answered_turns(requests: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
+    """Each request without the thoughts and thought signatures of the turns before its own (they all answered)."""
+
+    def bare(content: dict[str, Any]) -> dict[str, Any]:
+        parts = [
+            {k: v for k, v in p.items() if k != "thought_signature"} for p in content["parts"] if not p.get("thought")
+        ]
+        return {**content, "parts": parts}
+
+    out: list[list[dict[str, Any]]] = []
+    for request in requests:
+        own_turn = max(i for i, c in enumerate(request) if c["role"] == "user" and any("text" in p for p in c["parts"]))
+        out.append([bare(c) if i < own_turn else c for i, c in enumerate(request)])
+    return out
+
+
+async def test_the_second_turn_sees_the_first_turns_calls_as_with_the_plain_in_memory_service(
+    stack: Stack, publisher: ToolEventPublisher, aclient: AsyncToolHistoryClient, ids: Callable[[str], str]
+) -> None:
+    conversation = ids("adk-conv")
+    inner = InMemorySessionService()
+    service = ToolHistorySessionService(
+        inner, publisher=publisher, client=aclient, tenant_id=stack.tenant, channel=REASONING_KEPT
+    )
+
+    with_toolhistory = await _converse(service, conversation)
+    plain = await _converse(InMemorySessionService(), "plain")
+
+    assert _without_call_ids(with_toolhistory) == _without_call_ids(plain)
+    second_turn = with_toolhistory[-1]
+    sent_calls = [p["function_call"]["name"] for c in second_turn for p in c["parts"] if "function_call" in p]
+    assert sent_calls == ["lookup_order", "lookup_order", "charge_card"]
+    signatures = [p.get("thought_signature") for c in second_turn for p in c["parts"] if "function_call" in p]
+    assert signatures[0] == "c2lnbmF0dXJlLWEx"  # base64 of b"signature-a1": Gemini gets its signature back
+    responses = [
+        p["function_response"]["response"] for c in second_turn for p in c["parts"] if "function_response" in p
+    ]
+    assert responses[-1] == {"error": "card declined for 30"}
+
+    # The calls are toolhistory's, the rest (and the tools' state) the inner service's.
+    kept = await inner.get_session(app_name=APP, user_id=USER, session_id=conversation)
+    assert kept is not None
+    assert not any(e.content and any(p.function_call for p in e.content.parts or []) for e in kept.events)
+    assert kept.state["last_order"] == "B-2"
+
+    # GetSessionConfig counts the events the runner sees: the replayed ones included, ADK's way.
+    everything = await service.get_session(app_name=APP, user_id=USER, session_id=conversation)
+    recent = await service.get_session(
+        app_name=APP, user_id=USER, session_id=conversation, config=GetSessionConfig(num_recent_events=3)
+    )
+    assert everything is not None
+    assert recent is not None
+    assert [e.id for e in recent.events] == [e.id for e in everything.events[-3:]]
+
+
+async def test_by_default_a_completed_turns_reasoning_is_not_replayed_and_the_rest_is_as_with_the_plain_service(
+    stack: Stack, publisher: ToolEventPublisher, aclient: AsyncToolHistoryClient, ids: Callable[[str], str]
+) -> None:
+    service = ToolHistorySessionService(
+        InMemorySessionService(), publisher=publisher, client=aclient, tenant_id=stack.tenant, channel=CHANNEL
+    )
+
+    with_toolhistory = await _converse(service, ids("adk-conv"))
+    plain = await _converse(InMemorySessionService(), "plain")
+
+    # reasoning.keep "turn" (the default): the thoughts and signatures of a turn that answered are let go.
+    assert _without_call_ids(with_toolhistory) == _without_call_ids(_without_reasoning_of_answered_turns(plain))
