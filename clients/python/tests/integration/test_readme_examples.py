@@ -1,8 +1,8 @@
 """The package README's examples run as written against the service.
 
-The PydanticAI example's code block is taken from README.md and run whole, its two turns back to back with no
-polling: the second turn's model must see the first turn's calls. Only what a reader fills in for their own
-deployment is replaced: the model (a scripted one: CI has no provider), the addresses, the token and TLS, the
+The PydanticAI and Google ADK examples' code blocks are taken from README.md and run whole, each its two turns back
+to back with no polling: the second turn's model must see the first turn's calls. Only what a reader fills in for
+their own deployment is replaced: the model (a scripted one: CI has no provider), the addresses, the token and TLS, the
 tenant the token may use, and the conversation id (unique per run). Each of these must be in the block, so an
 example that changes its shape fails here instead of running something else.
 """
@@ -134,3 +134,77 @@ def test_the_pydantic_ai_example_runs_two_turns_back_to_back_and_the_second_sees
     ]
     texts = [p.content for m in sent if isinstance(m, ModelResponse) for p in m.parts if isinstance(p, TextPart)]
     assert texts == ["A-1 has shipped; the card was declined."]
+
+
+def test_the_adk_example_runs_two_turns_back_to_back_and_the_second_sees_the_first(
+    stack: Stack, ids: Callable[[str], str]
+) -> None:
+    from google.adk.models.base_llm import BaseLlm
+    from google.adk.models.llm_request import LlmRequest
+    from google.adk.models.llm_response import LlmResponse
+    from google.genai import types
+
+    seen_by_turn_2: list[list[types.Content]] = []
+
+    class ScriptedGemini(BaseLlm):
+        """Turn 1 looks the order up and charges the card (declined), then answers; turn 2 answers at once."""
+
+        async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False) -> Any:
+            contents = llm_request.contents
+            asked = [p.text for c in contents if c.role == "user" for p in c.parts or [] if p.text]
+            answered = any(p.function_response for p in contents[-1].parts or [])
+            if asked[-1] == "Try the charge again?":
+                seen_by_turn_2.append(list(contents))
+                parts = [types.Part(text="I will not retry a declined card without your say-so.")]
+            elif answered:
+                parts = [types.Part(text="A-1 has shipped; the card was declined.")]
+            else:
+                parts = [
+                    types.Part(function_call=types.FunctionCall(name="lookup_order", args={"order_id": "A-1"})),
+                    types.Part(function_call=types.FunctionCall(name="charge_card", args={"amount": 30})),
+                ]
+            yield LlmResponse(content=types.Content(role="model", parts=parts))
+
+    tls = "False"
+    namespace: dict[str, Any] = {
+        "__name__": "readme_adk",
+        "README_MODEL": ScriptedGemini(model="scripted"),
+        "README_TLS": False,
+    }
+    if stack.tls is not None:
+        namespace["README_TLS"] = stack.tls
+        tls = "README_TLS"
+    code = filled_in(
+        python_block_under("Google ADK"),
+        {
+            'model="gemini-2.5-flash"': "model=README_MODEL",
+            'brokers="kafka:9092"': f"brokers={','.join(stack.brokers)!r}, topic={stack.topic!r}",
+            '"toolhistory:50051"': repr(stack.address),
+            'token="..."': f"token={stack.token!r}",
+            "tls=True": f"tls={tls}",
+            '"acme"': repr(stack.tenant),
+            '"conv-42"': repr(ids("readme-adk")),
+        },
+    )
+    assert "asyncio.run(main())" in code
+    assert re.search(r"\bsleep\b|\bwhile\b", code) is None, "the example must not wait for recording itself"
+
+    exec(compile(code, f"{README}: ## Google ADK", "exec"), namespace)  # runs both turns
+
+    (sent,) = seen_by_turn_2
+    calls = [p.function_call for c in sent for p in c.parts or [] if p.function_call]
+    assert [(c.name, c.args) for c in calls] == [("lookup_order", {"order_id": "A-1"}), ("charge_card", {"amount": 30})]
+    responses = [p.function_response for c in sent for p in c.parts or [] if p.function_response]
+    assert [r.response for r in responses] == [
+        {"order_id": "A-1", "status": "shipped"},
+        {"error": "card declined for 30"},
+    ]
+    # In the host's order: question 1, the replayed round, answer 1, question 2.
+    texts = [(c.role, p.text) for c in sent for p in c.parts or [] if p.text]
+    assert texts == [
+        ("user", "Where is A-1? And charge me 30."),
+        ("model", "A-1 has shipped; the card was declined."),
+        ("user", "Try the charge again?"),
+    ]
+    roles = [c.role for c in sent]
+    assert roles == ["user", "model", "user", "model", "user"]
