@@ -4,6 +4,7 @@ sees exactly what it sees with the plain in-memory service."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -15,16 +16,18 @@ from google.adk.sessions import BaseSessionService, InMemorySessionService
 from google.adk.sessions.base_session_service import GetSessionConfig
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pydantic import Field
 
 from toolhistory.adk import ToolHistorySessionService
+from toolhistory.aio import AsyncToolHistoryClient
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Callable
 
     from google.adk.models.llm_request import LlmRequest
 
-    from toolhistory.aio import AsyncToolHistoryClient
     from toolhistory.publisher import ToolEventPublisher
 
     from conftest import Stack
@@ -190,3 +193,92 @@ async def test_by_default_a_completed_turns_reasoning_is_not_replayed_and_the_re
 
     # reasoning.keep "turn" (the default): the thoughts and signatures of a turn that answered are let go.
     assert _without_call_ids(with_toolhistory) == _without_call_ids(_without_reasoning_of_answered_turns(plain))
+
+
+class ScriptOfResponses(BaseLlm):
+    """Answers with the next response of its script, and keeps every request's contents."""
+
+    script: list[LlmResponse] = Field(default_factory=list)
+    seen: list[list[dict[str, Any]]] = Field(default_factory=list)
+
+    async def generate_content_async(
+        self, llm_request: LlmRequest, stream: bool = False
+    ) -> AsyncGenerator[LlmResponse, None]:
+        self.seen.append([c.model_dump(mode="json", exclude_none=True) for c in llm_request.contents])
+        yield self.script.pop(0)
+
+
+calls_of_a_round = st.lists(
+    st.tuples(
+        st.sampled_from(["lookup_order", "charge_card"]),
+        st.integers(1, 99),
+        st.booleans(),  # with an id of the model's, else ADK's own
+        st.binary(min_size=1, max_size=8) | st.none(),  # the call's thought signature
+    ),
+    min_size=1,
+    max_size=3,
+)
+
+
+def _script(rounds: list[list[tuple[str, int, bool, bytes | None]]]) -> list[LlmResponse]:
+    """Turn 1: a response per round (its calls), then the answer; turn 2: an answer."""
+    script: list[LlmResponse] = []
+    for r, calls in enumerate(rounds):
+        parts = [
+            types.Part(
+                function_call=types.FunctionCall(
+                    id=f"call-{r}-{i}" if with_id else None,
+                    name=name,
+                    args={"order_id": f"O-{n}"} if name == "lookup_order" else {"amount": n},
+                ),
+                thought_signature=signature,
+            )
+            for i, (name, n, with_id, signature) in enumerate(calls)
+        ]
+        script.append(LlmResponse(model_version="gemini-scripted", content=types.Content(role="model", parts=parts)))
+    script.append(_text_response("Done with turn 1."))
+    script.append(_text_response("Turn 2 answered."))
+    return script
+
+
+def _text_response(text: str) -> LlmResponse:
+    return LlmResponse(
+        model_version="gemini-scripted", content=types.Content(role="model", parts=[types.Part(text=text)])
+    )
+
+
+async def _two_turns(service: BaseSessionService, session_id: str, script: list[LlmResponse]) -> list[Any]:
+    model = ScriptOfResponses(model="gemini-scripted", script=script)
+    runner = Runner(
+        agent=LlmAgent(name="orders", model=model, tools=[lookup_order, charge_card]),
+        app_name=APP,
+        session_service=service,
+    )
+    await service.create_session(app_name=APP, user_id=USER, session_id=session_id)
+    for question in QUESTIONS:
+        message = types.Content(role="user", parts=[types.Part(text=question)])
+        async for _event in runner.run_async(user_id=USER, session_id=session_id, new_message=message):
+            pass
+    return model.seen
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rounds=st.lists(calls_of_a_round, min_size=1, max_size=3))
+def test_over_generated_runs_the_model_sees_what_the_plain_in_memory_service_gives_it(
+    stack: Stack, publisher: ToolEventPublisher, ids: Callable[[str], str], rounds: list[Any]
+) -> None:
+    async def both() -> tuple[list[Any], list[Any]]:
+        async with AsyncToolHistoryClient(stack.address, token=stack.token, tls=stack.tls or False) as history:
+            service = ToolHistorySessionService(
+                InMemorySessionService(),
+                publisher=publisher,
+                client=history,
+                tenant_id=stack.tenant,
+                channel=REASONING_KEPT,
+            )
+            decorated = await _two_turns(service, ids("adk-prop"), _script(rounds))
+        plain = await _two_turns(InMemorySessionService(), "plain", _script(rounds))
+        return decorated, plain
+
+    decorated, plain = asyncio.run(both())
+    assert _without_call_ids(decorated) == _without_call_ids(plain)
