@@ -14,6 +14,7 @@ from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import Runner
 from google.adk.sessions import BaseSessionService, InMemorySessionService
 from google.adk.sessions.base_session_service import GetSessionConfig
+from google.adk.tools import FunctionTool
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 from hypothesis import HealthCheck, given, settings
@@ -22,6 +23,7 @@ from pydantic import Field
 
 from toolhistory.adk import ToolHistorySessionService
 from toolhistory.aio import AsyncToolHistoryClient
+from toolhistory.v1 import toolhistory_pb2
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Callable
@@ -282,3 +284,75 @@ def test_over_generated_runs_the_model_sees_what_the_plain_in_memory_service_giv
 
     decorated, plain = asyncio.run(both())
     assert _without_call_ids(decorated) == _without_call_ids(plain)
+
+
+def refund(amount: int) -> dict[str, Any]:
+    """Refunds an amount."""
+    return {"refunded": amount}
+
+
+async def _paused_and_confirmed(service: BaseSessionService, session_id: str, confirmed: bool) -> list[Any]:
+    """Turn 1 asks for a refund that needs the person's confirmation, resumes with it through ADK's own path (a
+    function response to ``adk_request_confirmation``); turn 2 asks again."""
+    refund_call = types.Content(
+        role="model",
+        parts=[types.Part(function_call=types.FunctionCall(id="call-refund", name="refund", args={"amount": 5}))],
+    )
+    model = ScriptOfResponses(
+        model="gemini-scripted",
+        script=[
+            LlmResponse(model_version="gemini-scripted", content=refund_call),
+            _text_response("Refund handled."),
+            _text_response("Nothing more to do."),
+        ],
+    )
+    tool = FunctionTool(refund, require_confirmation=True)
+    runner = Runner(agent=LlmAgent(name="orders", model=model, tools=[tool]), app_name=APP, session_service=service)
+    await service.create_session(app_name=APP, user_id=USER, session_id=session_id)
+    asked = [e async for e in runner.run_async(user_id=USER, session_id=session_id, new_message=_said("Refund 5."))]
+    (confirmation_id,) = [c.id for e in asked for c in e.get_function_calls() if c.name == "adk_request_confirmation"]
+    answer = types.Content(
+        role="user",
+        parts=[
+            types.Part(
+                function_response=types.FunctionResponse(
+                    id=confirmation_id, name="adk_request_confirmation", response={"confirmed": confirmed}
+                )
+            )
+        ],
+    )
+    async for _event in runner.run_async(user_id=USER, session_id=session_id, new_message=answer):
+        pass
+    async for _event in runner.run_async(user_id=USER, session_id=session_id, new_message=_said("Anything else?")):
+        pass
+    return model.seen
+
+
+def _said(text: str) -> types.Content:
+    return types.Content(role="user", parts=[types.Part(text=text)])
+
+
+@pytest.mark.parametrize("confirmed", [True, False], ids=["approved", "rejected"])
+async def test_a_confirmation_pauses_and_resumes_through_adk_and_is_recorded_as_an_approval(
+    stack: Stack,
+    publisher: ToolEventPublisher,
+    aclient: AsyncToolHistoryClient,
+    ids: Callable[[str], str],
+    confirmed: bool,
+) -> None:
+    conversation = ids("adk-approval")
+    service = ToolHistorySessionService(
+        InMemorySessionService(), publisher=publisher, client=aclient, tenant_id=stack.tenant, channel=REASONING_KEPT
+    )
+
+    decorated = await _paused_and_confirmed(service, conversation, confirmed)
+    plain = await _paused_and_confirmed(InMemorySessionService(), "plain", confirmed)
+
+    assert _without_call_ids(decorated) == _without_call_ids(plain)
+    (invocation,) = [
+        i async for i in aclient.list_tool_invocations(tenant_id=stack.tenant, conversation_id=conversation)
+    ]
+    assert invocation.tool_call_id == "call-refund"
+    assert invocation.approval == (
+        toolhistory_pb2.APPROVAL_STATUS_APPROVED if confirmed else toolhistory_pb2.APPROVAL_STATUS_DENIED
+    )

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, cast
 
 from google.adk.events import Event
+from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.genai import types
 
 from toolhistory._recording import AskedCall, RecordedCall, RecordedResult, ResponseReasoning
@@ -17,13 +18,19 @@ from toolhistory.limits import MAX_ID_LENGTH, MAX_JSON_DEPTH, json_depth, token_
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from toolhistory.v1 import toolhistory_pb2
+
 REPLAY_FORMAT: Final = "gemini"
 """The history format the session service reads: Gemini contents, ADK's own."""
 
 PROVIDER = "google"
 """The provider a Gemini response's reasoning goes back to (the ``gemini`` format's)."""
 
-CONTROL_FUNCTIONS = frozenset({"adk_request_confirmation", "adk_request_credential", "adk_request_input"})
+CONFIRMATION_FUNCTION = "adk_request_confirmation"
+"""ADK's function call that asks the person to confirm a tool call (``FunctionTool(..., require_confirmation=True)``,
+``tool_context.request_confirmation``)."""
+
+CONTROL_FUNCTIONS = frozenset({CONFIRMATION_FUNCTION, "adk_request_credential", "adk_request_input"})
 """ADK's own function calls (asking the person for a confirmation, credentials or input): control events the inner
 service keeps, not tool use."""
 
@@ -154,3 +161,47 @@ def events_of_turn(
             )
         )
     return events
+
+
+def confirmation_requests(event: Event) -> dict[str, str]:
+    """ADK's requests to confirm a call in the event: the request's call id to the id of the call it asks about."""
+    requests: dict[str, str] = {}
+    for part in _parts(event):
+        call = part.function_call
+        if call is None or call.name != CONFIRMATION_FUNCTION or not call.id:
+            continue
+        original = (call.args or {}).get("originalFunctionCall")
+        if isinstance(original, dict) and isinstance(original.get("id"), str):
+            requests[call.id] = original["id"]
+    return requests
+
+
+def confirmation_answers(event: Event) -> dict[str, tuple[bool, str | None]]:
+    """The person's answers to confirmation requests in the event: the request's call id to (approved, reason)."""
+    answers: dict[str, tuple[bool, str | None]] = {}
+    for response in responses_of(event):
+        if response.name != CONFIRMATION_FUNCTION or not response.id:
+            continue
+        confirmation = ToolConfirmation.from_response_dict(response.response or {})
+        answers[response.id] = (confirmation.confirmed, None if confirmation.confirmed else "rejected in ADK")
+    return answers
+
+
+def pending_call_event(pending: toolhistory_pb2.PendingApproval, confirmation_id: str, request: Event) -> Event:
+    """A call waiting for approval as the model's function call event, just before ADK's request to confirm it."""
+    arguments = json.loads(pending.arguments_json) if pending.arguments_json else {}
+    return Event(
+        id=f"toolhistory-pending-{confirmation_id}",
+        invocation_id=request.invocation_id,
+        author=request.author,
+        branch=request.branch,
+        timestamp=request.timestamp,
+        content=types.Content(
+            role="model",
+            parts=[
+                types.Part(
+                    function_call=types.FunctionCall(id=pending.tool_call_id, name=pending.tool_name, args=arguments)
+                )
+            ],
+        ),
+    )

@@ -4,22 +4,25 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from google.adk.events import Event
 from google.adk.sessions import BaseSessionService, Session
 from google.adk.sessions.base_session_service import GetSessionConfig, ListSessionsResponse
 
-from toolhistory._recording import FailedRunEnd, RecordedResult, RunEnd, RunRecording
+from toolhistory._recording import FailedRunEnd, RecordedResult, RunEnd, RunRecording, decision_on
 from toolhistory.adk._events import (
     RECORDED_MARK,
     REPLAY_FORMAT,
     ReplayedEvents,
     asked_calls,
+    confirmation_answers,
+    confirmation_requests,
     events_of_turn,
     is_answer,
     is_tool_event,
+    pending_call_event,
     reasoning_of,
     recorded_result,
     responses_of,
@@ -45,6 +48,8 @@ _DEFAULT_AUTHOR = "model"
 class _Run:
     invocation_id: str
     recording: RunRecording
+    confirmations: dict[str, str] = field(default_factory=dict)
+    """ADK's confirmation request (its ``adk_request_confirmation`` call id) to the call it asks about."""
 
 
 class ToolHistorySessionService(BaseSessionService):
@@ -136,6 +141,7 @@ class ToolHistorySessionService(BaseSessionService):
             **self.replay_options,
         )
         events: list[Event] = splice_history(host, _replayed_turns(host, history), id_of=_event_id)
+        events = _with_pending_calls(events, history)
         return session.model_copy(update={"events": _configured(events, config)})
 
     # -- writing: tool events to toolhistory, the rest to inner -------------------------------------------------
@@ -160,8 +166,16 @@ class ToolHistorySessionService(BaseSessionService):
         return await super().append_event(session, event)
 
     async def _after_host_event(self, session: Session, event: Event) -> None:
+        requests = confirmation_requests(event)
+        if requests:
+            run = self._run_of(session.id, event.invocation_id, user_message_id=None)
+            run.confirmations.update(requests)
+            return
         if event.author == "user":
-            if not responses_of(event):
+            answers = confirmation_answers(event)
+            if answers:
+                await self._decide(session.id, event.invocation_id, answers)
+            elif not responses_of(event):
                 await self._start(session.id, event.invocation_id, event.id)
             return
         if not is_answer(event):
@@ -182,8 +196,16 @@ class ToolHistorySessionService(BaseSessionService):
             if round_ is not None:
                 await _settle(recording.publish_calls(round_.calls))
         results: list[RecordedResult] = []
+        asked_to_confirm = event.actions.requested_tool_confirmations or {}
         for response in responses_of(event):
             call = recording.calls.open(response.id or "", response.name)
+            confirmation = asked_to_confirm.get(response.id or "")
+            if call is not None and confirmation is not None:
+                # ADK's "requires confirmation" stand-in is no result: the call waits for a person.
+                request = recording.publish_approval_request(call, reason=confirmation.hint or None)
+                if request is not None:
+                    await _settle(request)
+                continue
             if call is None:
                 _log.warning(
                     "function response %r (%s) answers no call of run %s", response.id, response.name, run.invocation_id
@@ -193,6 +215,19 @@ class ToolHistorySessionService(BaseSessionService):
             results.append(recorded_result(call, response))
         if results:
             await _settle(recording.publish_results(results))
+
+    async def _decide(self, session_id: str, invocation_id: str, answers: dict[str, tuple[bool, str | None]]) -> None:
+        """The person's answers to ADK's confirmation requests, as decisions on the calls they asked about."""
+        run = self._run_of(session_id, invocation_id, user_message_id=None)
+        for confirmation_id, (approved, reason) in answers.items():
+            call_id = run.confirmations.get(confirmation_id)
+            call = run.recording.calls.latest(call_id) if call_id else None
+            if call is None:
+                _log.warning("confirmation %r answers no call of run %s asked about", confirmation_id, invocation_id)
+                continue
+            decided = run.recording.publish_decision(decision_on(call, approved, reason))
+            if decided is not None:
+                await _settle(decided)
 
     async def _start(self, session_id: str, invocation_id: str, user_message_id: str) -> None:
         previous = self._runs.get(session_id)
@@ -278,3 +313,18 @@ def _configured(events: list[Event], config: GetSessionConfig | None) -> list[Ev
             index -= 1
         events = events[index + 1 :]
     return events
+
+
+def _with_pending_calls(events: list[Event], history: ReplayHistory) -> list[Event]:
+    """Each call waiting for a person's approval (left out of the replayed turns) back right before ADK's request to
+    confirm it, as the model asked for it: ADK's resume runs it from there."""
+    pending = {p.tool_call_id: p for p in history.pending_approvals}
+    if not pending:
+        return events
+    out: list[Event] = []
+    for event in events:
+        for confirmation_id, call_id in confirmation_requests(event).items():
+            if call_id in pending:
+                out.append(pending_call_event(pending.pop(call_id), confirmation_id, event))
+        out.append(event)
+    return out
