@@ -59,7 +59,8 @@ describe('the Python package (clients/python) against the running service', () =
         defaults: { freshnessSeconds: 3600 },
         // The ADK session service's channel that keeps a completed turn's reasoning: its replay is then exactly what
         // ADK's own in-memory service gives the model (the default drops it once the turn answered).
-        channels: { 'reasoning-kept': { reasoning: { keep: 'always' } } },
+        // 'service-calls-kept': per-service-call visibility, whose crashed runs keep their finished rounds.
+        channels: { 'reasoning-kept': { reasoning: { keep: 'always' } }, 'service-calls-kept': { visibility: 'per_service_call' } },
         tools: { web_search: { citations: { items: '$.results[*]', number: '$.sourceNumber' } } },
       },
       env: {

@@ -356,3 +356,63 @@ async def test_a_confirmation_pauses_and_resumes_through_adk_and_is_recorded_as_
     assert invocation.approval == (
         toolhistory_pb2.APPROVAL_STATUS_APPROVED if confirmed else toolhistory_pb2.APPROVAL_STATUS_DENIED
     )
+
+
+def refund_failing(amount: int) -> dict[str, Any]:
+    """Refunds; the payment service is down."""
+    raise RuntimeError("payment service unavailable")
+
+
+refund_failing.__name__ = "refund"
+
+
+@pytest.mark.parametrize(
+    ("channel", "round_replayed"),
+    [("service-calls-kept", True), (CHANNEL, False)],
+    ids=["per_service_call keeps the finished round", "per_run drops the crashed run"],
+)
+async def test_a_run_that_crashed_after_a_round_is_replayed_by_the_channels_visibility(
+    stack: Stack,
+    publisher: ToolEventPublisher,
+    aclient: AsyncToolHistoryClient,
+    ids: Callable[[str], str],
+    channel: str,
+    round_replayed: bool,
+) -> None:
+    conversation = ids("adk-crash")
+    service = ToolHistorySessionService(
+        InMemorySessionService(), publisher=publisher, client=aclient, tenant_id=stack.tenant, channel=channel
+    )
+    lookup = types.Part(function_call=types.FunctionCall(id="call-a1", name="lookup_order", args={"order_id": "A-1"}))
+    crash = types.Part(function_call=types.FunctionCall(id="call-refund", name="refund", args={"amount": 5}))
+    model = ScriptOfResponses(
+        model="gemini-scripted",
+        script=[
+            LlmResponse(model_version="gemini-scripted", content=types.Content(role="model", parts=[lookup])),
+            LlmResponse(model_version="gemini-scripted", content=types.Content(role="model", parts=[crash])),
+            _text_response("Where were we?"),
+        ],
+    )
+    agent = LlmAgent(name="orders", model=model, tools=[lookup_order, refund_failing])
+    runner = Runner(agent=agent, app_name=APP, session_service=service)
+    await service.create_session(app_name=APP, user_id=USER, session_id=conversation)
+
+    with pytest.raises(RuntimeError, match="payment service unavailable"):
+        async for _event in runner.run_async(user_id=USER, session_id=conversation, new_message=_said("Refund A-1.")):
+            pass
+    async for _event in runner.run_async(user_id=USER, session_id=conversation, new_message=_said("Still there?")):
+        pass
+
+    after_crash = model.seen[-1]
+    calls = [p["function_call"]["name"] for c in after_crash for p in c["parts"] if "function_call" in p]
+    responses = [
+        p["function_response"]["response"] for c in after_crash for p in c["parts"] if "function_response" in p
+    ]
+    if round_replayed:
+        # The finished round, right after the question that started the run; the crashed call never ran: left out.
+        assert calls == ["lookup_order"]
+        assert responses == [{"order_id": "A-1", "status": "shipped"}]
+        assert [c["role"] for c in after_crash] == ["user", "model", "user", "user"]
+    else:
+        assert calls == []
+        assert responses == []
