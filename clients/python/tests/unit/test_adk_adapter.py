@@ -15,6 +15,7 @@ from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import Runner
 from google.adk.sessions import BaseSessionService, InMemorySessionService
 from google.adk.sessions.base_session_service import GetSessionConfig
+from google.adk.tools import FunctionTool
 from google.genai import types
 from hypothesis import given
 from hypothesis import strategies as st
@@ -223,6 +224,71 @@ async def test_a_run_that_never_answered_ends_as_failed_when_the_next_one_starts
     assert [e["type"] for e in events] == ["ToolCallRequested", "RunFailed", "RunCompleted"]
     assert events[1]["runId"] == events[0]["runId"] != events[2]["runId"]
     assert events[1]["error"]["code"] == "interrupted"
+
+
+def refund_ok(amount: int) -> dict[str, Any]:
+    """Refunds an amount."""
+    return {"refunded": amount}
+
+
+refund_ok.__name__ = "refund"
+
+
+async def test_a_confirmation_is_an_approval_and_adks_resume_finds_the_waiting_call(
+    canned: CannedToolHistory, client: AsyncToolHistoryClient
+) -> None:
+    publisher = RecordingPublisher()
+    service = _service(InMemorySessionService(), publisher, client)
+    refund_call = LlmResponse(
+        content=types.Content(
+            role="model",
+            parts=[types.Part(function_call=types.FunctionCall(id="c1", name="refund", args={"amount": 5}))],
+        )
+    )
+    model = ScriptedGemini(model="gemini-scripted", script=[refund_call, _text("Refunded.")])
+    runner = Runner(
+        agent=LlmAgent(name="orders", model=model, tools=[FunctionTool(refund_ok, require_confirmation=True)]),
+        app_name=APP,
+        session_service=service,
+    )
+    await service.create_session(app_name=APP, user_id=USER, session_id="conv-3")
+
+    asked = await _ask(runner, "conv-3", "Refund me 5.")
+    (confirmation,) = [c for e in asked for c in e.get_function_calls() if c.name == "adk_request_confirmation"]
+    # The service now lists the call as waiting (what it answers once the request above is recorded).
+    canned.replay = toolhistory_pb2.GetReplayHistoryResponse(
+        pending_approvals=[
+            toolhistory_pb2.PendingApproval(
+                tool_call_id="c1", tool_name="refund", arguments_json='{"amount": 5}', run_id=asked[0].invocation_id
+            )
+        ]
+    )
+    answer = types.Content(
+        role="user",
+        parts=[
+            types.Part(
+                function_response=types.FunctionResponse(
+                    id=confirmation.id, name="adk_request_confirmation", response={"confirmed": True}
+                )
+            )
+        ],
+    )
+    resumed = [e async for e in runner.run_async(user_id=USER, session_id="conv-3", new_message=answer)]
+
+    assert resumed[-1].content is not None
+    assert (resumed[-1].content.parts or [])[0].text == "Refunded."
+    events = publisher.events()
+    assert [e["type"] for e in events] == [
+        "ToolCallRequested",
+        "ToolApprovalRequested",
+        "ToolApprovalDecided",
+        "ToolResultReceived",
+        "RunCompleted",
+    ]
+    assert "approve or reject" in events[1]["reason"]
+    assert events[2]["approved"] is True
+    assert events[3]["result"] == {"refunded": 5}
+    assert {e["runId"] for e in events} == {asked[0].invocation_id}
 
 
 # -- the store: the same behaviours as the service it decorates ----------------------------------------------------

@@ -176,14 +176,15 @@ def confirmation_requests(event: Event) -> dict[str, str]:
     return requests
 
 
-def confirmation_answers(event: Event) -> dict[str, tuple[bool, str | None]]:
-    """The person's answers to confirmation requests in the event: the request's call id to (approved, reason)."""
-    answers: dict[str, tuple[bool, str | None]] = {}
+def confirmation_answers(event: Event) -> dict[str, bool]:
+    """The person's answers to confirmation requests in the event: the request's call id to whether it is confirmed
+    (ADK's answer carries no reason)."""
+    answers: dict[str, bool] = {}
     for response in responses_of(event):
         if response.name != CONFIRMATION_FUNCTION or not response.id:
             continue
         confirmation = ToolConfirmation.from_response_dict(response.response or {})
-        answers[response.id] = (confirmation.confirmed, None if confirmation.confirmed else "rejected in ADK")
+        answers[response.id] = confirmation.confirmed
     return answers
 
 

@@ -216,16 +216,16 @@ class ToolHistorySessionService(BaseSessionService):
         if results:
             await _settle(recording.publish_results(results))
 
-    async def _decide(self, session_id: str, invocation_id: str, answers: dict[str, tuple[bool, str | None]]) -> None:
+    async def _decide(self, session_id: str, invocation_id: str, answers: dict[str, bool]) -> None:
         """The person's answers to ADK's confirmation requests, as decisions on the calls they asked about."""
         run = self._run_of(session_id, invocation_id, user_message_id=None)
-        for confirmation_id, (approved, reason) in answers.items():
+        for confirmation_id, approved in answers.items():
             call_id = run.confirmations.get(confirmation_id)
             call = run.recording.calls.latest(call_id) if call_id else None
             if call is None:
                 _log.warning("confirmation %r answers no call of run %s asked about", confirmation_id, invocation_id)
                 continue
-            decided = run.recording.publish_decision(decision_on(call, approved, reason))
+            decided = run.recording.publish_decision(decision_on(call, approved))
             if decided is not None:
                 await _settle(decided)
 
