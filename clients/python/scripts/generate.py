@@ -5,6 +5,12 @@
 - A copy of the contract's JSON Schema (libs/contract/schema) into
   src/toolhistory/_contract/, which the publisher validates events against.
 
+The stubs are generated with the grpcio-tools pinned in requirements-test.txt,
+the oldest that emits protobuf 6 code: the protobuf runtime they need is the
+floor of the package's range (pyproject.toml; tests/unit/test_package.py checks
+that the two agree), kept low so the package installs beside frameworks that
+hold protobuf below 7.
+
 Both are committed, so that `pip install ./clients/python` needs no code
 generator; CI runs this and fails when the result differs from what is
 committed (`--check`), as it does for the TypeScript stubs.
