@@ -234,8 +234,6 @@ SESSION_CASES: dict[str, tuple[list[Step], list[int | None]]] = {
     "two turns": ([*TURN, add(USER_2)], [None, 2, 4]),
     "a popped user message": ([add(USER), pop()], [None]),
     "a popped question after a turn": ([*TURN, add(USER_2), pop()], [None, 1]),
-    "a popped output of a run without an answer": ([add(USER), add(CALL, OUTPUT), pop()], [None, 2]),
-    "popped twice, past a run without an answer": ([add(USER), add(CALL, OUTPUT), pop(), pop()], [None]),
     "cleared": ([*TURN, clear()], [None]),
     "cleared, then a new turn": ([*TURN, clear(), add(USER_2), add(ANSWER)], [None, 1]),
 }
@@ -273,6 +271,17 @@ async def test_a_popped_answer_takes_its_runs_calls_off_the_replay(
     popped = await stores.decorated.pop_item()
     assert popped == ANSWER
     assert await stores.decorated.get_items() == [USER]
+
+
+async def test_a_run_without_an_answer_keeps_the_rounds_the_model_saw_the_results_of(
+    stack: Stack, publisher: ToolEventPublisher, aclient: AsyncToolHistoryClient, ids: Callable[[str], str]
+) -> None:
+    """Where the decorator differs from the plain session, by design: a run that ended after its calls (its turn
+    limit) is closed by the next question, and the service trims its last round, whose results no model saw."""
+    stores = stores_of(stack, publisher, aclient, ids("conv"))
+    for step in [add(USER), add(CALL, OUTPUT), add(CALL_2, OUTPUT_2), add(USER_2)]:
+        await step(stores.decorated)
+    assert comparable(await stores.decorated.get_items()) == [USER, CALL, OUTPUT, USER_2]
 
 
 async def test_clear_session_with_erase_removes_the_recorded_calls(

@@ -122,7 +122,7 @@ class ToolHistorySession:
         items = [placed.item for placed in view]
         if limit is None:
             return items
-        return items[len(items) - limit :] if limit > 0 else []
+        return items[max(0, len(items) - limit) :] if limit > 0 else []
 
     async def add_items(self, items: list[TResponseInputItem], wrapper: RunContextWrapper[Any] | None = None) -> None:
         """Records the function calls and their outputs, and adds every other item to ``inner``."""
@@ -137,7 +137,11 @@ class ToolHistorySession:
                 message_id = uuid.uuid4().hex
                 own.append(cast("TResponseInputItem", {**cast("Mapping[str, Any]", item), MESSAGE_ID_KEY: message_id}))
                 if _is_user_message(item):
-                    await self._end_run(RunEnd(stopped_for_approval=self._awaiting_approval()))
+                    # A run that ended without an answer (its turn limit, an approval not given, an error) is closed
+                    # by the next question, which stands for its answer: its calls are replayed right before it.
+                    await self._end_run(
+                        RunEnd(assistant_message_id=message_id, stopped_for_approval=self._awaiting_approval())
+                    )
                     self._user_message_id = message_id
                 elif _is_assistant_message(item):
                     answer_id = message_id
