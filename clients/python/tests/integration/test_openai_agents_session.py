@@ -18,6 +18,7 @@ from agents import Agent, RunConfig, Runner, SQLiteSession, function_tool
 from agents.testing import ScriptedModel, assistant_message, function_call
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from openai.types.responses import ResponseReasoningItem
 
 from toolhistory.aio import AsyncToolHistoryClient
 from toolhistory.openai_agents import DEFAULT_TOOL_ERROR_TEXT, ToolHistorySession
@@ -192,6 +193,46 @@ async def test_an_approval_paused_and_resumed_through_run_state_is_recorded_and_
     assert list(history.pending_approvals) == []
     [call] = [call for turn in history.turns for r in turn.rounds for call in r.calls]
     assert (call.tool_call_id, call.is_error, call.result) == (refund_call, False, "refunded A-1")
+
+
+async def test_reasoning_items_go_with_their_round_and_rest_as_the_policy_says(
+    stack: Stack, publisher: ToolEventPublisher, aclient: AsyncToolHistoryClient, ids: Callable[[str], str]
+) -> None:
+    conversation = ids("conv")
+    session = ToolHistorySession(
+        SQLiteSession(conversation),
+        publisher=publisher,
+        client=aclient,
+        tenant_id=stack.tenant,
+        channel="chat",
+        model="gpt-test",
+    )
+    first, second = ids("call_first"), ids("call_second")
+
+    def reasoning(item_id: str) -> ResponseReasoningItem:
+        return ResponseReasoningItem(id=item_id, type="reasoning", summary=[], encrypted_content=f"sealed-{item_id}")
+
+    model = ScriptedModel(
+        [
+            [reasoning("rs_1"), function_call("lookup_order", {"order_id": "A-1"}, call_id=first, item_id="fc_1")],
+            [reasoning("rs_2"), function_call("lookup_order", {"order_id": "B-2"}, call_id=second, item_id="fc_2")],
+            [assistant_message("Both shipped.", item_id="msg-both")],
+            [assistant_message("Yes.", item_id="msg-yes")],
+        ]
+    )
+    await Runner.run(agent_of(model), "Where are A-1 and B-2?", session=session, run_config=NO_TRACING)
+    history = await aclient.get_replay_history(
+        tenant_id=stack.tenant, conversation_id=conversation, format="openai-responses"
+    )
+    [turn] = history.turns
+    assert [(r.provider, r.model) for r in turn.rounds] == [("openai", "gpt-test"), ("openai", "gpt-test")]
+    assert [item.get("type", "message") for item in await session.inner.get_items()] == ["message", "message"]
+
+    await Runner.run(agent_of(model), "Sure?", session=session, run_config=NO_TRACING)
+    # The turn ended with its answer: its reasoning rests no longer (the policy's default, keep "turn").
+    seen = list(model.calls[-1].input)
+    assert of_type(seen, "reasoning") == []
+    assert [item["call_id"] for item in of_type(seen, "function_call")] == [first, second]
 
 
 # The Session behaviours, as a table: each case applies the same steps to the plain SQLiteSession and to the

@@ -12,13 +12,20 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 from toolhistory._recording import (
     AskedCall,
     RecordedCall,
+    ResponseReasoning,
     RunEnd,
     RunRecording,
     ToolOutcome,
     decision_on,
     result_of,
 )
-from toolhistory.openai_agents._items import field_of, function_call_of, function_output_call_id, parse_tool_arguments
+from toolhistory.openai_agents._items import (
+    field_of,
+    function_call_of,
+    function_output_call_id,
+    parse_tool_arguments,
+    plain,
+)
 from toolhistory.openai_agents._tool_errors import ToolErrorTest, is_sdk_tool_error
 from toolhistory.splice import splice_history
 from toolhistory.v1 import toolhistory_pb2
@@ -39,6 +46,7 @@ MESSAGE_ID_KEY = "toolhistory_message_id"
 recorded calls by these ids). ``get_items`` and ``pop_item`` return the items without it."""
 
 _TOOL_ITEM_TYPES = frozenset({"function_call", "function_call_output"})
+_DEFAULT_MODEL = "unspecified"
 
 
 class _Publisher(Protocol):
@@ -93,11 +101,13 @@ class ToolHistorySession:
         channel: str,
         conversation_id: str | None = None,
         is_tool_error: ToolErrorTest | None = None,
+        model: str | None = None,
     ) -> None:
         """``inner``: the host's own session (its items other than tool calls). ``publisher``: a
         ``ToolEventPublisher``. ``client``: the asynchronous client the replay is read with. ``conversation_id``:
         default, ``inner``'s session id. ``is_tool_error``: which outputs are failures (default: the SDK's own error
-        texts, ``is_sdk_tool_error``)."""
+        texts, ``is_sdk_tool_error``). ``model``: the model the agent calls, recorded with a round's reasoning items
+        (default ``unspecified``; the service gives reasoning back to its provider, OpenAI)."""
         if not tenant_id or not channel:
             raise ValueError("ToolHistorySession needs a non-empty tenant_id and channel")
         self.inner = inner
@@ -109,6 +119,7 @@ class ToolHistorySession:
         self._tenant_id = tenant_id
         self._channel = channel
         self._is_tool_error = is_tool_error or is_sdk_tool_error
+        self._model = model or _DEFAULT_MODEL
         self._run: _OpenRun | None = None
         self._user_message_id: str | None = None
         self._hidden: set[tuple[str, str]] = set()
@@ -130,8 +141,11 @@ class ToolHistorySession:
             own: list[TResponseInputItem] = []
             tools: list[TResponseInputItem] = []
             answer_id: str | None = None
+            asks = any(function_call_of(item) is not None for item in items)
             for item in items:
-                if _is_tool_item(item):
+                # A reasoning item goes with the round of calls it came with (replayed before them, in its turn); one
+                # before an answer stays in inner, before the answer.
+                if _is_tool_item(item) or (asks and field_of(item, "type") == "reasoning"):
                     tools.append(item)
                     continue
                 message_id = uuid.uuid4().hex
@@ -216,7 +230,8 @@ class ToolHistorySession:
         if asked:
             asking = self._run or self._start_run(self._user_message_id)
             round_ = asking.recording.response(
-                calls=[AskedCall(call_id, name, parse_tool_arguments(arguments)) for call_id, name, arguments in asked]
+                calls=[AskedCall(call_id, name, parse_tool_arguments(arguments)) for call_id, name, arguments in asked],
+                reasoning=self._reasoning_of(items),
             )
             if round_ is not None:
                 futures.append(asking.recording.publish_calls(round_.calls))
@@ -258,6 +273,24 @@ class ToolHistorySession:
             cast("TResponseInputItem", {**cast("Mapping[str, Any]", item), MESSAGE_ID_KEY: uuid.uuid4().hex})
             for item in unknown
         ]
+
+    def _reasoning_of(self, items: Sequence[TResponseInputItem]) -> ResponseReasoning | None:
+        """The reasoning items a response gave with its calls, and the calls' own item ids (the API wants them back
+        together)."""
+        reasoning = [plain(item) for item in items if field_of(item, "type") == "reasoning"]
+        if not reasoning:
+            return None
+        item_ids = {
+            call[0]: item_id
+            for item in items
+            if (call := function_call_of(item)) is not None and isinstance(item_id := field_of(item, "id"), str)
+        }
+        return ResponseReasoning(
+            provider="openai",
+            model=self._model,
+            items=tuple(cast("dict[str, Any]", entry) for entry in reasoning if isinstance(entry, dict)),
+            call_item_ids=item_ids,
+        )
 
     def _start_run(self, user_message_id: str | None, run_id: str | None = None, first_round: int = 0) -> _OpenRun:
         publisher = self._publisher.run(
