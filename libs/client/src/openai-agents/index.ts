@@ -34,3 +34,5 @@ export type {
   ResponsesReplayItem,
   ResponsesReplayTurn,
 } from './agents-history-input';
+export { MESSAGE_ID_KEY, ToolHistorySession } from './tool-history-session';
+export type { SessionToolErrorTest, ToolHistorySessionOptions } from './tool-history-session';
