@@ -150,6 +150,8 @@ export class ToolHistorySession implements Session {
     for (const item of items as Item[]) {
       if (item.type === 'function_call' || item.type === 'function_call_result') {
         tools.push(item);
+        // The answer is an assistant message no call follows (one before calls is the model's text beside them).
+        if (item.type === 'function_call') answerId = undefined;
         continue;
       }
       const messageId = randomUUID();
@@ -163,10 +165,9 @@ export class ToolHistorySession implements Session {
         answerId = messageId;
       }
     }
-    const asked = tools.some((item) => item.type === 'function_call');
-    if (tools.length > 0) own.push(...(await this.record(conversationId, tools, runContext)));
+    for (const round of rounds(tools)) own.push(...(await this.record(conversationId, round, runContext)));
     if (own.length > 0) await this.inner.addItems(own);
-    if (answerId !== undefined && !asked) await this.endRun({ assistantMessageId: answerId, endedAfterTools: false });
+    if (answerId !== undefined) await this.endRun({ assistantMessageId: answerId, endedAfterTools: false });
   }
 
   /** One batch the SDK saves after a model response: its calls (a round), then the results it has so far. Returns the results of calls nobody waits for. */
@@ -313,6 +314,22 @@ function outputsAsSent(turn: ReplayedTurn<unknown>): unknown[] {
       ? { ...output, output: failed.get(output.call_id) }
       : item;
   });
+}
+
+/**
+ * The tool items of a batch by model response: a response's calls, then
+ * their results (the SDK may save a whole run at once: a call after a
+ * result is the next response's).
+ */
+function rounds(items: readonly Item[]): Item[][] {
+  const grouped: Item[][] = [];
+  for (const item of items) {
+    const current = grouped.at(-1);
+    const answered = current?.some((entry) => entry.type === 'function_call_result') ?? false;
+    if (current === undefined || (item.type === 'function_call' && answered)) grouped.push([item]);
+    else current.push(item);
+  }
+  return grouped;
 }
 
 function isMessageOf(item: Item, role: string): boolean {

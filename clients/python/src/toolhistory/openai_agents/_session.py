@@ -147,6 +147,9 @@ class ToolHistorySession:
                 # before an answer stays in inner, before the answer.
                 if _is_tool_item(item) or (asks and field_of(item, "type") == "reasoning"):
                     tools.append(item)
+                    # The answer is an assistant message no call follows (one before calls is the text beside them).
+                    if function_call_of(item) is not None:
+                        answer_id = None
                     continue
                 message_id = uuid.uuid4().hex
                 own.append(cast("TResponseInputItem", {**cast("Mapping[str, Any]", item), MESSAGE_ID_KEY: message_id}))
@@ -159,12 +162,12 @@ class ToolHistorySession:
                     self._user_message_id = message_id
                 elif _is_assistant_message(item):
                     answer_id = message_id
-            asked = any(function_call_of(item) is not None for item in tools)
             # An output whose call toolhistory does not have (one added to inner before it was decorated) stays there.
-            own.extend(await self._record(tools, wrapper) if tools else [])
+            for round_items in _rounds(tools):
+                own.extend(await self._record(round_items, wrapper))
             if own:
                 await _call(self.inner.add_items, own, wrapper=wrapper)
-            if answer_id is not None and not asked:
+            if answer_id is not None:
                 await self._end_run(RunEnd(assistant_message_id=answer_id, ended_after_tools=False))
 
     async def pop_item(self, wrapper: RunContextWrapper[Any] | None = None) -> TResponseInputItem | None:
@@ -362,6 +365,19 @@ def _outputs_as_sent(turn: Any) -> list[Any]:
             item = {**item, "output": failed[item["call_id"]]}
         items.append(item)
     return items
+
+
+def _rounds(items: Sequence[TResponseInputItem]) -> list[list[TResponseInputItem]]:
+    """The tool items of a batch by model response: its reasoning and calls, then their outputs (a batch may hold
+    several responses: a call or reasoning item after an output is the next response's)."""
+    grouped: list[list[TResponseInputItem]] = []
+    for item in items:
+        starts = field_of(item, "type") in ("function_call", "reasoning")
+        if not grouped or (starts and any(function_output_call_id(entry) is not None for entry in grouped[-1])):
+            grouped.append([item])
+        else:
+            grouped[-1].append(item)
+    return grouped
 
 
 def _is_tool_item(item: object) -> bool:
