@@ -22,6 +22,7 @@ from openai.types.responses import ResponseReasoningItem
 
 from toolhistory.aio import AsyncToolHistoryClient
 from toolhistory.openai_agents import DEFAULT_TOOL_ERROR_TEXT, ToolHistorySession
+from toolhistory.v1 import toolhistory_pb2
 
 if TYPE_CHECKING:
     from toolhistory.publisher import ToolEventPublisher
@@ -148,8 +149,15 @@ async def test_a_second_turn_sees_the_first_turns_parallel_calls_and_error_as_th
     ]
 
 
+@pytest.mark.parametrize("approved", [True, False], ids=["approved", "rejected"])
+@pytest.mark.parametrize("one_session_object", [True, False], ids=["same session", "another session object"])
 async def test_an_approval_paused_and_resumed_through_run_state_is_recorded_and_seen_by_the_next_turn(
-    stack: Stack, publisher: ToolEventPublisher, aclient: AsyncToolHistoryClient, ids: Callable[[str], str]
+    approved: bool,
+    one_session_object: bool,
+    stack: Stack,
+    publisher: ToolEventPublisher,
+    aclient: AsyncToolHistoryClient,
+    ids: Callable[[str], str],
 ) -> None:
     conversation = ids("conv")
     inner = SQLiteSession(conversation)
@@ -157,13 +165,17 @@ async def test_an_approval_paused_and_resumed_through_run_state_is_recorded_and_
     model = ScriptedModel(
         [
             [function_call("refund", {"order_id": "A-1"}, call_id=refund_call)],
-            [assistant_message("Refunded.", item_id="msg-refunded")],
-            [assistant_message("You were refunded earlier.", item_id="msg-later")],
+            [assistant_message("Done.", item_id="msg-done")],
+            [assistant_message("Nothing else.", item_id="msg-later")],
         ]
     )
     agent = agent_of(model)
+    shared = ToolHistorySession(inner, publisher=publisher, client=aclient, tenant_id=stack.tenant, channel="chat")
 
     def session() -> ToolHistorySession:
+        """The same object, or a new one over the same store (as another process resumes the state)."""
+        if one_session_object:
+            return shared
         return ToolHistorySession(inner, publisher=publisher, client=aclient, tenant_id=stack.tenant, channel="chat")
 
     paused = await Runner.run(agent, "Refund A-1.", session=session(), run_config=NO_TRACING)
@@ -173,26 +185,32 @@ async def test_an_approval_paused_and_resumed_through_run_state_is_recorded_and_
     )
     assert [p.tool_call_id for p in waiting.pending_approvals] == [refund_call]
 
-    # Resumed by another session object over the same store (as another process would).
     state = paused.to_state()
-    state.approve(approval)
+    if approved:
+        state.approve(approval)
+    else:
+        state.reject(approval, rejection_message="Refunds are closed today.")
     resumed = await Runner.run(agent, state, session=session(), run_config=NO_TRACING)
-    assert resumed.final_output == "Refunded."
+    assert resumed.final_output == "Done."
 
     await Runner.run(agent, "Anything else?", session=session(), run_config=NO_TRACING)
     seen = comparable(list(model.calls[-1].input))
     assert of_type(seen, "function_call") == [
         {"type": "function_call", "call_id": refund_call, "name": "refund", "arguments": '{"order_id":"A-1"}'}
     ]
-    assert of_type(seen, "function_call_output") == [
-        {"type": "function_call_output", "call_id": refund_call, "output": "refunded A-1"}
-    ]
+    [output] = of_type(seen, "function_call_output")
     history = await aclient.get_replay_history(
         tenant_id=stack.tenant, conversation_id=conversation, format="openai-responses"
     )
     assert list(history.pending_approvals) == []
     [call] = [call for turn in history.turns for r in turn.rounds for call in r.calls]
-    assert (call.tool_call_id, call.is_error, call.result) == (refund_call, False, "refunded A-1")
+    if approved:
+        assert output["output"] == "refunded A-1"
+        assert (call.tool_call_id, call.is_error, call.result) == (refund_call, False, "refunded A-1")
+    else:
+        # The call did not run: the service replays its denial, with the person's reason.
+        assert (call.tool_call_id, call.approval) == (refund_call, toolhistory_pb2.APPROVAL_STATUS_DENIED)
+        assert "Refunds are closed today." in output["output"]
 
 
 async def test_reasoning_items_go_with_their_round_and_rest_as_the_policy_says(
