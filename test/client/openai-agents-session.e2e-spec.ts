@@ -92,8 +92,13 @@ describe('@toolhistory/client/openai-agents ToolHistorySession: the SDK’s Sess
     ]);
   });
 
-  it('records an approval paused and resumed through RunState (by another session object), and the next turn sees the call', async () => {
+  it.each([
+    ['the same session object', true],
+    ['another session object over the same store', false],
+  ])('records an approval paused and resumed through RunState (by %s), and the next turn sees the call', async (_by, oneObject) => {
     const inner = new MemorySession({ sessionId: uniqueName('conv') });
+    const shared = decorated(inner);
+    const sessionOf = (store: Session) => (oneObject ? shared : decorated(store));
     const refundCall = uniqueName('call_refund');
     const model = new ScriptedModel([
       [functionCall('refund', { orderId: 'A-1', amountEur: 30 }, { callId: refundCall })],
@@ -101,16 +106,16 @@ describe('@toolhistory/client/openai-agents ToolHistorySession: the SDK’s Sess
       [assistantMessage('You were refunded earlier.', { id: 'msg_later' })],
     ]);
     const agent = agentOf(model);
-    const paused = await run(agent, 'Refund 30 EUR on A-1.', { session: decorated(inner) });
+    const paused = await run(agent, 'Refund 30 EUR on A-1.', { session: sessionOf(inner) });
     const [approval] = paused.interruptions;
     const waiting = await client.getReplayHistory({ tenantId, conversationId: await inner.getSessionId(), format: 'openai-responses' });
     expect(waiting.pendingApprovals.map((p) => p.toolCallId)).toEqual([refundCall]);
 
     paused.state.approve(approval);
-    const resumed = await run(agent, paused.state, { session: decorated(inner) });
+    const resumed = await run(agent, paused.state, { session: sessionOf(inner) });
     expect(resumed.finalOutput).toBe('Refunded.');
 
-    await run(agent, 'Anything else?', { session: decorated(inner) });
+    await run(agent, 'Anything else?', { session: sessionOf(inner) });
     const seen = inputOf(model, model.calls.length - 1) as Array<Record<string, unknown>>;
     expect(seen.filter((item) => item.type === 'function_call').map((item) => item.callId)).toEqual([refundCall]);
     expect(seen.find((item) => item.type === 'function_call_result')?.output).toEqual({ type: 'text', text: 'refunded 30 EUR on A-1' });

@@ -272,7 +272,8 @@ export class ToolHistorySession implements Session {
     const turns = history.turns.map((turn) => ({
       assistantMessageId: turn.assistantMessageId,
       afterMessageId: turn.afterMessageId,
-      messages: toAgentInputItems(outputsAsSent(turn)).map((item): Placed => ({ item, inner: false })),
+      // Calls and their outputs: this session records no reasoning state, and gives none recorded by another producer.
+      messages: toAgentInputItems(outputsAsSent(turn).filter(isCallOrOutput)).map((item): Placed => ({ item, inner: false })),
     }));
     return spliceHistory(placed, turns, (entry) => entry.messageId).filter(
       (entry) => entry.inner || !this.hidden.has(replayedKey(entry.item)),
@@ -330,6 +331,11 @@ function rounds(items: readonly Item[]): Item[][] {
     else current.push(item);
   }
   return grouped;
+}
+
+function isCallOrOutput(item: unknown): boolean {
+  const type = (item as { type?: unknown } | null)?.type;
+  return type === 'function_call' || type === 'function_call_output';
 }
 
 function isMessageOf(item: Item, role: string): boolean {
