@@ -54,7 +54,13 @@ async def test_replay_sends_the_request_and_parses_the_messages(
         turns=[pb.Turn(run_id="r1", assistant_message_id="a1", messages_json=json.dumps(contents))]
     )
     history = await client.get_replay_history(
-        tenant_id="t1", conversation_id="c1", format="gemini", channel="web", freshness_window_seconds=60
+        tenant_id="t1",
+        conversation_id="c1",
+        format="gemini",
+        channel="web",
+        freshness_window_seconds=60,
+        model="gemini-3-pro",
+        provider="google",
     )
     assert history.messages() == contents
     [call] = service.received("GetReplayHistory")
@@ -64,6 +70,8 @@ async def test_replay_sends_the_request_and_parses_the_messages(
         channel="web",
         format=pb.HISTORY_FORMAT_GEMINI,
         freshness_window_seconds=60,
+        model="gemini-3-pro",
+        provider="google",
     )
     assert call.metadata["authorization"] == "Bearer static-token"
 
