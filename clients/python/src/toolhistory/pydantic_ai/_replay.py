@@ -9,10 +9,14 @@ from pydantic_ai.messages import (
     ModelRequest,
     ModelRequestPart,
     ModelResponse,
+    ModelResponsePart,
+    TextPart,
+    ThinkingPart,
     ToolCallPart,
     ToolReturnPart,
 )
 
+from toolhistory.pydantic_ai._reasoning import BEDROCK_PROVIDER, thinking_of_converse
 from toolhistory.splice import splice_history
 
 if TYPE_CHECKING:
@@ -29,8 +33,11 @@ def to_message_history(history: ReplayHistory | Sequence[ReplayedTurn]) -> list[
 
     ``history`` must be fetched with ``format="bedrock-converse"`` (``REPLAY_FORMAT``). Each round is a
     ``ModelResponse`` of ``ToolCallPart``s and a ``ModelRequest`` of their ``ToolReturnPart``s (an error
-    result with ``outcome='failed'``). Pass the list as ``message_history`` (PydanticAI accepts a history
-    that starts with a response), or use ``splice_message_history`` to put each turn among the host's messages.
+    result with ``outcome='failed'``). The response starts with the round's reasoning as ``ThinkingPart``s
+    (signatures intact; replayed for a round recorded through Bedrock while its turn goes on), then its text
+    as a ``TextPart``, so that the next request carries them where the model left them. Pass the list as
+    ``message_history`` (PydanticAI accepts a history that starts with a response), or use
+    ``splice_message_history`` to put each turn among the host's messages.
     """
     return from_replay_messages(
         [message for turn in _turns_of(history, "to_message_history") for message in turn.messages]
@@ -87,14 +94,23 @@ def from_replay_messages(messages: Iterable[Mapping[str, Any]]) -> list[ModelMes
         if not isinstance(blocks, list):
             raise ValueError(f"replayed message {index} has no content list: {message!r}")
         if role == "assistant":
-            calls: list[ToolCallPart] = []
+            parts: list[ModelResponsePart] = []
             for block in blocks:
+                # The round's reasoning (recorded through Bedrock) first, then its text, then its calls.
+                thinking = thinking_of_converse(block) if isinstance(block, dict) else None
+                if thinking is not None:
+                    parts.append(thinking)
+                    continue
+                if isinstance(block, dict) and isinstance(block.get("text"), str):
+                    parts.append(TextPart(content=block["text"]))
+                    continue
                 use = _block(block, "toolUse", index)
                 open_calls.setdefault(use["toolUseId"], []).append(use["name"])
-                calls.append(
+                parts.append(
                     ToolCallPart(tool_name=use["name"], args=use.get("input") or {}, tool_call_id=use["toolUseId"])
                 )
-            out.append(ModelResponse(parts=calls))
+            signed = any(isinstance(part, ThinkingPart) for part in parts)
+            out.append(ModelResponse(parts=parts, provider_name=BEDROCK_PROVIDER if signed else None))
         elif role == "user":
             returns: list[ModelRequestPart] = []
             for block in blocks:
