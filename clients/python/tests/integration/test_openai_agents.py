@@ -168,15 +168,17 @@ async def test_a_crashed_run_s_reasoning_goes_back_to_the_same_model_before_its_
     )
 
     def run_of(run_id: str) -> Any:
+        # A channel whose policy replays a crashed run's rounds that reached a later model call (per_service_call).
         return publisher.run(
             tenant_id=stack.tenant,
             conversation_id=conversation,
-            channel="chat",
+            channel="long-runs",
             run_id=run_id,
             user_message_id="user-1",
         )
 
-    # Turn 1's run: a reasoning round, then the worker dies at the next model call (the run fails; the turn goes on).
+    # Turn 1's run: a reasoning round, a second round, then the worker dies at the next model call (the run fails;
+    # the turn goes on). The second round's results never reached the model: only the first round replays.
     first_model = ScriptedModel(
         [
             ModelStep(
@@ -186,6 +188,10 @@ async def test_a_crashed_run_s_reasoning_goes_back_to_the_same_model_before_its_
                     function_call("lookup_order", {"order_id": "A-1"}, call_id=order_call, item_id="fc_0a1f"),
                 ],
                 usage=Usage(requests=1, input_tokens=120, output_tokens=30, total_tokens=150),
+            ),
+            ModelStep(
+                output=[function_call("lookup_order", {"order_id": "B-2"}, call_id=ids("call_b"), item_id="fc_0b2f")],
+                usage=Usage(requests=1, input_tokens=160, output_tokens=20, total_tokens=180),
             ),
             ModelStep.raise_error(ConnectionError("the worker lost the provider")),
         ]
@@ -206,6 +212,7 @@ async def test_a_crashed_run_s_reasoning_goes_back_to_the_same_model_before_its_
         tenant_id=stack.tenant, conversation_id=conversation, format="openai-responses", model="o4-mini"
     )
     [turn] = history.turns
+    assert turn.status == pb.RUN_STATUS_FAILED
     [round_] = turn.rounds
     assert (round_.provider, round_.model, round_.text) == ("openai", "o4-mini", "I'll look the order up.")
     assert round_.reasoning_omitted == pb.REASONING_OMISSION_UNSPECIFIED
