@@ -22,7 +22,13 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import RequestUsage
 
-from toolhistory.pydantic_ai import REPLAY_FORMAT, recorded_run, splice_message_history, to_message_history
+from toolhistory.pydantic_ai import (
+    REASONING_FORMATS,
+    REPLAY_FORMAT,
+    recorded_run,
+    splice_message_history,
+    to_message_history,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -190,13 +196,20 @@ async def test_the_answer_s_cited_sources_compact_the_next_replay_to_those_sourc
     assert [[item["sourceNumber"] for item in part.content["results"]] for part in returns] == [[2, 4]]
 
 
-async def test_a_crashed_bedrock_run_s_thinking_goes_back_as_thinking_parts_when_the_turn_goes_on(
-    stack: Any, publisher: Any, client: Any, ids: Any
+@pytest.mark.parametrize(
+    ("provider", "redacted_id", "model_name"),
+    [
+        ("bedrock", "redacted_content", "anthropic.claude-opus-4-5"),
+        ("anthropic", "redacted_thinking", "claude-opus-4-5"),
+    ],
+)
+async def test_a_crashed_run_s_thinking_goes_back_as_thinking_parts_when_the_turn_goes_on(
+    stack: Any, publisher: Any, client: Any, ids: Any, provider: str, redacted_id: str, model_name: str
 ) -> None:
     conversation = ids("conv")
     thinking = [
-        ThinkingPart("Look the order up first.", signature="EqQBCkgIARABGAIiQ", provider_name="bedrock"),
-        ThinkingPart("", id="redacted_content", signature="EmwKAhgBEgy3va3pzix", provider_name="bedrock"),
+        ThinkingPart("Look the order up first.", signature="EqQBCkgIARABGAIiQ", provider_name=provider),
+        ThinkingPart("", id=redacted_id, signature="EmwKAhgBEgy3va3pzix", provider_name=provider),
     ]
     order_call = ids("call_order")
     answered = 0
@@ -212,7 +225,7 @@ async def test_a_crashed_bedrock_run_s_thinking_goes_back_as_thinking_parts_when
                     TextPart("I'll look the order up."),
                     ToolCallPart("lookup_order", {"order_id": "A-1"}, tool_call_id=order_call),
                 ],
-                provider_name="bedrock",
+                provider_name=provider,
             )
         if answered == 2:
             return ModelResponse(parts=[ToolCallPart("lookup_order", {"order_id": "B-2"}, tool_call_id=ids("call_b"))])
@@ -228,14 +241,13 @@ async def test_a_crashed_bedrock_run_s_thinking_goes_back_as_thinking_parts_when
             user_message_id="user-1",
         )
 
-    model_name = "anthropic.claude-opus-4-5"
     agent = Agent(FunctionModel(crashing, model_name=model_name))
     agent.tool_plain(lookup_order)
     with pytest.raises(ConnectionError):
         await recorded_run(run_of(), agent, "Where is A-1?", assistant_message_id=None)
 
     history = client.get_replay_history(
-        tenant_id=stack.tenant, conversation_id=conversation, format=REPLAY_FORMAT, model=model_name
+        tenant_id=stack.tenant, conversation_id=conversation, format=REASONING_FORMATS[provider], model=model_name
     )
     seen: list[list[ModelMessage]] = []
 
@@ -253,7 +265,7 @@ async def test_a_crashed_bedrock_run_s_thinking_goes_back_as_thinking_parts_when
 
     # Another model gets the round's text and calls, no thinking.
     other = client.get_replay_history(
-        tenant_id=stack.tenant, conversation_id=conversation, format=REPLAY_FORMAT, model="amazon.nova-pro"
+        tenant_id=stack.tenant, conversation_id=conversation, format=REASONING_FORMATS[provider], model="another-model"
     )
     [response, *_] = to_message_history(other)
     assert isinstance(response, ModelResponse)

@@ -172,12 +172,12 @@ def test_what_a_response_records_beside_its_calls(response: ModelResponse, expec
     assert reasoning.model == "the-model"
 
 
-def thinking_round(parts: list[ThinkingPart]) -> Callable[[list[ModelMessage], AgentInfo], ModelResponse]:
+def thinking_round(
+    parts: list[ThinkingPart], provider: str = "bedrock"
+) -> Callable[[list[ModelMessage], AgentInfo], ModelResponse]:
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         if isinstance(messages[-1], ModelRequest) and any(isinstance(p, UserPromptPart) for p in messages[-1].parts):
-            return ModelResponse(
-                parts=[*parts, TextPart("I'll check."), CALL], model_name="claude-on-bedrock", provider_name="bedrock"
-            )
+            return ModelResponse(parts=[*parts, TextPart("I'll check."), CALL], provider_name=provider)
         return ModelResponse(parts=[TextPart("Shipped.")])
 
     return model
@@ -192,6 +192,45 @@ def agent_of(model: Callable[[list[ModelMessage], AgentInfo], ModelResponse]) ->
         return f"order {order_id}: shipped"
 
     return agent
+
+
+def anthropic_replay(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The service's anthropic rendering of one recorded round (its thinking first, then its text, then its calls)."""
+    [response] = [e for e in events if e["type"] == "ModelResponseReceived"]
+    calls = [e for e in events if e["type"] == "ToolCallRequested"]
+    results = {e["toolCallId"]: e for e in events if e["type"] == "ToolResultReceived"}
+    return [
+        {
+            "role": "assistant",
+            "content": [
+                *response.get("reasoning", []),
+                *([{"type": "text", "text": response["text"]}] if response.get("text") else []),
+                *(
+                    {"type": "tool_use", "id": c["toolCallId"], "name": c["toolName"], "input": c["arguments"]}
+                    for c in calls
+                ),
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": c["toolCallId"],
+                    "content": results[c["toolCallId"]]["result"],
+                    "is_error": False,
+                }
+                for c in calls
+            ],
+        },
+    ]
+
+
+REDACTED_IDS = {"bedrock": "redacted_content", "anthropic": "redacted_thinking"}
+
+
+def replay_of(provider: str, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return anthropic_replay(events) if provider == "anthropic" else converse_replay(events)
 
 
 def converse_replay(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -228,22 +267,19 @@ def converse_replay(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-async def test_a_bedrock_round_s_thinking_goes_back_in_place_and_the_next_request_carries_it() -> None:
+@pytest.mark.parametrize("provider", ["bedrock", "anthropic"])
+async def test_a_round_s_thinking_goes_back_in_place_and_the_next_request_carries_it(provider: str) -> None:
     thinking = [
-        ThinkingPart("Look it up.", signature="EqQBCkgI", provider_name="bedrock"),
-        ThinkingPart("", id="redacted_content", signature="b64data", provider_name="bedrock"),
+        ThinkingPart("Look it up.", signature="EqQBCkgI", provider_name=provider),
+        ThinkingPart("", id=REDACTED_IDS[provider], signature="b64data", provider_name=provider),
     ]
     run = KeptRun()
-    await recorded_run(run, agent_of(thinking_round(thinking)), "Where is A-1?", assistant_message_id="a-1")
+    await recorded_run(run, agent_of(thinking_round(thinking, provider)), "Where is A-1?", assistant_message_id="a-1")
     assert [e["type"] for e in run.events][:2] == ["ModelResponseReceived", "ToolCallRequested"]
     [response] = run.of("ModelResponseReceived")
-    assert (response["provider"], response["model"], response["text"]) == (
-        "bedrock",
-        "claude-on-bedrock",
-        "I'll check.",
-    )
+    assert (response["provider"], response["model"], response["text"]) == (provider, "claude-on-bedrock", "I'll check.")
 
-    replayed = from_replay_messages(converse_replay(run.events))
+    replayed = from_replay_messages(replay_of(provider, run.events))
     seen: list[list[ModelMessage]] = []
 
     def next_model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -252,7 +288,7 @@ async def test_a_bedrock_round_s_thinking_goes_back_in_place_and_the_next_reques
 
     await agent_of(next_model).run("And now?", message_history=replayed)
     [sent_round] = [m for m in seen[0] if isinstance(m, ModelResponse)]
-    assert sent_round.provider_name == "bedrock"
+    assert sent_round.provider_name == provider
     assert sent_round.parts == [*thinking, TextPart("I'll check."), ToolCallPart(**_call_fields(CALL))]
 
 
@@ -269,31 +305,52 @@ def test_the_round_of_a_run_record_carries_its_response() -> None:
     )
 
 
-# Any Bedrock thinking, recorded and replayed, comes back as the ThinkingParts the model produced, in place.
-thinking_parts = st.lists(
-    st.one_of(
-        st.builds(
-            lambda text, signature: ThinkingPart(text, signature=signature, provider_name="bedrock"),
-            st.text(max_size=20),
-            st.one_of(st.none(), st.text(alphabet="ABCDEFabcdef0123456789+/=", min_size=1, max_size=20)),
-        ),
-        st.builds(
-            lambda data: ThinkingPart("", id="redacted_content", signature=data, provider_name="bedrock"),
-            st.text(alphabet="ABCDEFabcdef0123456789+/=", min_size=1, max_size=20),
-        ),
-    ),
-    min_size=1,
-    max_size=4,
-)
+# Any Bedrock or Anthropic thinking, recorded and replayed in its provider's format, comes back as the ThinkingParts
+# the model produced, in place.
+SIGNATURES = st.text(alphabet="ABCDEFabcdef0123456789+/=", min_size=1, max_size=20)
+
+
+@st.composite
+def thinking_parts(draw: st.DrawFn) -> tuple[str, list[ThinkingPart]]:
+    provider = draw(st.sampled_from(sorted(REDACTED_IDS)))
+    # Anthropic's thinking always has its signature; Bedrock's may lack one.
+    signature = SIGNATURES if provider == "anthropic" else st.one_of(st.none(), SIGNATURES)
+    plain = st.builds(
+        lambda text, sig: ThinkingPart(text, signature=sig, provider_name=provider), st.text(max_size=20), signature
+    )
+    redacted = st.builds(
+        lambda data: ThinkingPart("", id=REDACTED_IDS[provider], signature=data, provider_name=provider), SIGNATURES
+    )
+    return provider, draw(st.lists(st.one_of(plain, redacted), min_size=1, max_size=4))
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(parts=thinking_parts)
-def test_bedrock_thinking_recorded_then_replayed_is_the_thinking_the_model_produced(parts: list[ThinkingPart]) -> None:
+@given(drawn=thinking_parts())
+def test_thinking_recorded_then_replayed_is_the_thinking_the_model_produced(
+    drawn: tuple[str, list[ThinkingPart]],
+) -> None:
     import asyncio
 
+    provider, parts = drawn
     run = KeptRun()
-    asyncio.run(recorded_run(run, agent_of(thinking_round(parts)), "go", assistant_message_id="a"))
-    [response, *_] = from_replay_messages(converse_replay(run.events))
+    asyncio.run(recorded_run(run, agent_of(thinking_round(parts, provider)), "go", assistant_message_id="a"))
+    [response, *_] = from_replay_messages(replay_of(provider, run.events))
     assert isinstance(response, ModelResponse)
     assert [p for p in response.parts if isinstance(p, ThinkingPart)] == parts
+
+
+def test_an_anthropic_error_result_is_a_failed_return_and_a_block_replay_never_gives_is_refused() -> None:
+    segment = [
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "c1", "name": "charge", "input": {}}]},
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "c1", "content": "declined", "is_error": True}],
+        },
+    ]
+    [_, request] = from_replay_messages(segment)
+    assert isinstance(request, ModelRequest)
+    assert [(p.content, p.outcome) for p in request.parts] == [("declined", "failed")]  # type: ignore[union-attr]
+    with pytest.raises(ValueError, match="Anthropic block replay never gives"):
+        from_replay_messages([{"role": "assistant", "content": [{"type": "image", "source": {}}]}])
+    with pytest.raises(ValueError, match="no tool_result"):
+        from_replay_messages([segment[0], {"role": "user", "content": [{"type": "text", "text": "hi"}]}])

@@ -33,6 +33,7 @@ _PROVIDERS = {
 }
 _REDACTED_IDS = ("redacted_thinking", "redacted_content")
 BEDROCK_PROVIDER = "bedrock"
+ANTHROPIC_PROVIDER = "anthropic"
 
 
 def provider_of(response: ModelResponse) -> str | None:
