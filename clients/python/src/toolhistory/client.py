@@ -203,6 +203,8 @@ class ToolHistoryClient(SyncCalls):
         stale_results: StaleResults | None = None,
         max_history_tokens: int | None = None,
         consistency_token: str | None = None,
+        model: str | None = None,
+        provider: str | None = None,
         timeout: float | None = None,
     ) -> list[H | Any]:
         """The host's messages with the replayed tool history spliced in where the model saw it
@@ -228,6 +230,8 @@ class ToolHistoryClient(SyncCalls):
             view="messages",  # splicing reads the messages only: about half the bytes
             branch_message_ids=host_branch(host_messages, id_of),
             consistency_token=consistency_token,
+            model=model,
+            provider=provider,
             timeout=timeout,
         )
         return splice_history(host_messages, history, id_of=id_of)

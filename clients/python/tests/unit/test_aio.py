@@ -301,6 +301,16 @@ async def test_spliced_history_asks_for_the_hosts_branch_and_splices_it(
     assert list(service.received("GetReplayHistory")[0].request.branch_message_ids) == ["u1", "a1"]
 
 
+async def test_spliced_history_sends_the_model_and_provider_about_to_be_called(
+    service: CannedToolHistory, client: AsyncToolHistoryClient
+) -> None:
+    await client.spliced_history(
+        tenant_id="t1", conversation_id="c1", host_messages=[], model="o4-mini", provider="openai"
+    )
+    request = service.received("GetReplayHistory")[0].request
+    assert (request.model, request.provider) == ("o4-mini", "openai")
+
+
 async def test_fork_remembers_the_forks_token_for_the_new_conversation(
     service: CannedToolHistory, client: AsyncToolHistoryClient
 ) -> None:

@@ -552,6 +552,15 @@ class TestBranches:
             pb.REPLAY_VIEW_MESSAGES,
         )
 
+    def test_spliced_history_sends_the_model_and_provider_about_to_be_called(
+        self, service: CannedToolHistory, client: ToolHistoryClient
+    ) -> None:
+        client.spliced_history(
+            tenant_id="t1", conversation_id="c1", host_messages=[], model="claude-opus-4-5", provider="anthropic"
+        )
+        request = service.received("GetReplayHistory")[0].request
+        assert (request.model, request.provider) == ("claude-opus-4-5", "anthropic")
+
     def test_spliced_history_reads_ids_with_the_hosts_function(
         self, service: CannedToolHistory, client: ToolHistoryClient
     ) -> None:
