@@ -107,7 +107,8 @@ class ToolHistorySession:
         ``ToolEventPublisher``. ``client``: the asynchronous client the replay is read with. ``conversation_id``:
         default, ``inner``'s session id. ``is_tool_error``: which outputs are failures (default: the SDK's own error
         texts, ``is_sdk_tool_error``). ``model``: the model the agent calls, recorded with a round's reasoning items
-        (default ``unspecified``; the service gives reasoning back to its provider, OpenAI)."""
+        and asked for by the replay, which then leaves out reasoning recorded for another model (default: any
+        OpenAI model's; recorded as ``unspecified``)."""
         if not tenant_id or not channel:
             raise ValueError("ToolHistorySession needs a non-empty tenant_id and channel")
         self.inner = inner
@@ -120,6 +121,7 @@ class ToolHistorySession:
         self._channel = channel
         self._is_tool_error = is_tool_error or is_sdk_tool_error
         self._model = model or _DEFAULT_MODEL
+        self._replay_model = model or None
         self._run: _OpenRun | None = None
         self._user_message_id: str | None = None
         self._hidden: set[tuple[str, str]] = set()
@@ -220,6 +222,7 @@ class ToolHistorySession:
             format="openai-responses",
             channel=self._channel,
             branch_message_ids=branch,
+            model=self._replay_model,
         )
 
     async def _record(
