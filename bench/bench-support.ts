@@ -274,6 +274,28 @@ export async function openLoopLoad(
   return { latencies, errors, elapsedSeconds: (performance.now() - started) / 1000, offered: total, firstError };
 }
 
+/**
+ * The service a benchmark starts and the migrations of its schema: this
+ * build's, or with BENCH_SERVICE_BUILD another checkout's (built with `npm
+ * run build`), so that one benchmark build measures the service of another
+ * (a before/after pair with the same measuring code).
+ */
+export async function benchServiceBuild(): Promise<{
+  main: string;
+  runMigrations: (url: string, schema: string) => Promise<unknown>;
+}> {
+  const root = process.env.BENCH_SERVICE_BUILD;
+  if (!root) {
+    const { runMigrations } = await import('../libs/persistence/src');
+    return { main: resolve(__dirname, '../apps/toolhistory/src/main.js'), runMigrations };
+  }
+  const persistence = (await import(resolve(root, 'dist/libs/persistence/src'))) as {
+    runMigrations: (url: string, schema: string) => Promise<unknown>;
+  };
+  console.error(`service: the build in ${resolve(root)}`);
+  return { main: resolve(root, 'dist/apps/toolhistory/src/main.js'), runMigrations: persistence.runMigrations };
+}
+
 export interface BenchRecorderSettings {
   brokers: string[];
   topic: string;

@@ -6,6 +6,9 @@
  *   npm run bench:ingest -- --catch-up [--events 200000] [--rounds 1] [--baseline DIR] [--encryption on|off] [--keep]
  *     (catch-up-bench.ts: the service against a bare recorder, CPU per event of each and of its database backends)
  *
+ * BENCH_SERVICE_BUILD=DIR measures the service of another built checkout
+ * (its migrations too) with this benchmark: a before/after pair.
+ *
  * Encryption at rest is on by default, as in the service; `npm run
  * bench:encryption` compares on and off in one run.
  *
@@ -29,11 +32,12 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Kafka, logLevel, Partitioners, Producer } from 'kafkajs';
 import type { Pool } from 'pg';
-import { createPool, ensureDatabase, runMigrations, SEARCH_PROJECTIONS } from '../libs/persistence/src';
+import { createPool, ensureDatabase, SEARCH_PROJECTIONS } from '../libs/persistence/src';
 import { agentTraffic } from '../test/support/traffic';
 import {
   benchDatabaseUrl,
   benchEncryptionEnv,
+  benchServiceBuild,
   cpuSeconds,
   CpuMeter,
   createBenchTopics,
@@ -285,7 +289,8 @@ async function main(): Promise<void> {
   const groupId = `bench-${stamp}`;
 
   await ensureDatabase(DATABASE_URL);
-  await runMigrations(DATABASE_URL, schema);
+  const build = await benchServiceBuild();
+  await build.runMigrations(DATABASE_URL, schema);
   const pool = createPool({ url: DATABASE_URL, schema, poolSize: 2, applicationName: 'toolhistory-bench' });
 
   const kafka = new Kafka({ clientId: 'toolhistory-bench', brokers: BROKERS, logLevel: logLevel.NOTHING });
@@ -300,6 +305,7 @@ async function main(): Promise<void> {
     databaseUrl: DATABASE_URL,
     schema,
     env: { ...policyEnv, ...benchEncryptionEnv(DATABASE_URL, encryption) },
+    main: build.main,
   });
   // BENCH_SERVICE_LOG=file keeps the service's log lines (e.g. with LOG_LEVEL=debug in BENCH_SERVICE_ENV).
   if (process.env.BENCH_SERVICE_LOG) service.child.stdout?.pipe(createWriteStream(process.env.BENCH_SERVICE_LOG));

@@ -19,14 +19,15 @@
  * first, with ingest on. --view asks for one representation of each turn
  * (REPLAY_VIEW_MESSAGES, REPLAY_VIEW_STRUCTURED). Reports the CPU per
  * request of the gRPC process and of the PostgreSQL backends serving its
- * connections (found by its sockets). The last line printed is one JSON object.
+ * connections (found by its sockets). BENCH_SERVICE_BUILD=DIR measures the
+ * service of another built checkout. The last line printed is one JSON object.
  */
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
-import { createPool, ensureDatabase, runMigrations } from '../libs/persistence/src';
+import { createPool, ensureDatabase } from '../libs/persistence/src';
 import type { ToolEvent } from '../libs/contract/src';
 import { BENCH_CONVERSATION as CONVERSATION, BENCH_TENANT as TENANT, benchConversation, SEED_SQL } from './replay-fixture';
 import { DEFAULT_CHANNEL_OPTIONS } from '../libs/client/src/tool-history-client';
@@ -35,6 +36,7 @@ import { agentTraffic } from '../test/support/traffic';
 import {
   benchDatabaseUrl,
   benchEncryptionEnv,
+  benchServiceBuild,
   closedLoopLoad,
   openLoopLoad,
   cpuSeconds,
@@ -89,7 +91,8 @@ async function main(): Promise<void> {
   const schema = `bench_replay_${stamp}`;
   const topic = `bench-replay-${stamp}`;
   await ensureDatabase(DATABASE_URL);
-  await runMigrations(DATABASE_URL, schema);
+  const build = await benchServiceBuild();
+  await build.runMigrations(DATABASE_URL, schema);
   const pool = createPool({ url: DATABASE_URL, schema, poolSize: 1, applicationName: 'toolhistory-bench' });
 
   console.log(`seeding ${others} other invocations`);
@@ -109,7 +112,7 @@ async function main(): Promise<void> {
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const splitRoles = values['split-roles'] === true;
   const start = (roles: string) =>
-    spawn(process.execPath, [...nodeArgs, resolve(__dirname, '../apps/toolhistory/src/main.js')], {
+    spawn(process.execPath, [...nodeArgs, build.main], {
       env: {
         PATH: process.env.PATH ?? '',
         KAFKA_BROKERS: BROKERS.join(','),
