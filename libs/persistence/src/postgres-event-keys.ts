@@ -1,0 +1,89 @@
+import type { Pool } from 'pg';
+import type { EventKeyFeed, GlobalPosition, RecordedEventKeys, SubscribeOptions } from '@toolhistory/domain';
+import { classifyPostgresError } from './postgres-errors';
+import type { PostgresAppendListener } from './postgres-append-listener';
+import { followPages, type PostgresEventStoreOptions } from './postgres-event-store';
+import { isoText } from './sql-rows';
+
+interface KeyRow {
+  globalPosition: string;
+  recordedAt: string;
+  eventId: string;
+  type: RecordedEventKeys['event']['type'];
+  tenantId: string;
+  conversationId: string;
+  runId: string;
+  toolCallId: string | null;
+  /** numeric: as text. */
+  roundIndex: string | null;
+  sequenceIndex: string | null;
+}
+
+/**
+ * The PostgreSQL event store's events, keys only (EventKeyFeed): the
+ * columns, and the three members of an invocation's events that make its
+ * pair key, taken from the payload in PostgreSQL. Nothing of a payload
+ * travels, nothing is opened: what the search projection follows. The
+ * members read are the same in every stored schema version (an upcaster
+ * that moved one would have to be mirrored here).
+ */
+export class PostgresEventKeys implements EventKeyFeed {
+  private readonly pageSize: number;
+  private readonly idlePollMs: number;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly listener: PostgresAppendListener | null = null,
+    options: PostgresEventStoreOptions = {},
+  ) {
+    this.pageSize = options.pageSize ?? 1_000;
+    this.idlePollMs = options.idlePollMs ?? 1_000;
+  }
+
+  subscribe(after: GlobalPosition, options: SubscribeOptions = {}): AsyncIterable<RecordedEventKeys> {
+    return followPages(
+      after,
+      options,
+      { listener: this.listener, pageSize: this.pageSize, idlePollMs: this.idlePollMs },
+      (position, limit) => this.readKeys(position, options, limit),
+    );
+  }
+
+  /** Keys of the events after `after` in global order. */
+  async readKeys(after: GlobalPosition, options: Omit<SubscribeOptions, 'signal'>, limit: number): Promise<RecordedEventKeys[]> {
+    const values: unknown[] = [after];
+    const bind = (value: unknown) => `$${values.push(value)}`;
+    const conditions = ['e.global_position > $1::int8'];
+    if (options.tenantId !== undefined) conditions.push(`e.tenant_id = ${bind(options.tenantId)}`);
+    if (options.types && options.types.length > 0) conditions.push(`e.type = ANY(${bind(options.types)}::text[])`);
+    try {
+      const { rows } = await this.pool.query<KeyRow>(
+        `SELECT e.global_position::text AS "globalPosition", ${isoText('e.recorded_at')} AS "recordedAt", e.event_id AS "eventId",
+           e.type, e.tenant_id AS "tenantId", e.conversation_id AS "conversationId", e.run_id AS "runId",
+           k."toolCallId", k."roundIndex", k."sequenceIndex"
+         FROM events e
+         CROSS JOIN LATERAL (SELECT * FROM json_to_record(CASE WHEN e.type IN ('ToolCallRequested', 'ToolResultReceived',
+             'ToolApprovalRequested', 'ToolApprovalDecided') THEN e.payload END)
+           AS k("toolCallId" text, "roundIndex" numeric, "sequenceIndex" numeric)) k
+         WHERE ${conditions.join(' AND ')} ORDER BY e.global_position LIMIT ${bind(limit)}`,
+        values,
+      );
+      return rows.map((r) => ({
+        globalPosition: r.globalPosition,
+        recordedAt: r.recordedAt,
+        event: {
+          eventId: r.eventId,
+          type: r.type,
+          tenantId: r.tenantId,
+          conversationId: r.conversationId,
+          runId: r.runId,
+          ...(r.toolCallId === null ? {} : { toolCallId: r.toolCallId }),
+          ...(r.roundIndex === null ? {} : { roundIndex: Number(r.roundIndex) }),
+          ...(r.sequenceIndex === null ? {} : { sequenceIndex: Number(r.sequenceIndex) }),
+        },
+      }));
+    } catch (error) {
+      throw classifyPostgresError(error);
+    }
+  }
+}
