@@ -12,7 +12,7 @@ import { join, resolve } from 'node:path';
 import type { Producer } from 'kafkajs';
 import type { SealedPayload } from '../libs/contract/src';
 import { EnvelopeVault, FileKeyring } from '../libs/encryption/src';
-import { SearchMatch } from '../libs/grpc-api/src';
+import { HistoryFormat, SearchMatch } from '../libs/grpc-api/src';
 import { createPool, dropSchema, PostgresDataKeyStore } from '../libs/persistence/src';
 import { assertServiceBuilt } from './support/built-service';
 import { freshSchema, FreshSchema } from './support/fresh-schema';
@@ -22,7 +22,7 @@ import { dumpSchemaData } from './support/schema-dump';
 import { serviceEnvironment, ServiceProcess, ServiceSettings, spawnService, stopService } from './support/service-harness';
 import { TEST_DATABASE_URL, uniqueName } from './support/test-environment';
 import { writeKeyring } from './support/test-keyring';
-import { approvalDecided, approvalRequested, runCompleted, toolCall, toolResult } from './support/tool-event-factory';
+import { approvalDecided, approvalRequested, modelResponse, runCompleted, toolCall, toolResult } from './support/tool-event-factory';
 import { waitFor } from './support/wait-for';
 
 /** The key store's own database beside the test database: apart from the payloads, as the configuration demands. */
@@ -34,6 +34,9 @@ const KEPT = {
   result: 'marigold-lantern-4402',
   requestReason: 'approve-sapphire-refund',
   decisionReason: 'granted-cobalt-ledger',
+  // A round's own text, and its reasoning kept apart while its turn goes on.
+  responseText: 'juniper-compass-3307',
+  thinking: 'obsidian-falcon-1288',
 };
 const ERASED = { argument: 'erased-walnut-5150', result: 'erased-thistle-8080' };
 const SHORT = { argument: 'ephemeral-quartz-9910', result: 'ephemeral-saffron-2233', reason: 'ephemeral-heron-6161' };
@@ -55,7 +58,7 @@ describe('encryption at rest: payloads sealed, erasure and expiry destroy their 
   let keyringFile: string;
   const key = randomBytes(32);
   const tenantId = uniqueName('tenant');
-  const [kept, erased, shortLived] = ['kept', 'erased', 'short'].map((c) => uniqueName(c));
+  const [kept, erased, shortLived, thinking] = ['kept', 'erased', 'short', 'thinking'].map((c) => uniqueName(c));
   const at = (s: number) => new Date(Date.now() - 30_000 + s * 1000).toISOString();
   const scope = (conversationId: string) => ({ tenantId, conversationId, runId: 'r1', channel: 'support' });
   const refund = { roundIndex: 0, sequenceIndex: 1, toolCallId: 'c_refund' };
@@ -103,6 +106,26 @@ describe('encryption at rest: payloads sealed, erasure and expiry destroy their 
     }),
     toolResult(scope(shortLived), { roundIndex: 0, sequenceIndex: 0, toolCallId: 's1', result: SHORT.result, occurredAt: at(3) }),
     runCompleted(scope(shortLived), { assistantMessageId: 'm1', finishReason: 'stop', occurredAt: at(4) }),
+    // A turn that goes on: round 0 answered, round 1 left for the next run; its reasoning rests until the turn answers.
+    modelResponse(
+      { ...scope(thinking), userMessageId: 'u1' },
+      {
+        roundIndex: 0,
+        text: `Looking up ${KEPT.responseText}.`,
+        reasoning: [{ type: 'thinking', thinking: KEPT.thinking, signature: 'sig' }],
+        occurredAt: at(0),
+      },
+    ),
+    toolCall(
+      { ...scope(thinking), userMessageId: 'u1' },
+      { roundIndex: 0, sequenceIndex: 0, toolCallId: 't1', toolName: 'lookup_order', occurredAt: at(0) },
+    ),
+    toolResult({ ...scope(thinking), userMessageId: 'u1' }, { roundIndex: 0, sequenceIndex: 0, toolCallId: 't1', occurredAt: at(1) }),
+    toolCall(
+      { ...scope(thinking), userMessageId: 'u1' },
+      { roundIndex: 1, sequenceIndex: 0, toolCallId: 't2', toolName: 'lookup_order', occurredAt: at(2) },
+    ),
+    runCompleted({ ...scope(thinking), userMessageId: 'u1' }, { finishReason: 'tool_limit', occurredAt: at(3) }),
   ];
   const leaksIn = (text: string, planted: Record<string, string>) => Object.entries(planted).filter(([, raw]) => text.includes(raw));
   /** The sealed payloads of a conversation's events as they rest: what a backup of the database keeps. */
@@ -250,6 +273,16 @@ describe('encryption at rest: payloads sealed, erasure and expiry destroy their 
 
     const timeline = await api(`/api/v1/tenants/${tenantId}/conversations/${kept}/timeline`);
     expect(JSON.stringify(timeline)).toContain(KEPT.result);
+
+    // The round's text and its reasoning, opened for the provider that produced them.
+    const withReasoning = await client.getReplayHistory({
+      tenant_id: tenantId,
+      conversation_id: thinking,
+      format: HistoryFormat.HISTORY_FORMAT_ANTHROPIC_MESSAGES,
+    });
+    const [round] = withReasoning.turns.flatMap((t) => t.rounds);
+    expect(round).toMatchObject({ text: `Looking up ${KEPT.responseText}.`, reasoning_omitted: 'REASONING_OMISSION_UNSPECIFIED' });
+    expect(JSON.parse(round.reasoning_json)).toEqual([{ type: 'thinking', thinking: KEPT.thinking, signature: 'sig' }]);
   });
 
   it("erasure destroys the conversation's data keys: the audit line names them, no copy can be opened even with the keyring, no search row holds it", async () => {

@@ -42,7 +42,8 @@ const ESM_IMPORTS = "import { ToolEventPublisher, ToolHistoryClient } from '@too
 const TYPED_USE = `
 import { ToolHistoryClient, ToolHistoryError, type ReplayHistory, type OpenAiToolMessage, type AiSdkToolMessage } from '@toolhistory/client';
 const client = new ToolHistoryClient({ address: '127.0.0.1:1', token: () => 't' });
-export const openai: Promise<ReplayHistory<OpenAiToolMessage | { role: 'assistant'; content: null; tool_calls: unknown[] }>> =
+// The assistant message carries what the model said beside its calls, when it said anything.
+export const openai: Promise<ReplayHistory<OpenAiToolMessage | { role: 'assistant'; content: string | null; tool_calls: unknown[] }>> =
   client.getReplayHistory({ tenantId: 't', conversationId: 'c', format: 'openai' });
 export async function aiSdk(): Promise<AiSdkToolMessage['content'][number]['output']['value'] | undefined> {
   const history = await client.getReplayHistory({ tenantId: 't', conversationId: 'c', format: 'ai-sdk' });

@@ -12,11 +12,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as ts from 'typescript';
-import { ApprovalStatus, type Round } from '../../libs/client/src/generated/toolhistory/v1/toolhistory';
+import { ApprovalStatus, Round } from '../../libs/client/src/generated/toolhistory/v1/toolhistory';
 import { toAiSdkMessages } from '../../libs/client/src/history-formats';
 import { formatConversationTurn } from '../../libs/domain/src/replay/format-conversation.fixture';
 import type { HistoryFormat, ReplayedRound } from '../../libs/domain/src/replay/replay-history';
-import { FORMAT_PROBLEMS } from '../../libs/domain/src/replay/replay-test-support.fixture';
+import { FORMAT_PROBLEMS } from '../../libs/domain/src/replay/format-problems.fixture';
+import { REASONING_BY_FORMAT, reasoningTurns } from '../../libs/domain/src/replay/reasoning-conversation.fixture';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -32,28 +33,38 @@ const VENDOR_TYPES: Record<HistoryFormat | 'ai_sdk', { type: string; from: strin
 };
 type Format = keyof typeof VENDOR_TYPES;
 const FORMATS = Object.keys(VENDOR_TYPES) as Format[];
+/** The formats whose API takes a round's reasoning back. */
+type ReasoningFormat = keyof typeof REASONING_BY_FORMAT;
+const REASONING_FORMATS = Object.keys(REASONING_BY_FORMAT) as ReasoningFormat[];
 
 /** The domain's rounds as the client's generated types carry them. */
 function clientRounds(rounds: readonly ReplayedRound[]): Round[] {
-  return rounds.map((round) => ({
-    roundIndex: round.roundIndex,
-    resumedFromRunId: round.resumedFromRunId ?? '',
-    calls: round.calls.map((call) => ({
-      toolCallId: call.toolCallId,
-      toolName: call.toolName,
-      argumentsJson: JSON.stringify(call.arguments),
-      result: call.result,
-      isError: call.isError,
-      sequenceIndex: call.sequenceIndex,
-      requestedAt: new Date(call.requestedAt),
-      completedAt: call.completedAt === null ? undefined : new Date(call.completedAt),
-      expired: call.expired,
-      invalidatedBy: call.invalidatedBy ?? '',
-      interrupted: call.interrupted,
-      approval: ApprovalStatus.APPROVAL_STATUS_NONE,
-      compactedItems: call.compactedItems,
-    })),
-  }));
+  return rounds.map((round) =>
+    Round.fromPartial({
+      roundIndex: round.roundIndex,
+      resumedFromRunId: round.resumedFromRunId ?? '',
+      calls: round.calls.map((call) => ({
+        toolCallId: call.toolCallId,
+        toolName: call.toolName,
+        argumentsJson: JSON.stringify(call.arguments),
+        result: call.result,
+        isError: call.isError,
+        sequenceIndex: call.sequenceIndex,
+        requestedAt: new Date(call.requestedAt),
+        completedAt: call.completedAt === null ? undefined : new Date(call.completedAt),
+        expired: call.expired,
+        invalidatedBy: call.invalidatedBy ?? '',
+        interrupted: call.interrupted,
+        approval: ApprovalStatus.APPROVAL_STATUS_NONE,
+        compactedItems: call.compactedItems,
+      })),
+    }),
+  );
+}
+
+/** The reasoning turn (an approval resumed) as replayed to the provider that recorded it, all its runs' messages in order. */
+function reasoningMessagesIn(format: ReasoningFormat): unknown[] {
+  return reasoningTurns(format, REASONING_BY_FORMAT[format]).flatMap((turn) => turn.messages);
 }
 
 function messagesIn(format: Format): unknown[] {
@@ -125,6 +136,7 @@ describe("replayed messages against each vendor SDK's own types, under --strict"
       const [first, ...rest] = messages as object[];
       files[fileOf(format, '.control')] = typedModule(format, [{ ...first, not_a_field: 1 }, ...rest]);
     }
+    for (const format of REASONING_FORMATS) files[fileOf(format, '.reasoning')] = typedModule(format, reasoningMessagesIn(format));
     for (const [file, text] of Object.entries(files)) writeFileSync(file, text);
     diagnostics = compile(files);
   }, 120_000);
@@ -139,6 +151,16 @@ describe("replayed messages against each vendor SDK's own types, under --strict"
     expect(diagnostics[fileOf(format, '.control')]).toEqual([
       expect.stringMatching(/error TS2353: Object literal may only specify known properties/),
     ]);
+  });
+
+  it.each(REASONING_FORMATS)('%s: a resumed turn with its reasoning compiles as the SDK type', (format) => {
+    expect(diagnostics[fileOf(format, '.reasoning')]).toEqual([]);
+  });
+
+  it.each(REASONING_FORMATS)('%s: a resumed turn with its reasoning is valid by the placement rules its API enforces', (format) => {
+    const messages = reasoningMessagesIn(format);
+    expect(FORMAT_PROBLEMS[format](messages as never)).toEqual([]);
+    expect(JSON.stringify(messages)).toContain(JSON.stringify(REASONING_BY_FORMAT[format].reasoning(1)[0]));
   });
 
   it.each(Object.keys(FORMAT_PROBLEMS) as HistoryFormat[])('%s: valid by the pairing rules its API enforces', (format) => {

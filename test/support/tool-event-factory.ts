@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { CURRENT_SCHEMA_VERSION } from '../../libs/contract/src';
 import type {
+  ModelResponseReceived,
   RunCompleted,
   RunCompletedV1,
   RunFailed,
@@ -91,6 +92,24 @@ export function approvalDecided(
     ...envelope(scope, fields.occurredAt),
     type: 'ToolApprovalDecided',
     toolCallId: `call_${fields.roundIndex}_${fields.sequenceIndex}_${scope.runId}`,
+    ...fields,
+  };
+}
+
+/** The model's response in round `roundIndex` of the run: Anthropic-style thinking by default. */
+export function modelResponse(
+  scope: RunScope,
+  fields: Partial<Omit<ModelResponseReceived, 'type'>> & { roundIndex: number },
+): ModelResponseReceived {
+  return {
+    ...envelope(scope, fields.occurredAt),
+    type: 'ModelResponseReceived',
+    provider: 'anthropic',
+    model: 'claude-sonnet-4-5',
+    text: 'Let me look that up.',
+    reasoning: [
+      { type: 'thinking', thinking: `round ${fields.roundIndex}: the order first`, signature: `sig-${scope.runId}-${fields.roundIndex}` },
+    ],
     ...fields,
   };
 }

@@ -26,7 +26,8 @@ export function nameBasedUuid(name: string, namespace = TOOL_EVENT_ID_NAMESPACE)
  * What makes one event of a run the same event when a worker publishes it
  * again. The events about one invocation (its call, its result, the request
  * for approval and the answer) are keyed by the call's round, sequence and
- * toolCallId; a run's end by its type alone.
+ * toolCallId; the model's response in a round by its round; a run's end by
+ * its type alone.
  */
 export type EventIdentity =
   | {
@@ -35,6 +36,7 @@ export type EventIdentity =
       sequenceIndex: number;
       toolCallId: string;
     }
+  | { type: 'ModelResponseReceived'; roundIndex: number }
   | { type: 'RunCompleted' | 'RunFailed' };
 
 export interface RunIdentity {
@@ -50,6 +52,10 @@ export interface RunIdentity {
  */
 export function deriveEventId(run: RunIdentity, identity: EventIdentity): string {
   const step =
-    'roundIndex' in identity ? [identity.type, identity.roundIndex, identity.sequenceIndex, identity.toolCallId] : [identity.type];
+    identity.type === 'ModelResponseReceived'
+      ? [identity.type, identity.roundIndex]
+      : 'roundIndex' in identity
+        ? [identity.type, identity.roundIndex, identity.sequenceIndex, identity.toolCallId]
+        : [identity.type];
   return nameBasedUuid(JSON.stringify(['toolhistory/v1', run.tenantId, run.conversationId, run.runId, ...step]));
 }

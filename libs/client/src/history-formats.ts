@@ -1,3 +1,5 @@
+// A plain file of the contract with no imports of its own: bundled into the package when it is built.
+import { HISTORY_FORMAT_LIST, HISTORY_FORMATS, type HistoryFormat as ServiceHistoryFormat } from '../../contract/src/history-formats';
 import type {
   AnthropicAssistantMessage,
   AnthropicToolResultMessage,
@@ -9,8 +11,9 @@ import type {
   OpenAiResponsesFunctionCall,
   OpenAiResponsesFunctionCallOutput,
   OpenAiToolMessage,
+  ProviderMessagesByFormat,
 } from '../../domain/src/replay/provider-messages';
-import type { Round } from './generated/toolhistory/v1/toolhistory';
+import { type Round, HistoryFormat as WireHistoryFormat } from './generated/toolhistory/v1/toolhistory';
 import type { JsonValue } from './tool-event-types';
 
 export type {
@@ -43,30 +46,43 @@ export interface AiSdkToolMessage {
   }>;
 }
 
-/** The history formats, by the API whose messages they are. */
-export interface HistoryMessages {
-  /** OpenAI chat completions: an assistant message with `tool_calls`, then a `tool` message per call. */
-  openai: OpenAiAssistantToolCallMessage | OpenAiToolMessage;
-  /** Anthropic Messages: an assistant message of `tool_use` blocks, then one user message of `tool_result` blocks. */
-  anthropic: AnthropicAssistantMessage | AnthropicToolResultMessage;
-  /** The AI SDK's `ModelMessage`s: `tool-call` parts, then `tool-result` parts. */
-  'ai-sdk': AiSdkAssistantMessage | AiSdkToolMessage;
-  /** OpenAI Responses input items: a `function_call` per call, then a `function_call_output` per call (no item ids). */
-  'openai-responses': OpenAiResponsesFunctionCall | OpenAiResponsesFunctionCallOutput;
-  /** Gemini `contents`: a `model` content of `functionCall` parts, then a `user` content of `functionResponse` parts. */
-  gemini: GeminiModelContent | GeminiUserContent;
-  /** Bedrock Converse `messages`: an assistant message of `toolUse` blocks, then a user message of `toolResult` blocks. */
-  'bedrock-converse': BedrockAssistantMessage | BedrockToolResultMessage;
-}
+/**
+ * The history formats, by the API whose messages they are: every format
+ * the service replays (the contract's HISTORY_FORMATS, by their client
+ * names: `openai`, `anthropic`, `openai-responses`, `gemini`,
+ * `bedrock-converse`), and `ai-sdk`, the AI SDK's `ModelMessage`s
+ * (`tool-call` parts, then `tool-result` parts) built here from the rounds.
+ */
+export type HistoryMessages = {
+  [F in ServiceHistoryFormat as (typeof HISTORY_FORMATS)[F]['client']]: ProviderMessagesByFormat[F];
+} & { 'ai-sdk': AiSdkAssistantMessage | AiSdkToolMessage };
 export type HistoryFormatName = keyof HistoryMessages;
-export const HISTORY_FORMAT_NAMES: readonly HistoryFormatName[] = [
-  'openai',
-  'anthropic',
-  'ai-sdk',
-  'openai-responses',
-  'gemini',
-  'bedrock-converse',
+
+/** How the client asks for a format and reads a turn of it. */
+export interface ClientHistoryFormat {
+  /** The format the request names. */
+  wire: WireHistoryFormat;
+  /** Made here from a turn's structured rounds (the response's messages are not read), else parsed from its `messagesJson`. */
+  fromRounds?: (rounds: readonly Round[]) => unknown[];
+}
+
+const serviceFormat = (format: ServiceHistoryFormat): [HistoryFormatName, ClientHistoryFormat] => [
+  HISTORY_FORMATS[format].client,
+  { wire: WireHistoryFormat[HISTORY_FORMATS[format].proto] },
 ];
+
+/**
+ * Each format the client asks for: the service's, and ai-sdk (built from the
+ * OpenAI rounds), listed third as the client always has (its error messages
+ * name them in this order).
+ */
+export const CLIENT_HISTORY_FORMATS: Readonly<Record<HistoryFormatName, ClientHistoryFormat>> = Object.fromEntries([
+  ...HISTORY_FORMAT_LIST.slice(0, 2).map(serviceFormat),
+  ['ai-sdk', { wire: WireHistoryFormat.HISTORY_FORMAT_OPENAI_CHAT, fromRounds: (rounds: readonly Round[]) => toAiSdkMessages(rounds) }],
+  ...HISTORY_FORMAT_LIST.slice(2).map(serviceFormat),
+]) as Record<HistoryFormatName, ClientHistoryFormat>;
+
+export const HISTORY_FORMAT_NAMES: readonly HistoryFormatName[] = Object.keys(CLIENT_HISTORY_FORMATS) as HistoryFormatName[];
 
 /**
  * The AI SDK's messages for one turn's replayed rounds: per round one

@@ -24,6 +24,7 @@ export {
   type InvocationChanged,
   type RunEnded,
   type Round,
+  ReasoningOmission,
   RunStatus,
   type SearchHit,
   SearchHitField,
@@ -47,3 +48,4 @@ export {
   type SearchHistoryTarget,
   searchOwnHistory,
 } from './search-history-tool';
+export type { ResponseReasoning, RecordedResponse } from './recording/recorded-run';

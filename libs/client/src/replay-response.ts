@@ -1,5 +1,5 @@
 import type { GetReplayHistoryResponse, Omission, PendingApproval, Turn } from './generated/toolhistory/v1/toolhistory';
-import { type HistoryFormatName, type HistoryMessages, toAiSdkMessages } from './history-formats';
+import { CLIENT_HISTORY_FORMATS, type HistoryFormatName, type HistoryMessages } from './history-formats';
 
 /**
  * A replayed run, with everything the service says of it (generated from the
@@ -29,14 +29,15 @@ export interface ReplayHistory<M> {
   pendingApprovals: PendingApproval[];
 }
 
-/** The typed result of a GetReplayHistory response: each turn's messages parsed (ai-sdk's built from its rounds). */
+/** The typed result of a GetReplayHistory response: each turn's messages parsed (or, for a format built here, made from its rounds). */
 export function replayHistoryOf<F extends HistoryFormatName>(
   response: GetReplayHistoryResponse,
   format: F,
 ): ReplayHistory<HistoryMessages[F]> {
+  const { fromRounds } = CLIENT_HISTORY_FORMATS[format];
   const turns = response.turns.map((turn) => ({
     ...turn,
-    messages: (format === 'ai-sdk' ? toAiSdkMessages(turn.rounds) : JSON.parse(turn.messagesJson || '[]')) as HistoryMessages[F][],
+    messages: (fromRounds === undefined ? JSON.parse(turn.messagesJson || '[]') : fromRounds(turn.rounds)) as HistoryMessages[F][],
   }));
   return {
     messages: turns.flatMap((turn) => turn.messages),

@@ -10,6 +10,7 @@ export type {
   ToolResultReceived,
   ToolApprovalRequested,
   ToolApprovalDecided,
+  ModelResponseReceived,
   RunCompleted,
   RunFailed,
 } from '../../contract/src/tool-event.types';

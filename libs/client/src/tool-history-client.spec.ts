@@ -64,7 +64,9 @@ describe('ToolHistoryClient.getReplayHistory formats', () => {
       expect(input).toHaveLength(2);
       const [call] = history.messages;
       // Typed by the format: a function_call item has its name, an output its output.
-      expect(call.type === 'function_call' ? call.name : call.output).toBe('get_weather');
+      expect(call.type === 'function_call' ? call.name : call.type === 'function_call_output' ? call.output : call.type).toBe(
+        'get_weather',
+      );
     } finally {
       client.close();
     }

@@ -66,6 +66,15 @@ export const VALID_SAMPLES: Record<string, Record<string, unknown>> = {
     type: 'RunFailed',
     error: { code: 'provider_timeout', message: 'upstream model timed out' },
   },
+  ModelResponseReceived: {
+    ...envelope,
+    type: 'ModelResponseReceived',
+    roundIndex: 0,
+    provider: 'anthropic',
+    model: 'claude-sonnet-4-5',
+    text: "I'll check the order first.",
+    reasoning: [{ type: 'thinking', thinking: 'The customer asks about A-1001; look it up.', signature: 'EqQBCgIYAhIM1gbcDa9GJwZA' }],
+  },
 };
 
 /** A RunCompleted as schemaVersion 1 defined it: one usage total for the run. */
@@ -105,6 +114,29 @@ export const MORE_VALID_SAMPLES: Array<[string, Record<string, unknown>]> = [
   ],
   ['a failure with usage', { ...VALID_SAMPLES.RunFailed, usage: [usageEntry, { ...usageEntry, model: 'model-large' }] }],
   ['a version 1 approval', { ...VALID_SAMPLES.ToolApprovalDecided, schemaVersion: 1 }],
+  ['a response without text or reasoning', { ...VALID_SAMPLES.ModelResponseReceived, text: undefined, reasoning: undefined }],
+  [
+    'a Gemini response: thought parts and a signature per call',
+    {
+      ...VALID_SAMPLES.ModelResponseReceived,
+      provider: 'google',
+      model: 'gemini-3-pro',
+      reasoning: [{ text: 'Looking up the order.', thought: true }],
+      callSignatures: { call_abc123: 'CiQBcsjafQ3k' },
+    },
+  ],
+  [
+    'an OpenAI Responses response: an encrypted reasoning item and the call item ids',
+    {
+      ...VALID_SAMPLES.ModelResponseReceived,
+      provider: 'openai',
+      model: 'gpt-5',
+      text: undefined,
+      reasoning: [{ id: 'rs_68a1', type: 'reasoning', summary: [], encrypted_content: 'gAAAAABo' }],
+      callItemIds: { call_abc123: 'fc_68a2' },
+    },
+  ],
+  ['a response with empty reasoning', { ...VALID_SAMPLES.ModelResponseReceived, reasoning: [] }],
   [
     'a call redacted by its producer',
     { ...VALID_SAMPLES.ToolCallRequested, arguments: { orderId: '[hidden]' }, producerRedacted: true, redaction: { persist: 'full' } },
@@ -212,6 +244,14 @@ export const INVALID_SAMPLES: Array<[string, Record<string, unknown>, string]> =
   ['a decision with an empty decidedBy', { ...VALID_SAMPLES.ToolApprovalDecided, decidedBy: '' }, 'decidedBy'],
   ['a decision with a null reason', { ...VALID_SAMPLES.ToolApprovalDecided, reason: null }, 'reason'],
   ['a failure with a usage object', { ...VALID_SAMPLES.RunFailed, usage: usageEntry }, 'usage'],
+  ['a response without a provider', { ...VALID_SAMPLES.ModelResponseReceived, provider: undefined }, 'provider'],
+  ['a response with an empty model', { ...VALID_SAMPLES.ModelResponseReceived, model: '' }, 'model'],
+  ['a response without a roundIndex', { ...VALID_SAMPLES.ModelResponseReceived, roundIndex: undefined }, 'roundIndex'],
+  ['reasoning that is not a list', { ...VALID_SAMPLES.ModelResponseReceived, reasoning: { type: 'thinking' } }, 'reasoning'],
+  ['a reasoning item that is text', { ...VALID_SAMPLES.ModelResponseReceived, reasoning: ['thinking...'] }, 'reasoning'],
+  ['a call signature that is not text', { ...VALID_SAMPLES.ModelResponseReceived, callSignatures: { call_abc123: 7 } }, 'callSignatures'],
+  ['call item ids as a list', { ...VALID_SAMPLES.ModelResponseReceived, callItemIds: ['fc_1'] }, 'callItemIds'],
+  ['text that is not text', { ...VALID_SAMPLES.ModelResponseReceived, text: 42 }, 'text'],
   [
     'producerRedacted false',
     { ...VALID_SAMPLES.ToolCallRequested, producerRedacted: false, redaction: { persist: 'full' } },

@@ -5,3 +5,4 @@ export * from './upcast-tool-event';
 export * from './json-depth';
 export * from './truncation-marker';
 export * from './consistency-token';
+export * from './history-formats';

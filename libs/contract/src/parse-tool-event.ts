@@ -146,7 +146,11 @@ function plainCopy(value: unknown): unknown {
 
 /** What JSON Schema cannot state: how deep the payloads nest. */
 function payloadsWithinDepth(record: Record<string, unknown>): boolean {
-  return jsonDepth(record.arguments, MAX_JSON_DEPTH) <= MAX_JSON_DEPTH && jsonDepth(record.result, MAX_JSON_DEPTH) <= MAX_JSON_DEPTH;
+  return (
+    jsonDepth(record.arguments, MAX_JSON_DEPTH) <= MAX_JSON_DEPTH &&
+    jsonDepth(record.result, MAX_JSON_DEPTH) <= MAX_JSON_DEPTH &&
+    jsonDepth(record.reasoning, MAX_JSON_DEPTH) <= MAX_JSON_DEPTH
+  );
 }
 
 /** The fields a class declares rules for: what its whitelist keeps. */

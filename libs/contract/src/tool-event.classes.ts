@@ -24,6 +24,8 @@ import {
   MAX_INDEX,
   MAX_JSON_DEPTH,
   MAX_USAGE_ENTRIES,
+  MAX_CALL_ENTRIES,
+  MAX_REASONING_ITEMS,
   PERSIST_CHOICES,
   PersistChoice,
   SUPPORTED_SCHEMA_VERSIONS,
@@ -316,6 +318,59 @@ export class RunFailedDto extends EventEnvelopeDto implements T.RunFailed {
   usage?: TokenUsageDto[];
 }
 
+/** A map of tool call ids (as the model gave them) to opaque strings: signatures, item ids. */
+function CallIdMap(): PropertyDecorator {
+  return ValidateBy({
+    name: 'callIdMap',
+    validator: {
+      validate: (value: unknown) =>
+        typeof value === 'object' &&
+        value !== null &&
+        !Array.isArray(value) &&
+        Object.keys(value).length <= MAX_CALL_ENTRIES &&
+        Object.entries(value).every(([id, text]) => id.length <= MAX_ID_LENGTH && typeof text === 'string'),
+      defaultMessage: () =>
+        `$property must be an object of at most ${MAX_CALL_ENTRIES} tool call ids (at most ${MAX_ID_LENGTH} characters) to strings`,
+    },
+  });
+}
+
+/** The provider's reasoning items: JSON objects, as many as a response may hold. */
+function ReasoningItems(): PropertyDecorator {
+  return ValidateBy({
+    name: 'reasoningItems',
+    validator: {
+      validate: (value: unknown) =>
+        Array.isArray(value) &&
+        value.length <= MAX_REASONING_ITEMS &&
+        value.every((item) => typeof item === 'object' && item !== null && !Array.isArray(item)),
+      defaultMessage: () => `$property must be a list of at most ${MAX_REASONING_ITEMS} JSON objects (the provider's own items)`,
+    },
+  });
+}
+
+export class ModelResponseReceivedDto extends EventEnvelopeDto implements T.ModelResponseReceived {
+  @Equals('ModelResponseReceived') override type = 'ModelResponseReceived' as const;
+
+  @Index() roundIndex: number;
+  @Id() provider: string;
+  @Id() model: string;
+  @OptionalText() text?: string;
+
+  @ValidateIf((event: ModelResponseReceivedDto) => event.reasoning !== undefined)
+  @ReasoningItems()
+  @MaxJsonDepth()
+  reasoning?: JsonObject[];
+
+  @ValidateIf((event: ModelResponseReceivedDto) => event.callSignatures !== undefined)
+  @CallIdMap()
+  callSignatures?: Record<string, string>;
+
+  @ValidateIf((event: ModelResponseReceivedDto) => event.callItemIds !== undefined)
+  @CallIdMap()
+  callItemIds?: Record<string, string>;
+}
+
 /** The classes of the current version. */
 export const DTO_BY_TYPE = {
   ToolCallRequested: ToolCallRequestedDto,
@@ -324,6 +379,7 @@ export const DTO_BY_TYPE = {
   ToolApprovalDecided: ToolApprovalDecidedDto,
   RunCompleted: RunCompletedDto,
   RunFailed: RunFailedDto,
+  ModelResponseReceived: ModelResponseReceivedDto,
 } as const;
 
 /** Classes of older versions, for the types whose shape that version had differently. */

@@ -9,6 +9,7 @@ export const TOOL_EVENT_TYPES = [
   'ToolApprovalDecided',
   'RunCompleted',
   'RunFailed',
+  'ModelResponseReceived',
 ] as const;
 export type ToolEventType = (typeof TOOL_EVENT_TYPES)[number];
 
@@ -32,6 +33,9 @@ export const MAX_CITED_SOURCES = 10_000;
 export const MAX_INDEX = 2_147_483_647;
 /** How deep `arguments` and `result` may nest: deeper JSON is no tool payload, and walking it would exhaust the stack. */
 export const MAX_JSON_DEPTH = 64;
+/** Reasoning items one ModelResponseReceived may carry, and calls its signature and item-id maps may name. */
+export const MAX_REASONING_ITEMS = 1_000;
+export const MAX_CALL_ENTRIES = 1_000;
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
@@ -227,14 +231,52 @@ export interface RunFailed extends EventEnvelope {
   usage?: TokenUsage[];
 }
 
+/**
+ * What the model answered in one service call of the run, published before
+ * the round's calls (the service pairs it with them by run and round in
+ * either order): its own text beside the calls, and the opaque reasoning
+ * state the same turn must carry back to that provider unchanged. Tool
+ * arguments are never repeated here.
+ */
+export interface ModelResponseReceived extends EventEnvelope {
+  type: 'ModelResponseReceived';
+  roundIndex: number;
+  /** `openai`, `anthropic`, `google`, `bedrock`, or another name: reasoning is replayed only to the provider it came from. */
+  provider: string;
+  model: string;
+  /** The response's own text beside its calls ("I'll check the order first"). */
+  text?: string;
+  /**
+   * The provider's own items that precede the calls, each as published:
+   * OpenAI `reasoning` items, Anthropic `thinking` / `redacted_thinking`
+   * blocks, Gemini thought parts with their signatures, Bedrock
+   * `reasoningContent` blocks. Never redacted (signed state cannot be);
+   * kept apart from the event and only as long as the policy's
+   * `reasoning.keep` allows (by default until the turn ends).
+   */
+  reasoning?: JsonObject[];
+  /** Tool call id to the opaque signature carried on that call (Gemini's `thoughtSignature` of a `functionCall` part). */
+  callSignatures?: Record<string, string>;
+  /** Tool call id to the provider's own item id (OpenAI's `fc_...`), replayed with the reasoning it follows. */
+  callItemIds?: Record<string, string>;
+  /**
+   * On the stored event: the size in bytes (UTF-8 JSON) of its reasoning,
+   * signatures and item ids, which rest apart from it (never accepted from
+   * producers).
+   */
+  reasoningBytes?: number;
+}
+
 /** An event in the current schema version: what every rule consumes. */
-export type ToolEvent = ToolCallRequested | ToolResultReceived | ToolApprovalRequested | ToolApprovalDecided | RunCompleted | RunFailed;
+export type ToolEvent =
+  ToolCallRequested | ToolResultReceived | ToolApprovalRequested | ToolApprovalDecided | RunCompleted | RunFailed | ModelResponseReceived;
 
 /** The events about one invocation: keyed by toolCallId, roundIndex and sequenceIndex. */
 export type InvocationEvent = ToolCallRequested | ToolResultReceived | ToolApprovalRequested | ToolApprovalDecided;
 
 /** schemaVersion 1: only RunCompleted differs from the current shapes. */
-export type ToolEventV1 = ToolCallRequested | ToolResultReceived | ToolApprovalRequested | ToolApprovalDecided | RunCompletedV1 | RunFailed;
+export type ToolEventV1 =
+  ToolCallRequested | ToolResultReceived | ToolApprovalRequested | ToolApprovalDecided | RunCompletedV1 | RunFailed | ModelResponseReceived;
 
 /**
  * An event in any supported version, as validated and as stored (events

@@ -11,5 +11,6 @@ export * from './dead-letters';
 export * from './watch';
 export * from './consistency';
 export * from './fork';
+export * from './reasoning';
 export * from './encryption';
 export * from './retention';

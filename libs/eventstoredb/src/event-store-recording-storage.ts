@@ -10,6 +10,8 @@ import {
   type OffsetEvent,
   type OpenedStreams,
   type PartitionRef,
+  type ReasoningStep,
+  type ReasoningStore,
   type RecordedBefore,
   type RecordingStorage,
   type RecordingUnit,
@@ -34,11 +36,13 @@ export class EventStoreRecordingStorage implements RecordingStorage {
   constructor(
     private readonly events: EventStore,
     private readonly offsets: ConsumerOffsets,
+    /** Where reasoning state rests; without one none is kept (it replays as expired). */
+    private readonly reasoning: ReasoningStore = KEEP_NO_REASONING,
   ) {}
 
   /** The steps in order; the offset moves once the work is done, after the appends. */
   async inUnitOfWork<T>(partition: PartitionRef, work: (unit: RecordingUnit) => Promise<T>): Promise<T> {
-    const unit = new EventStoreRecordingUnit(this.events, this.offsets, partition);
+    const unit = new EventStoreRecordingUnit(this.events, this.offsets, this.reasoning, partition);
     const result = await work(unit);
     await unit.complete();
     return result;
@@ -57,8 +61,18 @@ class EventStoreRecordingUnit implements RecordingUnit {
   constructor(
     private readonly events: EventStore,
     private readonly offsets: ConsumerOffsets,
+    private readonly reasoning: ReasoningStore,
     private readonly partition: PartitionRef,
   ) {}
+
+  /**
+   * The state rests beside the read model, not in the event store (where no
+   * single event can lose it later); a repeat of the unit writes it again,
+   * harmlessly (keyed by the response's event id).
+   */
+  keepReasoning(steps: readonly ReasoningStep[]): Promise<void> {
+    return this.reasoning.apply(steps);
+  }
 
   /** Read, not locked: a concurrent unit of the same partition can only append what is already there (idempotent). */
   async storedOffset(): Promise<bigint> {
@@ -118,6 +132,8 @@ class EventStoreRecordingUnit implements RecordingUnit {
     if (this.nextOffset !== null) await this.offsets.advance(this.partition, this.nextOffset, this.lastPosition?.toString());
   }
 }
+
+const KEEP_NO_REASONING: ReasoningStore = { apply: async () => undefined };
 
 /** The events of each conversation, streams in the order they first appear. */
 function byStream<T>(items: readonly T[], eventOf: (item: T) => StoredToolEvent): Array<{ ref: StreamRef; events: StoredToolEvent[] }> {

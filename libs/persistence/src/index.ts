@@ -24,6 +24,7 @@ export * from './postgres-channel-listener';
 export * from './postgres-redrive-ledger';
 export * from './postgres-recording-progress-reader';
 export * from './postgres-conversation-forker';
+export * from './postgres-reasoning-state';
 export * from './postgres-data-key-store';
 export * from './postgres-payload-expiry';
 export * from './sealed-rows';

@@ -35,6 +35,11 @@ const TRACE_ID = `(SELECT split_part(t.traceparent, '-', 2) FROM (
     WHERE x.event_id IN (invocations.call_event_id, invocations.result_event_id)
   ) t ORDER BY t.event_id = invocations.call_event_id DESC LIMIT 1)`;
 
+/** The size of the reasoning recorded with the call's round (never its content): 0 without a response. */
+const REASONING_BYTES = `coalesce((SELECT m.reasoning_bytes FROM model_responses m
+  WHERE m.tenant_id = invocations.tenant_id AND m.conversation_id = invocations.conversation_id
+    AND m.run_id = invocations.run_id AND m.round_index = invocations.round_index), 0)`;
+
 const STATUS_CONDITION = {
   pending: 'result_event_id IS NULL',
   succeeded: 'result_event_id IS NOT NULL AND NOT coalesce(is_error, false)',
@@ -49,7 +54,8 @@ const RECORD_COLUMNS = `tenant_id AS "tenantId", conversation_id AS "conversatio
   arguments_bytes AS "argumentsBytes", result_bytes AS "resultBytes", ${isoText('approval_requested_at')} AS "approvalRequestedAt",
   approval_request_reason AS "approvalRequestReason", ${isoText('approval_decided_at')} AS "approvalDecidedAt", approved,
   approval_decided_by AS "approvalDecidedBy", approval_decision_reason AS "approvalDecisionReason", result_run_id AS "resultRunId",
-  ${FORKED_FROM_SQL} AS "forkedFrom", ${invocationSealsSql('invocations')} AS "payloadSeals", expired_payloads AS "expiredPayloads"`;
+  ${FORKED_FROM_SQL} AS "forkedFrom", ${invocationSealsSql('invocations')} AS "payloadSeals", expired_payloads AS "expiredPayloads",
+  ${REASONING_BYTES} AS "reasoningBytes"`;
 
 /** An invocation as ListToolInvocations answers it (also what WatchConversation shows). */
 export const SELECT_RECORD = `SELECT ${RECORD_COLUMNS} FROM invocations`;

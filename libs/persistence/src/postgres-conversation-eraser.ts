@@ -37,6 +37,8 @@ export class PostgresConversationEraser implements ConversationEraser {
       const forks = await forksOf(client, tenantId, conversationId);
       await lockConversationsForSearch(client, [{ tenantId, conversationId }, ...forks], 'exclusive');
       const erasedEvents = await eraseStreamEvents(client, { tenantId, conversationId });
+      // The reasoning state kept apart from the events goes with them.
+      await client.query('DELETE FROM model_reasoning WHERE tenant_id = $1 AND conversation_id = $2', [tenantId, conversationId]);
       const erasedInvocations = await deleteReadModel(client, { tenantId, conversationId });
       await notifyConversationsChanged(client, [{ tenantId, conversationId }]);
       let erasedCopies = 0;
@@ -93,6 +95,7 @@ async function deleteReadModel(client: PoolClient, { tenantId, conversationId }:
     await client.query(`DELETE FROM ${table} WHERE tenant_id = $1 AND conversation_id = $2`, key);
   await client.query('DELETE FROM external_event_traces WHERE tenant_id = $1 AND conversation_id = $2', key);
   const invocations = await client.query('DELETE FROM invocations WHERE tenant_id = $1 AND conversation_id = $2', key);
+  await client.query('DELETE FROM model_responses WHERE tenant_id = $1 AND conversation_id = $2', key);
   await client.query('DELETE FROM runs WHERE tenant_id = $1 AND conversation_id = $2', key);
   await client.query('DELETE FROM conversations WHERE tenant_id = $1 AND conversation_id = $2', key);
   return invocations.rowCount ?? 0;

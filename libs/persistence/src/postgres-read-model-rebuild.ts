@@ -32,6 +32,7 @@ const suffixed = (suffix: string): ReadModelTableNames => ({
   conversations: `conversations${suffix}`,
   runs: `runs${suffix}`,
   invocations: `invocations${suffix}`,
+  responses: `model_responses${suffix}`,
 });
 export const REBUILD_TABLES = suffixed(REBUILD_SUFFIX);
 const REBUILD_SEARCH: SearchTableNames = {

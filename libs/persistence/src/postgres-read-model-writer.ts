@@ -12,6 +12,8 @@ import {
   invocationKeyString,
   InvocationRow,
   keysTouchedBy,
+  ModelResponseRow,
+  responseKeyString,
   ReadModelChanges,
   ReadModelState,
   runKeyString,
@@ -22,9 +24,11 @@ import {
   CONVERSATION_COLUMNS,
   invocationColumns,
   InvocationPayloads,
+  RESPONSE_COLUMNS,
   RUN_COLUMNS,
   SELECT_CONVERSATION,
   SELECT_INVOCATION,
+  SELECT_RESPONSE,
   SELECT_RUN,
 } from './read-model-tables';
 import { notifyConversationsChanged } from './postgres-conversation-changes';
@@ -35,9 +39,15 @@ export interface ReadModelTableNames {
   conversations: string;
   runs: string;
   invocations: string;
+  responses: string;
 }
 
-export const LIVE_READ_MODEL: ReadModelTableNames = { conversations: 'conversations', runs: 'runs', invocations: 'invocations' };
+export const LIVE_READ_MODEL: ReadModelTableNames = {
+  conversations: 'conversations',
+  runs: 'runs',
+  invocations: 'invocations',
+  responses: 'model_responses',
+};
 
 const fromTable = (select: string, live: string, table: string): string =>
   table === live ? select : select.replace(new RegExp(`FROM ${live}$`), `FROM ${table}`);
@@ -68,6 +78,13 @@ export async function loadReadModelState(
     ['tenant_id', 'conversation_id', 'run_id', 'pair_key'],
     keys.invocations.map((k) => [k.tenantId, k.conversationId, k.runId, k.pairKey]),
   );
+  const responses = await loadRows<ModelResponseRow>(
+    client,
+    fromTable(SELECT_RESPONSE, 'model_responses', tables.responses),
+    // Keys travel as text arrays: the round index compared as text.
+    ['tenant_id', 'conversation_id', 'run_id', 'round_index::text'],
+    keys.responses.map((k) => [k.tenantId, k.conversationId, k.runId, String(k.roundIndex)]),
+  );
   const rows = new Map(invocations.map((r) => [invocationKeyString(r), { ...r, result: r.result === null ? undefined : r.result }]));
   // Decisions and results a later run records for an earlier run's call that awaits approval (cross-run-pairing.ts).
   const lookups = awaitedCallLookups(events, rows);
@@ -85,6 +102,7 @@ export async function loadReadModelState(
     conversations: new Map(conversations.map((r) => [conversationKeyString(r), r])),
     runs: new Map(runs.map((r) => [runKeyString(r), r])),
     invocations: rows,
+    responses: new Map(responses.map((r) => [responseKeyString(r), r])),
   };
 }
 
@@ -109,6 +127,10 @@ export async function writeReadModelChanges(
         ['tenant_id', 'conversation_id', 'run_id', 'pair_key'],
         changes.invocations,
       ),
+    ],
+    [
+      changes.responses.length,
+      upsertSql(tables.responses, RESPONSE_COLUMNS, ['tenant_id', 'conversation_id', 'run_id', 'round_index'], changes.responses),
     ],
   ];
   for (const [rowCount, s] of statements) if (rowCount > 0) await client.query(s.text, s.values);

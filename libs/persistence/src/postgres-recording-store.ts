@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { DEFAULT_REDACTION_POLICY, RecordBatch, RedactionPolicy, TokenCounter } from '@toolhistory/domain';
+import { DEFAULT_REDACTION_POLICY, type ReasoningRules, RecordBatch, RedactionPolicy, TokenCounter } from '@toolhistory/domain';
 import { o200kTokens } from '@toolhistory/tokenizer';
 import { PostgresRecordingStorage } from './postgres-recording-unit';
 
@@ -10,7 +10,12 @@ import { PostgresRecordingStorage } from './postgres-recording-unit';
  * tests and the benchmarks, with the service's tokenizer by default.
  */
 export class PostgresRecordingStore extends RecordBatch {
-  constructor(pool: Pool, redaction: RedactionPolicy = DEFAULT_REDACTION_POLICY, tokens: TokenCounter = o200kTokens) {
-    super(new PostgresRecordingStorage(pool), { redaction, tokens });
+  constructor(
+    pool: Pool,
+    redaction: RedactionPolicy = DEFAULT_REDACTION_POLICY,
+    tokens: TokenCounter = o200kTokens,
+    reasoning?: ReasoningRules,
+  ) {
+    super(new PostgresRecordingStorage(pool), { redaction, tokens, reasoning });
   }
 }

@@ -9,10 +9,12 @@ import type {
   ReadModelChanges,
   ReadModelInUnit,
   ReadModelState,
+  ReasoningStep,
   RecordedBefore,
   RecordingStorage,
   RecordingUnit,
 } from '@toolhistory/domain';
+import { applyReasoningSteps } from './postgres-reasoning-state';
 import { AppError, ErrorCode } from '@toolhistory/errors';
 import { inTransaction } from './in-transaction';
 import { advancePartitionOffset, lockPartitionOffset, PostgresConsumerOffsets } from './postgres-consumer-offsets';
@@ -82,6 +84,11 @@ class PostgresRecordingUnit implements RecordingUnit {
   async recordedBefore(events: readonly StoredToolEvent[]): Promise<RecordedBefore> {
     const state = await loadReadModelState(this.client, events);
     return { toolNames: { rows: state.invocations.values() }, readModel: new PostgresReadModelInUnit(this.client, state) };
+  }
+
+  /** In the batch's transaction: the state rests exactly as long as the events it came with. */
+  keepReasoning(steps: readonly ReasoningStep[]): Promise<void> {
+    return applyReasoningSteps(this.client, steps);
   }
 
   /** Written now, visible at commit; before the append, so the append lock is held only around the insert and the commit. */

@@ -1,4 +1,11 @@
-import { earliestExpiry, type InvocationRow, type InvocationSeals, type ConversationRow, type RunRow } from '@toolhistory/domain';
+import {
+  earliestExpiry,
+  type InvocationRow,
+  type InvocationSeals,
+  type ConversationRow,
+  type ModelResponseRow,
+  type RunRow,
+} from '@toolhistory/domain';
 import { ColumnSpec, isoText } from './sql-rows';
 
 /** Whether the row's field rests sealed: its column in clear then stays NULL. */
@@ -31,6 +38,26 @@ export const RUN_COLUMNS: ColumnSpec<RunRow>[] = [
   { name: 'user_message_id', sqlType: 'text', value: (r) => r.userMessageId },
   { name: 'cited_sources', sqlType: 'jsonb', value: (r) => r.citedSources },
 ];
+
+export const RESPONSE_COLUMNS: ColumnSpec<ModelResponseRow>[] = [
+  { name: 'tenant_id', sqlType: 'text', value: (r) => r.tenantId },
+  { name: 'conversation_id', sqlType: 'text', value: (r) => r.conversationId },
+  { name: 'run_id', sqlType: 'text', value: (r) => r.runId },
+  { name: 'round_index', sqlType: 'int4', value: (r) => r.roundIndex },
+  { name: 'provider', sqlType: 'text', value: (r) => r.provider },
+  { name: 'model', sqlType: 'text', value: (r) => r.model },
+  // Sealed, the text rests only in its seal.
+  { name: 'text', sqlType: 'text', value: (r) => (r.textSeal ? null : r.text) },
+  { name: 'text_seal', sqlType: 'jsonb', value: (r) => r.textSeal ?? null },
+  { name: 'reasoning_bytes', sqlType: 'int4', value: (r) => r.reasoningBytes },
+  { name: 'text_tokens', sqlType: 'int4', value: (r) => r.textTokens },
+  { name: 'response_event_id', sqlType: 'uuid', value: (r) => r.responseEventId },
+  { name: 'responded_at', sqlType: 'timestamptz', value: (r) => r.respondedAt },
+];
+
+export const SELECT_RESPONSE = `SELECT tenant_id AS "tenantId", conversation_id AS "conversationId", run_id AS "runId",
+  round_index AS "roundIndex", provider, model, text, reasoning_bytes AS "reasoningBytes", text_tokens AS "textTokens", text_seal AS "textSeal", response_event_id AS "responseEventId",
+  ${isoText('responded_at')} AS "respondedAt" FROM model_responses`;
 
 const ALL_INVOCATION_COLUMNS: ColumnSpec<InvocationRow>[] = [
   { name: 'tenant_id', sqlType: 'text', value: (r) => r.tenantId },

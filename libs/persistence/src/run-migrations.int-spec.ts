@@ -38,6 +38,7 @@ const ALL_MIGRATIONS = [
   '021_substring-search',
   '022_read-your-writes-and-forks',
   '024_encryption-at-rest-and-retention',
+  '025_model-responses-and-reasoning',
 ];
 
 describe('runMigrations (real PostgreSQL)', () => {

@@ -1,10 +1,11 @@
-import type { JsonValue } from '@toolhistory/contract';
+import type { JsonValue, SealedPayload } from '@toolhistory/contract';
 import {
   expiredPayloadFields,
   type InvocationSeals,
   PAYLOAD_FIELDS,
   type PayloadField,
   type PayloadVault,
+  type RecordedResponse,
   SEALED_MEMBER_OF,
 } from '@toolhistory/domain';
 import { AppError, ErrorCode } from '@toolhistory/errors';
@@ -88,5 +89,51 @@ function notesOf(seals: InvocationSeals): InvocationSeals {
   const out: InvocationSeals = {};
   for (const [field, seal] of Object.entries(seals) as Array<[PayloadField, NonNullable<InvocationSeals[PayloadField]>]>)
     if (seal) out[field] = { key: seal.key, expiresAt: seal.expiresAt };
+  return out;
+}
+
+/** A response as read, before its text and reasoning state are opened: what rests sealed rests in its seal. */
+export type SealedResponse = RecordedResponse & { stateSeal?: SealedPayload | null };
+
+/**
+ * Opens the responses' sealed texts and reasoning states, in one call to
+ * the vault: each comes back in clear, or, once its retention has ended or
+ * its data key is gone, as nothing (no text; no state, so the reasoning
+ * reads as expired). Responses in clear come back as they are; no seal's
+ * bytes stay with a row.
+ */
+export async function openResponsePayloads(
+  responses: readonly SealedResponse[],
+  vault: PayloadVault | null,
+  nowMs: number = Date.now(),
+): Promise<RecordedResponse[]> {
+  const live = (seal: SealedPayload | null | undefined): seal is SealedPayload =>
+    seal !== null && seal !== undefined && (seal.expiresAt === null || Date.parse(seal.expiresAt) > nowMs);
+  const requests = responses.flatMap((r, index) => [
+    ...(live(r.textSeal) ? [{ index, what: 'text' as const, sealed: r.textSeal }] : []),
+    ...(live(r.stateSeal) ? [{ index, what: 'state' as const, sealed: r.stateSeal }] : []),
+  ]);
+  const out = responses.map(({ stateSeal, textSeal, ...r }): RecordedResponse => ({
+    ...r,
+    ...(textSeal ? { text: null } : {}),
+    ...(stateSeal ? { state: null } : {}),
+  }));
+  if (requests.length === 0) return out;
+  if (vault === null)
+    throw new AppError(
+      ErrorCode.KeyUnavailable,
+      'responses rest sealed, and this process has no keyring and key store to open them (ENCRYPTION_KEYRING_FILE, KEYSTORE_URL)',
+    );
+  const opened = await vault.open(
+    requests.map(({ index, sealed }) => ({ tenantId: out[index].tenantId, conversationId: out[index].conversationId, sealed })),
+  );
+  requests.forEach(({ index, what }, i) => {
+    const plaintext = opened[i];
+    if (plaintext === null || plaintext === undefined) return;
+    if (what === 'text') out[index].text = ((JSON.parse(plaintext) as { text?: string }).text ?? null) as string | null;
+    else out[index].state = JSON.parse(plaintext) as RecordedResponse['state'];
+  });
+  // A state gone with its key is no reasoning to count.
+  for (const r of out) if (r.state === null) r.reasoningTokens = 0;
   return out;
 }

@@ -1,4 +1,4 @@
-import { type HistoryFormat } from '@toolhistory/domain';
+import { HISTORY_FORMAT_LIST, HISTORY_FORMATS, type HistoryFormat } from '@toolhistory/contract';
 import { AppError, ErrorCode } from '@toolhistory/errors';
 import { PostgresConversationForker, PostgresReplayReader } from '@toolhistory/persistence';
 import { ForkConversation } from '../fork-conversation/fork-conversation';
@@ -9,14 +9,10 @@ import { loadPolicyFile } from '../policy/load-policy-file';
 import { GetReplayHistory } from '../replay/get-replay-history';
 import type { CliContext, CliOutput } from './cli-context';
 
-/** The CLI's names of the replay formats (the client's names). */
-const FORMATS: Record<string, HistoryFormat> = {
-  openai: 'openai_chat',
-  anthropic: 'anthropic_messages',
-  'openai-responses': 'openai_responses',
-  gemini: 'gemini',
-  'bedrock-converse': 'bedrock_converse',
-};
+/** The CLI's names of the replay formats: the clients' names (the contract's HISTORY_FORMATS). */
+const FORMATS: Readonly<Record<string, HistoryFormat>> = Object.fromEntries(
+  HISTORY_FORMAT_LIST.map((format) => [HISTORY_FORMATS[format].client, format]),
+);
 export const REPLAY_FORMAT_NAMES: readonly string[] = Object.keys(FORMATS);
 
 export interface ReplayOptions {

@@ -2,7 +2,15 @@ import { Global, Inject, Module, type OnApplicationShutdown } from '@nestjs/comm
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { AppConfig } from '@toolhistory/config';
-import { type EventStore, OpenedEventStore, RecordBatch, type RedactionPolicy, type RetentionPolicy } from '@toolhistory/domain';
+import {
+  type EventStore,
+  OpenedEventStore,
+  reasoningRulesOf,
+  RecordBatch,
+  type RedactionPolicy,
+  type ReplayPolicy,
+  type RetentionPolicy,
+} from '@toolhistory/domain';
 import { EventStoreDbEventStore, EventStoreRecordingStorage } from '@toolhistory/eventstoredb';
 import {
   createPool,
@@ -11,6 +19,7 @@ import {
   PostgresConsumerOffsets,
   PostgresEventStore,
   PostgresQueryCanceller,
+  PostgresReasoningStore,
   PostgresRecordingStorage,
 } from '@toolhistory/persistence';
 import { o200kTokens } from '@toolhistory/tokenizer';
@@ -29,6 +38,7 @@ import {
   QUERY_CANCELLER,
   RECORDING_STORE,
   REDACTION_POLICY,
+  REPLAY_POLICY,
   RETENTION_POLICY,
   ROOT_LOGGER,
   STORED_EVENT_STORE,
@@ -88,22 +98,24 @@ const opened = (events: EventStore, encryption: Encryption | null): EventStore =
     {
       // One recording service; where the events go is its storage's. With encryption at rest it seals each payload first.
       provide: RECORDING_STORE,
-      inject: [APP_CONFIG, PG_POOL, REDACTION_POLICY, RETENTION_POLICY, STORED_EVENT_STORE, ENCRYPTION],
+      inject: [APP_CONFIG, PG_POOL, REDACTION_POLICY, REPLAY_POLICY, RETENTION_POLICY, STORED_EVENT_STORE, ENCRYPTION],
       useFactory: (
         config: AppConfig,
         pool: Pool,
         redaction: RedactionPolicy,
+        replay: ReplayPolicy,
         retention: RetentionPolicy,
         events: EventStore,
         encryption: Encryption | null,
       ) =>
         new RecordBatch(
           config.eventStore.kind === 'eventstoredb'
-            ? new EventStoreRecordingStorage(events, new PostgresConsumerOffsets(pool))
+            ? new EventStoreRecordingStorage(events, new PostgresConsumerOffsets(pool), new PostgresReasoningStore(pool))
             : new PostgresRecordingStorage(pool),
           {
             redaction,
             tokens: o200kTokens,
+            reasoning: reasoningRulesOf(replay),
             ...(config.encryption.atRest && encryption !== null ? { vault: encryption.vault, retention, now: Date.now } : {}),
           },
         ),

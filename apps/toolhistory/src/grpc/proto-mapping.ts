@@ -3,10 +3,13 @@ import type {
   HistoryFormat,
   Omission,
   OmissionReason,
+  ReasoningOmission,
+  ReplayedRound,
   RecordedToolEvent,
   ReplayHistory,
   StaleResultMode,
 } from '@toolhistory/domain';
+import { HISTORY_FORMAT_LIST, HISTORY_FORMATS } from '@toolhistory/contract';
 import { AppError, ErrorCode } from '@toolhistory/errors';
 import type { Timestamp } from '@toolhistory/grpc-api';
 import {
@@ -65,19 +68,13 @@ export function isoToTimestamp(iso: string): TimestampMessage {
   return { seconds: String(Math.floor(millis / 1000)), nanos };
 }
 
+/** The service's format of each of the API's HistoryFormat values (the contract's HISTORY_FORMATS). */
+const FORMAT_OF_PROTO: Readonly<Record<string, HistoryFormat>> = Object.fromEntries(
+  HISTORY_FORMAT_LIST.map((format) => [HISTORY_FORMATS[format].proto, format]),
+);
+
 export const formatOf = (value: string | number | undefined): HistoryFormat =>
-  enumOf<HistoryFormat>(
-    'format',
-    value,
-    {
-      HISTORY_FORMAT_OPENAI_CHAT: 'openai_chat',
-      HISTORY_FORMAT_ANTHROPIC_MESSAGES: 'anthropic_messages',
-      HISTORY_FORMAT_OPENAI_RESPONSES: 'openai_responses',
-      HISTORY_FORMAT_GEMINI: 'gemini',
-      HISTORY_FORMAT_BEDROCK_CONVERSE: 'bedrock_converse',
-    },
-    'openai_chat',
-  );
+  enumOf<HistoryFormat>('format', value, FORMAT_OF_PROTO, 'openai_chat');
 
 export const staleResultsOf = (value: string | number | undefined): StaleResultMode | undefined =>
   enumOf<StaleResultMode | undefined>(
@@ -121,6 +118,30 @@ const APPROVAL_STATUS: Record<ApprovalState, string> = {
   denied: 'APPROVAL_STATUS_DENIED',
 };
 
+const REASONING_OMISSION: Record<ReasoningOmission, string> = {
+  none: 'REASONING_OMISSION_UNSPECIFIED',
+  other_provider: 'REASONING_OMISSION_OTHER_PROVIDER',
+  other_model: 'REASONING_OMISSION_OTHER_MODEL',
+  expired: 'REASONING_OMISSION_EXPIRED',
+  policy_never: 'REASONING_OMISSION_POLICY_NEVER',
+  format_has_none: 'REASONING_OMISSION_FORMAT_HAS_NONE',
+};
+
+/** A round's response (the model's text, the reasoning replayed with it and why not), on the wire. */
+function responseFieldsOf(round: ReplayedRound) {
+  const { response } = round;
+  return {
+    provider: response?.provider ?? '',
+    model: response?.model ?? '',
+    text: response?.text ?? '',
+    reasoning_json: response?.reasoning === undefined ? '' : JSON.stringify(response.reasoning),
+    call_signatures: response?.callSignatures ?? {},
+    call_item_ids: response?.callItemIds ?? {},
+    reasoning_omitted: REASONING_OMISSION[response?.reasoningOmitted ?? 'none'],
+    reasoning_placeholder: round.reasoningPlaceholder === true,
+  };
+}
+
 export function toResponse(history: ReplayHistory, view: ReplayView = 'all') {
   return {
     turns: history.turns.map((turn) => ({
@@ -130,6 +151,7 @@ export function toResponse(history: ReplayHistory, view: ReplayView = 'all') {
       rounds: (view === 'messages' ? [] : turn.rounds).map((round) => ({
         round_index: round.roundIndex,
         resumed_from_run_id: round.resumedFromRunId ?? '',
+        ...responseFieldsOf(round),
         calls: round.calls.map((call) => ({
           tool_call_id: call.toolCallId,
           tool_name: call.toolName,
@@ -217,6 +239,7 @@ export function toInvocationMessage(record: InvocationRecord) {
     forked_from: record.forkedFrom
       ? { conversation_id: record.forkedFrom.conversationId, position: record.forkedFrom.position }
       : undefined,
+    reasoning_bytes: record.reasoningBytes ?? 0,
   };
 }
 

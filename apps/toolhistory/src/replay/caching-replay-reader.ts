@@ -89,6 +89,8 @@ const shapeOf = (request: ReplayRequest): string =>
     request.staleResults ?? '',
     request.maxHistoryTokens ?? '',
     request.branchMessageIds?.length ? JSON.stringify(request.branchMessageIds) : '',
+    request.model ?? '',
+    request.provider ?? '',
   ].join('\u0000');
 
 /**

@@ -46,6 +46,8 @@ export class GetReplayHistoryGrpcController {
           staleResults: staleResultsOf(request.stale_results),
           maxHistoryTokens: request.max_history_tokens ?? undefined,
           branchMessageIds: request.branch_message_ids ?? [],
+          model: request.model || undefined,
+          provider: request.provider || undefined,
           readAfter: readAfterOf(request.consistency_token, budget.ms),
         },
         signal,

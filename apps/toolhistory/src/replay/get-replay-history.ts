@@ -1,36 +1,27 @@
 import {
   withPayloadsExpiredBy,
   type ConversationRows,
-  type HistoryFormat,
   replayHistory,
   type ReplayHistory,
   type ReplayPolicy,
   type ReplayReader,
   type ReplayRequest,
-  type StaleResultMode,
   type TokenCounter,
+  translatorOf,
 } from '@toolhistory/domain';
 import { AppError, ErrorCode, checkRequestIds, idProblem, requireArguments } from '@toolhistory/errors';
 import { awaitRecordedWith, READ_MODEL } from '../consistency/await-recorded';
 import type { ReplayHistoryMemo } from './caching-replay-reader';
 import type { AwaitRecorded, ReadAfter } from '../consistency/await-recorded';
 
-export interface GetReplayHistoryQuery {
-  tenantId: string;
-  conversationId: string;
+/** The request as the edge gives it: the domain's, with the channel and the moment optional (the conversation's, now). */
+export type GetReplayHistoryQuery = Omit<ReplayRequest, 'channel' | 'asOf'> & {
   channel?: string;
   /** Milliseconds since the epoch; undefined = now. */
   asOf?: number;
-  format: HistoryFormat;
-  freshnessWindowSeconds?: number;
-  staleResults?: StaleResultMode;
-  /** Replaces the policy's token budget. */
-  maxHistoryTokens?: number;
-  /** The host's current path of message ids; empty: every run counts. */
-  branchMessageIds?: readonly string[];
   /** Answer only once everything through this consistency token is recorded. */
   readAfter?: ReadAfter;
-}
+};
 
 export interface GetReplayHistoryOptions {
   /** Counts what rows recorded before token counts were stored, and placeholder notices, take. */
@@ -85,7 +76,11 @@ export class GetReplayHistory {
     if (remembered) return remembered;
     // The caller went away while the rows were read: nobody waits for the history, so it is not computed.
     if (signal?.aborted) throw new AppError(ErrorCode.DeadlineExceeded, 'the caller went away before the history was computed');
-    return this.memo.keep(rows, request, replayHistory(request, rows.runs, rows.invocations, this.policy, this.options.tokens));
+    return this.memo.keep(
+      rows,
+      request,
+      replayHistory(request, rows.runs, rows.invocations, this.policy, this.options.tokens, rows.responses),
+    );
   }
 }
 
@@ -99,6 +94,14 @@ function validate(query: GetReplayHistoryQuery): void {
     throw new AppError(ErrorCode.InvalidArgument, 'max_history_tokens must not be negative');
   }
   checkBranch(query.branchMessageIds ?? []);
+  checkRequestIds({ model: query.model, provider: query.provider });
+  const formatProvider = translatorOf(query.format).provider;
+  if (query.provider && formatProvider !== null && query.provider !== formatProvider) {
+    throw new AppError(
+      ErrorCode.InvalidArgument,
+      `provider ${JSON.stringify(query.provider)} is not the provider of the requested format (${formatProvider}): leave it out`,
+    );
+  }
 }
 
 /** The most message ids a branch may name; a host's conversation is far shorter, and each id is looked up in a set. */
@@ -125,5 +128,7 @@ function replayRequestOf(query: GetReplayHistoryQuery, rows: ConversationRows, a
     staleResults: query.staleResults,
     maxHistoryTokens: query.maxHistoryTokens,
     ...(query.branchMessageIds?.length ? { branchMessageIds: query.branchMessageIds } : {}),
+    ...(query.model ? { model: query.model } : {}),
+    ...(query.provider ? { provider: query.provider } : {}),
   };
 }

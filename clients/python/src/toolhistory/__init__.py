@@ -22,10 +22,17 @@ from toolhistory._grpc import (
     TokenSource,
     UsageBucket,
 )
+from toolhistory._recording._records import ResponseReasoning
 from toolhistory.aio import AsyncTokenSource, AsyncToolHistoryClient
 from toolhistory.client import ToolHistoryClient
 from toolhistory.consistency import kafka_consistency_token, last_consistency_token
-from toolhistory.errors import InvalidToolEventError, PersistHookError, PublishError, ToolHistoryError
+from toolhistory.errors import (
+    InvalidToolEventError,
+    PersistHookError,
+    PublishError,
+    ToolHistoryClientError,
+    ToolHistoryError,
+)
 from toolhistory.event_ids import TOOL_EVENT_ID_NAMESPACE, derive_event_id, name_based_uuid
 from toolhistory.events import (
     EventType,
@@ -93,6 +100,7 @@ __all__ = [
     "PublishedEvent",
     "ReplayHistory",
     "ReplayedTurn",
+    "ResponseReasoning",
     "RunFailure",
     "RunPublisher",
     "RunScope",
@@ -107,6 +115,7 @@ __all__ = [
     "ToolCall",
     "ToolEventPublisher",
     "ToolHistoryClient",
+    "ToolHistoryClientError",
     "ToolHistoryError",
     "ToolResult",
     "UsageBucket",

@@ -1,4 +1,8 @@
-"""The errors the package raises: a refused event, a failed delivery, a failed ToolHistory call."""
+"""The errors the package raises: a refused event, a failed hook, a failed delivery, a failed ToolHistory call.
+
+All of them are ``ToolHistoryClientError``s, each with ``retriable``: whether the same call may pass when tried
+again, taken from one table (``toolhistory._retriable``) by gRPC status or publication code.
+"""
 
 from __future__ import annotations
 
@@ -7,22 +11,31 @@ from typing import TYPE_CHECKING
 
 import grpc
 
+from toolhistory._retriable import is_retriable
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-# Worth trying again with the same request: the service or the network was briefly unable, not the request wrong.
-_RETRIABLE = frozenset(
-    {
-        grpc.StatusCode.UNAVAILABLE,
-        grpc.StatusCode.DEADLINE_EXCEEDED,
-        grpc.StatusCode.RESOURCE_EXHAUSTED,
-        grpc.StatusCode.ABORTED,
-    }
-)
+__all__ = [
+    "RETRY_PUSHBACK_KEY",
+    "InvalidToolEventError",
+    "PersistHookError",
+    "PublishError",
+    "ToolHistoryClientError",
+    "ToolHistoryError",
+    "from_rpc_error",
+    "pushback_of",
+]
 
 
-class InvalidToolEventError(ValueError):
-    """An event the contract refuses, caught before it is sent (the service would dead-letter it).
+class ToolHistoryClientError(Exception):
+    """Anything the package raises of its own. ``retriable``: whether the same call may pass when tried again."""
+
+    retriable: bool = False
+
+
+class InvalidToolEventError(ToolHistoryClientError, ValueError):
+    """An event the contract refuses, caught before it is sent (the service would dead-letter it). Never retriable.
 
     `problems` names each field and the rule it breaks; nothing of the event (or of its batch) was sent.
     """
@@ -32,8 +45,8 @@ class InvalidToolEventError(ValueError):
         super().__init__(f"invalid tool event: {'; '.join(self.problems)}")
 
 
-class PersistHookError(Exception):
-    """A publisher's persist hook raised: nothing of the batch was sent.
+class PersistHookError(ToolHistoryClientError):
+    """A publisher's persist hook raised: nothing of the batch was sent. Never retriable.
 
     Names the tool and the payload (`kind`: "arguments" or "result"); the hook's exception is `__cause__`, kept out
     of the message since it may quote the payload it was hiding.
@@ -45,21 +58,23 @@ class PersistHookError(Exception):
         super().__init__(f"persist hook of {tool_name} failed on its {kind}; nothing was published")
 
 
-class PublishError(Exception):
+class PublishError(ToolHistoryClientError):
     """The broker did not acknowledge an event.
 
-    `retriable` says whether publishing the same step again may pass (the broker or the network was briefly
-    unable); a retried step keeps its derived event id, so one that did reach the broker is recorded once.
-    `reason` says what failed.
+    `code` names the failure (librdkafka's name of it, or the publisher's own: ``PUBLISHER_CLOSED``,
+    ``DELIVERY_REPORT_MISSING``, ``EVENTS_WAITING``); `retriable` says whether publishing the same step again may pass
+    (the broker or the network was briefly unable), from the package's table by `code` unless given. A retried step
+    keeps its derived event id, so one that did reach the broker is recorded once. `reason` says what failed.
     """
 
-    def __init__(self, reason: str, *, retriable: bool) -> None:
+    def __init__(self, reason: str, *, code: str = "UNKNOWN", retriable: bool | None = None) -> None:
         self.reason = reason
-        self.retriable = retriable
-        super().__init__(f"publishing failed{' (retriable)' if retriable else ''}: {reason}")
+        self.code = code
+        self.retriable = is_retriable(code) if retriable is None else retriable
+        super().__init__(f"publishing failed{' (retriable)' if self.retriable else ''}: {reason}")
 
 
-class ToolHistoryError(Exception):
+class ToolHistoryError(ToolHistoryClientError):
     """A failed ToolHistory call: the gRPC status (code and name), the service's message, and whether a retry may pass.
 
     Attributes:
@@ -77,7 +92,7 @@ class ToolHistoryError(Exception):
         self.status: str = code.name
         self.details = details
         self.method = method
-        self.retriable = code in _RETRIABLE
+        self.retriable = is_retriable(code.name)
         self.retry_after_ms = retry_after_ms
         super().__init__(f"{method}: {self.status}: {details}")
 

@@ -11,7 +11,7 @@ import re
 import uuid
 
 from toolhistory._json import as_javascript_string, to_json
-from toolhistory.events import INVOCATION_EVENT_TYPES, RUN_EVENT_TYPES, EventType
+from toolhistory.events import INVOCATION_EVENT_TYPES, ROUND_EVENT_TYPES, RUN_EVENT_TYPES, EventType
 
 TOOL_EVENT_ID_NAMESPACE = "5b0f3c1e-9a6d-4c3b-8f2e-7d41a9e6c2b0"
 """The namespace of toolhistory's name-based event ids (a fixed random UUID). It never changes: a new one would give
@@ -47,7 +47,8 @@ def derive_event_id(
 
     The events about one invocation (ToolCallRequested, ToolResultReceived, ToolApprovalRequested,
     ToolApprovalDecided) are keyed by the call's round_index, sequence_index and tool_call_id, which they require;
-    a run's end (RunCompleted, RunFailed) by its type alone, and takes none of them.
+    the model's response in a round (ModelResponseReceived) by its round_index alone; a run's end (RunCompleted,
+    RunFailed) by its type alone, and takes none of them.
     """
     if type in INVOCATION_EVENT_TYPES:
         missing = [
@@ -62,6 +63,12 @@ def derive_event_id(
         if missing:
             raise ValueError(f"{type} is keyed by its call's step: {', '.join(missing)} is required")
         step: list[object] = [type, round_index, sequence_index, tool_call_id]
+    elif type in ROUND_EVENT_TYPES:
+        if round_index is None:
+            raise ValueError(f"{type} is keyed by its round: round_index is required")
+        if sequence_index is not None or tool_call_id is not None:
+            raise ValueError(f"{type} is keyed by its round alone: leave sequence_index and tool_call_id out")
+        step = [type, round_index]
     elif type in RUN_EVENT_TYPES:
         if round_index is not None or sequence_index is not None or tool_call_id is not None:
             raise ValueError(f"{type} is keyed by its type alone: leave round_index, sequence_index, tool_call_id out")

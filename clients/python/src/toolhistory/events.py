@@ -17,6 +17,7 @@ EventType = Literal[
     "ToolResultReceived",
     "ToolApprovalRequested",
     "ToolApprovalDecided",
+    "ModelResponseReceived",
     "RunCompleted",
     "RunFailed",
 ]
@@ -26,6 +27,8 @@ INVOCATION_EVENT_TYPES: frozenset[str] = frozenset(
     {"ToolCallRequested", "ToolResultReceived", "ToolApprovalRequested", "ToolApprovalDecided"}
 )
 """The events about one invocation: keyed by the call's round, sequence and toolCallId."""
+ROUND_EVENT_TYPES: frozenset[str] = frozenset({"ModelResponseReceived"})
+"""The events about one round of a run (the model's response in it): keyed by the round."""
 RUN_EVENT_TYPES: frozenset[str] = frozenset({"RunCompleted", "RunFailed"})
 """The events that end a run: one of each type per run."""
 

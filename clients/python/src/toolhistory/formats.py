@@ -10,12 +10,32 @@ type would force a cast where the messages are passed on.
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeAlias, TypedDict
+from typing import Any, Literal, NamedTuple, TypeAlias, TypedDict
 
 HistoryFormat: TypeAlias = Literal["openai", "anthropic", "openai-responses", "gemini", "bedrock-converse"]
-"""Whose API's messages each replayed turn carries."""
+"""Whose API's messages each replayed turn carries (the clients' names of the formats)."""
 
-HISTORY_FORMATS: tuple[HistoryFormat, ...] = ("openai", "anthropic", "openai-responses", "gemini", "bedrock-converse")
+
+class HistoryFormatNames(NamedTuple):
+    """A history format's names: the clients' (``format=``), the gRPC API's ``HistoryFormat`` value, the service's."""
+
+    client: HistoryFormat
+    proto: str
+    service: str
+
+
+FORMAT_TABLE: tuple[HistoryFormatNames, ...] = (
+    HistoryFormatNames("openai", "HISTORY_FORMAT_OPENAI_CHAT", "openai_chat"),
+    HistoryFormatNames("anthropic", "HISTORY_FORMAT_ANTHROPIC_MESSAGES", "anthropic_messages"),
+    HistoryFormatNames("openai-responses", "HISTORY_FORMAT_OPENAI_RESPONSES", "openai_responses"),
+    HistoryFormatNames("gemini", "HISTORY_FORMAT_GEMINI", "gemini"),
+    HistoryFormatNames("bedrock-converse", "HISTORY_FORMAT_BEDROCK_CONVERSE", "bedrock_converse"),
+)
+"""Every format, declared once: the same rows as the contract's table (libs/contract/src/history-formats.ts), held to
+the gRPC API's enum by the unit tests. A new format is a row here, its name in ``HistoryFormat`` and the shapes of its
+messages below."""
+
+HISTORY_FORMATS: tuple[HistoryFormat, ...] = tuple(row.client for row in FORMAT_TABLE)
 
 # -- OpenAI chat completions: per round, an assistant message with tool_calls, then a tool message per call.
 

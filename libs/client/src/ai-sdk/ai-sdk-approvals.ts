@@ -1,38 +1,32 @@
 import type { AssistantModelMessage, ModelMessage, ToolApprovalResponse, ToolModelMessage } from 'ai';
 import type { PendingApproval } from '../generated/toolhistory/v1/toolhistory';
+import type { CallPosition, RecordedDecision, RecordedResult } from '../recording/recorded-run';
+import {
+  callPositionInMessages,
+  type KnownPendingApproval,
+  type PlacedBy,
+  type PlacedCall,
+  resumedCallPosition,
+} from '../recording/resumed-calls';
 import type { JsonValue } from '../tool-event-types';
 import { fromModelOutput, type StepInvocation } from './ai-sdk-step-mapper';
 
 /** Where a call sits in the run that made it: its approval events and its result are keyed by these and its toolCallId. */
-export interface CallPosition {
-  roundIndex: number;
-  sequenceIndex: number;
-}
+export type { CallPosition, KnownPendingApproval };
 
-/** What the recorder needs of a call awaiting approval, as getReplayHistory lists it in `pendingApprovals`. */
-export type KnownPendingApproval = Pick<PendingApproval, 'toolCallId' | 'roundIndex' | 'sequenceIndex'>;
-
-/** A person's answer to an approval request, found in the input messages of the call that resumes. */
-export interface ApprovalAnswer extends CallPosition {
+/** A person's answer to an approval request, found in the input messages of the call that resumes: a decision on the call of the run that asked. */
+export interface ApprovalAnswer extends RecordedDecision {
   approvalId: string;
-  toolCallId: string;
-  toolName: string;
-  approved: boolean;
-  reason?: string;
   /**
    * How the call's round and sequence were found: from an approval id this
    * package made (`pendingApprovalMessages`), from the `pendingApprovals`
    * the host passed, or from the call's place in the messages.
    */
-  positionFrom: 'approval-id' | 'pending-approvals' | 'messages';
+  positionFrom: PlacedBy;
 }
 
-/** A resumed call's outcome: what the SDK sent the model for it before the call's first model call. */
-export interface ResumedResult extends CallPosition {
-  toolCallId: string;
-  toolName: string;
-  result: NonNullable<StepInvocation['result']>;
-}
+/** A resumed call's outcome: what the SDK sent the model for it before the call's first model call (its value and whether it is an error). */
+export type ResumedResult = Omit<RecordedResult, 'result' | 'isError'> & { result: NonNullable<StepInvocation['result']> };
 
 const APPROVAL_ID = /^toolhistory:(\d+):(\d+):(.+)$/s;
 
@@ -134,39 +128,30 @@ export function approvalAnswers(
     // A provider-executed call, or none at all (the SDK refuses that prompt itself).
     if (located === undefined) continue;
     seen.add(toolCallId);
-    const fromId = positionInApprovalId(part.approvalId, toolCallId);
-    // The latest, should the replay list an id twice (it lists oldest first).
-    const fromReplay = [...pendingApprovals].reverse().find((pending) => pending.toolCallId === toolCallId);
-    const [position, positionFrom]: [CallPosition, ApprovalAnswer['positionFrom']] =
-      fromId !== undefined
-        ? [fromId, 'approval-id']
-        : fromReplay !== undefined
-          ? [{ roundIndex: fromReplay.roundIndex, sequenceIndex: fromReplay.sequenceIndex }, 'pending-approvals']
-          : [located.position, 'messages'];
+    const placed = resumedCallPosition(toolCallId, {
+      fromId: positionInApprovalId(part.approvalId, toolCallId),
+      pendingApprovals,
+      fromMessages: located,
+    })!;
     answers.push({
       approvalId: part.approvalId,
       toolCallId,
       toolName: located.toolName,
       approved: part.approved,
       ...(part.reason === undefined ? {} : { reason: part.reason }),
-      ...position,
-      positionFrom,
+      ...placed.position,
+      positionFrom: placed.placedBy,
     });
   }
   return answers;
 }
 
 /** The call's client tool-call part (the latest, should an id repeat) and its place by the messages alone. */
-function locateCall(messages: readonly ModelMessage[], toolCallId: string): { toolName: string; position: CallPosition } | undefined {
-  for (let at = messages.length - 1; at >= 0; at--) {
-    const calls = clientToolCalls(messages[at]);
-    const sequenceIndex = calls.findIndex((call) => call.toolCallId === toolCallId);
-    if (sequenceIndex === -1) continue;
-    let roundIndex = 0;
-    for (let i = at - 1; i >= 0 && !startsRun(messages[i]); i--) if (clientToolCalls(messages[i]).length > 0) roundIndex++;
-    return { toolName: calls[sequenceIndex].toolName, position: { roundIndex, sequenceIndex } };
-  }
-  return undefined;
+function locateCall(messages: readonly ModelMessage[], toolCallId: string): PlacedCall | undefined {
+  return callPositionInMessages(messages, toolCallId, {
+    callsOf: (message) => clientToolCalls(message).map((call) => ({ id: call.toolCallId, name: call.toolName })),
+    startsRun,
+  });
 }
 
 function clientToolCalls(message: ModelMessage): Array<{ toolCallId: string; toolName: string }> {

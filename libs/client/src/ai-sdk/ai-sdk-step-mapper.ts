@@ -2,6 +2,7 @@ import type { StepResult, ToolResultPart, ToolSet } from 'ai';
 // Plain files of the contract with no imports of their own: bundled into the package when it is built.
 import { jsonDepth } from '../../../contract/src/json-depth';
 import { MAX_JSON_DEPTH } from '../../../contract/src/tool-event.types';
+import { errorText, fittedFailure, isErrorLike } from '../recording/contract-fit';
 import type { JsonObject, JsonValue, RunFailureDetail, TokenUsage } from '../tool-event-types';
 
 /** One tool call of a step, as recorded: the call the model made and, once the tool ran, what the model was sent back. */
@@ -17,7 +18,7 @@ export interface StepInvocation {
 }
 
 /** The longest failure message a RunFailed carries: provider errors may quote whole response bodies. */
-export const MAX_FAILURE_MESSAGE_LENGTH = 4_000;
+export { MAX_FAILURE_MESSAGE_LENGTH } from '../recording/contract-fit';
 
 /**
  * The round a step asked for: its client-executed tool calls in the order
@@ -73,23 +74,11 @@ export function stepUsage<TOOLS extends ToolSet>(steps: readonly StepResult<TOOL
 /** A RunFailed's error for what the call threw: `aborted` for a cancelled call, else the error's name (AI_APICallError, ...). */
 export function runFailure(error: unknown): RunFailureDetail {
   const name = isErrorLike(error) ? error.name : '';
-  const code = name === 'AbortError' ? 'aborted' : name || 'error';
-  return { code: code.slice(0, 256), message: errorText(error).slice(0, MAX_FAILURE_MESSAGE_LENGTH) };
+  return fittedFailure(name === 'AbortError' ? 'aborted' : name || 'error', errorText(error));
 }
 
 /** An error as the AI SDK shows it to the model (its getErrorMessage): a tool error's result is this text. */
-export function errorText(error: unknown): string {
-  if (error === null || error === undefined) return 'unknown error';
-  if (typeof error === 'string') return error;
-  if (isErrorLike(error)) return error.message;
-  return JSON.stringify(error) ?? String(error);
-}
-
-/** By shape, not instanceof: a DOMException (an abort) or an error from another realm is no `Error` instance there. */
-function isErrorLike(value: unknown): value is { name: string; message: string } {
-  const candidate = value as { name?: unknown; message?: unknown } | null;
-  return typeof candidate === 'object' && candidate !== null && typeof candidate.name === 'string' && typeof candidate.message === 'string';
-}
+export { errorText } from '../recording/contract-fit';
 
 /**
  * The result as the model was sent it: the tool-result part of the step's

@@ -1,9 +1,12 @@
 import { AIMessage, type BaseMessage, HumanMessage } from '@langchain/core/messages';
 // A plain file of the contract with no imports of their own: bundled into the package when it is built.
 import { MAX_ID_LENGTH } from '../../../contract/src/tool-event.types';
+import { fittedReason } from '../recording/contract-fit';
+import type { ApprovalDecision } from '../recording/recorded-run';
+import { callPositionInMessages, type PlacedCall } from '../recording/resumed-calls';
 
 /** An approval's reason longer than this is cut: it is for a person to read, not a payload. */
-export const MAX_APPROVAL_REASON_LENGTH = 4_000;
+export { MAX_APPROVAL_REASON_LENGTH } from '../recording/contract-fit';
 
 /** A LangGraph interrupt as it travels through the callbacks (GraphInterrupt, recognised by shape: this package does not depend on LangGraph). */
 export interface InterruptSignal {
@@ -11,11 +14,7 @@ export interface InterruptSignal {
 }
 
 /** What a resume value says about an approval. */
-export interface ApprovalDecision {
-  approved: boolean;
-  reason?: string;
-  decidedBy?: string;
-}
+export type { ApprovalDecision };
 
 /** A LangGraph interrupt (a GraphInterrupt or NodeInterrupt thrown by `interrupt()`): a bubbling signal that carries its interrupts. */
 export function isInterrupt(error: unknown): error is InterruptSignal {
@@ -33,7 +32,7 @@ export function isInterrupt(error: unknown): error is InterruptSignal {
 export function interruptReasonOf(signal: InterruptSignal): string | undefined {
   for (const { value } of signal.interrupts) {
     const text = typeof value === 'string' ? value : textField(value, ['reason', 'message', 'description']);
-    if (text !== undefined && text.trim() !== '') return text.slice(0, MAX_APPROVAL_REASON_LENGTH);
+    if (text !== undefined && text.trim() !== '') return fittedReason(text);
   }
   return undefined;
 }
@@ -80,7 +79,7 @@ export function approvalDecisionOf(resume: unknown): ApprovalDecision | undefine
   const decidedBy = textField(resume, ['decidedBy', 'decided_by']);
   return {
     ...decision,
-    ...(reason === undefined || reason === '' ? {} : { reason: reason.slice(0, MAX_APPROVAL_REASON_LENGTH) }),
+    ...(reason === undefined || reason === '' ? {} : { reason: fittedReason(reason) }),
     ...(decidedBy === undefined || decidedBy === '' || decidedBy.length > MAX_ID_LENGTH ? {} : { decidedBy }),
   };
 }
@@ -101,19 +100,11 @@ function wordDecision(word: string): ApprovalDecision | undefined {
  * messages, so for a call made after a resume, pass the replay's
  * `pendingApprovals` to the handler instead.
  */
-export function callPositionIn(
-  messages: readonly BaseMessage[],
-  toolCallId: string,
-): { roundIndex: number; sequenceIndex: number; toolName: string; callsInRound: number } | undefined {
-  for (let at = messages.length - 1; at >= 0; at--) {
-    const calls = toolCallsIn(messages[at]);
-    const sequenceIndex = calls.findIndex((call) => call.id === toolCallId);
-    if (sequenceIndex === -1) continue;
-    let roundIndex = 0;
-    for (let i = at - 1; i >= 0 && !HumanMessage.isInstance(messages[i]); i--) if (toolCallsIn(messages[i]).length > 0) roundIndex++;
-    return { roundIndex, sequenceIndex, toolName: calls[sequenceIndex].name, callsInRound: calls.length };
-  }
-  return undefined;
+export function callPositionIn(messages: readonly BaseMessage[], toolCallId: string): PlacedCall | undefined {
+  return callPositionInMessages(messages, toolCallId, {
+    callsOf: (message) => toolCallsIn(message).map((call) => ({ id: call.id, name: call.name })),
+    startsRun: (message) => HumanMessage.isInstance(message),
+  });
 }
 
 function toolCallsIn(message: BaseMessage): NonNullable<AIMessage['tool_calls']> {

@@ -1,5 +1,5 @@
 import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
-import { ApprovalStatus, type Round } from '../generated/toolhistory/v1/toolhistory';
+import { ApprovalStatus, Round } from '../generated/toolhistory/v1/toolhistory';
 import type { OpenAiAssistantToolCallMessage, OpenAiToolMessage } from '../history-formats';
 import { spliceToolHistory, toLangChainMessages } from './langchain-message-converter';
 
@@ -18,15 +18,19 @@ const toolCall = (toolCallId: string, toolName: string, args: object, result: st
 });
 
 const rounds: Round[] = [
-  {
+  Round.fromPartial({
     roundIndex: 0,
     resumedFromRunId: '',
     calls: [
       toolCall('call_a', 'get_order', { orderId: 'A-1' }, 'shipped'),
       toolCall('call_b', 'get_customer', { id: 7 }, '{"name":"Ada"}'),
     ],
-  },
-  { roundIndex: 1, resumedFromRunId: '', calls: [toolCall('call_c', 'charge_card', { amount: 12 }, 'Error: card declined', true)] },
+  }),
+  Round.fromPartial({
+    roundIndex: 1,
+    resumedFromRunId: '',
+    calls: [toolCall('call_c', 'charge_card', { amount: 12 }, 'Error: card declined', true)],
+  }),
 ];
 
 describe('toLangChainMessages', () => {
@@ -65,7 +69,9 @@ describe('toLangChainMessages', () => {
   });
 
   it('refuses arguments that are not JSON, naming the call', () => {
-    const broken: Round[] = [{ roundIndex: 0, resumedFromRunId: '', calls: [{ ...toolCall('call_z', 'x', {}, 'r'), argumentsJson: '{' }] }];
+    const broken: Round[] = [
+      Round.fromPartial({ roundIndex: 0, resumedFromRunId: '', calls: [{ ...toolCall('call_z', 'x', {}, 'r'), argumentsJson: '{' }] }),
+    ];
     expect(() => toLangChainMessages({ turns: [{ rounds: broken, assistantMessageId: 'a1' }] })).toThrow(
       'the arguments of tool call "call_z" are not JSON',
     );

@@ -1,15 +1,12 @@
 import { AIMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 // A plain file of the contract with no imports of its own: bundled into the package when it is built.
-import { MAX_ID_LENGTH, MAX_INDEX, MAX_USAGE_ENTRIES } from '../../../contract/src/tool-event.types';
+import { MAX_ID_LENGTH, MAX_INDEX } from '../../../contract/src/tool-event.types';
+import { fittedFailure } from '../recording/contract-fit';
+import type { ToolOutcome } from '../recording/recorded-run';
 import type { JsonObject, JsonValue, RunFailureDetail, TokenUsage } from '../tool-event-types';
-/** A failure message longer than this is cut: it explains, the full error stays with the host. */
-const MAX_FAILURE_MESSAGE_LENGTH = 4_000;
 
 /** What a tool run produced, as a ToolResultReceived carries it. */
-export interface ToolOutcome {
-  result: JsonValue;
-  isError: boolean;
-}
+export type { ToolOutcome };
 
 /** A value as JSON (what JSON.stringify keeps of it); a value JSON cannot hold becomes its string form. */
 export function toJsonValue(value: unknown): JsonValue {
@@ -55,8 +52,8 @@ export function errorResultOf(error: unknown): string {
 export function failureDetailOf(error: unknown): RunFailureDetail {
   const fields = (typeof error === 'object' && error !== null ? error : {}) as { lc_error_code?: unknown; code?: unknown; name?: unknown };
   const code = [fields.lc_error_code, fields.code, fields.name].find((c): c is string => typeof c === 'string' && c.length > 0) ?? 'Error';
-  const message = error instanceof Error ? error.message : errorResultOf(error);
-  return { code: code.slice(0, MAX_ID_LENGTH), message: message.slice(0, MAX_FAILURE_MESSAGE_LENGTH) };
+  // A failure message longer than the contract's fit is cut: it explains, the full error stays with the host.
+  return fittedFailure(code, error instanceof Error ? error.message : errorResultOf(error));
 }
 
 /**
@@ -97,26 +94,8 @@ export function tokenUsageOf(message: BaseMessage | undefined, llmOutput: unknow
   return model === undefined ? { inputTokens, outputTokens } : { inputTokens, outputTokens, model };
 }
 
-/** The contract allows MAX_USAGE_ENTRIES model calls per run: the calls beyond fold into the last entry, so the totals stay right. */
-export function boundedUsage(usage: readonly TokenUsage[]): TokenUsage[] {
-  if (usage.length <= MAX_USAGE_ENTRIES) return [...usage];
-  const tail = usage.slice(MAX_USAGE_ENTRIES - 1);
-  const models = new Set(tail.map((u) => u.model));
-  const [model] = models;
-  const sum = (tokens: (u: TokenUsage) => number) =>
-    Math.min(
-      MAX_INDEX,
-      tail.reduce((total, u) => total + tokens(u), 0),
-    );
-  return [
-    ...usage.slice(0, MAX_USAGE_ENTRIES - 1),
-    {
-      inputTokens: sum((u) => u.inputTokens),
-      outputTokens: sum((u) => u.outputTokens),
-      ...(models.size === 1 && model !== undefined ? { model } : {}),
-    },
-  ];
-}
+/** The contract allows MAX_USAGE_ENTRIES model calls per run: the calls beyond fold into the last entry (the recording core's rule). */
+export { boundedUsage } from '../recording/contract-fit';
 
 function isCount(value: unknown): value is number {
   return typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= MAX_INDEX;

@@ -1,7 +1,18 @@
 import type { ModelResponse, RunContext, RunItem, RunToolApprovalItem, RunToolCallOutputItem, protocol } from '@openai/agents';
 import { parseToolArguments } from '../openai/openai-completion-mapper';
-import type { JsonObject, JsonValue, TokenUsage } from '../tool-event-types';
-import { MAX_INDEX } from '../../../contract/src/tool-event.types';
+import { tokenCount } from '../recording/contract-fit';
+import { RecordedCalls } from '../recording/recorded-calls';
+import {
+  type AskedCall,
+  decisionOn,
+  type RecordedCall,
+  type RecordedDecision,
+  type RecordedResult,
+  type RecordedRound,
+  resultOf,
+  type RunRecord,
+} from '../recording/recorded-run';
+import type { JsonValue, TokenUsage } from '../tool-event-types';
 
 /**
  * What the recorder reads of a run: a RunResult or StreamedRunResult as it
@@ -68,63 +79,19 @@ export function resumePointOf(state: AgentsRunState): ResumePoint {
 }
 
 /** A function call as recorded: its place in the model response that made it. */
-export interface AgentsRecordedCall {
-  roundIndex: number;
-  sequenceIndex: number;
-  toolCallId: string;
-  toolName: string;
-  /** The call's arguments parsed (text that is not a JSON object is kept as `{"_raw": text}`). */
-  arguments: JsonObject;
-}
+export type AgentsRecordedCall = RecordedCall;
 
 /** A call's output, as the model was sent it. */
-export interface AgentsRecordedResult {
-  roundIndex: number;
-  sequenceIndex: number;
-  toolCallId: string;
-  toolName: string;
-  result: JsonValue;
-  isError: boolean;
-}
+export type AgentsRecordedResult = RecordedResult;
 
 /** One model response that asked for tools. */
-export interface AgentsRecordedRound {
-  roundIndex: number;
-  calls: AgentsRecordedCall[];
-  results: AgentsRecordedResult[];
-  /** The round's calls that stopped the run for a person's approval. */
-  approvalRequests: AgentsRecordedCall[];
-}
+export type AgentsRecordedRound = RecordedRound;
 
 /** A person's answer to a call the run resumed with. */
-export interface AgentsRecordedDecision {
-  roundIndex: number;
-  sequenceIndex: number;
-  toolCallId: string;
-  toolName: string;
-  approved: boolean;
-  /** The rejection's message (the text the SDK sent the model instead of a result). */
-  reason?: string;
-}
+export type AgentsRecordedDecision = RecordedDecision;
 
 /** Everything one run of the SDK has to record, in the order to publish it. */
-export interface AgentsRunRecord {
-  /** The answers to the calls that waited for approval when the run resumed. */
-  decisions: AgentsRecordedDecision[];
-  /** The outputs of those calls (an approved call's), keyed by the round and sequence of the run that asked. */
-  resumedResults: AgentsRecordedResult[];
-  rounds: AgentsRecordedRound[];
-  /** The tokens of each model call of this run, in order. */
-  usage: TokenUsage[];
-  /** The run stopped for a person's approval. */
-  awaitingApproval: boolean;
-  /** The run's last model response asked for tools: the run ended right after executing them. */
-  endedAfterTools: boolean;
-  /** The id the model gave the run's last assistant message, when it gave one. */
-  finalMessageId?: string;
-  /** The id of the run's last model response, when the model gives ids. */
-  lastResponseId?: string;
-}
+export type AgentsRunRecord = RunRecord;
 
 /** Tells whether a call's output is an error the SDK sent the model in place of a result. */
 export type ToolErrorTest = (output: RunToolCallOutputItem, runContext: AgentsRunView['runContext']) => boolean;
@@ -193,84 +160,17 @@ export interface AgentsRunRecordOptions {
  * not function calls: they are not recorded.
  */
 export function agentsRunRecord(view: AgentsRunView, resumePoint?: ResumePoint, options: AgentsRunRecordOptions = {}): AgentsRunRecord {
-  const isToolError = options.isToolError ?? isSdkToolError;
   const from = resumePoint?.responseCount ?? 0;
-  const positions = new Map<string, AgentsRecordedCall>();
-  const rounds: AgentsRecordedRound[] = [];
-  let roundIndex = 0;
+  const calls = new RecordedCalls();
+  const rounds: RecordedRound[] = [];
   view.rawResponses.forEach((response, at) => {
-    const calls = response.output.flatMap((item) => {
-      const call = functionCallOf(item);
-      return call === undefined ? [] : [call];
-    });
-    if (calls.length === 0) return;
-    const round: AgentsRecordedRound = {
-      roundIndex,
-      calls: calls.map((call, sequenceIndex) => ({
-        roundIndex,
-        sequenceIndex,
-        toolCallId: call.callId,
-        toolName: call.name,
-        arguments: parseToolArguments(call.arguments ?? ''),
-      })),
-      results: [],
-      approvalRequests: [],
-    };
-    // A later call with the same id wins: an output answers the latest call of its id.
-    for (const call of round.calls) positions.set(call.toolCallId, call);
-    if (at >= from) rounds.push(round);
-    roundIndex++;
+    const round = calls.openRound(askedCallsOf(response));
+    if (round !== undefined && at >= from) rounds.push(round);
   });
-  const ownRound = new Map(rounds.map((round) => [round.roundIndex, round]));
-
-  const decisions: AgentsRecordedDecision[] = [];
-  const denied = new Set<string>();
-  for (const { toolCallId, toolName } of resumePoint?.pending ?? []) {
-    const position = positions.get(toolCallId);
-    const approved = view.runContext.isToolApproved({ toolName, callId: toolCallId });
-    if (position === undefined || approved === undefined) continue;
-    const reason = approved ? undefined : view.runContext.getRejectionMessage(toolName, toolCallId);
-    if (!approved) denied.add(toolCallId);
-    decisions.push({
-      roundIndex: position.roundIndex,
-      sequenceIndex: position.sequenceIndex,
-      toolCallId,
-      toolName: position.toolName,
-      approved,
-      ...(reason === undefined ? {} : { reason }),
-    });
-  }
-
-  const resumedResults: AgentsRecordedResult[] = [];
-  for (const item of view.newItems) {
-    if (resumePoint?.items.has(item) || !isFunctionOutput(item)) continue;
-    const position = positions.get(item.rawItem.callId);
-    // A denied call did not run: its decision says so, and the text the SDK sent instead is no result of the tool.
-    if (position === undefined || denied.has(position.toolCallId)) continue;
-    const result: AgentsRecordedResult = {
-      roundIndex: position.roundIndex,
-      sequenceIndex: position.sequenceIndex,
-      toolCallId: position.toolCallId,
-      toolName: position.toolName,
-      result: toolResultOf(item),
-      // A call the SDK refused by a standing rejection (rejectTool's alwaysReject) did not run either.
-      isError:
-        isToolError(item, view.runContext) ||
-        view.runContext.isToolApproved({ toolName: position.toolName, callId: position.toolCallId }) === false,
-    };
-    const round = ownRound.get(position.roundIndex);
-    if (round === undefined) resumedResults.push(result);
-    else round.results.push(result);
-  }
-
-  const alreadyPending = new Set((resumePoint?.pending ?? []).map((pending) => pending.toolCallId));
-  for (const item of view.interruptions ?? []) {
-    const call = functionCallOf(item.rawItem);
-    const position = call === undefined ? undefined : positions.get(call.callId);
-    if (position === undefined || alreadyPending.has(position.toolCallId)) continue;
-    ownRound.get(position.roundIndex)?.approvalRequests.push(position);
-  }
-
+  const decisions = decisionsOf(view, resumePoint, calls);
+  const denied = new Set(decisions.filter((decision) => !decision.approved).map((decision) => decision.toolCallId));
+  const resumedResults = placeOutputs(view, resumePoint, calls, rounds, denied, options.isToolError ?? isSdkToolError);
+  placeApprovalRequests(view, resumePoint, calls, rounds);
   const ownResponses = view.rawResponses.slice(from);
   const lastResponse = ownResponses.at(-1);
   const finalMessageId = view.newItems
@@ -288,6 +188,77 @@ export function agentsRunRecord(view: AgentsRunView, resumePoint?: ResumePoint, 
     ...(finalMessageId === undefined ? {} : { finalMessageId }),
     ...(lastResponse?.responseId ? { lastResponseId: lastResponse.responseId } : {}),
   };
+}
+
+/** A response's function calls, in its order (hosted tools, computer, shell and apply_patch calls are no function calls). */
+function askedCallsOf(response: ModelResponse): AskedCall[] {
+  return response.output.flatMap((item) => {
+    const call = functionCallOf(item);
+    return call === undefined
+      ? []
+      : [{ toolCallId: call.callId, toolName: call.name, arguments: parseToolArguments(call.arguments ?? '') }];
+  });
+}
+
+/** The host's answers to the calls that waited when the run resumed, keyed by where the calls sat. */
+function decisionsOf(view: AgentsRunView, resumePoint: ResumePoint | undefined, calls: RecordedCalls): RecordedDecision[] {
+  return (resumePoint?.pending ?? []).flatMap(({ toolCallId, toolName }) => {
+    const call = calls.latest(toolCallId);
+    const approved = view.runContext.isToolApproved({ toolName, callId: toolCallId });
+    if (call === undefined || approved === undefined) return [];
+    const reason = approved ? undefined : view.runContext.getRejectionMessage(toolName, toolCallId);
+    return [decisionOn(call, { approved, ...(reason === undefined ? {} : { reason }) })];
+  });
+}
+
+/**
+ * Each output of this run as its call's result: in the call's round when
+ * that is one of this run's, else among the resumed results (returned). An
+ * output answers the latest call of its id.
+ */
+function placeOutputs(
+  view: AgentsRunView,
+  resumePoint: ResumePoint | undefined,
+  calls: RecordedCalls,
+  rounds: RecordedRound[],
+  denied: ReadonlySet<string>,
+  isToolError: ToolErrorTest,
+): RecordedResult[] {
+  const ownRound = new Map(rounds.map((round) => [round.roundIndex, round]));
+  const resumed: RecordedResult[] = [];
+  for (const item of view.newItems) {
+    if (resumePoint?.items.has(item) || !isFunctionOutput(item)) continue;
+    const call = calls.latest(item.rawItem.callId);
+    // A denied call did not run: its decision says so, and the text the SDK sent instead is no result of the tool.
+    if (call === undefined || denied.has(call.toolCallId)) continue;
+    const result = resultOf(call, {
+      result: toolResultOf(item),
+      // A call the SDK refused by a standing rejection (rejectTool's alwaysReject) did not run either.
+      isError:
+        isToolError(item, view.runContext) ||
+        view.runContext.isToolApproved({ toolName: call.toolName, callId: call.toolCallId }) === false,
+    });
+    const round = ownRound.get(call.roundIndex);
+    if (round === undefined) resumed.push(result);
+    else round.results.push(result);
+  }
+  return resumed;
+}
+
+/** The calls that stopped this run for approval, in their rounds (not the ones it resumed with, still waiting). */
+function placeApprovalRequests(
+  view: AgentsRunView,
+  resumePoint: ResumePoint | undefined,
+  calls: RecordedCalls,
+  rounds: RecordedRound[],
+): void {
+  const alreadyPending = new Set((resumePoint?.pending ?? []).map((pending) => pending.toolCallId));
+  for (const item of view.interruptions ?? []) {
+    const asked = functionCallOf(item.rawItem);
+    const call = asked === undefined ? undefined : calls.latest(asked.callId);
+    if (call === undefined || alreadyPending.has(call.toolCallId)) continue;
+    rounds.find((round) => round.roundIndex === call.roundIndex)?.approvalRequests.push(call);
+  }
 }
 
 /**
@@ -359,8 +330,4 @@ function isJson(value: unknown): value is JsonValue {
   if (Array.isArray(value)) return value.every(isJson);
   if (typeof value !== 'object' || Object.getPrototypeOf(value) !== Object.prototype) return false;
   return Object.values(value).every((v) => v !== undefined && isJson(v));
-}
-
-function tokenCount(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.min(Math.trunc(value), MAX_INDEX) : 0;
 }

@@ -1,7 +1,7 @@
-import { citedSourcesFrom } from '../cited-sources';
-import { boundedUsage, describeRunFailure } from '../openai/openai-completion-mapper';
+import { describeRunFailure } from '../openai/openai-completion-mapper';
+import { RunRecording } from '../recording/run-recording';
 import { type RunTarget, runOfTarget } from '../run-target';
-import type { RunPublisher } from '../tool-event-publisher';
+import type { RunPublisher } from '../run-publisher';
 import {
   type AgentsRecordedCall,
   type AgentsRunRecord,
@@ -87,18 +87,21 @@ export class AgentsRunRecorder {
   readonly run: RunPublisher;
   /** Settles once the run's end is published; rejects with the first event that could not be. */
   readonly recorded: Promise<void>;
+  private readonly recording: RunRecording;
   private resumePoint: ResumePoint | undefined;
-  private ended = false;
-  private settle!: { resolve: () => void; reject: (error: unknown) => void };
 
   constructor(
     target: RunTarget,
     private readonly options: AgentsRunRecorderOptions = {},
   ) {
     this.run = runOfTarget(target, options.userMessageId);
-    this.recorded = new Promise<void>((resolve, reject) => (this.settle = { resolve, reject }));
-    // A caller that never looks at `recorded` must not get an unhandled rejection; one that does still sees it.
-    this.recorded.catch(() => undefined);
+    this.recording = new RunRecording(this.run, {
+      decidedBy: options.decidedBy,
+      approvalReason: options.approvalReason,
+      citedSourcesFromAnswer: options.citedSourcesFromAnswer,
+      finishReason: options.finishReason,
+    });
+    this.recorded = this.recording.recorded;
   }
 
   /**
@@ -147,24 +150,22 @@ export class AgentsRunRecorder {
    * its consumer having stopped or its signal aborted, is RunFailed
    * `aborted`). Once a run has ended, does nothing.
    */
-  complete(result: AgentsRunView): Promise<void> {
+  async complete(result: AgentsRunView): Promise<void> {
     const { cancelled, state } = result as { cancelled?: unknown; state?: unknown };
     if (cancelled === true) return this.fail(CANCELLED, isRunState(state) ? state : undefined);
-    return this.end(async () => {
+    await this.recording.complete(async (steps) => {
       const record = this.recordOf(result);
-      await this.publishSteps(record);
+      this.recording.noteRecord(record);
+      await steps.record(record);
       const { assistantMessageId } = this.options;
-      const answered = !record.awaitingApproval && !record.endedAfterTools;
-      const answer = this.options.citedSourcesFromAnswer && answered ? finalOutputText(result) : undefined;
-      await this.run.complete({
+      return {
         assistantMessageId:
           typeof assistantMessageId === 'function'
             ? assistantMessageId(result, record)
             : (assistantMessageId ?? record.finalMessageId ?? record.lastResponseId ?? this.run.scope.runId),
-        finishReason: this.options.finishReason ?? (record.awaitingApproval || record.endedAfterTools ? 'tool_limit' : 'stop'),
-        ...(record.usage.length > 0 ? { usage: boundedUsage(record.usage) } : {}),
-        ...(answer === undefined ? {} : { citedSources: citedSourcesFrom(answer) }),
-      });
+        usage: record.usage,
+        answerText: () => finalOutputText(result),
+      };
     });
   }
 
@@ -175,63 +176,17 @@ export class AgentsRunRecorder {
    * (the model provider's) is recorded alone: a streamed run's state is
    * always at hand. Once a run has ended, does nothing.
    */
-  fail(error: unknown, state?: AgentsRunState): Promise<void> {
-    return this.end(async () => {
+  async fail(error: unknown, state?: AgentsRunState): Promise<void> {
+    await this.recording.fail(async (steps) => {
       const carried = state ?? (typeof error === 'object' && error !== null ? (error as { state?: unknown }).state : undefined);
       const record = isRunState(carried) ? this.recordOf(runViewOfState(carried)) : undefined;
-      if (record !== undefined) await this.publishSteps(record);
-      await this.run.fail({
-        error: describeRunFailure(error),
-        ...(record !== undefined && record.usage.length > 0 ? { usage: boundedUsage(record.usage) } : {}),
-      });
+      if (record !== undefined) await steps.record(record);
+      return { error: describeRunFailure(error), usage: record?.usage ?? null };
     });
   }
 
   private recordOf(view: AgentsRunView): AgentsRunRecord {
     return agentsRunRecord(view, this.resumePoint, { isToolError: this.options.isToolError });
-  }
-
-  private async end(publish: () => Promise<void>): Promise<void> {
-    if (this.ended) return this.recorded;
-    this.ended = true;
-    try {
-      await publish();
-      this.settle.resolve();
-    } catch (error) {
-      this.settle.reject(error);
-      throw error;
-    }
-  }
-
-  /** The answers and resumed outputs first, then each round: its calls, their outputs, its approval requests. */
-  private async publishSteps(record: AgentsRunRecord): Promise<void> {
-    for (const { roundIndex, sequenceIndex, toolCallId, approved, reason } of record.decisions) {
-      await this.run.approvalDecided({
-        roundIndex,
-        sequenceIndex,
-        toolCallId,
-        approved,
-        ...(reason === undefined ? {} : { reason }),
-        ...(this.options.decidedBy === undefined ? {} : { decidedBy: this.options.decidedBy }),
-      });
-    }
-    // The calls are another run's: the publisher learns their tools (for its per-tool result limit) only from here.
-    if (record.resumedResults.length > 0) await this.run.toolResults(record.resumedResults);
-    for (const round of record.rounds) {
-      await this.run.toolCalls(round.calls);
-      if (round.results.length > 0) await this.run.toolResults(round.results);
-      for (const call of round.approvalRequests) {
-        // The contract names an approval's call by its id (the SDK refuses a call without one).
-        if (call.toolCallId === '') continue;
-        const reason = this.options.approvalReason?.(call);
-        await this.run.approvalRequested({
-          roundIndex: call.roundIndex,
-          sequenceIndex: call.sequenceIndex,
-          toolCallId: call.toolCallId,
-          ...(reason === undefined ? {} : { reason }),
-        });
-      }
-    }
   }
 }
 

@@ -1,7 +1,9 @@
 import type { ChatCompletion, ChatCompletionAssistantMessageParam, ChatCompletionMessage } from 'openai/resources/chat/completions';
 // Plain files of the contract with no imports of their own: bundled into the package when it is built.
 import { jsonDepth } from '../../../contract/src/json-depth';
-import { MAX_INDEX, MAX_JSON_DEPTH, MAX_USAGE_ENTRIES } from '../../../contract/src/tool-event.types';
+import { MAX_JSON_DEPTH } from '../../../contract/src/tool-event.types';
+import { tokenCount } from '../recording/contract-fit';
+import type { RecordedCall } from '../recording/recorded-run';
 import type { JsonObject, JsonValue, RunFailureDetail, TokenUsage } from '../tool-event-types';
 
 /** An assistant message as the SDK returns it, or as the host keeps it to send back. */
@@ -10,15 +12,8 @@ export type OpenAiAssistantMessage = ChatCompletionMessage | ChatCompletionAssis
 /** What a tool returned: text, or JSON (sent to the model as its JSON text). */
 export type OpenAiToolOutput = JsonValue;
 
-/** One tool call of an assistant message, as recorded. */
-export interface OpenAiRecordedToolCall {
-  /** Position in the message's `tool_calls`. */
-  sequenceIndex: number;
-  toolCallId: string;
-  toolName: string;
-  /** `function.arguments` parsed; see parseToolArguments. */
-  arguments: JsonObject;
-}
+/** One tool call of an assistant message, as recorded: its round is the message's (`sequenceIndex`: its position in `tool_calls`; `arguments`: parsed, see parseToolArguments). */
+export type OpenAiRecordedToolCall = Omit<RecordedCall, 'roundIndex'>;
 
 export function isChatCompletion(value: ChatCompletion | OpenAiAssistantMessage): value is ChatCompletion {
   return 'choices' in value;
@@ -103,21 +98,8 @@ export function usageOf(completion: ChatCompletion): TokenUsage | undefined {
   };
 }
 
-/** The contract allows MAX_USAGE_ENTRIES model calls per run: the calls beyond fold into the last entry, so totals stay right. */
-export function boundedUsage(usage: readonly TokenUsage[]): TokenUsage[] {
-  if (usage.length <= MAX_USAGE_ENTRIES) return [...usage];
-  const tail = usage.slice(MAX_USAGE_ENTRIES - 1);
-  const models = new Set(tail.map((u) => u.model));
-  const [model] = models;
-  return [
-    ...usage.slice(0, MAX_USAGE_ENTRIES - 1),
-    {
-      inputTokens: tokenCount(tail.reduce((sum, u) => sum + u.inputTokens, 0)),
-      outputTokens: tokenCount(tail.reduce((sum, u) => sum + u.outputTokens, 0)),
-      ...(models.size === 1 && model !== undefined ? { model } : {}),
-    },
-  ];
-}
+/** The contract allows MAX_USAGE_ENTRIES model calls per run: the calls beyond fold into the last entry (the recording core's rule). */
+export { boundedUsage } from '../recording/contract-fit';
 
 /** The `content` of the tool message: the text, or the JSON text of a JSON output. */
 export function toolMessageContent(output: OpenAiToolOutput): string {
@@ -142,8 +124,4 @@ export function describeRunFailure(error: unknown): RunFailureDetail {
   const className = typeof name === 'string' && name !== '' && name !== 'Error' ? name : error.constructor?.name;
   const chosen = typeof code === 'string' && code !== '' ? code : className && className !== 'Object' ? className : 'error';
   return { code: chosen.slice(0, 256), message: typeof message === 'string' ? message : String(error) };
-}
-
-function tokenCount(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.min(Math.trunc(value), MAX_INDEX) : 0;
 }

@@ -1,12 +1,13 @@
 import type { ChatCompletion, ChatCompletionToolMessageParam } from 'openai/resources/chat/completions';
-import { citedSourcesFrom } from '../cited-sources';
+import type { RecordedCall, RecordedRound } from '../recording/recorded-run';
+import { resultOf } from '../recording/recorded-run';
+import { RunRecording } from '../recording/run-recording';
 import { type RunTarget, runOfTarget } from '../run-target';
-import type { PublishedEvent, RunPublisher } from '../tool-event-publisher';
+import type { PublishedEvent, RunPublisher } from '../run-publisher';
 import type { TokenUsage } from '../tool-event-types';
 import {
   answerTextOf,
   assistantMessageOf,
-  boundedUsage,
   describeRunFailure,
   finishReasonOf,
   isChatCompletion,
@@ -19,12 +20,8 @@ import {
   usageOf,
 } from './openai-completion-mapper';
 
-/** One assistant message's tool calls, recorded as one round. */
-export interface OpenAiRecordedRound {
-  roundIndex: number;
-  /** In `tool_calls` order, arguments parsed: ready to execute. */
-  calls: OpenAiRecordedToolCall[];
-}
+/** One assistant message's tool calls, recorded as one round: the round's index, and its calls in `tool_calls` order, arguments parsed (ready to execute). */
+export type OpenAiRecordedRound = Pick<RecordedRound, 'roundIndex'> & { calls: OpenAiRecordedToolCall[] };
 
 export interface OpenAiToolOutputOptions {
   /** The tool failed and `output` describes the failure. Default false. */
@@ -68,27 +65,21 @@ export interface OpenAiFinishOptions {
  * run's round counter and the calls awaiting results; use one per run.
  */
 export class OpenAiToolLoopRecorder {
-  private nextRoundIndex = 0;
-  /** By message object: recording the same message again (a retry) publishes the same round, so its events are deduplicated. */
-  private readonly rounds = new WeakMap<object, OpenAiRecordedRound>();
-  /** Where each tool call id sits; a later round's call with the same id wins. */
-  private readonly positions = new Map<string, { roundIndex: number; sequenceIndex: number }>();
-  private readonly usageByCall: TokenUsage[] = [];
-  private readonly countedCompletions = new Set<unknown>();
-
   /** The run being recorded. */
   readonly run: RunPublisher;
-
-  private readonly citedSourcesFromAnswer: boolean;
+  private readonly recording: RunRecording;
+  /** By message object: recording the same message again (a retry) publishes the same round, so its events are deduplicated. */
+  private readonly rounds = new WeakMap<object, { round: OpenAiRecordedRound; calls: RecordedCall[] }>();
+  private readonly countedCompletions = new Set<unknown>();
 
   constructor(target: RunTarget, options: OpenAiToolLoopOptions = {}) {
     this.run = runOfTarget(target, options.userMessageId);
-    this.citedSourcesFromAnswer = options.citedSourcesFromAnswer ?? false;
+    this.recording = new RunRecording(this.run, { citedSourcesFromAnswer: options.citedSourcesFromAnswer ?? false });
   }
 
   /** The tokens of each model call seen so far, in call order. */
   get usage(): readonly TokenUsage[] {
-    return this.usageByCall;
+    return this.recording.usage;
   }
 
   /**
@@ -102,24 +93,24 @@ export class OpenAiToolLoopRecorder {
     const calls = toolCallsOf(message);
     if (isChatCompletion(completionOrMessage)) this.countUsage(completionOrMessage);
     if (calls.length === 0) return undefined;
-    let round = this.rounds.get(message);
-    if (round === undefined) {
-      round = { roundIndex: this.nextRoundIndex++, calls };
-      this.rounds.set(message, round);
+    let known = this.rounds.get(message);
+    if (known === undefined) {
+      const opened = this.recording.calls.openRound(calls)!;
+      known = { round: { roundIndex: opened.roundIndex, calls }, calls: opened.calls };
+      this.rounds.set(message, known);
     }
-    for (const call of round.calls)
-      this.positions.set(call.toolCallId, { roundIndex: round.roundIndex, sequenceIndex: call.sequenceIndex });
-    await this.run.toolCalls(round.calls.map((call) => ({ roundIndex: round.roundIndex, ...call })));
-    return round;
+    await this.recording.publishCalls(known.calls);
+    return known.round;
   }
 
   /** Records a tool's output as the result of the recorded call `toolCallId`. */
   async toolOutput(toolCallId: string, output: OpenAiToolOutput, options: OpenAiToolOutputOptions = {}): Promise<PublishedEvent> {
-    const position = this.positions.get(toolCallId);
-    if (position === undefined) {
+    const call = this.recording.calls.latest(toolCallId);
+    if (call === undefined) {
       throw new Error(`no recorded tool call has the id ${JSON.stringify(toolCallId)}: record its assistant message first`);
     }
-    return this.run.toolResult({ ...position, toolCallId, result: toolResultOf(output), isError: options.isError ?? false });
+    // Every step is published (a failed one fails its own call only): there is always an acknowledgement.
+    return (await this.recording.publishResult(resultOf(call, { result: toolResultOf(output), isError: options.isError ?? false })))!;
   }
 
   /** Records the output like toolOutput and returns the tool message to send to the model. */
@@ -136,7 +127,8 @@ export class OpenAiToolLoopRecorder {
    * Records RunCompleted after the loop's last model call: finishReason
    * `stop` when that call answered, `tool_limit` when it still asked for
    * tools (see finishReasonOf), with the usage of every completion passed
-   * to assistantMessage or here (each counted once).
+   * to assistantMessage or here (each counted once). The run ends once: a
+   * later finish() or fail() returns this one's outcome.
    */
   async finish(last: ChatCompletion | OpenAiAssistantMessage, options: OpenAiFinishOptions = {}): Promise<PublishedEvent> {
     if (isChatCompletion(last)) this.countUsage(last);
@@ -144,29 +136,27 @@ export class OpenAiToolLoopRecorder {
     if (!assistantMessageId) {
       throw new TypeError('assistantMessageId is required when finish() gets a message without its completion');
     }
-    const answered = finishReasonOf(last) === 'stop';
-    return this.run.complete({
+    const finishReason = finishReasonOf(last);
+    return (await this.recording.complete({
       assistantMessageId,
-      finishReason: options.finishReason ?? finishReasonOf(last),
-      ...(this.usageByCall.length > 0 ? { usage: boundedUsage(this.usageByCall) } : {}),
-      ...(this.citedSourcesFromAnswer && answered ? { citedSources: citedSourcesFrom(answerTextOf(last)) } : {}),
-    });
+      finishReason: options.finishReason ?? finishReason,
+      endedAfterTools: finishReason !== 'stop',
+      answerText: () => answerTextOf(last),
+    }))!;
   }
 
   /** Records RunFailed, with the usage of every completion seen; `error` is whatever was thrown (see describeRunFailure), or a `{ code, message }`. */
-  fail(error: unknown): Promise<PublishedEvent> {
-    return this.run.fail({
-      error: describeRunFailure(error),
-      ...(this.usageByCall.length > 0 ? { usage: boundedUsage(this.usageByCall) } : {}),
-    });
+  async fail(error: unknown): Promise<PublishedEvent> {
+    return (await this.recording.fail({ error: describeRunFailure(error) }))!;
   }
 
   private countUsage(completion: ChatCompletion): void {
     const key = completion.id || completion;
     if (this.countedCompletions.has(key)) return;
     this.countedCompletions.add(key);
+    // A model call without the API's usage is no entry: the run's usage lists the calls that reported theirs.
     const usage = usageOf(completion);
-    if (usage !== undefined) this.usageByCall.push(usage);
+    if (usage !== undefined) this.recording.response({ usage });
   }
 }
 

@@ -5,13 +5,14 @@
 "use strict";
 export const validate = validate20;
 export default validate20;
-const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://toolhistory.dev/schema/tool-event/v2.json","title":"toolhistory tool event (schemaVersion 2, and 1)","description":"One message on the tool-events topic, keyed by conversationId. Producers set eventId (a UUID) once per event; it is the idempotency key. Unknown properties are ignored and not stored. New producers publish schemaVersion 2; schemaVersion 1 is still accepted (it differs only in RunCompleted.usage).","type":"object","required":["eventId","type","schemaVersion","tenantId","conversationId","channel","runId","occurredAt"],"properties":{"eventId":{"type":"string","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},"type":{"enum":["ToolCallRequested","ToolResultReceived","ToolApprovalRequested","ToolApprovalDecided","RunCompleted","RunFailed"]},"schemaVersion":{"enum":[1,2],"description":"2 is current; 1 is still accepted."},"tenantId":{"$ref":"#/$defs/id"},"conversationId":{"$ref":"#/$defs/id"},"channel":{"$ref":"#/$defs/id"},"runId":{"$ref":"#/$defs/id"},"occurredAt":{"type":"string","format":"date-time","pattern":"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?(Z|[+-]\\d{2}:\\d{2})$"},"userMessageId":{"$ref":"#/$defs/id","description":"Optional: the host's id of the message that started the run. Replay places the run's tool calls right after it when the run has no assistant message id (a failed or running run)."}},"allOf":[{"if":{"properties":{"type":{"const":"ToolCallRequested"}},"required":["type"]},"then":{"required":["roundIndex","sequenceIndex","toolCallId","toolName","arguments"],"properties":{"roundIndex":{"$ref":"#/$defs/index"},"sequenceIndex":{"$ref":"#/$defs/index"},"toolCallId":{"$ref":"#/$defs/toolCallId"},"toolName":{"$ref":"#/$defs/id"},"arguments":{"type":"object","description":"Nests at most 64 levels deep (checked by the service; JSON Schema cannot say it)."},"originalBytes":{"$ref":"#/$defs/originalBytes"},"producerRedacted":{"$ref":"#/$defs/producerRedacted"}},"if":{"required":["producerRedacted"]},"then":{"$ref":"#/$defs/producerRedaction"}}},{"if":{"properties":{"type":{"const":"ToolResultReceived"}},"required":["type"]},"then":{"required":["toolCallId","roundIndex","sequenceIndex","result","isError"],"properties":{"toolCallId":{"$ref":"#/$defs/toolCallId"},"roundIndex":{"$ref":"#/$defs/index"},"sequenceIndex":{"$ref":"#/$defs/index"},"result":{"description":"A string, or any JSON value but null (null only when the producer withheld it: producerRedacted with redaction.persist metadata or none), nesting at most 64 levels deep (checked by the service; JSON Schema cannot say it)."},"isError":{"type":"boolean"},"originalBytes":{"$ref":"#/$defs/originalBytes"},"producerRedacted":{"$ref":"#/$defs/producerRedacted"}},"allOf":[{"if":{"required":["producerRedacted"]},"then":{"$ref":"#/$defs/producerRedaction"}},{"if":{"$ref":"#/$defs/payloadWithheld"},"then":true,"else":{"properties":{"result":{"not":{"type":"null"}}}}}]}},{"if":{"properties":{"type":{"const":"ToolApprovalRequested"}},"required":["type"]},"then":{"description":"A call waits for a person's approval. Published in the call's run, keyed like the call.","required":["toolCallId","roundIndex","sequenceIndex"],"properties":{"toolCallId":{"$ref":"#/$defs/id","description":"The call's id; must not be empty."},"roundIndex":{"$ref":"#/$defs/index"},"sequenceIndex":{"$ref":"#/$defs/index"},"reason":{"type":"string","description":"Why the call needs approval, as shown to the person."}}}},{"if":{"properties":{"type":{"const":"ToolApprovalDecided"}},"required":["type"]},"then":{"description":"The person's answer. May be published in a later run of the conversation than its call (the run that resumed), with the call's toolCallId, roundIndex and sequenceIndex.","required":["toolCallId","roundIndex","sequenceIndex","approved"],"properties":{"toolCallId":{"$ref":"#/$defs/id","description":"The call's id; must not be empty."},"roundIndex":{"$ref":"#/$defs/index"},"sequenceIndex":{"$ref":"#/$defs/index"},"approved":{"type":"boolean"},"reason":{"type":"string"},"decidedBy":{"$ref":"#/$defs/id","description":"Who decided, as the host names them."}}}},{"if":{"properties":{"type":{"const":"RunCompleted"}},"required":["type"]},"then":{"required":["assistantMessageId","finishReason"],"properties":{"assistantMessageId":{"$ref":"#/$defs/id"},"finishReason":{"$ref":"#/$defs/id","description":"\"stop\" when the model answered after the last round's results; anything else (e.g. tool_limit, terminated) when the loop ended right after executing tools."}},"if":{"properties":{"schemaVersion":{"const":1}},"required":["schemaVersion"]},"then":{"properties":{"usage":{"$ref":"#/$defs/usageV1"}}},"else":{"properties":{"usage":{"$ref":"#/$defs/usage"},"citedSources":{"description":"schemaVersion 2: the source numbers ([sourceN]) the run's final answer cites, in any order, repeats allowed (read as a set); [] when it cites none. Absent: replay keeps every result whole.","type":"array","maxItems":10000,"items":{"$ref":"#/$defs/index"}}}}}},{"if":{"properties":{"type":{"const":"RunFailed"}},"required":["type"]},"then":{"required":["error"],"properties":{"error":{"type":"object","required":["code","message"],"properties":{"code":{"$ref":"#/$defs/id"},"message":{"type":"string"}}},"usage":{"$ref":"#/$defs/usage","description":"The tokens of the service calls made before the run failed."}}}}],"$defs":{"id":{"type":"string","minLength":1,"maxLength":256},"toolCallId":{"type":"string","maxLength":256,"description":"The id the LLM gave the call; may be empty."},"index":{"type":"integer","minimum":0,"maximum":2147483647},"countV1":{"type":"integer","minimum":0},"originalBytes":{"$ref":"#/$defs/index","description":"Set when the producer cut the payload to fit the event limit, or withheld it (redaction.persist metadata): its size in bytes (UTF-8 JSON) before the cut."},"producerRedacted":{"const":true,"description":"Set when the producer's persist hook ran on the payload before publishing; the event then says what the producer kept in redaction.persist."},"producerRedaction":{"type":"object","required":["redaction"],"properties":{"redaction":{"type":"object","required":["persist"],"properties":{"persist":{"enum":["full","metadata","none"],"description":"What the producer published: full (the payload, maybe redacted), metadata (no payload; originalBytes is its size), none (no payload, no size). Any other member is ignored."}}}}},"payloadWithheld":{"description":"The producer published no payload: result may be null.","type":"object","required":["producerRedacted","redaction"],"properties":{"producerRedacted":{"const":true},"redaction":{"type":"object","required":["persist"],"properties":{"persist":{"enum":["metadata","none"]}}}}},"usage":{"description":"schemaVersion 2: the tokens of each service (LLM) call of the run, in call order.","type":"array","maxItems":1000,"items":{"type":"object","required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"$ref":"#/$defs/index"},"outputTokens":{"$ref":"#/$defs/index"},"model":{"$ref":"#/$defs/id","description":"The model the call went to, when known."}}}},"usageV1":{"description":"schemaVersion 1: one total for the whole run.","type":"object","required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"$ref":"#/$defs/countV1"},"outputTokens":{"$ref":"#/$defs/countV1"}}}}};
+const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://toolhistory.dev/schema/tool-event/v2.json","title":"toolhistory tool event (schemaVersion 2, and 1)","description":"One message on the tool-events topic, keyed by conversationId. Producers set eventId (a UUID) once per event; it is the idempotency key. Unknown properties are ignored and not stored. New producers publish schemaVersion 2; schemaVersion 1 is still accepted (it differs only in RunCompleted.usage).","type":"object","required":["eventId","type","schemaVersion","tenantId","conversationId","channel","runId","occurredAt"],"properties":{"eventId":{"type":"string","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},"type":{"enum":["ToolCallRequested","ToolResultReceived","ToolApprovalRequested","ToolApprovalDecided","RunCompleted","RunFailed","ModelResponseReceived"]},"schemaVersion":{"enum":[1,2],"description":"2 is current; 1 is still accepted."},"tenantId":{"$ref":"#/$defs/id"},"conversationId":{"$ref":"#/$defs/id"},"channel":{"$ref":"#/$defs/id"},"runId":{"$ref":"#/$defs/id"},"occurredAt":{"type":"string","format":"date-time","pattern":"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?(Z|[+-]\\d{2}:\\d{2})$"},"userMessageId":{"$ref":"#/$defs/id","description":"Optional: the host's id of the message that started the run. Replay places the run's tool calls right after it when the run has no assistant message id (a failed or running run)."}},"allOf":[{"if":{"properties":{"type":{"const":"ToolCallRequested"}},"required":["type"]},"then":{"required":["roundIndex","sequenceIndex","toolCallId","toolName","arguments"],"properties":{"roundIndex":{"$ref":"#/$defs/index"},"sequenceIndex":{"$ref":"#/$defs/index"},"toolCallId":{"$ref":"#/$defs/toolCallId"},"toolName":{"$ref":"#/$defs/id"},"arguments":{"type":"object","description":"Nests at most 64 levels deep (checked by the service; JSON Schema cannot say it)."},"originalBytes":{"$ref":"#/$defs/originalBytes"},"producerRedacted":{"$ref":"#/$defs/producerRedacted"}},"if":{"required":["producerRedacted"]},"then":{"$ref":"#/$defs/producerRedaction"}}},{"if":{"properties":{"type":{"const":"ToolResultReceived"}},"required":["type"]},"then":{"required":["toolCallId","roundIndex","sequenceIndex","result","isError"],"properties":{"toolCallId":{"$ref":"#/$defs/toolCallId"},"roundIndex":{"$ref":"#/$defs/index"},"sequenceIndex":{"$ref":"#/$defs/index"},"result":{"description":"A string, or any JSON value but null (null only when the producer withheld it: producerRedacted with redaction.persist metadata or none), nesting at most 64 levels deep (checked by the service; JSON Schema cannot say it)."},"isError":{"type":"boolean"},"originalBytes":{"$ref":"#/$defs/originalBytes"},"producerRedacted":{"$ref":"#/$defs/producerRedacted"}},"allOf":[{"if":{"required":["producerRedacted"]},"then":{"$ref":"#/$defs/producerRedaction"}},{"if":{"$ref":"#/$defs/payloadWithheld"},"then":true,"else":{"properties":{"result":{"not":{"type":"null"}}}}}]}},{"if":{"properties":{"type":{"const":"ToolApprovalRequested"}},"required":["type"]},"then":{"description":"A call waits for a person's approval. Published in the call's run, keyed like the call.","required":["toolCallId","roundIndex","sequenceIndex"],"properties":{"toolCallId":{"$ref":"#/$defs/id","description":"The call's id; must not be empty."},"roundIndex":{"$ref":"#/$defs/index"},"sequenceIndex":{"$ref":"#/$defs/index"},"reason":{"type":"string","description":"Why the call needs approval, as shown to the person."}}}},{"if":{"properties":{"type":{"const":"ToolApprovalDecided"}},"required":["type"]},"then":{"description":"The person's answer. May be published in a later run of the conversation than its call (the run that resumed), with the call's toolCallId, roundIndex and sequenceIndex.","required":["toolCallId","roundIndex","sequenceIndex","approved"],"properties":{"toolCallId":{"$ref":"#/$defs/id","description":"The call's id; must not be empty."},"roundIndex":{"$ref":"#/$defs/index"},"sequenceIndex":{"$ref":"#/$defs/index"},"approved":{"type":"boolean"},"reason":{"type":"string"},"decidedBy":{"$ref":"#/$defs/id","description":"Who decided, as the host names them."}}}},{"if":{"properties":{"type":{"const":"RunCompleted"}},"required":["type"]},"then":{"required":["assistantMessageId","finishReason"],"properties":{"assistantMessageId":{"$ref":"#/$defs/id"},"finishReason":{"$ref":"#/$defs/id","description":"\"stop\" when the model answered after the last round's results; anything else (e.g. tool_limit, terminated) when the loop ended right after executing tools."}},"if":{"properties":{"schemaVersion":{"const":1}},"required":["schemaVersion"]},"then":{"properties":{"usage":{"$ref":"#/$defs/usageV1"}}},"else":{"properties":{"usage":{"$ref":"#/$defs/usage"},"citedSources":{"description":"schemaVersion 2: the source numbers ([sourceN]) the run's final answer cites, in any order, repeats allowed (read as a set); [] when it cites none. Absent: replay keeps every result whole.","type":"array","maxItems":10000,"items":{"$ref":"#/$defs/index"}}}}}},{"if":{"properties":{"type":{"const":"RunFailed"}},"required":["type"]},"then":{"required":["error"],"properties":{"error":{"type":"object","required":["code","message"],"properties":{"code":{"$ref":"#/$defs/id"},"message":{"type":"string"}}},"usage":{"$ref":"#/$defs/usage","description":"The tokens of the service calls made before the run failed."}}}},{"if":{"properties":{"type":{"const":"ModelResponseReceived"}},"required":["type"]},"then":{"description":"What the model answered in one service call of the run: published before the round's calls (paired with them by runId and roundIndex in either order). Its text, and the opaque reasoning state the same turn must carry back to that provider unchanged; tool arguments are never repeated here.","required":["roundIndex","provider","model"],"properties":{"roundIndex":{"$ref":"#/$defs/index"},"provider":{"$ref":"#/$defs/id","description":"openai, anthropic, google, bedrock, or another name: reasoning is replayed only to the provider it came from."},"model":{"$ref":"#/$defs/id"},"text":{"type":"string","description":"The response's own text beside its calls."},"reasoning":{"type":"array","maxItems":1000,"items":{"type":"object"},"description":"The provider's own items that precede the calls, each as published (OpenAI reasoning items, Anthropic thinking and redacted_thinking blocks, Gemini thought parts with their signatures, Bedrock reasoningContent blocks), nesting at most 64 levels deep. Never redacted; kept apart from the event, only as long as the policy's reasoning.keep allows."},"callSignatures":{"$ref":"#/$defs/callIdMap","description":"Tool call id to the opaque signature carried on that call (Gemini's thoughtSignature of a functionCall part)."},"callItemIds":{"$ref":"#/$defs/callIdMap","description":"Tool call id to the provider's own item id (OpenAI's fc_...)."}}}}],"$defs":{"id":{"type":"string","minLength":1,"maxLength":256},"toolCallId":{"type":"string","maxLength":256,"description":"The id the LLM gave the call; may be empty."},"index":{"type":"integer","minimum":0,"maximum":2147483647},"countV1":{"type":"integer","minimum":0},"originalBytes":{"$ref":"#/$defs/index","description":"Set when the producer cut the payload to fit the event limit, or withheld it (redaction.persist metadata): its size in bytes (UTF-8 JSON) before the cut."},"producerRedacted":{"const":true,"description":"Set when the producer's persist hook ran on the payload before publishing; the event then says what the producer kept in redaction.persist."},"producerRedaction":{"type":"object","required":["redaction"],"properties":{"redaction":{"type":"object","required":["persist"],"properties":{"persist":{"enum":["full","metadata","none"],"description":"What the producer published: full (the payload, maybe redacted), metadata (no payload; originalBytes is its size), none (no payload, no size). Any other member is ignored."}}}}},"payloadWithheld":{"description":"The producer published no payload: result may be null.","type":"object","required":["producerRedacted","redaction"],"properties":{"producerRedacted":{"const":true},"redaction":{"type":"object","required":["persist"],"properties":{"persist":{"enum":["metadata","none"]}}}}},"usage":{"description":"schemaVersion 2: the tokens of each service (LLM) call of the run, in call order.","type":"array","maxItems":1000,"items":{"type":"object","required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"$ref":"#/$defs/index"},"outputTokens":{"$ref":"#/$defs/index"},"model":{"$ref":"#/$defs/id","description":"The model the call went to, when known."}}}},"usageV1":{"description":"schemaVersion 1: one total for the whole run.","type":"object","required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"$ref":"#/$defs/countV1"},"outputTokens":{"$ref":"#/$defs/countV1"}}},"callIdMap":{"type":"object","maxProperties":1000,"propertyNames":{"maxLength":256},"additionalProperties":{"type":"string"}}}};
 const schema32 = {"type":"object","required":["redaction"],"properties":{"redaction":{"type":"object","required":["persist"],"properties":{"persist":{"enum":["full","metadata","none"],"description":"What the producer published: full (the payload, maybe redacted), metadata (no payload; originalBytes is its size), none (no payload, no size). Any other member is ignored."}}}}};
 const schema33 = {"type":"integer","minimum":0,"maximum":2147483647};
 const schema35 = {"type":"string","maxLength":256,"description":"The id the LLM gave the call; may be empty."};
 const schema36 = {"type":"string","minLength":1,"maxLength":256};
 const schema38 = {"const":true,"description":"Set when the producer's persist hook ran on the payload before publishing; the event then says what the producer kept in redaction.persist."};
 const schema40 = {"description":"The producer published no payload: result may be null.","type":"object","required":["producerRedacted","redaction"],"properties":{"producerRedacted":{"const":true},"redaction":{"type":"object","required":["persist"],"properties":{"persist":{"enum":["metadata","none"]}}}}};
+const schema67 = {"type":"object","maxProperties":1000,"propertyNames":{"maxLength":256},"additionalProperties":{"type":"string"}};
 const func1 = require("ajv/dist/runtime/ucs2length").default;
 const schema53 = {"description":"schemaVersion 1: one total for the whole run.","type":"object","required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"$ref":"#/$defs/countV1"},"outputTokens":{"$ref":"#/$defs/countV1"}}};
 const schema54 = {"type":"integer","minimum":0};
@@ -1955,6 +1956,366 @@ props0 = props0 || {};
 Object.assign(props0, props6);
 }
 }
+const _errs150 = errors;
+const _errs151 = errors;
+let valid62 = true;
+const _errs152 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing22;
+if((data.type === undefined) && (missing22 = "type")){
+const err33 = {};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+else {
+if(data.type !== undefined){
+if("ModelResponseReceived" !== data.type){
+const err34 = {};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+}
+}
+var _valid10 = _errs152 === errors;
+errors = _errs151;
+if(vErrors !== null){
+if(_errs151){
+vErrors.length = _errs151;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid10){
+const _errs154 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing23;
+if((((data.roundIndex === undefined) && (missing23 = "roundIndex")) || ((data.provider === undefined) && (missing23 = "provider"))) || ((data.model === undefined) && (missing23 = "model"))){
+validate20.errors = [{instancePath,schemaPath:"#/allOf/6/then/required",keyword:"required",params:{missingProperty: missing23},message:"must have required property '"+missing23+"'"}];
+return false;
+}
+else {
+if(data.roundIndex !== undefined){
+let data49 = data.roundIndex;
+const _errs155 = errors;
+const _errs156 = errors;
+if(!(((typeof data49 == "number") && (!(data49 % 1) && !isNaN(data49))) && (isFinite(data49)))){
+validate20.errors = [{instancePath:instancePath+"/roundIndex",schemaPath:"#/$defs/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs156){
+if((typeof data49 == "number") && (isFinite(data49))){
+if(data49 > 2147483647 || isNaN(data49)){
+validate20.errors = [{instancePath:instancePath+"/roundIndex",schemaPath:"#/$defs/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
+return false;
+}
+else {
+if(data49 < 0 || isNaN(data49)){
+validate20.errors = [{instancePath:instancePath+"/roundIndex",schemaPath:"#/$defs/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid64 = _errs155 === errors;
+}
+else {
+var valid64 = true;
+}
+if(valid64){
+if(data.provider !== undefined){
+let data50 = data.provider;
+const _errs158 = errors;
+const _errs159 = errors;
+if(errors === _errs159){
+if(typeof data50 === "string"){
+if(func1(data50) > 256){
+validate20.errors = [{instancePath:instancePath+"/provider",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+return false;
+}
+else {
+if(func1(data50) < 1){
+validate20.errors = [{instancePath:instancePath+"/provider",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/provider",schemaPath:"#/$defs/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid64 = _errs158 === errors;
+}
+else {
+var valid64 = true;
+}
+if(valid64){
+if(data.model !== undefined){
+let data51 = data.model;
+const _errs161 = errors;
+const _errs162 = errors;
+if(errors === _errs162){
+if(typeof data51 === "string"){
+if(func1(data51) > 256){
+validate20.errors = [{instancePath:instancePath+"/model",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+return false;
+}
+else {
+if(func1(data51) < 1){
+validate20.errors = [{instancePath:instancePath+"/model",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/model",schemaPath:"#/$defs/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid64 = _errs161 === errors;
+}
+else {
+var valid64 = true;
+}
+if(valid64){
+if(data.text !== undefined){
+const _errs164 = errors;
+if(typeof data.text !== "string"){
+validate20.errors = [{instancePath:instancePath+"/text",schemaPath:"#/allOf/6/then/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid64 = _errs164 === errors;
+}
+else {
+var valid64 = true;
+}
+if(valid64){
+if(data.reasoning !== undefined){
+let data53 = data.reasoning;
+const _errs166 = errors;
+if(errors === _errs166){
+if(Array.isArray(data53)){
+if(data53.length > 1000){
+validate20.errors = [{instancePath:instancePath+"/reasoning",schemaPath:"#/allOf/6/then/properties/reasoning/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"}];
+return false;
+}
+else {
+var valid68 = true;
+const len1 = data53.length;
+for(let i1=0; i1<len1; i1++){
+let data54 = data53[i1];
+const _errs168 = errors;
+if(!(data54 && typeof data54 == "object" && !Array.isArray(data54))){
+validate20.errors = [{instancePath:instancePath+"/reasoning/" + i1,schemaPath:"#/allOf/6/then/properties/reasoning/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+var valid68 = _errs168 === errors;
+if(!valid68){
+break;
+}
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/reasoning",schemaPath:"#/allOf/6/then/properties/reasoning/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid64 = _errs166 === errors;
+}
+else {
+var valid64 = true;
+}
+if(valid64){
+if(data.callSignatures !== undefined){
+let data55 = data.callSignatures;
+const _errs170 = errors;
+const _errs171 = errors;
+if(errors === _errs171){
+if(data55 && typeof data55 == "object" && !Array.isArray(data55)){
+if(Object.keys(data55).length > 1000){
+validate20.errors = [{instancePath:instancePath+"/callSignatures",schemaPath:"#/$defs/callIdMap/maxProperties",keyword:"maxProperties",params:{limit: 1000},message:"must NOT have more than 1000 properties"}];
+return false;
+}
+else {
+for(const key0 in data55){
+const _errs173 = errors;
+if(typeof key0 === "string"){
+if(func1(key0) > 256){
+const err35 = {instancePath:instancePath+"/callSignatures",schemaPath:"#/$defs/callIdMap/propertyNames/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",propertyName:key0};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+var valid70 = _errs173 === errors;
+if(!valid70){
+const err36 = {instancePath:instancePath+"/callSignatures",schemaPath:"#/$defs/callIdMap/propertyNames",keyword:"propertyNames",params:{propertyName: key0},message:"property name must be valid"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+validate20.errors = vErrors;
+return false;
+break;
+}
+}
+if(valid70){
+for(const key1 in data55){
+const _errs175 = errors;
+if(typeof data55[key1] !== "string"){
+validate20.errors = [{instancePath:instancePath+"/callSignatures/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/callIdMap/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid71 = _errs175 === errors;
+if(!valid71){
+break;
+}
+}
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/callSignatures",schemaPath:"#/$defs/callIdMap/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid64 = _errs170 === errors;
+}
+else {
+var valid64 = true;
+}
+if(valid64){
+if(data.callItemIds !== undefined){
+let data57 = data.callItemIds;
+const _errs177 = errors;
+const _errs178 = errors;
+if(errors === _errs178){
+if(data57 && typeof data57 == "object" && !Array.isArray(data57)){
+if(Object.keys(data57).length > 1000){
+validate20.errors = [{instancePath:instancePath+"/callItemIds",schemaPath:"#/$defs/callIdMap/maxProperties",keyword:"maxProperties",params:{limit: 1000},message:"must NOT have more than 1000 properties"}];
+return false;
+}
+else {
+for(const key2 in data57){
+const _errs180 = errors;
+if(typeof key2 === "string"){
+if(func1(key2) > 256){
+const err37 = {instancePath:instancePath+"/callItemIds",schemaPath:"#/$defs/callIdMap/propertyNames/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",propertyName:key2};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+var valid73 = _errs180 === errors;
+if(!valid73){
+const err38 = {instancePath:instancePath+"/callItemIds",schemaPath:"#/$defs/callIdMap/propertyNames",keyword:"propertyNames",params:{propertyName: key2},message:"property name must be valid"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+validate20.errors = vErrors;
+return false;
+break;
+}
+}
+if(valid73){
+for(const key3 in data57){
+const _errs182 = errors;
+if(typeof data57[key3] !== "string"){
+validate20.errors = [{instancePath:instancePath+"/callItemIds/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/callIdMap/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid74 = _errs182 === errors;
+if(!valid74){
+break;
+}
+}
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/callItemIds",schemaPath:"#/$defs/callIdMap/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid64 = _errs177 === errors;
+}
+else {
+var valid64 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+var _valid10 = _errs154 === errors;
+valid62 = _valid10;
+if(valid62){
+var props7 = {};
+props7.roundIndex = true;
+props7.provider = true;
+props7.model = true;
+props7.text = true;
+props7.reasoning = true;
+props7.callSignatures = true;
+props7.callItemIds = true;
+props7.type = true;
+}
+}
+if(!valid62){
+const err39 = {instancePath,schemaPath:"#/allOf/6/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+validate20.errors = vErrors;
+return false;
+}
+var valid0 = _errs150 === errors;
+if(valid0){
+if(props0 !== true && props7 !== undefined){
+if(props7 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props7);
+}
+}
+}
 }
 }
 }
@@ -1963,9 +2324,9 @@ Object.assign(props0, props6);
 }
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing22;
-if(((((((((data.eventId === undefined) && (missing22 = "eventId")) || ((data.type === undefined) && (missing22 = "type"))) || ((data.schemaVersion === undefined) && (missing22 = "schemaVersion"))) || ((data.tenantId === undefined) && (missing22 = "tenantId"))) || ((data.conversationId === undefined) && (missing22 = "conversationId"))) || ((data.channel === undefined) && (missing22 = "channel"))) || ((data.runId === undefined) && (missing22 = "runId"))) || ((data.occurredAt === undefined) && (missing22 = "occurredAt"))){
-validate20.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing22},message:"must have required property '"+missing22+"'"}];
+let missing24;
+if(((((((((data.eventId === undefined) && (missing24 = "eventId")) || ((data.type === undefined) && (missing24 = "type"))) || ((data.schemaVersion === undefined) && (missing24 = "schemaVersion"))) || ((data.tenantId === undefined) && (missing24 = "tenantId"))) || ((data.conversationId === undefined) && (missing24 = "conversationId"))) || ((data.channel === undefined) && (missing24 = "channel"))) || ((data.runId === undefined) && (missing24 = "runId"))) || ((data.occurredAt === undefined) && (missing24 = "occurredAt"))){
+validate20.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing24},message:"must have required property '"+missing24+"'"}];
 return false;
 }
 else {
@@ -1982,11 +2343,11 @@ props0.occurredAt = true;
 props0.userMessageId = true;
 }
 if(data.eventId !== undefined){
-let data48 = data.eventId;
-const _errs150 = errors;
-if(errors === _errs150){
-if(typeof data48 === "string"){
-if(!pattern4.test(data48)){
+let data59 = data.eventId;
+const _errs184 = errors;
+if(errors === _errs184){
+if(typeof data59 === "string"){
+if(!pattern4.test(data59)){
 validate20.errors = [{instancePath:instancePath+"/eventId",schemaPath:"#/properties/eventId/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""}];
 return false;
 }
@@ -1996,50 +2357,50 @@ validate20.errors = [{instancePath:instancePath+"/eventId",schemaPath:"#/propert
 return false;
 }
 }
-var valid62 = _errs150 === errors;
+var valid75 = _errs184 === errors;
 }
 else {
-var valid62 = true;
+var valid75 = true;
 }
-if(valid62){
+if(valid75){
 if(data.type !== undefined){
-let data49 = data.type;
-const _errs152 = errors;
-if(!((((((data49 === "ToolCallRequested") || (data49 === "ToolResultReceived")) || (data49 === "ToolApprovalRequested")) || (data49 === "ToolApprovalDecided")) || (data49 === "RunCompleted")) || (data49 === "RunFailed"))){
+let data60 = data.type;
+const _errs186 = errors;
+if(!(((((((data60 === "ToolCallRequested") || (data60 === "ToolResultReceived")) || (data60 === "ToolApprovalRequested")) || (data60 === "ToolApprovalDecided")) || (data60 === "RunCompleted")) || (data60 === "RunFailed")) || (data60 === "ModelResponseReceived"))){
 validate20.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema31.properties.type.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid62 = _errs152 === errors;
+var valid75 = _errs186 === errors;
 }
 else {
-var valid62 = true;
+var valid75 = true;
 }
-if(valid62){
+if(valid75){
 if(data.schemaVersion !== undefined){
-let data50 = data.schemaVersion;
-const _errs153 = errors;
-if(!((data50 === 1) || (data50 === 2))){
+let data61 = data.schemaVersion;
+const _errs187 = errors;
+if(!((data61 === 1) || (data61 === 2))){
 validate20.errors = [{instancePath:instancePath+"/schemaVersion",schemaPath:"#/properties/schemaVersion/enum",keyword:"enum",params:{allowedValues: schema31.properties.schemaVersion.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid62 = _errs153 === errors;
+var valid75 = _errs187 === errors;
 }
 else {
-var valid62 = true;
+var valid75 = true;
 }
-if(valid62){
+if(valid75){
 if(data.tenantId !== undefined){
-let data51 = data.tenantId;
-const _errs154 = errors;
-const _errs155 = errors;
-if(errors === _errs155){
-if(typeof data51 === "string"){
-if(func1(data51) > 256){
+let data62 = data.tenantId;
+const _errs188 = errors;
+const _errs189 = errors;
+if(errors === _errs189){
+if(typeof data62 === "string"){
+if(func1(data62) > 256){
 validate20.errors = [{instancePath:instancePath+"/tenantId",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
-if(func1(data51) < 1){
+if(func1(data62) < 1){
 validate20.errors = [{instancePath:instancePath+"/tenantId",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2050,24 +2411,24 @@ validate20.errors = [{instancePath:instancePath+"/tenantId",schemaPath:"#/$defs/
 return false;
 }
 }
-var valid62 = _errs154 === errors;
+var valid75 = _errs188 === errors;
 }
 else {
-var valid62 = true;
+var valid75 = true;
 }
-if(valid62){
+if(valid75){
 if(data.conversationId !== undefined){
-let data52 = data.conversationId;
-const _errs157 = errors;
-const _errs158 = errors;
-if(errors === _errs158){
-if(typeof data52 === "string"){
-if(func1(data52) > 256){
+let data63 = data.conversationId;
+const _errs191 = errors;
+const _errs192 = errors;
+if(errors === _errs192){
+if(typeof data63 === "string"){
+if(func1(data63) > 256){
 validate20.errors = [{instancePath:instancePath+"/conversationId",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
-if(func1(data52) < 1){
+if(func1(data63) < 1){
 validate20.errors = [{instancePath:instancePath+"/conversationId",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2078,24 +2439,24 @@ validate20.errors = [{instancePath:instancePath+"/conversationId",schemaPath:"#/
 return false;
 }
 }
-var valid62 = _errs157 === errors;
+var valid75 = _errs191 === errors;
 }
 else {
-var valid62 = true;
+var valid75 = true;
 }
-if(valid62){
+if(valid75){
 if(data.channel !== undefined){
-let data53 = data.channel;
-const _errs160 = errors;
-const _errs161 = errors;
-if(errors === _errs161){
-if(typeof data53 === "string"){
-if(func1(data53) > 256){
+let data64 = data.channel;
+const _errs194 = errors;
+const _errs195 = errors;
+if(errors === _errs195){
+if(typeof data64 === "string"){
+if(func1(data64) > 256){
 validate20.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
-if(func1(data53) < 1){
+if(func1(data64) < 1){
 validate20.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2106,24 +2467,24 @@ validate20.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/$defs/i
 return false;
 }
 }
-var valid62 = _errs160 === errors;
+var valid75 = _errs194 === errors;
 }
 else {
-var valid62 = true;
+var valid75 = true;
 }
-if(valid62){
+if(valid75){
 if(data.runId !== undefined){
-let data54 = data.runId;
-const _errs163 = errors;
-const _errs164 = errors;
-if(errors === _errs164){
-if(typeof data54 === "string"){
-if(func1(data54) > 256){
+let data65 = data.runId;
+const _errs197 = errors;
+const _errs198 = errors;
+if(errors === _errs198){
+if(typeof data65 === "string"){
+if(func1(data65) > 256){
 validate20.errors = [{instancePath:instancePath+"/runId",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
-if(func1(data54) < 1){
+if(func1(data65) < 1){
 validate20.errors = [{instancePath:instancePath+"/runId",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2134,24 +2495,24 @@ validate20.errors = [{instancePath:instancePath+"/runId",schemaPath:"#/$defs/id/
 return false;
 }
 }
-var valid62 = _errs163 === errors;
+var valid75 = _errs197 === errors;
 }
 else {
-var valid62 = true;
+var valid75 = true;
 }
-if(valid62){
+if(valid75){
 if(data.occurredAt !== undefined){
-let data55 = data.occurredAt;
-const _errs166 = errors;
-if(errors === _errs166){
-if(errors === _errs166){
-if(typeof data55 === "string"){
-if(!pattern5.test(data55)){
+let data66 = data.occurredAt;
+const _errs200 = errors;
+if(errors === _errs200){
+if(errors === _errs200){
+if(typeof data66 === "string"){
+if(!pattern5.test(data66)){
 validate20.errors = [{instancePath:instancePath+"/occurredAt",schemaPath:"#/properties/occurredAt/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?(Z|[+-]\\d{2}:\\d{2})$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?(Z|[+-]\\d{2}:\\d{2})$"+"\""}];
 return false;
 }
 else {
-if(!(formats0.validate(data55))){
+if(!(formats0.validate(data66))){
 validate20.errors = [{instancePath:instancePath+"/occurredAt",schemaPath:"#/properties/occurredAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
 return false;
 }
@@ -2163,24 +2524,24 @@ return false;
 }
 }
 }
-var valid62 = _errs166 === errors;
+var valid75 = _errs200 === errors;
 }
 else {
-var valid62 = true;
+var valid75 = true;
 }
-if(valid62){
+if(valid75){
 if(data.userMessageId !== undefined){
-let data56 = data.userMessageId;
-const _errs168 = errors;
-const _errs169 = errors;
-if(errors === _errs169){
-if(typeof data56 === "string"){
-if(func1(data56) > 256){
+let data67 = data.userMessageId;
+const _errs202 = errors;
+const _errs203 = errors;
+if(errors === _errs203){
+if(typeof data67 === "string"){
+if(func1(data67) > 256){
 validate20.errors = [{instancePath:instancePath+"/userMessageId",schemaPath:"#/$defs/id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
-if(func1(data56) < 1){
+if(func1(data67) < 1){
 validate20.errors = [{instancePath:instancePath+"/userMessageId",schemaPath:"#/$defs/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2191,10 +2552,10 @@ validate20.errors = [{instancePath:instancePath+"/userMessageId",schemaPath:"#/$
 return false;
 }
 }
-var valid62 = _errs168 === errors;
+var valid75 = _errs202 === errors;
 }
 else {
-var valid62 = true;
+var valid75 = true;
 }
 }
 }

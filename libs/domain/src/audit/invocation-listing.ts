@@ -62,6 +62,8 @@ export interface InvocationRecord extends Pick<
 > {
   arguments: unknown;
   result: unknown;
+  /** The size in bytes of the reasoning recorded with the call's round (0: none); never its content. */
+  reasoningBytes?: number;
   /** The listing's sort time: requestedAt, else completedAt. */
   at: string;
   durationMs: number | null;

@@ -40,6 +40,7 @@ describe('sealed payloads', () => {
       ToolResultReceived: ['result'],
       ToolApprovalRequested: ['reason'],
       ToolApprovalDecided: ['reason'],
+      ModelResponseReceived: ['text'],
     });
   });
 

@@ -5,14 +5,16 @@ import type { KeyScope, PayloadVault } from '../ports/payload-vault.port';
  * What is sealed at rest (docs/adr/032): the members of each event type that
  * carry what the agent, the tool or a person wrote. Ids, names, times,
  * sizes, usage and approval facts stay in clear, for billing and audit.
- * A new event type with text of its own (a model's reasoning, a round's
- * text) adds its entry here, and is sealed with the rest.
+ * A new event type with text of its own adds its entry here, and is sealed
+ * with the rest.
  */
 export const PAYLOAD_MEMBERS: Readonly<Record<string, readonly string[]>> = Object.freeze({
   ToolCallRequested: Object.freeze(['arguments']),
   ToolResultReceived: Object.freeze(['result']),
   ToolApprovalRequested: Object.freeze(['reason']),
   ToolApprovalDecided: Object.freeze(['reason']),
+  // The round's own text; its reasoning state rests apart, sealed too (reasoning-apart.ts).
+  ModelResponseReceived: Object.freeze(['text']),
 });
 
 /** What an event without its payload holds in the members that must be there (the contract's shapes). */

@@ -1,6 +1,7 @@
 import type { StoredToolEvent } from '@toolhistory/contract';
 import type { ReadModelChanges, ReadModelState } from '../projection/evolve-read-model';
 import type { RecordedToolNames } from '../redaction/redact-batch';
+import type { ReasoningStep } from '../reasoning/reasoning-apart';
 import type { Offset, OffsetEvent, PartitionRef } from './recording-store.port';
 import type { GlobalPosition } from './event-store.port';
 
@@ -63,6 +64,8 @@ export interface RecordingUnit {
   openStreams(events: readonly OffsetEvent[]): Promise<OpenedStreams>;
   /** What redaction (and, with a read model in the unit, projection) needs to know of what was recorded before. */
   recordedBefore(events: readonly StoredToolEvent[]): Promise<RecordedBefore>;
+  /** Keeps the batch's reasoning state apart from its events, and lets go of what the steps say (reasoning-apart.ts), in order. */
+  keepReasoning(steps: readonly ReasoningStep[]): Promise<void>;
   /** Moves the partition's next offset, with effect when the unit completes and never ahead of its appends. */
   advance(nextOffset: Offset): Promise<void>;
   /** Appends the redacted events, each with its trace context. */

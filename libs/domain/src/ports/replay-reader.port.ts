@@ -1,4 +1,13 @@
-import type { InvocationRow, RunRow } from '../projection/read-model.types';
+import type { InvocationRow, ModelResponseRow, RunRow } from '../projection/read-model.types';
+import type { ReasoningState } from '../reasoning/reasoning-apart';
+
+/** A round's response as replay reads it: the row, and its reasoning state while it still rests. */
+export interface RecordedResponse extends ModelResponseRow {
+  /** null: none was kept, or it is gone (its turn ended, or a rule let it go). */
+  state: ReasoningState | null;
+  /** What the state's reasoning items take in the model's context (counted when recorded); 0 without a state. */
+  reasoningTokens: number;
+}
 
 export interface ConversationRows {
   /** The channel the conversation was recorded with. */
@@ -9,6 +18,8 @@ export interface ConversationRows {
   approxBytes: number;
   runs: RunRow[];
   invocations: InvocationRow[];
+  /** The model's responses per round (absent: none recorded). */
+  responses?: RecordedResponse[];
 }
 
 export interface ReadConversationOptions {

@@ -1,5 +1,6 @@
 import type {
   InvocationEvent,
+  ModelResponseReceived,
   RunCompleted,
   RunFailed,
   TokenUsage,
@@ -10,8 +11,8 @@ import type {
   ToolResultReceived,
 } from '@toolhistory/contract';
 import { InvocationRowIndex } from './cross-run-pairing';
-import { conversationKeyString, isInvocationEvent, pairKeyOf, runKeyString } from './read-model-keys';
-import type { ConversationRow, ForkProvenance, InvocationRow, RunRow } from './read-model.types';
+import { conversationKeyString, isInvocationEvent, pairKeyOf, responseKeyString, runKeyString } from './read-model-keys';
+import type { ConversationRow, ForkProvenance, InvocationRow, ModelResponseRow, RunRow } from './read-model.types';
 import type { PayloadField } from '../encryption/invocation-seals';
 import { callTokens, resultTokens, TokenCounter } from './invocation-tokens';
 import { stricterPersist } from '../redaction/redact-event';
@@ -265,12 +266,34 @@ export interface ReadModelState {
   conversations: Map<string, ConversationRow>;
   runs: Map<string, RunRow>;
   invocations: Map<string, InvocationRow>;
+  /** Absent: no response of the keys touched is recorded yet (as an empty map). */
+  responses?: Map<string, ModelResponseRow>;
 }
 
 export interface ReadModelChanges {
   conversations: ConversationRow[];
   runs: RunRow[];
   invocations: InvocationRow[];
+  responses: ModelResponseRow[];
+}
+
+/** The first response recorded for a round counts; a repeat under another id changes nothing. */
+export function evolveResponse(row: ModelResponseRow | undefined, event: ModelResponseReceived, tokens: TokenCounter): ModelResponseRow {
+  if (row !== undefined) return row;
+  return {
+    tenantId: event.tenantId,
+    conversationId: event.conversationId,
+    runId: event.runId,
+    roundIndex: event.roundIndex,
+    provider: event.provider,
+    model: event.model,
+    text: event.text ?? null,
+    reasoningBytes: event.reasoningBytes ?? 0,
+    textTokens: event.text === undefined ? 0 : tokens(event.text),
+    textSeal: event.text !== undefined && event.sealed !== undefined ? event.sealed : null,
+    responseEventId: event.eventId,
+    respondedAt: event.occurredAt,
+  };
 }
 
 /**
@@ -282,7 +305,13 @@ export function projectEvents(state: ReadModelState, events: readonly ToolEvent[
   const conversations = new Map(state.conversations);
   const runs = new Map(state.runs);
   const invocations = new InvocationRowIndex(state.invocations);
-  const changed = { conversations: new Set<string>(), runs: new Set<string>(), invocations: new Set<string>() };
+  const responses = new Map(state.responses);
+  const changed = {
+    conversations: new Set<string>(),
+    runs: new Set<string>(),
+    invocations: new Set<string>(),
+    responses: new Set<string>(),
+  };
 
   for (const event of events) {
     const conversationKey = conversationKeyString(event);
@@ -298,6 +327,11 @@ export function projectEvents(state: ReadModelState, events: readonly ToolEvent[
       invocations.set(key, evolveInvocation(invocations.get(key), event, runEnded, tokens));
       changed.invocations.add(key);
     }
+    if (event.type === 'ModelResponseReceived') {
+      const key = responseKeyString(event);
+      responses.set(key, evolveResponse(responses.get(key), event, tokens));
+      changed.responses.add(key);
+    }
     runs.set(runKey, evolveRun(runBefore, event));
     changed.runs.add(runKey);
   }
@@ -306,5 +340,6 @@ export function projectEvents(state: ReadModelState, events: readonly ToolEvent[
     conversations: [...changed.conversations].map((k) => conversations.get(k)!),
     runs: [...changed.runs].map((k) => runs.get(k)!),
     invocations: [...changed.invocations].map((k) => invocations.get(k)!),
+    responses: [...changed.responses].map((k) => responses.get(k)!),
   };
 }

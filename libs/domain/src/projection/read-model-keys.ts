@@ -11,6 +11,9 @@ export interface RunKey extends ConversationKey {
 export interface InvocationKey extends RunKey {
   pairKey: string;
 }
+export interface ResponseKey extends RunKey {
+  roundIndex: number;
+}
 
 /**
  * A call and its result meet on the LLM's tool call id; when the id is empty
@@ -25,6 +28,7 @@ const SEP = '\u0000';
 export const conversationKeyString = (k: ConversationKey): string => `${k.tenantId}${SEP}${k.conversationId}`;
 export const runKeyString = (k: RunKey): string => `${conversationKeyString(k)}${SEP}${k.runId}`;
 export const invocationKeyString = (k: InvocationKey): string => `${runKeyString(k)}${SEP}${k.pairKey}`;
+export const responseKeyString = (k: ResponseKey): string => `${runKeyString(k)}${SEP}${k.roundIndex}`;
 
 /** The events about one invocation (a call, its approval, its result), keyed by its pair key. */
 export function isInvocationEvent(event: StoredToolEvent): event is InvocationEvent {
@@ -46,10 +50,12 @@ export function keysTouchedBy(events: readonly StoredToolEvent[]): {
   conversations: ConversationKey[];
   runs: RunKey[];
   invocations: InvocationKey[];
+  responses: ResponseKey[];
 } {
   const conversations = new Map<string, ConversationKey>();
   const runs = new Map<string, RunKey>();
   const invocations = new Map<string, InvocationKey>();
+  const responses = new Map<string, ResponseKey>();
   for (const e of events) {
     const conversation = { tenantId: e.tenantId, conversationId: e.conversationId };
     conversations.set(conversationKeyString(conversation), conversation);
@@ -59,8 +65,17 @@ export function keysTouchedBy(events: readonly StoredToolEvent[]): {
       const invocation = { ...run, pairKey: pairKeyOf(e) };
       invocations.set(invocationKeyString(invocation), invocation);
     }
+    if (e.type === 'ModelResponseReceived') {
+      const response = { ...run, roundIndex: e.roundIndex };
+      responses.set(responseKeyString(response), response);
+    }
   }
-  return { conversations: [...conversations.values()], runs: [...runs.values()], invocations: [...invocations.values()] };
+  return {
+    conversations: [...conversations.values()],
+    runs: [...runs.values()],
+    invocations: [...invocations.values()],
+    responses: [...responses.values()],
+  };
 }
 
 const INVOCATION_EVENT_TYPES: ReadonlySet<string> = new Set<InvocationEvent['type']>([

@@ -1,4 +1,4 @@
-import type { JsonObject, JsonValue } from '@toolhistory/contract';
+import type { JsonObject, JsonValue, SealedPayload } from '@toolhistory/contract';
 import type { PersistMode } from '../policy/policy-vocabulary';
 import type { InvocationSeals, PayloadField } from '../encryption/invocation-seals';
 
@@ -94,6 +94,26 @@ export interface InvocationRow {
   payloadSeals?: InvocationSeals | null;
   /** Payloads whose retention ended: nothing of them is kept (their fields read as empty). */
   expiredPayloads?: readonly PayloadField[];
+}
+
+/** What the model answered in one round of a run (ModelResponseReceived); its reasoning state rests apart (reasoning-apart.ts). */
+export interface ModelResponseRow {
+  tenantId: string;
+  conversationId: string;
+  runId: string;
+  roundIndex: number;
+  provider: string;
+  model: string;
+  /** The response's own text beside its calls (redacted); null when it had none. */
+  text: string | null;
+  /** The size of its reasoning state when recorded (0: none); whether any of it still rests is the state's. */
+  reasoningBytes: number;
+  /** What the text takes in the model's context, counted once when recorded (0: no text). */
+  textTokens: number;
+  /** With encryption at rest: the text's seal (the text column then stays empty; readers open it). */
+  textSeal?: SealedPayload | null;
+  responseEventId: string;
+  respondedAt: string;
 }
 
 export interface ForkProvenance {

@@ -26,6 +26,8 @@ class NotingStorage implements RecordingStorage {
     const state: ReadModelState = { conversations: new Map(), runs: new Map(), invocations: new Map() };
     const unit: RecordingUnit = {
       storedOffset: async () => (steps.push('storedOffset'), this.stored),
+      // What rests apart is reasoning-apart.spec.ts's subject; the order of the other steps is this file's.
+      keepReasoning: async () => undefined,
       withoutRecorded: async (events) => (steps.push('withoutRecorded'), events.filter((m) => !options.recorded?.has(m.event.eventId))),
       openStreams: async (events) => {
         steps.push('openStreams');

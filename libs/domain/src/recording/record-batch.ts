@@ -13,14 +13,19 @@ import type { RedactionPolicy } from '../redaction/redaction-policy';
 import type { Offset, OffsetEvent, OffsetGap, RecordBatchCommand, RecordBatchOutcome, RecordingStore } from '../ports/recording-store.port';
 import type { OpenedStreams, ReadModelInUnit, RecordingStorage, RecordingUnit } from '../ports/recording-unit.port';
 import { decideOffsets } from './partition-offset';
+import { type ReasoningRules, type ReasoningStep, sealKeptReasoning, setReasoningApart } from '../reasoning/reasoning-apart';
+import { reasoningRulesOf } from '../reasoning/reasoning-rules';
+import { DEFAULT_REPLAY_POLICY } from '../replay/replay-policy';
 import { emptySummary, summarizeRecorded } from './recorded-summary';
 
 export interface RecordingRules {
   redaction: RedactionPolicy;
   /** Counts the tokens of the invocations projected in the same unit. */
   tokens: TokenCounter;
+  /** How long a round's reasoning state rests (reasoning-apart.ts); default: the default policy's (until the turn ends). */
+  reasoning?: ReasoningRules;
   /**
-   * Encryption at rest (docs/adr/032): every payload sealed under a data key
+   * Encryption at rest (docs/adr/033): every payload sealed under a data key
    * of its conversation and retention period before it rests; none: payloads
    * rest in clear (ENCRYPTION_AT_REST=off).
    */
@@ -38,6 +43,9 @@ interface Redacted {
   /** Where the batch's tools are named: the batch and what was recorded before. */
   toolNames: RecordedToolNames;
 }
+
+/** The redacted batch with each response's reasoning state taken off its event: the steps say what rests apart. */
+type Apart = Redacted & { reasoning: ReasoningStep[] };
 
 /**
  * Recording, whatever the store: one partition batch in one unit of work
@@ -60,9 +68,9 @@ export class RecordBatch implements RecordingStore {
   }
 
   /**
-   * Decide offsets, dedupe, open the streams, redact, project, advance,
-   * append. The append comes last: with PostgreSQL the global append lock
-   * is then held only for the insert and the commit (ADR 002).
+   * Decide offsets, dedupe, open the streams, redact, set reasoning apart,
+   * project, advance, append. The append comes last: with PostgreSQL the
+   * global append lock is then held only for the insert and the commit (ADR 002).
    */
   private async record(unit: RecordingUnit, command: RecordBatchCommand): Promise<RecordBatchOutcome | OffsetGap> {
     const decision = decideOffsets(await unit.storedOffset(), command);
@@ -72,8 +80,9 @@ export class RecordBatch implements RecordingStore {
 
     const unseen = await unit.withoutRecorded(fresh);
     const { open, erased } = await openStreams(unit, unseen);
-    const redacted = await this.seal(await this.redact(unit, open));
+    const redacted = await this.seal(this.apartFromReasoning(await this.redact(unit, open)));
     await this.project(redacted);
+    await unit.keepReasoning(redacted.reasoning);
     await unit.advance(command.nextOffset);
     // Sealed payloads rest without their members: the sealed note holds them.
     const appended = await unit.append(redacted.events.map((m) => ({ ...m, event: storedForm(m.event) })));
@@ -110,7 +119,7 @@ export class RecordBatch implements RecordingStore {
    * the shortest, counted from now), before anything of it rests. The
    * events keep their payload for projecting; the append stores them sealed.
    */
-  private async seal(redacted: Redacted): Promise<Redacted> {
+  private async seal(redacted: Apart): Promise<Apart> {
     const { vault } = this.rules;
     if (vault === undefined || redacted.events.length === 0) return redacted;
     const names = batchToolNames(
@@ -124,12 +133,25 @@ export class RecordBatch implements RecordingStore {
       (event) => keyScopeOf(event, this.expiryOf(event, toolNameFor(names, event), recordedAt)),
       refuseNul,
     );
-    return { ...redacted, events: redacted.events.map((m, i) => ({ ...m, event: sealed[i] })) };
+    // A response's reasoning state rests under the same key as its text.
+    const scopes = new Map(redacted.events.map(({ event }) => [event.eventId, keyScopeOf(event, this.expiryOf(event, null, recordedAt))]));
+    const reasoning = await sealKeptReasoning(redacted.reasoning, vault, (eventId) => scopes.get(eventId)!);
+    return { ...redacted, events: redacted.events.map((m, i) => ({ ...m, event: sealed[i] })), reasoning };
   }
 
   private expiryOf(event: StoredToolEvent, toolName: string | null, recordedAtMs: number): string | null {
     const retention = retentionOf(this.rules.retention ?? NO_RETENTION, { tenantId: event.tenantId, channel: event.channel, toolName });
     return payloadExpiresAt(recordedAtMs, retention);
+  }
+
+  /** Each response's reasoning state off its event: what rests apart (and what goes) is the unit's to write. */
+  private apartFromReasoning(redacted: Redacted): Apart {
+    const apart = setReasoningApart(
+      redacted.events.map((m) => m.event),
+      this.rules.reasoning ?? reasoningRulesOf(DEFAULT_REPLAY_POLICY),
+      this.rules.tokens,
+    );
+    return { ...redacted, events: redacted.events.map((m, i) => ({ ...m, event: apart.events[i] })), reasoning: apart.steps };
   }
 
   /**

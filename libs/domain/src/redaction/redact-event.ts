@@ -1,5 +1,6 @@
 import type {
   JsonObject,
+  ModelResponseReceived,
   JsonValue,
   PersistChoice,
   RedactionNote,
@@ -93,7 +94,21 @@ export function redactToolEvent(event: StoredToolEvent, policy: RedactionPolicy,
       return redactApprovalTexts(event, policy);
     case 'RunCompleted':
       return event;
+    case 'ModelResponseReceived':
+      return redactResponseText(event, policy);
   }
+}
+
+/**
+ * The response's own text is free text like a failure message: the default
+ * detectors apply. Its reasoning, signatures and item ids are never
+ * touched: signed state cannot be redacted without breaking it (it is kept
+ * apart, and only as long as the policy allows, instead).
+ */
+function redactResponseText(event: ModelResponseReceived, policy: RedactionPolicy): ModelResponseReceived {
+  if (event.text === undefined) return event;
+  const counts: RedactionCounts = {};
+  return { ...event, text: redactText(event.text, policy.defaults.detectors, counts), redaction: note('full', counts) };
 }
 
 /** A person's reason and name are free text like a failure message: the default detectors apply. */

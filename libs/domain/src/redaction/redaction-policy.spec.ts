@@ -47,7 +47,7 @@ describe('policy file: redaction rules', () => {
     expect(parsed.ok).toBe(false);
     if (parsed.ok) return;
     expect(parsed.problems).toEqual([
-      'channels.web.detectors: unknown key (allowed here: freshnessSeconds, visibility, staleResults, maxHistoryTokens, abandonedAfterSeconds, retention)',
+      'channels.web.detectors: unknown key (allowed here: freshnessSeconds, visibility, staleResults, maxHistoryTokens, abandonedAfterSeconds, reasoning, retention)',
       'tools.pay.persist: must be one of full, metadata, none',
       'defaults.maskArguments: must be a list of JSON paths such as "$.card.number"',
       'defaults.detectors[1]: unknown detector "ssn" (known: email, phone, payment_card, iban, secret, jwt, ip)',

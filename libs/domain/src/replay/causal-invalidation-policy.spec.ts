@@ -74,7 +74,7 @@ describe('causal invalidation (`invalidates`)', () => {
 
     it('is a tool rule only', () => {
       expect(problemsOf({ channels: { web: { invalidates: [{ tool: 'x', match: { '$.a': '$.a' } }] } } })).toEqual([
-        'channels.web.invalidates: unknown key (allowed here: freshnessSeconds, visibility, staleResults, maxHistoryTokens, abandonedAfterSeconds, retention)',
+        'channels.web.invalidates: unknown key (allowed here: freshnessSeconds, visibility, staleResults, maxHistoryTokens, abandonedAfterSeconds, reasoning, retention)',
       ]);
     });
   });

@@ -10,6 +10,7 @@ import type { HistoryFormat, ReplayedTurn } from './replay-history';
 import { expiredResultNotice } from './replay-call-rules';
 import { derivedToolCallId } from './replayed-tool-call-id';
 import { inRun, iso, replayOf, T0 } from './replay-test-support.fixture';
+import { DEFAULT_REPLAY_POLICY } from './replay-policy';
 
 const R1 = inRun('r1');
 
@@ -58,7 +59,7 @@ export function formatConversationTurn(format: HistoryFormat): ReplayedTurn {
     FORMAT_CONVERSATION,
     { format, asOf: T0 + 120_000, staleResults: 'placeholder' },
     {
-      defaults: { freshnessSeconds: 300, visibility: 'per_run', staleResults: 'drop', persist: 'full', abandonedAfterSeconds: 600 },
+      defaults: { ...DEFAULT_REPLAY_POLICY.defaults, freshnessSeconds: 300, abandonedAfterSeconds: 600 },
       channels: {},
       tools: { get_rate: { freshnessSeconds: 100 } },
     },

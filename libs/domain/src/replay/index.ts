@@ -5,3 +5,6 @@ export * from './replay-history';
 export * from './replay-validity';
 export { CALL_RULES, isResultExpired, resultExpiresAt, verdictOf } from './replay-call-rules';
 export type { CallContext, CallOmissionReason, CallRule, CallVerdict } from './replay-call-rules';
+export * from './round-responses';
+export { HISTORY_FORMAT_TRANSLATORS, translatorOf } from './history-format-translators';
+export type { HistoryFormatTranslator } from './history-format-translators';

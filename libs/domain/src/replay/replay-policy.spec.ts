@@ -11,6 +11,7 @@ describe('parseReplayPolicy', () => {
       staleResults: 'drop',
       persist: 'full',
       abandonedAfterSeconds: 600,
+      reasoning: { keep: 'turn' },
     });
     expect(policy.channels.support.visibility).toBe('per_service_call');
   });
@@ -27,7 +28,7 @@ describe('parseReplayPolicy', () => {
     expect(parsed.problems).toEqual([
       'extra: unknown key (expected defaults, channels, tools, tenants)',
       'defaults.freshnessSeconds: must be a whole number of seconds, 0 or more',
-      'defaults.visibilty: unknown key (allowed here: freshnessSeconds, visibility, staleResults, persist, maxHistoryTokens, abandonedAfterSeconds, maskArguments, maskResult, detectors, maxResultChars, retention)',
+      'defaults.visibilty: unknown key (allowed here: freshnessSeconds, visibility, staleResults, persist, maxHistoryTokens, abandonedAfterSeconds, reasoning, maskArguments, maskResult, detectors, maxResultChars, retention)',
       'channels.web.visibility: must be one of per_run, per_service_call',
       'tools.search.freshnessSeconds: must be a whole number of seconds, 0 or more',
       'tools.weather: must be an object',

@@ -10,6 +10,18 @@ import { CitationRule, parseCitationRule } from './citation-compaction';
 
 export type Visibility = 'per_run' | 'per_service_call';
 export type StaleResultMode = 'drop' | 'placeholder';
+/**
+ * How long a round's reasoning state rests: until its turn ends (default),
+ * always, or never (dropped when recorded). The strictest of a round's
+ * tools, its channel and the defaults applies.
+ */
+export type ReasoningKeep = 'turn' | 'always' | 'never';
+export const REASONING_KEEPS: readonly ReasoningKeep[] = ['never', 'turn', 'always'];
+
+/** The stricter of two: never before turn before always. */
+export function stricterKeep(a: ReasoningKeep, b: ReasoningKeep): ReasoningKeep {
+  return REASONING_KEEPS.indexOf(a) <= REASONING_KEEPS.indexOf(b) ? a : b;
+}
 
 export interface ToolReplayRule {
   freshnessSeconds?: number;
@@ -21,6 +33,8 @@ export interface ToolReplayRule {
   sideEffects?: boolean;
   /** Where the tool's result lists the sources an answer cites: replay keeps the cited ones (citation-compaction.ts). */
   citations?: CitationRule;
+  /** How long the reasoning of a round that called this tool rests. */
+  reasoning?: { keep: ReasoningKeep };
 }
 
 export interface ChannelReplayRule {
@@ -29,6 +43,7 @@ export interface ChannelReplayRule {
   staleResults?: StaleResultMode;
   maxHistoryTokens?: number;
   abandonedAfterSeconds?: number;
+  reasoning?: { keep: ReasoningKeep };
 }
 
 export interface ReplayPolicy {
@@ -41,6 +56,7 @@ export interface ReplayPolicy {
     maxHistoryTokens?: number;
     /** A running run with no event for longer than this is taken as abandoned: its side-effect calls get their notice. */
     abandonedAfterSeconds: number;
+    reasoning: { keep: ReasoningKeep };
   };
   channels: Record<string, ChannelReplayRule>;
   tools: Record<string, ToolReplayRule>;
@@ -56,6 +72,7 @@ export const DEFAULT_REPLAY_POLICY: ReplayPolicy = Object.freeze({
     staleResults: 'drop',
     persist: 'full',
     abandonedAfterSeconds: DEFAULT_ABANDONED_AFTER_SECONDS,
+    reasoning: { keep: 'turn' },
   },
   channels: {},
   tools: {},
@@ -91,6 +108,7 @@ export function parseReplayPolicy(document: unknown): PolicyParseResult {
         'persist',
         'maxHistoryTokens',
         'abandonedAfterSeconds',
+        'reasoning',
         ...REDACTION_KEYS,
         ...RETENTION_KEYS,
       ],
@@ -103,14 +121,24 @@ export function parseReplayPolicy(document: unknown): PolicyParseResult {
     document,
     'channels',
     'channel',
-    ['freshnessSeconds', 'visibility', 'staleResults', 'maxHistoryTokens', 'abandonedAfterSeconds', ...RETENTION_KEYS],
+    ['freshnessSeconds', 'visibility', 'staleResults', 'maxHistoryTokens', 'abandonedAfterSeconds', 'reasoning', ...RETENTION_KEYS],
     problems,
   );
   const tools: Record<string, ToolReplayRule> = readSection(
     document,
     'tools',
     'tool name',
-    ['freshnessSeconds', 'staleResults', 'persist', 'invalidates', 'sideEffects', 'citations', ...REDACTION_KEYS, ...RETENTION_KEYS],
+    [
+      'freshnessSeconds',
+      'staleResults',
+      'persist',
+      'invalidates',
+      'sideEffects',
+      'citations',
+      'reasoning',
+      ...REDACTION_KEYS,
+      ...RETENTION_KEYS,
+    ],
     problems,
   );
 
@@ -170,6 +198,11 @@ function readRule(path: string, value: unknown, allowed: readonly string[], prob
     } else if (key === 'citations') {
       const citations = parseCitationRule(at, v, problems);
       if (citations !== undefined) rule[key] = citations;
+    } else if (key === 'reasoning') {
+      const keep = isRecord(v) ? v.keep : undefined;
+      if (!isRecord(v) || Object.keys(v).some((k) => k !== 'keep') || !REASONING_KEEPS.includes(keep as ReasoningKeep))
+        problems.push(`${at}: must be {"keep": ${REASONING_KEEPS.map((k) => `"${k}"`).join(' | ')}}`);
+      else rule[key] = { keep };
     }
     // Redaction and retention keys fall through: parseRedactionPolicy and parseRetentionPolicy check their values.
   }
@@ -221,6 +254,16 @@ export function invalidationRules(policy: ReplayPolicy, toolName: string): reado
 /** Where the tool's results list their sources, if it has a citations rule. */
 export function citationRule(policy: ReplayPolicy, toolName: string): CitationRule | undefined {
   return own(policy.tools, toolName)?.citations;
+}
+
+/**
+ * How long a round's reasoning rests: the strictest of its tools' rules, its
+ * channel's and the default's (docs/adr/027). Without tools (the round's
+ * calls not known yet): its channel's, else the default.
+ */
+export function reasoningKeep(policy: ReplayPolicy, channel: string, toolNames: readonly string[] = []): ReasoningKeep {
+  const base = own(policy.channels, channel)?.reasoning?.keep ?? policy.defaults.reasoning.keep;
+  return toolNames.reduce<ReasoningKeep>((keep, tool) => stricterKeep(keep, own(policy.tools, tool)?.reasoning?.keep ?? keep), base);
 }
 
 /** Tool and channel names come from producers: "constructor" must not find Object.prototype's. */

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { ToolEvent } from '@toolhistory/contract';
+import type { ModelResponseReceived, ToolEvent } from '@toolhistory/contract';
 import { parseReplayPolicy } from './replay-policy';
 
 /**
@@ -29,16 +29,31 @@ export const runShape = fc.record({
 
 type RunShape = { rounds: number[]; ending: string; emptyIds: boolean; errors: boolean; lastCall?: string };
 
-/** A conversation of well-formed runs, in the order a producer would publish them. */
-export function traceOf(runs: fc.Arbitrary<RunShape[]>) {
+/** The model's response published before a round's calls (reasoning models), made from the round's place and its call ids. */
+export type ResponseOf = (at: {
+  runIndex: number;
+  roundIndex: number;
+  callIds: readonly string[];
+}) => Omit<ModelResponseReceived, keyof typeof scope | 'runId' | 'eventId' | 'type' | 'occurredAt' | 'roundIndex'>;
+
+/**
+ * A conversation of well-formed runs, in the order a producer would publish
+ * them. With `responseOf`, each round starts with the model's response and
+ * every run names the user message of its turn: a new one after a run that
+ * answered (`stop`), the same one while a turn goes on (a resumed or a
+ * failed run continues it).
+ */
+export function traceOf(runs: fc.Arbitrary<RunShape[]>, responseOf?: ResponseOf) {
   return runs.map((shapes) => {
     const events: ToolEvent[] = [];
     let t = T0;
     const next = () => new Date((t += 1_000)).toISOString();
     /** What the next run publishes first for a call the previous run left to a person. */
     let resumes: (envelope: typeof scope & { runId: string }) => ToolEvent[] = () => [];
+    let turn = 0;
     shapes.forEach((shape, r) => {
-      const envelope = { ...scope, runId: `run-${r}` };
+      const envelope = { ...scope, runId: `run-${r}`, ...(responseOf ? { userMessageId: `user-${turn}` } : {}) };
+      if (shape.ending === 'stop') turn += 1;
       events.push(...resumes(envelope));
       resumes = () => [];
       const lastRound = shape.rounds.length - 1;
@@ -47,6 +62,15 @@ export function traceOf(runs: fc.Arbitrary<RunShape[]>) {
       shape.rounds.forEach((calls, roundIndex) => {
         const callIds = Array.from({ length: calls }, (_, s) => (shape.emptyIds ? '' : `call_${r}_${roundIndex}_${s}`));
         const paused = roundIndex === lastRound && lastCall !== 'answered';
+        if (responseOf)
+          events.push({
+            ...envelope,
+            eventId: uuid(),
+            type: 'ModelResponseReceived',
+            occurredAt: next(),
+            roundIndex,
+            ...responseOf({ runIndex: r, roundIndex, callIds }),
+          });
         callIds.forEach((toolCallId, sequenceIndex) =>
           events.push({
             ...envelope,
@@ -104,8 +128,8 @@ export function traceOf(runs: fc.Arbitrary<RunShape[]>) {
 }
 
 /** Delivery as Kafka and producers may make it: repeated and cut short, and (when `reorder`) reordered. */
-function deliveries(reorder: boolean) {
-  return traceOf(fc.array(runShape, { minLength: 1, maxLength: 4 })).chain((events) =>
+export function deliveries(reorder: boolean, responseOf?: ResponseOf) {
+  return traceOf(fc.array(runShape, { minLength: 1, maxLength: 4 }), responseOf).chain((events) =>
     fc
       .tuple(
         fc.shuffledSubarray(events, { minLength: events.length, maxLength: events.length }),

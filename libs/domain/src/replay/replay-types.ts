@@ -29,6 +29,10 @@ export interface ReplayRequest {
   maxHistoryTokens?: number;
   /** The host's current path of message ids, oldest first; absent or empty: every run counts (replay-call-rules.ts, offBranchRule). */
   branchMessageIds?: readonly string[];
+  /** The model the host is about to call: reasoning recorded for another model is not replayed. */
+  model?: string;
+  /** The provider the host is about to call, for a format that names none (OpenAI chat's rounds for the AI SDK). */
+  provider?: string;
 }
 
 export interface ReplayedCall {
@@ -61,6 +65,10 @@ export interface ReplayedRound {
   calls: ReplayedCall[];
   /** Set on a round of an earlier run whose calls a person's decision resolved in this turn's run: that run's id. */
   resumedFromRunId?: string;
+  /** The model's response in the round, when recorded: its text, and its reasoning when it may be replayed (round-responses.ts). */
+  response?: ReplayedResponse;
+  /** A Gemini replay of a turn that goes on: the round's calls carry Google's placeholder signature, lacking their own. */
+  reasoningPlaceholder?: boolean;
 }
 
 export interface ReplayedTurn {
@@ -103,4 +111,23 @@ export interface ReplayHistory {
   pendingApprovals: PendingApproval[];
   /** The tokens of every call and result replayed (invocation-tokens.ts). */
   historyTokens: number;
+}
+
+/** Why a recorded round's reasoning is not in the reply; `none`: nothing was left out. */
+export type ReasoningOmission = 'none' | 'other_provider' | 'other_model' | 'policy_never' | 'expired' | 'format_has_none';
+
+export interface ReplayedResponse {
+  provider: string;
+  model: string;
+  /** The response's own text beside its calls (redacted). */
+  text?: string;
+  /** Present when replayed: the provider's items, each as published. */
+  reasoning?: JsonObject[];
+  /** Tool call id (as recorded) to its signature; replayed with the reasoning. */
+  callSignatures?: Record<string, string>;
+  /** Tool call id (as recorded) to the provider's item id; replayed with the reasoning. */
+  callItemIds?: Record<string, string>;
+  reasoningOmitted: ReasoningOmission;
+  /** What the text and the replayed reasoning take in the model's context. */
+  tokens: number;
 }

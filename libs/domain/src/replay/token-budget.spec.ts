@@ -118,7 +118,7 @@ describe('token budget (maxHistoryTokens, max_history_tokens)', () => {
     expect(parsed.ok ? [] : parsed.problems).toEqual([
       'defaults.maxHistoryTokens: must be a whole number of tokens, 0 to 2147483647',
       'channels.web.maxHistoryTokens: must be a whole number of tokens, 0 to 2147483647',
-      'tools.t.maxHistoryTokens: unknown key (allowed here: freshnessSeconds, staleResults, persist, invalidates, sideEffects, citations, maskArguments, maskResult, detectors, maxResultChars, retention)',
+      'tools.t.maxHistoryTokens: unknown key (allowed here: freshnessSeconds, staleResults, persist, invalidates, sideEffects, citations, reasoning, maskArguments, maskResult, detectors, maxResultChars, retention)',
     ]);
   });
 });

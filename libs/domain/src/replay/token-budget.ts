@@ -7,6 +7,8 @@
  */
 interface CostedRound {
   calls: ReadonlyArray<{ tokens: number }>;
+  /** The model's text and reasoning replayed with the round. */
+  response?: { tokens: number };
 }
 
 export interface FittedHistory<R extends CostedRound, Turn extends { rounds: readonly R[] }> {
@@ -17,7 +19,7 @@ export interface FittedHistory<R extends CostedRound, Turn extends { rounds: rea
   tokens: number;
 }
 
-const roundTokens = (round: CostedRound): number => round.calls.reduce((sum, call) => sum + call.tokens, 0);
+const roundTokens = (round: CostedRound): number => round.calls.reduce((sum, call) => sum + call.tokens, 0) + (round.response?.tokens ?? 0);
 
 /** `budget` undefined: no limit. Turns left without a round are left out. */
 export function fitTokenBudget<R extends CostedRound, Turn extends { rounds: readonly R[] }>(

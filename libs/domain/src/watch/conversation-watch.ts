@@ -148,6 +148,9 @@ function changeOf(event: ToolEvent, position: string, invocations: readonly Watc
       return { kind: 'run_ended', position, runId: event.runId, status: 'completed', endedAt: event.occurredAt };
     case 'RunFailed':
       return { kind: 'run_ended', position, runId: event.runId, status: 'failed', endedAt: event.occurredAt };
+    case 'ModelResponseReceived':
+      // A UI follows the calls; the model's response changes none of them.
+      return null;
   }
 }
 

@@ -367,6 +367,42 @@ messages from the structured calls.
 """
 Global___ReplayView: _TypeAlias = ReplayView  # noqa: Y015
 
+class _ReasoningOmission:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ReasoningOmissionEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ReasoningOmission.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    REASONING_OMISSION_UNSPECIFIED: _ReasoningOmission.ValueType  # 0
+    """nothing was left out (or none was recorded)"""
+    REASONING_OMISSION_OTHER_PROVIDER: _ReasoningOmission.ValueType  # 1
+    """recorded through another provider than the request's"""
+    REASONING_OMISSION_OTHER_MODEL: _ReasoningOmission.ValueType  # 2
+    """recorded for another model than GetReplayHistoryRequest.model"""
+    REASONING_OMISSION_EXPIRED: _ReasoningOmission.ValueType  # 3
+    """its turn is over: it no longer rests anywhere"""
+    REASONING_OMISSION_POLICY_NEVER: _ReasoningOmission.ValueType  # 4
+    """the policy's reasoning.keep for the round is never"""
+    REASONING_OMISSION_FORMAT_HAS_NONE: _ReasoningOmission.ValueType  # 5
+    """the requested format carries no reasoning (OpenAI chat)"""
+
+class ReasoningOmission(_ReasoningOmission, metaclass=_ReasoningOmissionEnumTypeWrapper):
+    """Why a recorded round's reasoning is not in the reply."""
+
+REASONING_OMISSION_UNSPECIFIED: ReasoningOmission.ValueType  # 0
+"""nothing was left out (or none was recorded)"""
+REASONING_OMISSION_OTHER_PROVIDER: ReasoningOmission.ValueType  # 1
+"""recorded through another provider than the request's"""
+REASONING_OMISSION_OTHER_MODEL: ReasoningOmission.ValueType  # 2
+"""recorded for another model than GetReplayHistoryRequest.model"""
+REASONING_OMISSION_EXPIRED: ReasoningOmission.ValueType  # 3
+"""its turn is over: it no longer rests anywhere"""
+REASONING_OMISSION_POLICY_NEVER: ReasoningOmission.ValueType  # 4
+"""the policy's reasoning.keep for the round is never"""
+REASONING_OMISSION_FORMAT_HAS_NONE: ReasoningOmission.ValueType  # 5
+"""the requested format carries no reasoning (OpenAI chat)"""
+Global___ReasoningOmission: _TypeAlias = ReasoningOmission  # noqa: Y015
+
 @_typing.final
 class ForkConversationRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
@@ -872,6 +908,7 @@ class Invocation(_message.Message):
     RESULT_RUN_ID_FIELD_NUMBER: _builtins.int
     PRODUCER_REDACTED_FIELD_NUMBER: _builtins.int
     FORKED_FROM_FIELD_NUMBER: _builtins.int
+    REASONING_BYTES_FIELD_NUMBER: _builtins.int
     tenant_id: _builtins.str
     conversation_id: _builtins.str
     run_id: _builtins.str
@@ -914,6 +951,10 @@ class Invocation(_message.Message):
     producer_redacted: _builtins.bool
     """The producer redacted or dropped the payload before publishing it (its
     persist hook); persist is the stricter of the producer's and the policy's.
+    """
+    reasoning_bytes: _builtins.int
+    """The size in bytes of the reasoning state recorded with the call's round
+    (its content is never listed; it rests only as long as the policy allows).
     """
     @_builtins.property
     def requested_at(self) -> _timestamp_pb2.Timestamp: ...
@@ -962,10 +1003,11 @@ class Invocation(_message.Message):
         result_run_id: _builtins.str = ...,
         producer_redacted: _builtins.bool = ...,
         forked_from: Global___ForkProvenance | None = ...,
+        reasoning_bytes: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_arguments_original_bytes", b"_arguments_original_bytes", "_duration_ms", b"_duration_ms", "_result_original_bytes", b"_result_original_bytes", "approval_decided_at", b"approval_decided_at", "arguments_original_bytes", b"arguments_original_bytes", "completed_at", b"completed_at", "duration_ms", b"duration_ms", "forked_from", b"forked_from", "requested_at", b"requested_at", "result_original_bytes", b"result_original_bytes"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_arguments_original_bytes", b"_arguments_original_bytes", "_duration_ms", b"_duration_ms", "_result_original_bytes", b"_result_original_bytes", "approval", b"approval", "approval_decided_at", b"approval_decided_at", "approval_decided_by", b"approval_decided_by", "approval_decision_reason", b"approval_decision_reason", "approval_request_reason", b"approval_request_reason", "argument_redactions", b"argument_redactions", "arguments_json", b"arguments_json", "arguments_original_bytes", b"arguments_original_bytes", "completed_at", b"completed_at", "conversation_id", b"conversation_id", "duration_ms", b"duration_ms", "forked_from", b"forked_from", "is_error", b"is_error", "persist", b"persist", "producer_redacted", b"producer_redacted", "requested_at", b"requested_at", "result", b"result", "result_original_bytes", b"result_original_bytes", "result_redactions", b"result_redactions", "result_run_id", b"result_run_id", "round_index", b"round_index", "run_id", b"run_id", "sequence_index", b"sequence_index", "status", b"status", "tenant_id", b"tenant_id", "tool_call_id", b"tool_call_id", "tool_name", b"tool_name", "trace_id", b"trace_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_arguments_original_bytes", b"_arguments_original_bytes", "_duration_ms", b"_duration_ms", "_result_original_bytes", b"_result_original_bytes", "approval", b"approval", "approval_decided_at", b"approval_decided_at", "approval_decided_by", b"approval_decided_by", "approval_decision_reason", b"approval_decision_reason", "approval_request_reason", b"approval_request_reason", "argument_redactions", b"argument_redactions", "arguments_json", b"arguments_json", "arguments_original_bytes", b"arguments_original_bytes", "completed_at", b"completed_at", "conversation_id", b"conversation_id", "duration_ms", b"duration_ms", "forked_from", b"forked_from", "is_error", b"is_error", "persist", b"persist", "producer_redacted", b"producer_redacted", "reasoning_bytes", b"reasoning_bytes", "requested_at", b"requested_at", "result", b"result", "result_original_bytes", b"result_original_bytes", "result_redactions", b"result_redactions", "result_run_id", b"result_run_id", "round_index", b"round_index", "run_id", b"run_id", "sequence_index", b"sequence_index", "status", b"status", "tenant_id", b"tenant_id", "tool_call_id", b"tool_call_id", "tool_name", b"tool_name", "trace_id", b"trace_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__arguments_original_bytes: _TypeAlias = _typing.Literal["arguments_original_bytes"]  # noqa: Y015
     _WhichOneofArgType__arguments_original_bytes: _TypeAlias = _typing.Literal["_arguments_original_bytes", b"_arguments_original_bytes"]  # noqa: Y015
@@ -1263,6 +1305,8 @@ class GetReplayHistoryRequest(_message.Message):
     MAX_HISTORY_TOKENS_FIELD_NUMBER: _builtins.int
     CONSISTENCY_TOKEN_FIELD_NUMBER: _builtins.int
     BRANCH_MESSAGE_IDS_FIELD_NUMBER: _builtins.int
+    MODEL_FIELD_NUMBER: _builtins.int
+    PROVIDER_FIELD_NUMBER: _builtins.int
     tenant_id: _builtins.str
     conversation_id: _builtins.str
     channel: _builtins.str
@@ -1285,6 +1329,17 @@ class GetReplayHistoryRequest(_message.Message):
     naming the token and how far recording has come; never an answer that
     lacks those events. Malformed, or naming a topic or partition the
     service does not consume: INVALID_ARGUMENT. Empty: no wait.
+    """
+    model: _builtins.str
+    """The model the host is about to call (optional): a round's reasoning
+    recorded for another model is not replayed (REASONING_OMISSION_OTHER_MODEL).
+    """
+    provider: _builtins.str
+    """The provider the host is about to call (openai, anthropic, google,
+    bedrock, or another name), for a format that names none: the rounds of
+    an OpenAI chat reply then carry that provider's reasoning (the AI SDK's
+    history is made from them). Must match the format's provider when the
+    format has one.
     """
     @_builtins.property
     def as_of(self) -> _timestamp_pb2.Timestamp:
@@ -1314,10 +1369,12 @@ class GetReplayHistoryRequest(_message.Message):
         max_history_tokens: _builtins.int | None = ...,
         consistency_token: _builtins.str = ...,
         branch_message_ids: _abc.Iterable[_builtins.str] | None = ...,
+        model: _builtins.str = ...,
+        provider: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_freshness_window_seconds", b"_freshness_window_seconds", "_max_history_tokens", b"_max_history_tokens", "as_of", b"as_of", "freshness_window_seconds", b"freshness_window_seconds", "max_history_tokens", b"max_history_tokens"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_freshness_window_seconds", b"_freshness_window_seconds", "_max_history_tokens", b"_max_history_tokens", "as_of", b"as_of", "branch_message_ids", b"branch_message_ids", "channel", b"channel", "consistency_token", b"consistency_token", "conversation_id", b"conversation_id", "format", b"format", "freshness_window_seconds", b"freshness_window_seconds", "max_history_tokens", b"max_history_tokens", "stale_results", b"stale_results", "tenant_id", b"tenant_id", "view", b"view"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_freshness_window_seconds", b"_freshness_window_seconds", "_max_history_tokens", b"_max_history_tokens", "as_of", b"as_of", "branch_message_ids", b"branch_message_ids", "channel", b"channel", "consistency_token", b"consistency_token", "conversation_id", b"conversation_id", "format", b"format", "freshness_window_seconds", b"freshness_window_seconds", "max_history_tokens", b"max_history_tokens", "model", b"model", "provider", b"provider", "stale_results", b"stale_results", "tenant_id", b"tenant_id", "view", b"view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__freshness_window_seconds: _TypeAlias = _typing.Literal["freshness_window_seconds"]  # noqa: Y015
     _WhichOneofArgType__freshness_window_seconds: _TypeAlias = _typing.Literal["_freshness_window_seconds", b"_freshness_window_seconds"]  # noqa: Y015
@@ -1463,27 +1520,110 @@ Global___Turn: _TypeAlias = Turn  # noqa: Y015
 class Round(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
+    @_typing.final
+    class CallSignaturesEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class CallItemIdsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     ROUND_INDEX_FIELD_NUMBER: _builtins.int
     CALLS_FIELD_NUMBER: _builtins.int
     RESUMED_FROM_RUN_ID_FIELD_NUMBER: _builtins.int
+    PROVIDER_FIELD_NUMBER: _builtins.int
+    MODEL_FIELD_NUMBER: _builtins.int
+    TEXT_FIELD_NUMBER: _builtins.int
+    REASONING_JSON_FIELD_NUMBER: _builtins.int
+    CALL_SIGNATURES_FIELD_NUMBER: _builtins.int
+    CALL_ITEM_IDS_FIELD_NUMBER: _builtins.int
+    REASONING_OMITTED_FIELD_NUMBER: _builtins.int
+    REASONING_PLACEHOLDER_FIELD_NUMBER: _builtins.int
     round_index: _builtins.int
     resumed_from_run_id: _builtins.str
     """Set when the round's calls were made in an earlier run and resolved in
     this turn's run (a person approved or denied them): that run's id. Such
     rounds come first in the turn, before the run's own rounds.
     """
+    provider: _builtins.str
+    """The model's response in the round (ModelResponseReceived), when
+    recorded: the provider and model it came from, and its own text beside
+    the calls.
+    """
+    model: _builtins.str
+    text: _builtins.str
+    reasoning_json: _builtins.str
+    """The reasoning replayed with the round: a JSON array of the provider's
+    own items, each as published; empty when none is replayed (see
+    reasoning_omitted). In messages_json they are already where the format
+    wants them.
+    """
+    reasoning_omitted: Global___ReasoningOmission.ValueType
+    reasoning_placeholder: _builtins.bool
+    """A Gemini replay of a turn that goes on: the round's first function call
+    carries Google's placeholder thought signature, lacking its own.
+    """
     @_builtins.property
     def calls(self) -> _containers.RepeatedCompositeFieldContainer[Global___ToolCall]: ...
+    @_builtins.property
+    def call_signatures(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """Replayed with the reasoning: tool call id (as recorded) to the
+        signature on that call (Gemini thoughtSignature), and to the provider's
+        item id (OpenAI fc_...).
+        """
+
+    @_builtins.property
+    def call_item_ids(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]: ...
     def __init__(
         self,
         *,
         round_index: _builtins.int = ...,
         calls: _abc.Iterable[Global___ToolCall] | None = ...,
         resumed_from_run_id: _builtins.str = ...,
+        provider: _builtins.str = ...,
+        model: _builtins.str = ...,
+        text: _builtins.str = ...,
+        reasoning_json: _builtins.str = ...,
+        call_signatures: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        call_item_ids: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        reasoning_omitted: Global___ReasoningOmission.ValueType = ...,
+        reasoning_placeholder: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["calls", b"calls", "resumed_from_run_id", b"resumed_from_run_id", "round_index", b"round_index"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["call_item_ids", b"call_item_ids", "call_signatures", b"call_signatures", "calls", b"calls", "model", b"model", "provider", b"provider", "reasoning_json", b"reasoning_json", "reasoning_omitted", b"reasoning_omitted", "reasoning_placeholder", b"reasoning_placeholder", "resumed_from_run_id", b"resumed_from_run_id", "round_index", b"round_index", "text", b"text"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

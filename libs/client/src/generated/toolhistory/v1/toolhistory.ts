@@ -635,6 +635,70 @@ export function replayViewToNumber(object: ReplayView): number {
   }
 }
 
+/** Why a recorded round's reasoning is not in the reply. */
+export enum ReasoningOmission {
+  /** REASONING_OMISSION_UNSPECIFIED - nothing was left out (or none was recorded) */
+  REASONING_OMISSION_UNSPECIFIED = "REASONING_OMISSION_UNSPECIFIED",
+  /** REASONING_OMISSION_OTHER_PROVIDER - recorded through another provider than the request's */
+  REASONING_OMISSION_OTHER_PROVIDER = "REASONING_OMISSION_OTHER_PROVIDER",
+  /** REASONING_OMISSION_OTHER_MODEL - recorded for another model than GetReplayHistoryRequest.model */
+  REASONING_OMISSION_OTHER_MODEL = "REASONING_OMISSION_OTHER_MODEL",
+  /** REASONING_OMISSION_EXPIRED - its turn is over: it no longer rests anywhere */
+  REASONING_OMISSION_EXPIRED = "REASONING_OMISSION_EXPIRED",
+  /** REASONING_OMISSION_POLICY_NEVER - the policy's reasoning.keep for the round is never */
+  REASONING_OMISSION_POLICY_NEVER = "REASONING_OMISSION_POLICY_NEVER",
+  /** REASONING_OMISSION_FORMAT_HAS_NONE - the requested format carries no reasoning (OpenAI chat) */
+  REASONING_OMISSION_FORMAT_HAS_NONE = "REASONING_OMISSION_FORMAT_HAS_NONE",
+  UNRECOGNIZED = "UNRECOGNIZED",
+}
+
+export function reasoningOmissionFromJSON(object: any): ReasoningOmission {
+  switch (object) {
+    case 0:
+    case "REASONING_OMISSION_UNSPECIFIED":
+      return ReasoningOmission.REASONING_OMISSION_UNSPECIFIED;
+    case 1:
+    case "REASONING_OMISSION_OTHER_PROVIDER":
+      return ReasoningOmission.REASONING_OMISSION_OTHER_PROVIDER;
+    case 2:
+    case "REASONING_OMISSION_OTHER_MODEL":
+      return ReasoningOmission.REASONING_OMISSION_OTHER_MODEL;
+    case 3:
+    case "REASONING_OMISSION_EXPIRED":
+      return ReasoningOmission.REASONING_OMISSION_EXPIRED;
+    case 4:
+    case "REASONING_OMISSION_POLICY_NEVER":
+      return ReasoningOmission.REASONING_OMISSION_POLICY_NEVER;
+    case 5:
+    case "REASONING_OMISSION_FORMAT_HAS_NONE":
+      return ReasoningOmission.REASONING_OMISSION_FORMAT_HAS_NONE;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return ReasoningOmission.UNRECOGNIZED;
+  }
+}
+
+export function reasoningOmissionToNumber(object: ReasoningOmission): number {
+  switch (object) {
+    case ReasoningOmission.REASONING_OMISSION_UNSPECIFIED:
+      return 0;
+    case ReasoningOmission.REASONING_OMISSION_OTHER_PROVIDER:
+      return 1;
+    case ReasoningOmission.REASONING_OMISSION_OTHER_MODEL:
+      return 2;
+    case ReasoningOmission.REASONING_OMISSION_EXPIRED:
+      return 3;
+    case ReasoningOmission.REASONING_OMISSION_POLICY_NEVER:
+      return 4;
+    case ReasoningOmission.REASONING_OMISSION_FORMAT_HAS_NONE:
+      return 5;
+    case ReasoningOmission.UNRECOGNIZED:
+    default:
+      return -1;
+  }
+}
+
 export interface ForkConversationRequest {
   /** required */
   tenantId: string;
@@ -853,7 +917,14 @@ export interface Invocation {
    */
   producerRedacted: boolean;
   /** Set on a forked conversation's copy of a source invocation: where it came from. */
-  forkedFrom?: ForkProvenance | undefined;
+  forkedFrom?:
+    | ForkProvenance
+    | undefined;
+  /**
+   * The size in bytes of the reasoning state recorded with the call's round
+   * (its content is never listed; it rests only as long as the policy allows).
+   */
+  reasoningBytes: string;
 }
 
 export interface Invocation_ArgumentRedactionsEntry {
@@ -1007,6 +1078,19 @@ export interface GetReplayHistoryRequest {
    * OMISSION_REASON_OFF_BRANCH. Empty: every run counts.
    */
   branchMessageIds: string[];
+  /**
+   * The model the host is about to call (optional): a round's reasoning
+   * recorded for another model is not replayed (REASONING_OMISSION_OTHER_MODEL).
+   */
+  model: string;
+  /**
+   * The provider the host is about to call (openai, anthropic, google,
+   * bedrock, or another name), for a format that names none: the rounds of
+   * an OpenAI chat reply then carry that provider's reasoning (the AI SDK's
+   * history is made from them). Must match the format's provider when the
+   * format has one.
+   */
+  provider: string;
 }
 
 export interface GetReplayHistoryResponse {
@@ -1071,6 +1155,44 @@ export interface Round {
    * rounds come first in the turn, before the run's own rounds.
    */
   resumedFromRunId: string;
+  /**
+   * The model's response in the round (ModelResponseReceived), when
+   * recorded: the provider and model it came from, and its own text beside
+   * the calls.
+   */
+  provider: string;
+  model: string;
+  text: string;
+  /**
+   * The reasoning replayed with the round: a JSON array of the provider's
+   * own items, each as published; empty when none is replayed (see
+   * reasoning_omitted). In messages_json they are already where the format
+   * wants them.
+   */
+  reasoningJson: string;
+  /**
+   * Replayed with the reasoning: tool call id (as recorded) to the
+   * signature on that call (Gemini thoughtSignature), and to the provider's
+   * item id (OpenAI fc_...).
+   */
+  callSignatures: { [key: string]: string };
+  callItemIds: { [key: string]: string };
+  reasoningOmitted: ReasoningOmission;
+  /**
+   * A Gemini replay of a turn that goes on: the round's first function call
+   * carries Google's placeholder thought signature, lacking its own.
+   */
+  reasoningPlaceholder: boolean;
+}
+
+export interface Round_CallSignaturesEntry {
+  key: string;
+  value: string;
+}
+
+export interface Round_CallItemIdsEntry {
+  key: string;
+  value: string;
 }
 
 export interface ToolCall {
@@ -2357,6 +2479,7 @@ function createBaseInvocation(): Invocation {
     resultRunId: "",
     producerRedacted: false,
     forkedFrom: undefined,
+    reasoningBytes: "0",
   };
 }
 
@@ -2445,6 +2568,9 @@ export const Invocation: MessageFns<Invocation> = {
     }
     if (message.forkedFrom !== undefined) {
       ForkProvenance.encode(message.forkedFrom, writer.uint32(226).fork()).join();
+    }
+    if (message.reasoningBytes !== "0") {
+      writer.uint32(232).int64(message.reasoningBytes);
     }
     return writer;
   },
@@ -2692,6 +2818,14 @@ export const Invocation: MessageFns<Invocation> = {
             message.forkedFrom = ForkProvenance.decode(reader, reader.uint32());
             continue;
           }
+          case 29: {
+            if (tag !== 232) {
+              break;
+            }
+
+            message.reasoningBytes = reader.int64().toString();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2753,6 +2887,7 @@ export const Invocation: MessageFns<Invocation> = {
     message.forkedFrom = (object.forkedFrom !== undefined && object.forkedFrom !== null)
       ? ForkProvenance.fromPartial(object.forkedFrom)
       : undefined;
+    message.reasoningBytes = object.reasoningBytes ?? "0";
     return message;
   },
 };
@@ -3648,6 +3783,8 @@ function createBaseGetReplayHistoryRequest(): GetReplayHistoryRequest {
     maxHistoryTokens: undefined,
     consistencyToken: "",
     branchMessageIds: [],
+    model: "",
+    provider: "",
   };
 }
 
@@ -3685,6 +3822,12 @@ export const GetReplayHistoryRequest: MessageFns<GetReplayHistoryRequest> = {
     }
     for (const v of message.branchMessageIds) {
       writer.uint32(90).string(v!);
+    }
+    if (message.model !== "") {
+      writer.uint32(98).string(message.model);
+    }
+    if (message.provider !== "") {
+      writer.uint32(106).string(message.provider);
     }
     return writer;
   },
@@ -3790,6 +3933,22 @@ export const GetReplayHistoryRequest: MessageFns<GetReplayHistoryRequest> = {
             message.branchMessageIds.push(reader.string());
             continue;
           }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.model = reader.string();
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.provider = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3818,6 +3977,8 @@ export const GetReplayHistoryRequest: MessageFns<GetReplayHistoryRequest> = {
     message.maxHistoryTokens = object.maxHistoryTokens ?? undefined;
     message.consistencyToken = object.consistencyToken ?? "";
     message.branchMessageIds = object.branchMessageIds?.map((e) => e) || [];
+    message.model = object.model ?? "";
+    message.provider = object.provider ?? "";
     return message;
   },
 };
@@ -4184,7 +4345,19 @@ export const Turn: MessageFns<Turn> = {
 };
 
 function createBaseRound(): Round {
-  return { roundIndex: 0, calls: [], resumedFromRunId: "" };
+  return {
+    roundIndex: 0,
+    calls: [],
+    resumedFromRunId: "",
+    provider: "",
+    model: "",
+    text: "",
+    reasoningJson: "",
+    callSignatures: {},
+    callItemIds: {},
+    reasoningOmitted: ReasoningOmission.REASONING_OMISSION_UNSPECIFIED,
+    reasoningPlaceholder: false,
+  };
 }
 
 export const Round: MessageFns<Round> = {
@@ -4197,6 +4370,30 @@ export const Round: MessageFns<Round> = {
     }
     if (message.resumedFromRunId !== "") {
       writer.uint32(26).string(message.resumedFromRunId);
+    }
+    if (message.provider !== "") {
+      writer.uint32(34).string(message.provider);
+    }
+    if (message.model !== "") {
+      writer.uint32(42).string(message.model);
+    }
+    if (message.text !== "") {
+      writer.uint32(50).string(message.text);
+    }
+    if (message.reasoningJson !== "") {
+      writer.uint32(58).string(message.reasoningJson);
+    }
+    globalThis.Object.entries(message.callSignatures).forEach(([key, value]: [string, string]) => {
+      Round_CallSignaturesEntry.encode({ key: key as any, value }, writer.uint32(66).fork()).join();
+    });
+    globalThis.Object.entries(message.callItemIds).forEach(([key, value]: [string, string]) => {
+      Round_CallItemIdsEntry.encode({ key: key as any, value }, writer.uint32(74).fork()).join();
+    });
+    if (message.reasoningOmitted !== ReasoningOmission.REASONING_OMISSION_UNSPECIFIED) {
+      writer.uint32(80).int32(reasoningOmissionToNumber(message.reasoningOmitted));
+    }
+    if (message.reasoningPlaceholder !== false) {
+      writer.uint32(88).bool(message.reasoningPlaceholder);
     }
     return writer;
   },
@@ -4238,6 +4435,76 @@ export const Round: MessageFns<Round> = {
             message.resumedFromRunId = reader.string();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.provider = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.model = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.text = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.reasoningJson = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            const entry8 = Round_CallSignaturesEntry.decode(reader, reader.uint32());
+            if (entry8.value !== undefined) {
+              message.callSignatures[entry8.key] = entry8.value;
+            }
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            const entry9 = Round_CallItemIdsEntry.decode(reader, reader.uint32());
+            if (entry9.value !== undefined) {
+              message.callItemIds[entry9.key] = entry9.value;
+            }
+            continue;
+          }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.reasoningOmitted = reasoningOmissionFromJSON(reader.int32());
+            continue;
+          }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.reasoningPlaceholder = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4258,6 +4525,164 @@ export const Round: MessageFns<Round> = {
     message.roundIndex = object.roundIndex ?? 0;
     message.calls = object.calls?.map((e) => ToolCall.fromPartial(e)) || [];
     message.resumedFromRunId = object.resumedFromRunId ?? "";
+    message.provider = object.provider ?? "";
+    message.model = object.model ?? "";
+    message.text = object.text ?? "";
+    message.reasoningJson = object.reasoningJson ?? "";
+    message.callSignatures = (globalThis.Object.entries(object.callSignatures ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    message.callItemIds = (globalThis.Object.entries(object.callItemIds ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    message.reasoningOmitted = object.reasoningOmitted ?? ReasoningOmission.REASONING_OMISSION_UNSPECIFIED;
+    message.reasoningPlaceholder = object.reasoningPlaceholder ?? false;
+    return message;
+  },
+};
+
+function createBaseRound_CallSignaturesEntry(): Round_CallSignaturesEntry {
+  return { key: "", value: "" };
+}
+
+export const Round_CallSignaturesEntry: MessageFns<Round_CallSignaturesEntry> = {
+  encode(message: Round_CallSignaturesEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Round_CallSignaturesEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRound_CallSignaturesEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create<I extends Exact<DeepPartial<Round_CallSignaturesEntry>, I>>(base?: I): Round_CallSignaturesEntry {
+    return Round_CallSignaturesEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Round_CallSignaturesEntry>, I>>(object: I): Round_CallSignaturesEntry {
+    const message = createBaseRound_CallSignaturesEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseRound_CallItemIdsEntry(): Round_CallItemIdsEntry {
+  return { key: "", value: "" };
+}
+
+export const Round_CallItemIdsEntry: MessageFns<Round_CallItemIdsEntry> = {
+  encode(message: Round_CallItemIdsEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Round_CallItemIdsEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRound_CallItemIdsEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create<I extends Exact<DeepPartial<Round_CallItemIdsEntry>, I>>(base?: I): Round_CallItemIdsEntry {
+    return Round_CallItemIdsEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Round_CallItemIdsEntry>, I>>(object: I): Round_CallItemIdsEntry {
+    const message = createBaseRound_CallItemIdsEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
     return message;
   },
 };

@@ -173,6 +173,23 @@ export enum ReplayView {
   UNRECOGNIZED = "UNRECOGNIZED",
 }
 
+/** Why a recorded round's reasoning is not in the reply. */
+export enum ReasoningOmission {
+  /** REASONING_OMISSION_UNSPECIFIED - nothing was left out (or none was recorded) */
+  REASONING_OMISSION_UNSPECIFIED = "REASONING_OMISSION_UNSPECIFIED",
+  /** REASONING_OMISSION_OTHER_PROVIDER - recorded through another provider than the request's */
+  REASONING_OMISSION_OTHER_PROVIDER = "REASONING_OMISSION_OTHER_PROVIDER",
+  /** REASONING_OMISSION_OTHER_MODEL - recorded for another model than GetReplayHistoryRequest.model */
+  REASONING_OMISSION_OTHER_MODEL = "REASONING_OMISSION_OTHER_MODEL",
+  /** REASONING_OMISSION_EXPIRED - its turn is over: it no longer rests anywhere */
+  REASONING_OMISSION_EXPIRED = "REASONING_OMISSION_EXPIRED",
+  /** REASONING_OMISSION_POLICY_NEVER - the policy's reasoning.keep for the round is never */
+  REASONING_OMISSION_POLICY_NEVER = "REASONING_OMISSION_POLICY_NEVER",
+  /** REASONING_OMISSION_FORMAT_HAS_NONE - the requested format carries no reasoning (OpenAI chat) */
+  REASONING_OMISSION_FORMAT_HAS_NONE = "REASONING_OMISSION_FORMAT_HAS_NONE",
+  UNRECOGNIZED = "UNRECOGNIZED",
+}
+
 export interface ForkConversationRequest {
   /** required */
   tenant_id?:
@@ -453,7 +470,14 @@ export interface Invocation {
     | boolean
     | undefined;
   /** Set on a forked conversation's copy of a source invocation: where it came from. */
-  forked_from?: ForkProvenance | undefined;
+  forked_from?:
+    | ForkProvenance
+    | undefined;
+  /**
+   * The size in bytes of the reasoning state recorded with the call's round
+   * (its content is never listed; it rests only as long as the policy allows).
+   */
+  reasoning_bytes?: string | undefined;
 }
 
 export interface Invocation_ArgumentRedactionsEntry {
@@ -634,7 +658,24 @@ export interface GetReplayHistoryRequest {
    * message is; every other run's calls are omitted as
    * OMISSION_REASON_OFF_BRANCH. Empty: every run counts.
    */
-  branch_message_ids?: string[] | undefined;
+  branch_message_ids?:
+    | string[]
+    | undefined;
+  /**
+   * The model the host is about to call (optional): a round's reasoning
+   * recorded for another model is not replayed (REASONING_OMISSION_OTHER_MODEL).
+   */
+  model?:
+    | string
+    | undefined;
+  /**
+   * The provider the host is about to call (openai, anthropic, google,
+   * bedrock, or another name), for a format that names none: the rounds of
+   * an OpenAI chat reply then carry that provider's reasoning (the AI SDK's
+   * history is made from them). Must match the format's provider when the
+   * format has one.
+   */
+  provider?: string | undefined;
 }
 
 export interface GetReplayHistoryResponse {
@@ -716,7 +757,53 @@ export interface Round {
    * this turn's run (a person approved or denied them): that run's id. Such
    * rounds come first in the turn, before the run's own rounds.
    */
-  resumed_from_run_id?: string | undefined;
+  resumed_from_run_id?:
+    | string
+    | undefined;
+  /**
+   * The model's response in the round (ModelResponseReceived), when
+   * recorded: the provider and model it came from, and its own text beside
+   * the calls.
+   */
+  provider?: string | undefined;
+  model?: string | undefined;
+  text?:
+    | string
+    | undefined;
+  /**
+   * The reasoning replayed with the round: a JSON array of the provider's
+   * own items, each as published; empty when none is replayed (see
+   * reasoning_omitted). In messages_json they are already where the format
+   * wants them.
+   */
+  reasoning_json?:
+    | string
+    | undefined;
+  /**
+   * Replayed with the reasoning: tool call id (as recorded) to the
+   * signature on that call (Gemini thoughtSignature), and to the provider's
+   * item id (OpenAI fc_...).
+   */
+  call_signatures?: { [key: string]: string } | undefined;
+  call_item_ids?: { [key: string]: string } | undefined;
+  reasoning_omitted?:
+    | ReasoningOmission
+    | undefined;
+  /**
+   * A Gemini replay of a turn that goes on: the round's first function call
+   * carries Google's placeholder thought signature, lacking its own.
+   */
+  reasoning_placeholder?: boolean | undefined;
+}
+
+export interface Round_CallSignaturesEntry {
+  key: string;
+  value: string;
+}
+
+export interface Round_CallItemIdsEntry {
+  key: string;
+  value: string;
 }
 
 export interface ToolCall {

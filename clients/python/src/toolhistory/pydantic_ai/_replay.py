@@ -1,0 +1,139 @@
+"""Replay: a ``bedrock-converse`` history as PydanticAI's ``message_history``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, cast
+
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelRequestPart,
+    ModelResponse,
+    ToolCallPart,
+    ToolReturnPart,
+)
+
+from toolhistory.splice import splice_history
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping, Sequence
+
+    from toolhistory.replay import ReplayedTurn, ReplayHistory
+
+REPLAY_FORMAT = "bedrock-converse"
+"""The history format ``to_message_history`` reads: ask ``get_replay_history(..., format=REPLAY_FORMAT)``."""
+
+
+def to_message_history(history: ReplayHistory | Sequence[ReplayedTurn]) -> list[ModelMessage]:
+    """Every replayed turn's tool segment as PydanticAI messages, in order.
+
+    ``history`` must be fetched with ``format="bedrock-converse"`` (``REPLAY_FORMAT``). Each round is a
+    ``ModelResponse`` of ``ToolCallPart``s and a ``ModelRequest`` of their ``ToolReturnPart``s (an error
+    result with ``outcome='failed'``). Pass the list as ``message_history`` (PydanticAI accepts a history
+    that starts with a response), or use ``splice_message_history`` to put each turn among the host's messages.
+    """
+    return from_replay_messages(
+        [message for turn in _turns_of(history, "to_message_history") for message in turn.messages]
+    )
+
+
+def splice_message_history(
+    host_messages: Sequence[ModelMessage],
+    history: ReplayHistory | Sequence[ReplayedTurn],
+    *,
+    id_of: Callable[[ModelMessage], str | None],
+) -> list[ModelMessage]:
+    """The host's messages with each replayed turn spliced in (``toolhistory.splice.splice_history``'s rules).
+
+    A completed run's tools go right before the host's message ``id_of`` names as its answer, a failed
+    or running run's finished rounds right after the message that started it. ``history`` as for
+    ``to_message_history``.
+    """
+
+    spliced = splice_history(host_messages, _turns_of(history, "splice_message_history"), id_of=id_of)
+    out: list[ModelMessage] = []
+    pending: list[Mapping[str, Any]] = []
+    for item in spliced:
+        if isinstance(item, (ModelRequest, ModelResponse)):
+            out.extend(from_replay_messages(pending))
+            pending = []
+            out.append(item)
+        else:
+            pending.append(item)
+    out.extend(from_replay_messages(pending))
+    return out
+
+
+def _turns_of(history: ReplayHistory | Sequence[ReplayedTurn], reader: str) -> Sequence[ReplayedTurn]:
+    fmt = getattr(history, "format", REPLAY_FORMAT)
+    if fmt != REPLAY_FORMAT:
+        raise ValueError(
+            f'{reader} reads the "{REPLAY_FORMAT}" replay format, got "{fmt}": '
+            f"fetch it with get_replay_history(..., format={REPLAY_FORMAT!r})"
+        )
+    # A ReplayHistory, or its turns (duck-typed: any objects with the fields splice_history reads).
+    turns = cast("Sequence[ReplayedTurn]", getattr(history, "turns", history))
+    return turns
+
+
+def from_replay_messages(messages: Iterable[Mapping[str, Any]]) -> list[ModelMessage]:
+    """A replayed tool segment (Bedrock Converse ``toolUse``/``toolResult`` messages) as PydanticAI messages."""
+    out: list[ModelMessage] = []
+    # Names of the calls not answered yet, per id in call order: ids may repeat, results follow their calls.
+    open_calls: dict[str, list[str]] = {}
+    for index, message in enumerate(messages):
+        role = message.get("role")
+        blocks = message.get("content")
+        if not isinstance(blocks, list):
+            raise ValueError(f"replayed message {index} has no content list: {message!r}")
+        if role == "assistant":
+            calls: list[ToolCallPart] = []
+            for block in blocks:
+                use = _block(block, "toolUse", index)
+                open_calls.setdefault(use["toolUseId"], []).append(use["name"])
+                calls.append(
+                    ToolCallPart(tool_name=use["name"], args=use.get("input") or {}, tool_call_id=use["toolUseId"])
+                )
+            out.append(ModelResponse(parts=calls))
+        elif role == "user":
+            returns: list[ModelRequestPart] = []
+            for block in blocks:
+                result = _block(block, "toolResult", index)
+                tool_call_id = result["toolUseId"]
+                names = open_calls.get(tool_call_id)
+                if not names:
+                    raise ValueError(f"replayed result {tool_call_id!r} (message {index}) answers no replayed call")
+                returns.append(
+                    ToolReturnPart(
+                        tool_name=names.pop(0),
+                        content=_content_of(result.get("content"), index),
+                        tool_call_id=tool_call_id,
+                        outcome="failed" if result.get("status") == "error" else "success",
+                    )
+                )
+            out.append(ModelRequest(parts=returns))
+        else:
+            raise ValueError(
+                f'replayed message {index} has role {role!r}: not a "{REPLAY_FORMAT}" tool segment '
+                f"(fetch the history with format={REPLAY_FORMAT!r})"
+            )
+    return out
+
+
+def _block(block: object, key: str, index: int) -> dict[str, Any]:
+    value = block.get(key) if isinstance(block, dict) else None
+    if not isinstance(value, dict):
+        raise ValueError(f"replayed message {index} holds a block without {key!r}: {block!r}")
+    return cast("dict[str, Any]", value)
+
+
+def _content_of(content: object, index: int) -> Any:
+    """A ``toolResult``'s content: a JSON block's value as it is, text blocks as their text."""
+    if not isinstance(content, list) or not content:
+        raise ValueError(f"replayed message {index} holds a toolResult without content")
+    if len(content) == 1 and isinstance(content[0], dict) and "json" in content[0]:
+        return content[0]["json"]
+    texts = [b.get("text") for b in content if isinstance(b, dict)]
+    if any(not isinstance(t, str) for t in texts) or len(texts) != len(content):
+        raise ValueError(f"replayed message {index} holds a toolResult block that is neither json nor text")
+    return "".join(cast("list[str]", texts))

@@ -1,0 +1,2 @@
+export * from './reasoning-apart';
+export * from './reasoning-rules';

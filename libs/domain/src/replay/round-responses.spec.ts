@@ -1,0 +1,133 @@
+import type { ToolEvent } from '@toolhistory/contract';
+import {
+  approvalDecided,
+  approvalRequested,
+  modelResponse,
+  runCompleted,
+  toolCall,
+  toolResult,
+} from '../../../../test/support/tool-event-factory';
+import type { ReplayRequest } from './replay-history';
+import { inRun, iso, policyOf, replayOf, T0 } from './replay-test-support.fixture';
+
+const R1 = { ...inRun('r1'), userMessageId: 'u1' };
+const R2 = { ...inRun('r2'), userMessageId: 'u1' };
+const THINKING = [{ type: 'thinking', thinking: 'the order first', signature: 'sig-1' }];
+
+/** Run 1 (still going): round 0 answered, round 1 asked; each round with the model's response before its calls. */
+const going = (response: Partial<Parameters<typeof modelResponse>[1]> = {}): ToolEvent[] => [
+  modelResponse(R1, { roundIndex: 0, reasoning: THINKING, text: 'Checking the order.', occurredAt: iso(1), ...response }),
+  toolCall(R1, { roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_a', toolName: 'get_order', occurredAt: iso(1) }),
+  toolResult(R1, { roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_a', occurredAt: iso(2) }),
+  modelResponse(R1, { roundIndex: 1, reasoning: THINKING, occurredAt: iso(3), ...response }),
+  toolCall(R1, { roundIndex: 1, sequenceIndex: 0, toolCallId: 'call_b', toolName: 'get_invoice', occurredAt: iso(3) }),
+];
+const PROGRESS = policyOf({ defaults: { visibility: 'per_service_call' } });
+const firstRound = (events: ToolEvent[], request: Partial<ReplayRequest>, policy = PROGRESS) =>
+  replayOf(events, { asOf: T0 + 10_000, ...request }, policy).turns[0]?.rounds[0];
+
+describe('what a round carries of the model response (REASONING_RULES)', () => {
+  it.each<[string, ToolEvent[], Partial<ReplayRequest>, object]>([
+    [
+      'the recording provider, the turn still going: reasoning and text',
+      going(),
+      { format: 'anthropic_messages' },
+      { provider: 'anthropic', text: 'Checking the order.', reasoning: THINKING, reasoningOmitted: 'none' },
+    ],
+    ['another provider: none', going(), { format: 'openai_responses' }, { reasoningOmitted: 'other_provider' }],
+    [
+      'Claude on Bedrock is another provider than Anthropic',
+      going(),
+      { format: 'bedrock_converse' },
+      { reasoningOmitted: 'other_provider' },
+    ],
+    [
+      'another model than the request names: none',
+      going(),
+      { format: 'anthropic_messages', model: 'claude-opus-4-1' },
+      { reasoningOmitted: 'other_model' },
+    ],
+    [
+      'the model the request names: kept',
+      going(),
+      { format: 'anthropic_messages', model: 'claude-sonnet-4-5' },
+      { reasoning: THINKING, reasoningOmitted: 'none' },
+    ],
+    [
+      'OpenAI chat carries text, no reasoning',
+      going(),
+      { format: 'openai_chat' },
+      { text: 'Checking the order.', reasoningOmitted: 'format_has_none' },
+    ],
+    [
+      "OpenAI chat's rounds carry the provider's reasoning when the request names it (the AI SDK's history)",
+      going(),
+      { format: 'openai_chat', provider: 'anthropic' },
+      { reasoning: THINKING, reasoningOmitted: 'none' },
+    ],
+    [
+      'the turn over (a run of it answered): expired, the text stays',
+      [
+        ...going(),
+        toolResult(R1, { roundIndex: 1, sequenceIndex: 0, toolCallId: 'call_b', occurredAt: iso(4) }),
+        runCompleted(R1, { occurredAt: iso(5) }),
+      ],
+      { format: 'anthropic_messages' },
+      { text: 'Checking the order.', reasoningOmitted: 'expired' },
+    ],
+  ])('%s', (_name, events, request, expected) => {
+    const round = firstRound(events, request);
+    expect(round?.response).toMatchObject(expected);
+    if ((expected as { reasoning?: unknown }).reasoning === undefined) expect(round?.response?.reasoning).toBeUndefined();
+  });
+
+  it("keeps none of a round whose tool's rule says never", () => {
+    const policy = policyOf({ defaults: { visibility: 'per_service_call' }, tools: { get_order: { reasoning: { keep: 'never' } } } });
+    expect(firstRound(going(), { format: 'anthropic_messages' }, policy)?.response).toMatchObject({ reasoningOmitted: 'policy_never' });
+  });
+
+  it('gives a Gemini round of the turn that goes on the placeholder when it has no signature of its own, and none once the turn is over', () => {
+    expect(firstRound(going(), { format: 'gemini' })).toMatchObject({
+      reasoningPlaceholder: true,
+      response: { reasoningOmitted: 'other_provider' },
+    });
+    const signed = going({
+      provider: 'google',
+      model: 'gemini-3-pro',
+      reasoning: undefined,
+      callSignatures: { call_a: 'sig-a', call_b: 'sig-b' },
+    });
+    const round = firstRound(signed, { format: 'gemini' });
+    expect(round?.reasoningPlaceholder).toBeUndefined();
+    expect(round?.response?.callSignatures).toEqual({ call_a: 'sig-a', call_b: 'sig-b' });
+    const over = [
+      ...going(),
+      toolResult(R1, { roundIndex: 1, sequenceIndex: 0, toolCallId: 'call_b', occurredAt: iso(4) }),
+      runCompleted(R1, { occurredAt: iso(5) }),
+    ];
+    expect(firstRound(over, { format: 'gemini' })?.reasoningPlaceholder).toBeUndefined();
+  });
+
+  it('gives a resumed round the response of the run it was made in, its reasoning kept across the pause', () => {
+    const events: ToolEvent[] = [
+      modelResponse(R1, { roundIndex: 0, reasoning: THINKING, occurredAt: iso(1) }),
+      toolCall(R1, { roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_refund', toolName: 'refund', occurredAt: iso(1) }),
+      approvalRequested(R1, { roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_refund', occurredAt: iso(1) }),
+      runCompleted(R1, { finishReason: 'tool-calls', occurredAt: iso(2) }),
+      approvalDecided(R2, { roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_refund', approved: true, occurredAt: iso(5) }),
+      toolResult(R2, { roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_refund', occurredAt: iso(6) }),
+    ];
+    const turn = replayOf(events, { asOf: T0 + 10_000, format: 'anthropic_messages' }, PROGRESS).turns.find((t) => t.runId === 'r2');
+    expect(turn?.rounds[0]).toMatchObject({ resumedFromRunId: 'r1', response: { reasoning: THINKING, reasoningOmitted: 'none' } });
+  });
+
+  it('counts the text and the replayed reasoning in the round tokens', () => {
+    const withResponse = replayOf(going(), { asOf: T0 + 10_000, format: 'anthropic_messages' }, PROGRESS).historyTokens;
+    const without = replayOf(
+      going().filter((e) => e.type !== 'ModelResponseReceived'),
+      { asOf: T0 + 10_000, format: 'anthropic_messages' },
+      PROGRESS,
+    ).historyTokens;
+    expect(withResponse).toBeGreaterThan(without);
+  });
+});
