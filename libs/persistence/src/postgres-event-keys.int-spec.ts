@@ -65,6 +65,36 @@ describe('PostgresEventKeys: the event store keys only (real PostgreSQL)', () =>
       invocations: touched.invocations,
     });
     expect(touched.invocations.map((k) => `${k.runId} ${k.pairKey}`)).toEqual(['r1 pos:0:0', 'r1 id:call_0_1_r1', 'r2 id:call_0_1_r1']);
+    // Taken from the column written on append, not from the payload.
+    expect(read.map((r) => r.event.pairKey ?? r.event.toolCallId ?? null)).toEqual([
+      'pos:0:0',
+      'pos:0:0',
+      'id:call_0_1_r1',
+      'id:call_0_1_r1',
+      null,
+      'id:call_0_1_r1',
+      'id:call_0_1_r1',
+      null,
+    ]);
+  });
+
+  it('takes the pair from the payload of an event appended before its key had a column', async () => {
+    const tenantId = 'keys-older';
+    await store.append({ tenantId, conversationId: 'c1' }, conversation(tenantId, 'c1'), { expectedPosition: 'no_stream' });
+    const withColumn = await keys.readKeys('0', { tenantId }, 100);
+    await db.pool.query('UPDATE events SET pair_key = NULL WHERE tenant_id = $1', [tenantId]);
+    const fromPayload = await keys.readKeys('0', { tenantId }, 100);
+
+    expect(fromPayload.every((r) => r.event.pairKey === undefined)).toBe(true);
+    expect(fromPayload.filter((r) => r.event.toolCallId !== undefined).map((r) => r.event.type)).toEqual([
+      'ToolCallRequested',
+      'ToolResultReceived',
+      'ToolCallRequested',
+      'ToolApprovalRequested',
+      'ToolApprovalDecided',
+      'ToolResultReceived',
+    ]);
+    expect(invocationKeysTouchedBy(fromPayload.map((r) => r.event))).toEqual(invocationKeysTouchedBy(withColumn.map((r) => r.event)));
   });
 
   it('follows the store: by tenant and type, a page at a time, then live appends, resumed without gap or duplicate', async () => {

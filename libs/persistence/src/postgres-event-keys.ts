@@ -13,6 +13,7 @@ interface KeyRow {
   tenantId: string;
   conversationId: string;
   runId: string;
+  pairKey: string | null;
   toolCallId: string | null;
   /** numeric: as text. */
   roundIndex: string | null;
@@ -20,12 +21,13 @@ interface KeyRow {
 }
 
 /**
- * The PostgreSQL event store's events, keys only (EventKeyFeed): the
- * columns, and the three members of an invocation's events that make its
- * pair key, taken from the payload in PostgreSQL. Nothing of a payload
- * travels, nothing is opened: what the search projection follows. The
- * members read are the same in every stored schema version (an upcaster
- * that moved one would have to be mirrored here).
+ * The PostgreSQL event store's events, keys only (EventKeyFeed): columns
+ * only, an invocation's pair key included (migration 026), so no payload
+ * is read, decompressed or sent: what the search projections follow. An
+ * invocation's event appended before that migration has no pair key
+ * column: the three members that make it are taken from its payload in
+ * PostgreSQL (the same in every stored schema version; an upcaster that
+ * moved one would have to be mirrored here).
  */
 export class PostgresEventKeys implements EventKeyFeed {
   private readonly pageSize: number;
@@ -59,10 +61,10 @@ export class PostgresEventKeys implements EventKeyFeed {
     try {
       const { rows } = await this.pool.query<KeyRow>(
         `SELECT e.global_position::text AS "globalPosition", ${isoText('e.recorded_at')} AS "recordedAt", e.event_id AS "eventId",
-           e.type, e.tenant_id AS "tenantId", e.conversation_id AS "conversationId", e.run_id AS "runId",
+           e.type, e.tenant_id AS "tenantId", e.conversation_id AS "conversationId", e.run_id AS "runId", e.pair_key AS "pairKey",
            k."toolCallId", k."roundIndex", k."sequenceIndex"
          FROM events e
-         CROSS JOIN LATERAL (SELECT * FROM json_to_record(CASE WHEN e.type IN ('ToolCallRequested', 'ToolResultReceived',
+         CROSS JOIN LATERAL (SELECT * FROM json_to_record(CASE WHEN e.pair_key IS NULL AND e.type IN ('ToolCallRequested', 'ToolResultReceived',
              'ToolApprovalRequested', 'ToolApprovalDecided') THEN e.payload END)
            AS k("toolCallId" text, "roundIndex" numeric, "sequenceIndex" numeric)) k
          WHERE ${conditions.join(' AND ')} ORDER BY e.global_position LIMIT ${bind(limit)}`,
@@ -77,6 +79,7 @@ export class PostgresEventKeys implements EventKeyFeed {
           tenantId: r.tenantId,
           conversationId: r.conversationId,
           runId: r.runId,
+          ...(r.pairKey === null ? {} : { pairKey: r.pairKey }),
           ...(r.toolCallId === null ? {} : { toolCallId: r.toolCallId }),
           ...(r.roundIndex === null ? {} : { roundIndex: Number(r.roundIndex) }),
           ...(r.sequenceIndex === null ? {} : { sequenceIndex: Number(r.sequenceIndex) }),

@@ -68,6 +68,9 @@ export interface EventKeys {
   tenantId: string;
   conversationId: string;
   runId: string;
+  /** An invocation's event: its pair key (read-model-keys.ts), where the store keeps it... */
+  pairKey?: string;
+  /** ...else the members it is made of. */
   toolCallId?: string;
   roundIndex?: number;
   sequenceIndex?: number;

@@ -9,14 +9,18 @@ import {
   toolResult,
 } from '../../../../test/support/tool-event-factory';
 import type { EventKeys } from '../ports/event-store.port';
-import { invocationKeysTouchedBy, isInvocationEvent, keysTouchedBy } from './read-model-keys';
+import { invocationKeysTouchedBy, isInvocationEvent, keysTouchedBy, pairKeyOf } from './read-model-keys';
 
-/** What an EventKeyFeed gives of an event: its keys, the pair's members only where the event has them. */
-function keysOf(event: ToolEvent): EventKeys {
+/**
+ * What an EventKeyFeed gives of an event: its keys, an invocation's pair
+ * key where the store keeps it, else the members it is made of.
+ */
+function keysOf(event: ToolEvent, pairKeyKept = false): EventKeys {
   const { eventId, type, tenantId, conversationId, runId } = event;
-  const pair = isInvocationEvent(event)
-    ? { toolCallId: event.toolCallId, roundIndex: event.roundIndex, sequenceIndex: event.sequenceIndex }
-    : {};
+  if (!isInvocationEvent(event)) return { eventId, type, tenantId, conversationId, runId };
+  const pair = pairKeyKept
+    ? { pairKey: pairKeyOf(event) }
+    : { toolCallId: event.toolCallId, roundIndex: event.roundIndex, sequenceIndex: event.sequenceIndex };
   return { eventId, type, tenantId, conversationId, runId, ...pair };
 }
 
@@ -52,9 +56,10 @@ const eventArbitrary: fc.Arbitrary<ToolEvent> = fc
 describe('invocationKeysTouchedBy', () => {
   it('finds from keys alone the invocations keysTouchedBy finds from whole events, and their conversations', () => {
     fc.assert(
-      fc.property(fc.array(eventArbitrary, { maxLength: 30 }), (events) => {
+      fc.property(fc.array(fc.tuple(eventArbitrary, fc.boolean()), { maxLength: 30 }), (drawn) => {
+        const events = drawn.map(([event]) => event);
         const fromEvents = keysTouchedBy(events.filter(isInvocationEvent));
-        expect(invocationKeysTouchedBy(events.map(keysOf))).toEqual({
+        expect(invocationKeysTouchedBy(drawn.map(([event, pairKeyKept]) => keysOf(event, pairKeyKept)))).toEqual({
           conversations: fromEvents.conversations,
           invocations: fromEvents.invocations,
         });
@@ -84,7 +89,7 @@ describe('invocationKeysTouchedBy', () => {
       ['t c r2 id:x'],
     ],
   ])('%s', (_, events, expected) => {
-    const { invocations } = invocationKeysTouchedBy(events.map(keysOf));
+    const { invocations } = invocationKeysTouchedBy(events.map((event) => keysOf(event)));
     expect(invocations.map((k) => `${k.tenantId} ${k.conversationId} ${k.runId} ${k.pairKey}`)).toEqual(expected);
   });
 });

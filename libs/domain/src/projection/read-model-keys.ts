@@ -100,7 +100,8 @@ export function invocationKeysTouchedBy(events: readonly EventKeys[]): { convers
     const invocation = {
       ...conversation,
       runId: e.runId,
-      pairKey: pairKeyOf({ toolCallId: e.toolCallId ?? '', roundIndex: e.roundIndex ?? 0, sequenceIndex: e.sequenceIndex ?? 0 }),
+      pairKey:
+        e.pairKey ?? pairKeyOf({ toolCallId: e.toolCallId ?? '', roundIndex: e.roundIndex ?? 0, sequenceIndex: e.sequenceIndex ?? 0 }),
     };
     invocations.set(invocationKeyString(invocation), invocation);
   }
