@@ -14,10 +14,8 @@ interface KeyRow {
   conversationId: string;
   runId: string;
   pairKey: string | null;
-  toolCallId: string | null;
-  /** numeric: as text. */
-  roundIndex: string | null;
-  sequenceIndex: string | null;
+  /** [toolCallId, roundIndex, sequenceIndex], where they come from the payload. */
+  pairMembers: [string | null, number | null, number | null] | null;
 }
 
 /**
@@ -62,11 +60,11 @@ export class PostgresEventKeys implements EventKeyFeed {
       const { rows } = await this.pool.query<KeyRow>(
         `SELECT e.global_position::text AS "globalPosition", ${isoText('e.recorded_at')} AS "recordedAt", e.event_id AS "eventId",
            e.type, e.tenant_id AS "tenantId", e.conversation_id AS "conversationId", e.run_id AS "runId", e.pair_key AS "pairKey",
-           k."toolCallId", k."roundIndex", k."sequenceIndex"
+           -- Only where the column is empty (appended before migration 026): the pair's members from the payload.
+           CASE WHEN e.pair_key IS NULL AND e.type IN ('ToolCallRequested', 'ToolResultReceived', 'ToolApprovalRequested', 'ToolApprovalDecided')
+             THEN (SELECT json_build_array(k."toolCallId", k."roundIndex", k."sequenceIndex")
+                   FROM json_to_record(e.payload) AS k("toolCallId" text, "roundIndex" numeric, "sequenceIndex" numeric)) END AS "pairMembers"
          FROM events e
-         CROSS JOIN LATERAL (SELECT * FROM json_to_record(CASE WHEN e.pair_key IS NULL AND e.type IN ('ToolCallRequested', 'ToolResultReceived',
-             'ToolApprovalRequested', 'ToolApprovalDecided') THEN e.payload END)
-           AS k("toolCallId" text, "roundIndex" numeric, "sequenceIndex" numeric)) k
          WHERE ${conditions.join(' AND ')} ORDER BY e.global_position LIMIT ${bind(limit)}`,
         values,
       );
@@ -80,13 +78,22 @@ export class PostgresEventKeys implements EventKeyFeed {
           conversationId: r.conversationId,
           runId: r.runId,
           ...(r.pairKey === null ? {} : { pairKey: r.pairKey }),
-          ...(r.toolCallId === null ? {} : { toolCallId: r.toolCallId }),
-          ...(r.roundIndex === null ? {} : { roundIndex: Number(r.roundIndex) }),
-          ...(r.sequenceIndex === null ? {} : { sequenceIndex: Number(r.sequenceIndex) }),
+          ...membersOf(r.pairMembers),
         },
       }));
     } catch (error) {
       throw classifyPostgresError(error);
     }
   }
+}
+
+/** The members that make an older event's pair key, as far as its payload has them. */
+function membersOf(members: KeyRow['pairMembers']): Pick<RecordedEventKeys['event'], 'toolCallId' | 'roundIndex' | 'sequenceIndex'> {
+  if (members === null) return {};
+  const [toolCallId, roundIndex, sequenceIndex] = members;
+  return {
+    ...(toolCallId === null ? {} : { toolCallId }),
+    ...(roundIndex === null ? {} : { roundIndex: Number(roundIndex) }),
+    ...(sequenceIndex === null ? {} : { sequenceIndex: Number(sequenceIndex) }),
+  };
 }
