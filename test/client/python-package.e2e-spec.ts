@@ -58,6 +58,8 @@ describe('the Python package (clients/python) against the running service', () =
       policy: {
         defaults: { freshnessSeconds: 3600 },
         tools: { web_search: { citations: { items: '$.results[*]', number: '$.sourceNumber' } } },
+        // A crashed run's rounds whose results reached a later model call replay (the adapters' crash-resume tests).
+        channels: { 'long-runs': { visibility: 'per_service_call' } },
       },
       env: {
         GRPC_TLS_CERT_FILE: certs.serverCert,
