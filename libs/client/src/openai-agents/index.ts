@@ -7,6 +7,7 @@ export {
   DEFAULT_TOOL_ERROR_TEXT,
   isSdkToolError,
   markToolError,
+  responseReasoningOf,
   resumePointOf,
   runViewOfState,
   toolErrorFunction,
@@ -30,6 +31,8 @@ export { historyInput, toAgentInputItems } from './agents-history-input';
 export type {
   OpenAiResponsesFunctionCall,
   OpenAiResponsesFunctionCallOutput,
+  OpenAiResponsesOutputMessage,
+  OpenAiResponsesReasoningItem,
   ReplayedAgentItem,
   ResponsesReplayItem,
   ResponsesReplayTurn,
