@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import type { Admin, Producer } from 'kafkajs';
 import type { Pool } from 'pg';
 import { openLocalDatabase, readLocalSettings } from '../libs/local-database/src';
@@ -274,6 +274,28 @@ export async function openLoopLoad(
   return { latencies, errors, elapsedSeconds: (performance.now() - started) / 1000, offered: total, firstError };
 }
 
+/**
+ * The service a benchmark starts and the migrations of its schema: this
+ * build's, or with BENCH_SERVICE_BUILD another checkout's (built with `npm
+ * run build`), so that one benchmark build measures the service of another
+ * (a before/after pair with the same measuring code).
+ */
+export async function benchServiceBuild(): Promise<{
+  main: string;
+  runMigrations: (url: string, schema: string) => Promise<unknown>;
+}> {
+  const root = process.env.BENCH_SERVICE_BUILD;
+  if (!root) {
+    const { runMigrations } = await import('../libs/persistence/src');
+    return { main: resolve(__dirname, '../apps/toolhistory/src/main.js'), runMigrations };
+  }
+  const persistence = (await import(resolve(root, 'dist/libs/persistence/src'))) as {
+    runMigrations: (url: string, schema: string) => Promise<unknown>;
+  };
+  console.error(`service: the build in ${resolve(root)}`);
+  return { main: resolve(root, 'dist/apps/toolhistory/src/main.js'), runMigrations: persistence.runMigrations };
+}
+
 export interface BenchRecorderSettings {
   brokers: string[];
   topic: string;
@@ -282,6 +304,8 @@ export interface BenchRecorderSettings {
   schema: string;
   /** More settings for the service (a policy file, say). */
   env?: Record<string, string>;
+  /** Another build's service (its main.js), to compare builds in one run; this build's by default. */
+  main?: string;
 }
 
 export interface BenchService {
@@ -300,7 +324,7 @@ export interface BenchService {
  */
 export function spawnBenchRecorder(settings: BenchRecorderSettings): BenchService {
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, resolve(__dirname, '../apps/toolhistory/src/main.js')], {
+  const child = spawn(process.execPath, [...nodeArgs, settings.main ?? resolve(__dirname, '../apps/toolhistory/src/main.js')], {
     env: {
       PATH: process.env.PATH ?? '',
       KAFKA_BROKERS: settings.brokers.join(','),
@@ -338,3 +362,163 @@ export function spawnBenchRecorder(settings: BenchRecorderSettings): BenchServic
     },
   };
 }
+
+/** The local TCP ports of a process's connections to `remotePort` on this machine (its database connections), from /proc. */
+export function connectedPorts(pid: number, remotePort: number): number[] {
+  let inodes: Set<string>;
+  try {
+    inodes = new Set(
+      readdirSync(`/proc/${pid}/fd`)
+        .map((fd) => {
+          try {
+            return /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1];
+          } catch {
+            return undefined;
+          }
+        })
+        .filter((inode): inode is string => inode !== undefined),
+    );
+  } catch {
+    return [];
+  }
+  const ports: number[] = [];
+  for (const table of ['tcp', 'tcp6']) {
+    let text: string;
+    try {
+      text = readFileSync(`/proc/${pid}/net/${table}`, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      if (fields.length < 10 || !inodes.has(fields[9])) continue;
+      const local = Number.parseInt(fields[1].split(':')[1], 16);
+      const remote = Number.parseInt(fields[2].split(':')[1], 16);
+      if (remote === remotePort) ports.push(local);
+    }
+  }
+  return ports;
+}
+
+/** The port a PostgreSQL URL connects to. */
+export const databasePort = (databaseUrl: string): number => Number(new URL(databaseUrl).port || 5432);
+
+/**
+ * The CPU a process and the PostgreSQL backends serving its connections
+ * spend, from /proc: the backends are found by the process's own sockets
+ * (so another process's sessions, with the same application name, never
+ * count), looked for again every `sampleMs` while the meter runs, since pools
+ * open and close connections. A backend that closed between two looks loses
+ * what it spent after the last one.
+ */
+export class CpuMeter {
+  private readonly first = new Map<number, number>();
+  private readonly last = new Map<number, number>();
+  private processStart = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private sampling: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly pid: number,
+    private readonly options: { databaseUrl: string; applicationName?: string; sampleMs?: number },
+  ) {}
+
+  private async backends(): Promise<number[]> {
+    const ports = connectedPorts(this.pid, databasePort(this.options.databaseUrl));
+    if (ports.length === 0) return [];
+    const { rows } = await this.pool.query<{ pid: number }>(
+      `SELECT pid FROM pg_stat_activity WHERE client_port = ANY($1::int[]) AND client_addr IS NOT NULL
+         AND ($2::text IS NULL OR application_name = $2) AND pid <> pg_backend_pid()`,
+      [ports, this.options.applicationName ?? null],
+    );
+    return rows.map((r) => r.pid);
+  }
+
+  private async sample(fromZero: boolean): Promise<void> {
+    for (const pid of await this.backends()) {
+      const cpu = cpuSeconds(pid);
+      if (!this.first.has(pid)) this.first.set(pid, fromZero ? 0 : cpu);
+      this.last.set(pid, cpu);
+    }
+  }
+
+  /** Starts counting: what the process and its backends spent so far is left out. */
+  async start(): Promise<void> {
+    this.processStart = cpuSeconds(this.pid);
+    await this.sample(false);
+    this.timer = setInterval(() => {
+      this.sampling = this.sampling.then(() => this.sample(true)).catch(() => undefined);
+    }, this.options.sampleMs ?? 200);
+  }
+
+  /** CPU seconds so far: the process's and its backends'. */
+  async read(): Promise<{ process: number; database: number; backends: number }> {
+    await this.sampling;
+    await this.sample(true);
+    let database = 0;
+    for (const [pid, first] of this.first) database += (this.last.get(pid) ?? first) - first;
+    return { process: cpuSeconds(this.pid) - this.processStart, database, backends: this.first.size };
+  }
+
+  async stop(): Promise<{ process: number; database: number; backends: number }> {
+    const figures = await this.read();
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.sampling;
+    return figures;
+  }
+}
+
+/**
+ * Hardware instruction counts of processes with `perf stat`, where the
+ * machine gives them (not in most virtual machines): `start` attaches to
+ * the pids, `stop` answers the instructions counted, or null and why not.
+ */
+export class InstructionCounter {
+  private child: ChildProcess | null = null;
+  private output = '';
+  private static supported: Promise<string | null> | undefined;
+
+  /** Null when instructions can be counted here; else why not. */
+  static unsupported(): Promise<string | null> {
+    InstructionCounter.supported ??= new Promise((done) => {
+      const probe = spawn('perf', ['stat', '-x,', '-e', 'instructions', '--', 'true'], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let err = '';
+      probe.stderr.on('data', (c) => (err += c));
+      probe.on('error', () => done('perf is not installed'));
+      probe.on('exit', (code) => {
+        if (code !== 0) return done(`perf stat failed: ${err.trim().split('\n')[0]}`);
+        const line = err.split('\n').find((l) => l.includes('instructions')) ?? '';
+        done(/^\d/.test(line) ? null : 'perf stat: instructions <not supported> (no hardware counters on this machine)');
+      });
+    });
+    return InstructionCounter.supported;
+  }
+
+  async start(pids: readonly number[]): Promise<string | null> {
+    const why = await InstructionCounter.unsupported();
+    if (why !== null || pids.length === 0) return why ?? 'no process to count';
+    this.child = spawn('perf', ['stat', '-x,', '-e', 'instructions', '-p', pids.join(',')], { stdio: ['ignore', 'ignore', 'pipe'] });
+    this.child.stderr?.on('data', (c) => (this.output += c));
+    return null;
+  }
+
+  async stop(): Promise<number | null> {
+    const child = this.child;
+    if (!child) return null;
+    this.child = null;
+    child.kill('SIGINT');
+    await new Promise((done) => child.once('exit', done));
+    const line = this.output.split('\n').find((l) => l.includes('instructions')) ?? '';
+    const count = Number(line.split(',')[0]);
+    return Number.isFinite(count) && /^\d/.test(line) ? count : null;
+  }
+}
+
+export const median = (values: readonly number[]): number => {
+  const sorted = [...values].filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
+  if (sorted.length === 0) return NaN;
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};

@@ -3,7 +3,11 @@
  * measures the service end to end (published -> committed in PostgreSQL).
  *
  *   npm run bench:ingest -- [--events 200000] [--rate 5000] [--lag-events 50000] [--redaction on|off] [--encryption on|off] [--keep]
- *   npm run bench:ingest -- --catch-up [--events 200000] [--encryption on|off] [--keep]   (catch-up-bench.ts: the service against a bare recorder)
+ *   npm run bench:ingest -- --catch-up [--events 200000] [--rounds 1] [--baseline DIR] [--encryption on|off] [--keep]
+ *     (catch-up-bench.ts: the service against a bare recorder, CPU per event of each and of its database backends)
+ *
+ * BENCH_SERVICE_BUILD=DIR measures the service of another built checkout
+ * (its migrations too) with this benchmark: a before/after pair.
  *
  * Encryption at rest is on by default, as in the service; `npm run
  * bench:encryption` compares on and off in one run.
@@ -28,12 +32,14 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Kafka, logLevel, Partitioners, Producer } from 'kafkajs';
 import type { Pool } from 'pg';
-import { createPool, ensureDatabase, runMigrations, SEARCH_PROJECTIONS } from '../libs/persistence/src';
+import { createPool, ensureDatabase, SEARCH_PROJECTIONS } from '../libs/persistence/src';
 import { agentTraffic } from '../test/support/traffic';
 import {
   benchDatabaseUrl,
   benchEncryptionEnv,
+  benchServiceBuild,
   cpuSeconds,
+  CpuMeter,
   createBenchTopics,
   intOption,
   machineCpuSeconds,
@@ -178,18 +184,18 @@ async function committedOffsets(pool: Pool, groupId: string): Promise<Map<number
 }
 
 /**
- * Where phase 1's CPU went: the service process, its PostgreSQL backends,
- * the local Kafka broker, this benchmark (the producer), and the machine.
+ * Where phase 1's CPU went: the service process, the PostgreSQL backends
+ * serving its connections (found by its sockets), the local Kafka broker,
+ * this benchmark (the producer), and the machine.
  */
 class CpuAccount {
   private before = new Map<string, number>();
-  private backends: number[] = [];
   private machine = machineCpuSeconds();
+  private readonly service: CpuMeter;
 
-  constructor(
-    private readonly pool: Pool,
-    private readonly servicePid: number,
-  ) {}
+  constructor(pool: Pool, databaseUrl: string, servicePid: number) {
+    this.service = new CpuMeter(pool, servicePid, { databaseUrl });
+  }
 
   private brokerPid(): number | null {
     try {
@@ -202,34 +208,26 @@ class CpuAccount {
   private read(): Map<string, number> {
     const broker = this.brokerPid();
     return new Map([
-      ['service', cpuSeconds(this.servicePid)],
-      ['postgresBackends', this.backends.reduce((sum, pid) => sum + cpuSeconds(pid), 0)],
       ['kafkaBroker', broker ? cpuSeconds(broker) : NaN],
       ['benchProducer', cpuSeconds(process.pid)],
     ]);
   }
 
   async start(): Promise<void> {
-    const { rows } = await this.pool.query<{ pid: number }>(
-      "SELECT pid FROM pg_stat_activity WHERE application_name = 'toolhistory-recorder'",
-    );
-    this.backends = rows.map((r) => r.pid);
+    await this.service.start();
     this.machine = machineCpuSeconds();
     this.before = this.read();
   }
 
   async stop(): Promise<Record<string, number>> {
-    // Backends the pool opened after start() are counted from zero.
-    const { rows } = await this.pool.query<{ pid: number }>(
-      "SELECT pid FROM pg_stat_activity WHERE application_name = 'toolhistory-recorder'",
-    );
-    this.backends = [...new Set([...this.backends, ...rows.map((r) => r.pid)])];
+    const service = await this.service.stop();
     const after = this.read();
     const machine = machineCpuSeconds();
-    const split: Record<string, number> = {};
-    for (const [k, v] of after) split[k] = Math.round((v - (this.before.get(k) ?? 0)) * 10) / 10;
-    split.machineBusy = Math.round((machine.busy - this.machine.busy) * 10) / 10;
-    split.machineTotal = Math.round((machine.total - this.machine.total) * 10) / 10;
+    const tenth = (x: number) => Math.round(x * 10) / 10;
+    const split: Record<string, number> = { service: tenth(service.process), postgresBackends: tenth(service.database) };
+    for (const [k, v] of after) split[k] = tenth(v - (this.before.get(k) ?? 0));
+    split.machineBusy = tenth(machine.busy - this.machine.busy);
+    split.machineTotal = tenth(machine.total - this.machine.total);
     return split;
   }
 }
@@ -244,6 +242,8 @@ async function main(): Promise<void> {
       encryption: { type: 'string' },
       keep: { type: 'boolean' },
       'catch-up': { type: 'boolean' },
+      rounds: { type: 'string' },
+      baseline: { type: 'string' },
     },
   });
   const DATABASE_URL = await benchDatabaseUrl();
@@ -263,6 +263,8 @@ async function main(): Promise<void> {
         events: intOption(values, 'events', 200_000),
         keep: values.keep === true,
         serviceEnv: benchEncryptionEnv(DATABASE_URL, encryption),
+        rounds: intOption(values, 'rounds', 1),
+        baseline: values.baseline,
       });
     } finally {
       await admin.disconnect();
@@ -287,7 +289,8 @@ async function main(): Promise<void> {
   const groupId = `bench-${stamp}`;
 
   await ensureDatabase(DATABASE_URL);
-  await runMigrations(DATABASE_URL, schema);
+  const build = await benchServiceBuild();
+  await build.runMigrations(DATABASE_URL, schema);
   const pool = createPool({ url: DATABASE_URL, schema, poolSize: 2, applicationName: 'toolhistory-bench' });
 
   const kafka = new Kafka({ clientId: 'toolhistory-bench', brokers: BROKERS, logLevel: logLevel.NOTHING });
@@ -302,6 +305,7 @@ async function main(): Promise<void> {
     databaseUrl: DATABASE_URL,
     schema,
     env: { ...policyEnv, ...benchEncryptionEnv(DATABASE_URL, encryption) },
+    main: build.main,
   });
   // BENCH_SERVICE_LOG=file keeps the service's log lines (e.g. with LOG_LEVEL=debug in BENCH_SERVICE_ENV).
   if (process.env.BENCH_SERVICE_LOG) service.child.stdout?.pipe(createWriteStream(process.env.BENCH_SERVICE_LOG));
@@ -324,7 +328,7 @@ async function main(): Promise<void> {
       }
       return out;
     };
-    const cpu = new CpuAccount(pool, service.child.pid!);
+    const cpu = new CpuAccount(pool, DATABASE_URL, service.child.pid!);
     await cpu.start();
     const started = Date.now();
     const inFlight: Promise<void>[] = [];
@@ -372,6 +376,8 @@ async function main(): Promise<void> {
         await sleep(10);
       }
     })();
+    const phase2Cpu = new CpuMeter(pool, service.child.pid!, { databaseUrl: DATABASE_URL });
+    await phase2Cpu.start();
     const freshness = new SearchFreshness(pool, SEARCH_PROJECTIONS.words);
     const substringFreshness = new SearchFreshness(pool, SEARCH_PROJECTIONS.substring);
     const freshnessPollers = [freshness.follow(), substringFreshness.follow()];
@@ -400,6 +406,9 @@ async function main(): Promise<void> {
     const searchLags = await freshness.stop(Date.now() + 60_000);
     const substringLags = await substringFreshness.stop(Date.now() + 60_000);
     await Promise.all(freshnessPollers);
+    // Everything offered is recorded and searchable now: the work of phase 2, per 1,000 events.
+    const phase2Work = await phase2Cpu.stop();
+    const per1000 = (seconds: number) => Math.round(((seconds * 1_000_000) / lagEvents) * 10) / 10;
     // What the search projection left behind, written document by document (a GIN pending list counts in its index).
     const sizes = await pool.query<{ search: number; wordsIndex: number; substring: number; trigramIndex: number }>(
       `SELECT (pg_total_relation_size('invocation_search') / 1048576.0)::numeric(10, 1)::float8 AS search,
@@ -428,6 +437,7 @@ async function main(): Promise<void> {
       substringFreshnessMaxMs: substringLags[substringLags.length - 1],
       servicePeakRssMiB: peakRssMiB(service.child.pid!),
       phase1CpuSeconds: cpuSplit,
+      phase2CpuMsPer1000Events: { service: per1000(phase2Work.process), postgresBackends: per1000(phase2Work.database) },
       searchCaughtUpSeconds: Number(searchCaughtUpSeconds.toFixed(1)),
       substringCaughtUpSeconds: Number(substringCaughtUpSeconds.toFixed(1)),
       searchTableMiB: sizes.rows[0].search,
@@ -444,6 +454,9 @@ async function main(): Promise<void> {
     );
     console.log(
       `  search freshness, substrings over ${substringLags.length} calls and results: p50 ${figures.substringFreshnessP50Ms} ms, p99 ${figures.substringFreshnessP99Ms} ms, max ${figures.substringFreshnessMaxMs} ms`,
+    );
+    console.log(
+      `  CPU per 1,000 events in phase 2 (recorded and searchable): service ${figures.phase2CpuMsPer1000Events.service} ms, its PostgreSQL backends ${figures.phase2CpuMsPer1000Events.postgresBackends} ms`,
     );
     console.log(JSON.stringify(figures));
   } finally {

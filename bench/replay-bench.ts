@@ -17,15 +17,17 @@
  * whatever the answers, latency measured from when each was due, so a
  * stall is not hidden. Both run --warm-up seconds (default 5) unmeasured
  * first, with ingest on. --view asks for one representation of each turn
- * (REPLAY_VIEW_MESSAGES, REPLAY_VIEW_STRUCTURED). Reports the gRPC
- * process's CPU per request. The last line printed is one JSON object.
+ * (REPLAY_VIEW_MESSAGES, REPLAY_VIEW_STRUCTURED). Reports the CPU per
+ * request of the gRPC process and of the PostgreSQL backends serving its
+ * connections (found by its sockets). BENCH_SERVICE_BUILD=DIR measures the
+ * service of another built checkout. The last line printed is one JSON object.
  */
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
-import { createPool, ensureDatabase, runMigrations } from '../libs/persistence/src';
+import { createPool, ensureDatabase } from '../libs/persistence/src';
 import type { ToolEvent } from '../libs/contract/src';
 import { BENCH_CONVERSATION as CONVERSATION, BENCH_TENANT as TENANT, benchConversation, SEED_SQL } from './replay-fixture';
 import { DEFAULT_CHANNEL_OPTIONS } from '../libs/client/src/tool-history-client';
@@ -34,9 +36,11 @@ import { agentTraffic } from '../test/support/traffic';
 import {
   benchDatabaseUrl,
   benchEncryptionEnv,
+  benchServiceBuild,
   closedLoopLoad,
   openLoopLoad,
   cpuSeconds,
+  CpuMeter,
   createBenchTopics,
   intOption,
   parseArgs,
@@ -87,7 +91,8 @@ async function main(): Promise<void> {
   const schema = `bench_replay_${stamp}`;
   const topic = `bench-replay-${stamp}`;
   await ensureDatabase(DATABASE_URL);
-  await runMigrations(DATABASE_URL, schema);
+  const build = await benchServiceBuild();
+  await build.runMigrations(DATABASE_URL, schema);
   const pool = createPool({ url: DATABASE_URL, schema, poolSize: 1, applicationName: 'toolhistory-bench' });
 
   console.log(`seeding ${others} other invocations`);
@@ -107,7 +112,7 @@ async function main(): Promise<void> {
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const splitRoles = values['split-roles'] === true;
   const start = (roles: string) =>
-    spawn(process.execPath, [...nodeArgs, resolve(__dirname, '../apps/toolhistory/src/main.js')], {
+    spawn(process.execPath, [...nodeArgs, build.main], {
       env: {
         PATH: process.env.PATH ?? '',
         KAFKA_BROKERS: BROKERS.join(','),
@@ -225,13 +230,15 @@ async function main(): Promise<void> {
       if (rate === undefined) await closedLoopLoad(clients, warmUpSeconds, oneCall);
       else await openLoopLoad(rate, warmUpSeconds, oneCall);
     }
-    const serviceCpuBefore = cpuSeconds(service.pid!);
+    // The gRPC process and the PostgreSQL backends serving its connections (with --split-roles, the recorder's are apart).
+    const serviceCpu = new CpuMeter(pool, service.pid!, { databaseUrl: DATABASE_URL });
+    await serviceCpu.start();
     const benchCpuBefore = cpuSeconds(process.pid);
     const ingestedBefore = ingested;
     const load = rate === undefined ? await closedLoopLoad(clients, seconds, oneCall) : await openLoopLoad(rate, seconds, oneCall);
     const { latencies, errors, elapsedSeconds: elapsed } = load;
     if ('firstError' in load && load.firstError) console.log(`  first error: ${load.firstError}`);
-    const serviceCpu = cpuSeconds(service.pid!) - serviceCpuBefore;
+    const { process: grpcCpu, database: databaseCpu } = await serviceCpu.stop();
     const benchCpu = cpuSeconds(process.pid) - benchCpuBefore;
     ingesting = false;
     await ingest;
@@ -250,15 +257,17 @@ async function main(): Promise<void> {
       ingestedEvents: ingested - ingestedBefore,
       ingestEventsPerSecond: Math.round((ingested - ingestedBefore) / elapsed),
       splitRoles,
-      serviceCpuSeconds: round(serviceCpu),
-      serviceCpuMsPerRequest: latencies.length === 0 ? null : round((serviceCpu * 1000) / latencies.length),
+      serviceCpuSeconds: round(grpcCpu),
+      serviceCpuMsPerRequest: latencies.length === 0 ? null : round((grpcCpu * 1000) / latencies.length),
+      databaseCpuSeconds: round(databaseCpu),
+      databaseCpuMsPerRequest: latencies.length === 0 ? null : round((databaseCpu * 1000) / latencies.length),
       benchCpuSeconds: round(benchCpu),
       servicePeakRssMiB: peakRssMiB(service.pid!),
       benchPeakRssMiB: peakRssMiB(process.pid),
     };
     console.log(
       `  ${figures.requests} requests (${figures.errors} errors): ${figures.requestsPerSecond}/s, p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms, ` +
-        `p99.9 ${figures.p999Ms} ms; gRPC process ${figures.serviceCpuMsPerRequest} ms CPU a request, response ${responseBytes} bytes`,
+        `p99.9 ${figures.p999Ms} ms; CPU a request: gRPC process ${figures.serviceCpuMsPerRequest} ms, its PostgreSQL backends ${figures.databaseCpuMsPerRequest} ms; response ${responseBytes} bytes`,
     );
     console.log(JSON.stringify(figures));
   } finally {

@@ -7,6 +7,7 @@ import {
   InvalidToolEventError,
   InvocationStatus,
   OmissionReason,
+  ReasoningOmission,
   TRUNCATION_TAIL,
   ToolEventPublisher,
   ToolHistoryClient,
@@ -577,6 +578,152 @@ describe('@toolhistory/client/ai-sdk: AI SDK calls recorded through the real bro
     expect(failed).toMatchObject({ error: { code: 'recording_failed' } });
     expect(failed.type === 'RunFailed' && failed.error.message).toContain('toolName');
   });
+  it("records a reasoning model's thinking with its round, and the run that resumes the turn sends it back as the model gave it", async () => {
+    const conversationId = uniqueName('conv');
+    const scope = (runId: string) => ({ publisher, scope: { tenantId, conversationId, channel: 'web', runId } });
+    const thinking = { signature: 'EqQBCkgIARABGAIiQHx0', text: 'Paris first; the weather decides what to pack.' };
+    const redacted = 'EmwKAhgBEgy3va3pzix/LafPsn4a';
+    const model = new MockLanguageModelV3({
+      provider: 'anthropic.messages',
+      modelId: 'claude-sonnet-4-5',
+      doGenerate: [
+        {
+          ...reply({ toolCalls: [['call_paris', 'get_weather', { city: 'Paris' }]] }, [40, 30]),
+          response: { id: 'resp-thinking', modelId: 'claude-sonnet-4-5', timestamp: new Date() },
+          content: [
+            { type: 'reasoning', text: thinking.text, providerMetadata: { anthropic: { signature: thinking.signature } } },
+            { type: 'reasoning', text: '', providerMetadata: { anthropic: { redactedData: redacted } } },
+            { type: 'text', text: 'I will check the weather in Paris first.' },
+            { type: 'tool-call', toolCallId: 'call_paris', toolName: 'get_weather', input: '{"city":"Paris"}' },
+          ],
+        },
+        reply({ toolCalls: [['call_pack', 'suggest_packing', { tempsC: [18] }]] }, [70, 10]),
+        reply({ text: 'Paris is 18°C and rainy: take an umbrella.' }, [90, 12]),
+      ],
+    });
+    const question: ModelMessage = { role: 'user', content: 'What should I pack for Paris?' };
+
+    // Run 1 reaches its step limit after two rounds, without an answer: the turn goes on.
+    await recordedGenerateText(
+      scope('run-1'),
+      { model, tools, messages: [question], stopWhen: stepCountIs(2) },
+      { userMessageId: 'u-paris' },
+    );
+    const events = await eventsOfRun('run-1');
+    expect(events.map((e) => e.type)).toEqual([
+      'ModelResponseReceived',
+      'ToolCallRequested',
+      'ToolResultReceived',
+      'ToolCallRequested',
+      'ToolResultReceived',
+      'RunCompleted',
+    ]);
+    expect(events[0]).toMatchObject({
+      roundIndex: 0,
+      provider: 'anthropic',
+      model: 'claude-sonnet-4-5',
+      text: 'I will check the weather in Paris first.',
+    });
+
+    // Run 2 goes on with the round whose results reached the model (the last one's did not), asking for the provider and model it calls.
+    const history = await waitFor(
+      () => client.getReplayHistory({ tenantId, conversationId, format: 'ai-sdk', provider: 'anthropic', model: 'claude-sonnet-4-5' }),
+      (h) => h.turns.some((t) => t.rounds.some((r) => r.reasoningJson !== '')),
+      { what: "run 1's round replayed with its reasoning" },
+    );
+    const replayed: ModelMessage[] = history.messages.map((message) => modelMessageSchema.parse(message));
+    await recordedGenerateText(scope('run-2'), { model, tools, messages: [question, ...replayed] }, { userMessageId: 'u-paris' });
+
+    // What the model received in run 2, as the SDK handed it to the provider: the same parts as the SDK itself would have sent in run 1.
+    const [, assistant] = model.doGenerateCalls[2].prompt;
+    // The SDK's own second request in run 1 carried the same parts.
+    expect(model.doGenerateCalls[1].prompt[1]).toEqual(assistant);
+    expect(assistant).toEqual({
+      role: 'assistant',
+      content: [
+        { type: 'reasoning', text: thinking.text, providerOptions: { anthropic: { signature: thinking.signature } } },
+        { type: 'reasoning', text: '', providerOptions: { anthropic: { redactedData: redacted } } },
+        { type: 'text', text: 'I will check the weather in Paris first.' },
+        expect.objectContaining({ type: 'tool-call', toolCallId: 'call_paris', toolName: 'get_weather', input: { city: 'Paris' } }),
+      ],
+    });
+
+    // Another model of the provider gets the round without its reasoning, and says why; so does a replay that names no provider.
+    const otherModel = await client.getReplayHistory({
+      tenantId,
+      conversationId,
+      format: 'ai-sdk',
+      provider: 'anthropic',
+      model: 'claude-opus-4-1',
+    });
+    expect(otherModel.turns[0].rounds[0]).toMatchObject({
+      reasoningJson: '',
+      reasoningOmitted: ReasoningOmission.REASONING_OMISSION_OTHER_MODEL,
+    });
+    expect(otherModel.messages[0].content.map((part) => part.type)).toEqual(['text', 'tool-call']);
+    const noProvider = await client.getReplayHistory({ tenantId, conversationId, format: 'ai-sdk' });
+    expect(noProvider.turns[0].rounds[0].reasoningOmitted).toBe(ReasoningOmission.REASONING_OMISSION_FORMAT_HAS_NONE);
+  });
+
+  it("records a Gemini-style round's thought part and the signature on its first call, and the next run sends the call signed", async () => {
+    const conversationId = uniqueName('conv');
+    const scope = (runId: string) => ({ publisher, scope: { tenantId, conversationId, channel: 'web', runId } });
+    const model = new MockLanguageModelV3({
+      provider: 'google.generative-ai',
+      modelId: 'gemini-3-pro-preview',
+      doGenerate: [
+        {
+          ...reply({ toolCalls: [] }, [40, 30]),
+          response: { id: 'resp-gemini', modelId: 'gemini-3-pro-preview', timestamp: new Date() },
+          content: [
+            { type: 'reasoning', text: 'Both cities at once.' },
+            {
+              type: 'tool-call',
+              toolCallId: 'fn_paris',
+              toolName: 'get_weather',
+              input: '{"city":"Paris"}',
+              providerMetadata: { google: { thoughtSignature: 'CiQB0e2Kb8paris' } },
+            },
+            { type: 'tool-call', toolCallId: 'fn_berlin', toolName: 'get_weather', input: '{"city":"Berlin"}' },
+          ],
+        },
+        reply({ toolCalls: [['fn_pack', 'suggest_packing', { tempsC: [18, 12] }]] }, [70, 10]),
+        reply({ text: 'Take an umbrella.' }, [90, 12]),
+      ],
+    });
+    const question: ModelMessage = { role: 'user', content: 'Paris and Berlin: what should I pack?' };
+    await recordedGenerateText(
+      scope('run-1'),
+      { model, tools, messages: [question], stopWhen: stepCountIs(2) },
+      { userMessageId: 'u-cities' },
+    );
+    await eventsOfRun('run-1');
+
+    const history = await waitFor(
+      () => client.getReplayHistory({ tenantId, conversationId, format: 'ai-sdk', provider: 'google', model: 'gemini-3-pro-preview' }),
+      (h) => h.turns.some((t) => t.rounds.some((r) => r.reasoningJson !== '')),
+      { what: "run 1's round replayed with its signature" },
+    );
+    const replayed: ModelMessage[] = history.messages.map((message) => modelMessageSchema.parse(message));
+    await recordedGenerateText(scope('run-2'), { model, tools, messages: [question, ...replayed] }, { userMessageId: 'u-cities' });
+
+    // The model's request in run 2 is the one the SDK itself made in run 1: the thought part, then the calls, only the first signed.
+    const [, assistant] = model.doGenerateCalls[2].prompt;
+    expect(assistant).toEqual(model.doGenerateCalls[1].prompt[1]);
+    expect(assistant).toEqual({
+      role: 'assistant',
+      content: [
+        { type: 'reasoning', text: 'Both cities at once.' },
+        expect.objectContaining({
+          type: 'tool-call',
+          toolCallId: 'fn_paris',
+          providerOptions: { google: { thoughtSignature: 'CiQB0e2Kb8paris' } },
+        }),
+        expect.not.objectContaining({ providerOptions: expect.anything() }),
+      ],
+    });
+  });
+
   describe('tools that need approval (needsApproval)', () => {
     const approvalTools = {
       ...tools,

@@ -48,7 +48,9 @@ describe('@toolhistory/client/langchain: a LangGraph ReAct agent recorded throug
   let answer1: BaseMessage;
 
   beforeAll(async () => {
-    ({ stack, publisher, client } = await startClientStack('langchain', HOUR_LONG_FRESHNESS));
+    // Channel `research` keeps a round's reasoning after its turn, so the next turn's replay carries it.
+    const policy = { ...HOUR_LONG_FRESHNESS.policy, channels: { research: { reasoning: { keep: 'always' } } } };
+    ({ stack, publisher, client } = await startClientStack('langchain', { policy }));
   });
 
   afterAll(async () => {
@@ -212,6 +214,48 @@ describe('@toolhistory/client/langchain: a LangGraph ReAct agent recorded throug
       audited.push(`${invocation.toolCallId}:${invocation.result}`);
     expect(audited).toEqual(['call_f:order C-3: shipped']);
   });
+  it("records a Claude-style round's thinking with its text; the replay gives the next run its thinking first in that round's message", async () => {
+    const thoughtful = uniqueName('conv');
+    const at = (runId: string) => ({ tenantId, conversationId: thoughtful, channel: 'research', runId });
+    const thinking = { type: 'thinking', thinking: 'A-1 first; then tell Ada.', signature: 'EqQBCkgIARABGAIiQHx0' };
+    const redacted = { type: 'redacted_thinking', data: 'EmwKAhgBEgy3va3pzix' };
+    const model = new ScriptedChatModel([
+      {
+        content: [thinking, redacted, { type: 'text', text: 'Let me look A-1 up.' }],
+        tool_calls: [call('call_t', 'get_order', { orderId: 'A-1' })],
+        usage_metadata: usage(100, 40),
+        response_metadata: { model_name: 'claude-sonnet-4-5' },
+      },
+      { content: 'A-1 has shipped.', usage_metadata: usage(150, 10) },
+      // Run 2.
+      { content: 'Yes, shipped.', usage_metadata: usage(200, 5) },
+    ]);
+    const agent = createReactAgent({ llm: model, tools });
+    const question = new HumanMessage({ id: 'user-t1', content: 'Where is A-1?' });
+    const handler = new ToolHistoryCallbackHandler({ publisher, scope: at('run-t1') });
+    const answer = (await agent.invoke({ messages: [question] }, { callbacks: [handler] })).messages.at(-1)!;
+    expect((await handler.settled()).map((e) => e.type)).toEqual([
+      'ModelResponseReceived',
+      'ToolCallRequested',
+      'ToolResultReceived',
+      'RunCompleted',
+    ]);
+
+    const history = await waitFor(
+      () => client.getReplayHistory({ tenantId, conversationId: thoughtful, format: 'anthropic', model: 'claude-sonnet-4-5' }),
+      (h) => h.turns.some((t) => t.rounds.some((r) => r.reasoningJson !== '')),
+      { what: "run-t1's round replayed with its reasoning" },
+    );
+    const question2 = new HumanMessage({ id: 'user-t2', content: 'Shipped, really?' });
+    const input = spliceToolHistory([question, answer, question2], history);
+    await agent.invoke({ messages: input }, { callbacks: [new ToolHistoryCallbackHandler({ publisher, scope: at('run-t2') })] });
+
+    // What the model received in run 2: the round's message with its thinking blocks first, as the model produced them, then its text.
+    const round = model.received[2].find((m) => AIMessage.isInstance(m) && (m.tool_calls?.length ?? 0) > 0) as AIMessage;
+    expect(JSON.stringify(round.content)).toBe(JSON.stringify([thinking, redacted, { type: 'text', text: 'Let me look A-1 up.' }]));
+    expect(round.tool_calls?.map((c) => c.id)).toEqual(['call_t']);
+  });
+
   describe('a tool that asks a person first (interrupt() inside the tool)', () => {
     const approvals = { tenantId: uniqueName('tenant'), conversationId: uniqueName('conv'), channel: 'support' };
     const scopeOf = (runId: string) => ({ ...approvals, runId });

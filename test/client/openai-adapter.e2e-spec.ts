@@ -5,6 +5,7 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
+import type { ResponseInputItem } from 'openai/resources/responses/responses';
 import {
   InvocationStatus,
   OmissionReason,
@@ -17,7 +18,7 @@ import {
   type ToolEvent,
   type ToolEventType,
 } from '../../libs/client/src';
-import { type OpenAiToolLoopRecorder, recordOpenAiToolLoop } from '../../libs/client/src/openai';
+import { type OpenAiResponse, type OpenAiToolLoopRecorder, recordOpenAiToolLoop } from '../../libs/client/src/openai';
 import { HOUR_LONG_FRESHNESS, startClientStack, stopClientStack } from '../support/client-stack';
 import type { RunningStack } from '../support/running-stack';
 import { uniqueName } from '../support/test-environment';
@@ -79,6 +80,25 @@ const TOOLS: ChatCompletionTool[] = ['get_weather', 'suggest_packing', 'search_f
   type: 'function',
   function: { name, parameters: { type: 'object', properties: {} } },
 }));
+
+/** A Responses API output message of the model's text. */
+const outputMessage = (text: string) => ({
+  type: 'message',
+  id: `msg_${text.length}`,
+  role: 'assistant',
+  status: 'completed',
+  content: [{ type: 'output_text', text, annotations: [] }],
+});
+
+/** A Responses API function_call output item, with its own item id. */
+const functionCallItem = (id: string, callId: string, name: string, args: string) => ({
+  type: 'function_call',
+  id,
+  call_id: callId,
+  name,
+  arguments: args,
+  status: 'completed',
+});
 
 /** The agent's tools: weather as JSON, the rest as text; a failing tool throws. */
 const toolImplementations: Record<string, (args: JsonObject) => JsonValue> = {
@@ -159,6 +179,83 @@ describe('@toolhistory/client/openai: a real OpenAI SDK tool loop through the re
 
   const replayUntil = (conversationId: string, done: (history: ReplayHistory<HistoryMessages['openai']>) => boolean, what: string) =>
     waitFor(() => client.getReplayHistory({ tenantId, conversationId, format: 'openai' }), done, { what });
+
+  it("records a Responses API round's encrypted reasoning and fc_ ids, and the run that goes on sends them back byte for byte", async () => {
+    const conversationId = uniqueName('conv');
+    const reasoningItem = {
+      id: 'rs_68a1f0c2d4e81',
+      type: 'reasoning',
+      summary: [{ type: 'summary_text', text: 'Paris first; the weather decides what to pack.' }],
+      encrypted_content: 'gAAAAABoofDCq1x0Zk2',
+    };
+    const bodies: Array<{ input: unknown[] }> = [];
+    const responsesReplies = [
+      [
+        reasoningItem,
+        outputMessage('I will check the weather in Paris first.'),
+        functionCallItem('fc_68a1f0c2d4e90', 'call_paris', 'get_weather', '{"city":"Paris"}'),
+      ],
+      [functionCallItem('fc_68a1f0c2d4e91', 'call_pack', 'suggest_packing', '{"tempsC":[18]}')],
+      [outputMessage('Paris is 18°C and rainy: take an umbrella.')],
+    ];
+    const fetch = async (url: string | URL | Request, init?: RequestInit): Promise<Response> => {
+      if (!String(url).endsWith('/v1/responses')) throw new Error(`unexpected request to ${String(url)}`);
+      bodies.push(JSON.parse(String(init?.body)) as { input: unknown[] });
+      const output = responsesReplies.shift();
+      if (output === undefined) throw new Error('the script has no reply left');
+      const body = {
+        id: `resp_${bodies.length}`,
+        object: 'response',
+        created_at: 1,
+        model: 'gpt-5',
+        status: 'completed',
+        output,
+        usage: { input_tokens: 40, output_tokens: 20, total_tokens: 60 },
+      };
+      return new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
+    };
+    const openai = new OpenAI({ apiKey: 'test', baseURL: 'http://127.0.0.1:1/v1', fetch, maxRetries: 0 });
+    const question = { role: 'user' as const, content: 'What should I pack for Paris?' };
+
+    // Run 1: two rounds, then its round limit (no answer): the turn goes on.
+    const recorder = recordOpenAiToolLoop(
+      { publisher, scope: { tenantId, conversationId, channel: 'web', runId: 'run-1' } },
+      { userMessageId: 'u1' },
+    );
+    const input: ResponseInputItem[] = [question];
+    let last: OpenAiResponse | undefined;
+    for (let rounds = 0; rounds < 2; rounds++) {
+      last = await openai.responses.create({ model: 'gpt-5', input, store: false, include: ['reasoning.encrypted_content'] });
+      const round = await recorder.response(last);
+      input.push(...(last.output as ResponseInputItem[]));
+      for (const call of round!.calls)
+        input.push(await recorder.functionCallOutput(call.toolCallId, toolImplementations[call.toolName](call.arguments)));
+    }
+    await recorder.finish(last!);
+    expect(await recordedEvent('ModelResponseReceived', 'run-1')).toMatchObject({
+      roundIndex: 0,
+      provider: 'openai',
+      model: 'gpt-5',
+      text: 'I will check the weather in Paris first.',
+    });
+
+    // Run 2 goes on from the replay, for the model it calls: the round whose outputs reached the model, with its reasoning.
+    const history = await waitFor(
+      () => client.getReplayHistory({ tenantId, conversationId, format: 'openai-responses', model: 'gpt-5' }),
+      (h) => h.turns.some((t) => t.rounds.some((r) => r.reasoningJson !== '')),
+      { what: "run 1's round replayed with its reasoning" },
+    );
+    await openai.responses.create({ model: 'gpt-5', input: [question, ...history.messages], store: false });
+
+    // The request as it went over the wire: the reasoning item exactly as the API gave it, then the text, then the call with its fc_ id.
+    const sent = bodies[2].input;
+    expect(JSON.stringify(sent[1])).toBe(JSON.stringify(reasoningItem));
+    expect(sent.slice(2)).toEqual([
+      { type: 'message', role: 'assistant', content: 'I will check the weather in Paris first.' },
+      { type: 'function_call', id: 'fc_68a1f0c2d4e90', call_id: 'call_paris', name: 'get_weather', arguments: '{"city":"Paris"}' },
+      { type: 'function_call_output', call_id: 'call_paris', output: '{"city":"Paris","tempC":18,"sky":"rain"}' },
+    ]);
+  });
 
   it('records a two-round turn, and the next turn sends its replayed tool calls and results back to the model', async () => {
     const conversationId = uniqueName('conv');

@@ -5,6 +5,7 @@ import {
   ApprovalStatus,
   type Invocation,
   InvocationStatus,
+  ReasoningOmission,
   ToolEventPublisher,
   ToolHistoryClient,
   type ToolEvent,
@@ -187,6 +188,83 @@ describe('@toolhistory/client/openai-agents: OpenAI Agents SDK runs through the 
         usage: [expect.objectContaining({ inputTokens: 200 })],
       }),
     ]);
+  });
+
+  it("records a reasoning model's encrypted reasoning with its round, and the run that goes on sends it back before the round's call", async () => {
+    const conversationId = uniqueName('conv');
+    const reasoning = {
+      type: 'reasoning' as const,
+      id: 'rs_68a1f0c2d4e81',
+      content: [{ type: 'input_text' as const, text: 'Paris first; the weather decides what to pack.' }],
+      providerData: { id: 'rs_68a1f0c2d4e81', type: 'reasoning', encrypted_content: 'gAAAAABoofDCq1x0Zk2' },
+    };
+    const model = new ScriptedModel([
+      response(
+        [
+          reasoning,
+          assistantMessage('I will check the weather in Paris first.'),
+          functionCall('get_weather', { city: 'Paris' }, { callId: 'call_paris', id: 'fc_68a1f0c2d4e90' }),
+        ],
+        [50, 40],
+      ),
+      response([functionCall('suggest_packing', { tempsC: [18] }, { callId: 'call_pack', id: 'fc_68a1f0c2d4e91' })], [90, 10]),
+      // Run 2.
+      response([assistantMessage('Paris is 18°C and rainy: take an umbrella.', { id: 'msg_answer' })], [120, 12]),
+    ]);
+    // The run stops right after the packing advice (no answer of the model's): the turn goes on.
+    const agent = new Agent({
+      name: 'travel',
+      instructions: 'Help with travel.',
+      model,
+      tools: ALL_TOOLS,
+      toolUseBehavior: { stopAtToolNames: ['suggest_packing'] },
+    });
+    const question: AgentInputItem = { ...user('What should I pack for Paris?'), id: 'msg_u1' };
+    await recordedRun(target(conversationId, 'run-1'), [question], (input) => run(agent, input), { userMessageId: 'msg_u1' });
+    const events = await eventsOfRun('run-1');
+    expect(events.map((e) => e.type)).toEqual([
+      'ModelResponseReceived',
+      'ToolCallRequested',
+      'ToolResultReceived',
+      'ModelResponseReceived',
+      'ToolCallRequested',
+      'ToolResultReceived',
+      'RunCompleted',
+    ]);
+    expect(events[0]).toMatchObject({
+      roundIndex: 0,
+      provider: 'openai',
+      model: 'gpt-test-1',
+      text: 'I will check the weather in Paris first.',
+    });
+    expect(events.at(-1)).toMatchObject({ finishReason: 'tool_limit' });
+
+    // Run 2 goes on from the replay (for the model it calls): the round whose output reached the model, with its reasoning.
+    const history = await waitFor(
+      () => client.getReplayHistory({ tenantId, conversationId, format: 'openai-responses', model: 'gpt-test-1' }),
+      (h) => h.turns.some((t) => t.rounds.some((r) => r.reasoningJson !== '')),
+      { what: "run 1's round replayed with its reasoning" },
+    );
+    await recordedRun(target(conversationId, 'run-2'), [question, ...toAgentInputItems(history)], (input) => run(agent, input), {
+      userMessageId: 'msg_u1',
+    });
+
+    // What the model received in run 2, as the SDK sent it: the reasoning item as the model produced it, right before the call it preceded.
+    const sent = model.calls[2].request.input as AgentInputItem[];
+    expect(sent.map(shape)).toEqual(['user', 'reasoning:', 'assistant', 'function_call:call_paris', 'function_call_result:call_paris']);
+    expect(sent[1]).toEqual({
+      type: 'reasoning',
+      id: reasoning.id,
+      content: [{ type: 'input_text', text: reasoning.content[0].text }],
+      providerData: { encrypted_content: reasoning.providerData.encrypted_content },
+    });
+    expect(sent[3]).toMatchObject({ id: 'fc_68a1f0c2d4e90', callId: 'call_paris' });
+
+    // To another model, the round goes back without its reasoning (nor its item id), and the round says why.
+    const other = await client.getReplayHistory({ tenantId, conversationId, format: 'openai-responses', model: 'gpt-5-mini' });
+    const round = other.turns.flatMap((t) => t.rounds).find((r) => r.calls.some((c) => c.toolCallId === 'call_paris'));
+    expect(round).toMatchObject({ reasoningJson: '', reasoningOmitted: ReasoningOmission.REASONING_OMISSION_OTHER_MODEL });
+    expect(toAgentInputItems(other.messages).map((item) => item.type)).not.toContain('reasoning');
   });
 
   it('records RunFailed when the SDK refuses a tool call without an id, and replays nothing of the run', async () => {

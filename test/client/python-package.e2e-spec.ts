@@ -62,6 +62,8 @@ describe('the Python package (clients/python) against the running service', () =
         // 'service-calls-kept': per-service-call visibility, whose crashed runs keep their finished rounds.
         channels: { 'reasoning-kept': { reasoning: { keep: 'always' } }, 'service-calls-kept': { visibility: 'per_service_call' } },
         tools: { web_search: { citations: { items: '$.results[*]', number: '$.sourceNumber' } } },
+        // A crashed run's rounds whose results reached a later model call replay (the adapters' crash-resume tests).
+        channels: { 'long-runs': { visibility: 'per_service_call' } },
       },
       env: {
         GRPC_TLS_CERT_FILE: certs.serverCert,

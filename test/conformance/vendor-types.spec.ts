@@ -17,7 +17,13 @@ import { toAiSdkMessages } from '../../libs/client/src/history-formats';
 import { formatConversationTurn } from '../../libs/domain/src/replay/format-conversation.fixture';
 import type { HistoryFormat, ReplayedRound } from '../../libs/domain/src/replay/replay-history';
 import { FORMAT_PROBLEMS } from '../../libs/domain/src/replay/format-problems.fixture';
-import { REASONING_BY_FORMAT, reasoningTurns } from '../../libs/domain/src/replay/reasoning-conversation.fixture';
+import {
+  REASONING_BY_FORMAT,
+  REASONING_POLICY,
+  reasoningConversation,
+  reasoningTurns,
+} from '../../libs/domain/src/replay/reasoning-conversation.fixture';
+import { replayOf, T0 } from '../../libs/domain/src/replay/replay-test-support.fixture';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -62,10 +68,44 @@ function clientRounds(rounds: readonly ReplayedRound[]): Round[] {
   );
 }
 
+/**
+ * The reasoning turn as the AI SDK's messages, for the provider that
+ * recorded it: the OpenAI chat rounds replayed with `provider` named (what
+ * the client asks for), each with its response, made into ModelMessages.
+ */
+function aiSdkReasoningMessagesIn(format: ReasoningFormat): unknown[] {
+  const recorded = REASONING_BY_FORMAT[format];
+  const { turns } = replayOf(
+    reasoningConversation(recorded),
+    { format: 'openai_chat', provider: recorded.provider, asOf: T0 + 30_000 },
+    REASONING_POLICY,
+  );
+  return turns.flatMap((turn) => {
+    const rounds = clientRounds(turn.rounds).map((round, at) => {
+      const response = turn.rounds[at].response;
+      return response === undefined
+        ? round
+        : {
+            ...round,
+            provider: response.provider,
+            model: response.model,
+            text: response.text ?? '',
+            reasoningJson: response.reasoning === undefined ? '' : JSON.stringify(response.reasoning),
+            callSignatures: response.callSignatures ?? {},
+            callItemIds: response.callItemIds ?? {},
+          };
+    });
+    return toAiSdkMessages(rounds);
+  });
+}
+
 /** The reasoning turn (an approval resumed) as replayed to the provider that recorded it, all its runs' messages in order. */
 function reasoningMessagesIn(format: ReasoningFormat): unknown[] {
   return reasoningTurns(format, REASONING_BY_FORMAT[format]).flatMap((turn) => turn.messages);
 }
+
+const PLACE = ['reasoning', 'text', 'tool-call'];
+const byPlace = (a: string, b: string) => PLACE.indexOf(a) - PLACE.indexOf(b);
 
 function messagesIn(format: Format): unknown[] {
   return format === 'ai_sdk'
@@ -137,6 +177,7 @@ describe("replayed messages against each vendor SDK's own types, under --strict"
       files[fileOf(format, '.control')] = typedModule(format, [{ ...first, not_a_field: 1 }, ...rest]);
     }
     for (const format of REASONING_FORMATS) files[fileOf(format, '.reasoning')] = typedModule(format, reasoningMessagesIn(format));
+    for (const format of REASONING_FORMATS) files[fileOf('ai_sdk', `.${format}`)] = typedModule('ai_sdk', aiSdkReasoningMessagesIn(format));
     for (const [file, text] of Object.entries(files)) writeFileSync(file, text);
     diagnostics = compile(files);
   }, 120_000);
@@ -162,6 +203,17 @@ describe("replayed messages against each vendor SDK's own types, under --strict"
     expect(FORMAT_PROBLEMS[format](messages as never)).toEqual([]);
     expect(JSON.stringify(messages)).toContain(JSON.stringify(REASONING_BY_FORMAT[format].reasoning(1)[0]));
   });
+
+  it.each(REASONING_FORMATS)(
+    "ai_sdk: a resumed turn recorded through %s's provider compiles as ModelMessage, its reasoning as reasoning parts",
+    (format) => {
+      expect(diagnostics[fileOf('ai_sdk', `.${format}`)]).toEqual([]);
+      const assistant = aiSdkReasoningMessagesIn(format)[0] as { content: Array<{ type: string }> };
+      // The round's reasoning parts first, then its text, then its calls.
+      expect(assistant.content[0].type).toBe('reasoning');
+      expect(assistant.content.map((part) => part.type)).toEqual([...assistant.content.map((part) => part.type)].sort(byPlace));
+    },
+  );
 
   it.each(Object.keys(FORMAT_PROBLEMS) as HistoryFormat[])('%s: valid by the pairing rules its API enforces', (format) => {
     expect(FORMAT_PROBLEMS[format](formatConversationTurn(format).messages)).toEqual([]);

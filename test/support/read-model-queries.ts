@@ -1,13 +1,7 @@
 import type { Pool } from 'pg';
 import type { StoredToolEvent } from '../../libs/contract/src';
 import { openEvents, withoutSealNote } from '../../libs/domain/src';
-import {
-  LIVE_SEARCH,
-  openInvocationPayloads,
-  PostgresEventStore,
-  PostgresSearchProjection,
-  SEARCH_KINDS,
-} from '../../libs/persistence/src';
+import { LIVE_SEARCH, openInvocationPayloads, PostgresEventKeys, PostgresSearchProjection, SEARCH_KINDS } from '../../libs/persistence/src';
 import { invocationArgumentsSql, invocationResultSql, invocationSealsSql } from '../../libs/persistence/src/read-model-tables';
 import { testVaultOf } from './test-keyring';
 
@@ -105,11 +99,11 @@ export async function searchChecksum(pool: Pool): Promise<string> {
  * through the store directly does before it searches.
  */
 export async function catchUpSearch(pool: Pool, batchSize = 1_000): Promise<void> {
-  const events = new PostgresEventStore(pool);
+  const events = new PostgresEventKeys(pool);
   for (const kind of SEARCH_KINDS) {
     const projection = new PostgresSearchProjection(pool, kind);
     for (;;) {
-      const page = await events.readAll(await projection.checkpoint(), { limit: batchSize });
+      const page = await events.readKeys(await projection.checkpoint(), {}, batchSize);
       if (page.length === 0) break;
       await projection.apply(page);
     }

@@ -47,3 +47,5 @@ export const ENCRYPTION = Symbol('ENCRYPTION');
 export const RETENTION_POLICY = Symbol('RETENTION_POLICY');
 /** The event store as stored, payloads left sealed: for readers that need only ids (the search projections). */
 export const STORED_EVENT_STORE = Symbol('STORED_EVENT_STORE');
+/** The PostgreSQL event store's events, keys only (what the search projections follow); null with EventStoreDB. */
+export const EVENT_KEY_FEED = Symbol('EVENT_KEY_FEED');

@@ -14,7 +14,8 @@ import type {
   ProviderMessagesByFormat,
 } from '../../domain/src/replay/provider-messages';
 import { type Round, HistoryFormat as WireHistoryFormat } from './generated/toolhistory/v1/toolhistory';
-import type { JsonValue } from './tool-event-types';
+import { type AiSdkProviderOptions, type AiSdkReasoningPart, aiSdkCallOptions, aiSdkReasoningParts } from './ai-sdk-reasoning';
+import type { JsonObject, JsonValue } from './tool-event-types';
 
 export type {
   AnthropicAssistantMessage,
@@ -29,10 +30,19 @@ export type {
   OpenAiToolMessage,
 };
 
-/** The Vercel AI SDK's assistant message with tool-call parts (a `ModelMessage`). */
+/**
+ * The Vercel AI SDK's assistant message of a round (a `ModelMessage`): the
+ * round's reasoning as the SDK's `reasoning` parts (with the provider's
+ * `providerOptions`), its text, then its tool calls (with what the provider
+ * put on each: Gemini's signature, OpenAI's item id).
+ */
 export interface AiSdkAssistantMessage {
   role: 'assistant';
-  content: Array<{ type: 'tool-call'; toolCallId: string; toolName: string; input: JsonValue }>;
+  content: Array<
+    | AiSdkReasoningPart
+    | { type: 'text'; text: string }
+    | { type: 'tool-call'; toolCallId: string; toolName: string; input: JsonValue; providerOptions?: AiSdkProviderOptions }
+  >;
 }
 
 /** The Vercel AI SDK's tool message with tool-result parts (a `ModelMessage`). */
@@ -86,29 +96,46 @@ export const HISTORY_FORMAT_NAMES: readonly HistoryFormatName[] = Object.keys(CL
 
 /**
  * The AI SDK's messages for one turn's replayed rounds: per round one
- * assistant message of tool calls, then one tool message of their results,
- * in the order of the calls. A result is the text the model saw; an error
- * result is `error-text`.
+ * assistant message (its reasoning parts and text, when replayed, then its
+ * tool calls), then one tool message of their results, in the order of the
+ * calls. A result is the text the model saw; an error result is
+ * `error-text`. Reasoning comes only when the request named the provider
+ * (`provider`), and only for rounds recorded through it.
  */
 export function toAiSdkMessages(rounds: readonly Round[]): Array<AiSdkAssistantMessage | AiSdkToolMessage> {
-  return rounds.flatMap((round) => [
-    {
-      role: 'assistant' as const,
-      content: round.calls.map((call) => ({
-        type: 'tool-call' as const,
-        toolCallId: call.toolCallId,
-        toolName: call.toolName,
-        input: JSON.parse(call.argumentsJson) as JsonValue,
-      })),
-    },
-    {
-      role: 'tool' as const,
-      content: round.calls.map((call) => ({
-        type: 'tool-result' as const,
-        toolCallId: call.toolCallId,
-        toolName: call.toolName,
-        output: { type: call.isError ? ('error-text' as const) : ('text' as const), value: call.result },
-      })),
-    },
-  ]);
+  return rounds.flatMap((round) => {
+    const items = !round.reasoningJson ? [] : (JSON.parse(round.reasoningJson) as JsonObject[]);
+    const callOptions = (toolCallId: string) => {
+      const options = aiSdkCallOptions(round.provider, {
+        signature: round.callSignatures?.[toolCallId],
+        itemId: round.callItemIds?.[toolCallId],
+      });
+      return options === undefined ? {} : { providerOptions: options };
+    };
+    return [
+      {
+        role: 'assistant' as const,
+        content: [
+          ...aiSdkReasoningParts(round.provider, items),
+          ...(round.text ? [{ type: 'text' as const, text: round.text }] : []),
+          ...round.calls.map((call) => ({
+            type: 'tool-call' as const,
+            toolCallId: call.toolCallId,
+            toolName: call.toolName,
+            input: JSON.parse(call.argumentsJson) as JsonValue,
+            ...callOptions(call.toolCallId),
+          })),
+        ],
+      },
+      {
+        role: 'tool' as const,
+        content: round.calls.map((call) => ({
+          type: 'tool-result' as const,
+          toolCallId: call.toolCallId,
+          toolName: call.toolName,
+          output: { type: call.isError ? ('error-text' as const) : ('text' as const), value: call.result },
+        })),
+      },
+    ];
+  });
 }

@@ -6,7 +6,11 @@ import { CLIENT_HISTORY_FORMATS, type HistoryFormatName, type HistoryMessages } 
  * proto): `runId`, `status`, `assistantMessageId` (the host's final answer,
  * empty unless completed), `afterMessageId` (the host's message that started
  * the run, empty when the producer gave none), and `rounds`, each with its
- * `resumedFromRunId` and calls (`interrupted`, `approval`, ...).
+ * `resumedFromRunId` and calls (`interrupted`, `approval`, ...), and the
+ * model's response in it when one was recorded: `provider`, `model`,
+ * `text`, the reasoning replayed (`reasoningJson`, `callSignatures`,
+ * `callItemIds`), else why not (`reasoningOmitted`), and whether a Gemini
+ * call got the placeholder signature (`reasoningPlaceholder`).
  */
 export interface ReplayedTurn<M> extends Turn {
   /** This turn's tool segment in the requested format, parsed. */

@@ -4,7 +4,9 @@ import {
   GetReplayHistoryRequest,
   GetReplayHistoryResponse,
   HistoryFormat,
+  ReasoningOmission,
   ReplayView,
+  type Round,
   RunStatus,
 } from './generated/toolhistory/v1/toolhistory';
 import type { HistoryFormatName } from './history-formats';
@@ -17,14 +19,14 @@ type ReplayCallback = (error: ServiceError | null, response: GetReplayHistoryRes
  * request (as it would go on the wire) is kept, and answered with one turn
  * whose messages_json is `messagesJson`.
  */
-function clientAnswering(messagesJson: string) {
+function clientAnswering(messagesJson: string, rounds: Array<Partial<Round>> = []) {
   const client = new ToolHistoryClient({ address: '127.0.0.1:1' });
   const requests: GetReplayHistoryRequest[] = [];
   const stub = (client as unknown as { stub: { getReplayHistory: unknown } }).stub;
   stub.getReplayHistory = (request: GetReplayHistoryRequest, _metadata: Metadata, _options: unknown, callback: ReplayCallback) => {
     requests.push(GetReplayHistoryRequest.decode(GetReplayHistoryRequest.encode(request).finish()));
     const response = GetReplayHistoryResponse.fromPartial({
-      turns: [{ runId: 'run-1', assistantMessageId: 'msg-1', status: RunStatus.RUN_STATUS_COMPLETED, messagesJson }],
+      turns: [{ runId: 'run-1', assistantMessageId: 'msg-1', status: RunStatus.RUN_STATUS_COMPLETED, messagesJson, rounds }],
     });
     setImmediate(() => callback(null, response));
     return { cancel: () => undefined };
@@ -82,5 +84,34 @@ describe('ToolHistoryClient.getReplayHistory formats', () => {
       client.close();
     }
     expect(requests).toEqual([]);
+  });
+
+  it('names the model and provider the host is about to call, and gives each round what the service says of its reasoning', async () => {
+    const round = {
+      roundIndex: 0,
+      calls: [],
+      provider: 'google',
+      model: 'gemini-3-pro-preview',
+      text: 'Checking the order.',
+      reasoningOmitted: ReasoningOmission.REASONING_OMISSION_OTHER_MODEL,
+      reasoningPlaceholder: true,
+    };
+    const { client, requests } = clientAnswering('[]', [round]);
+    try {
+      const history = await client.getReplayHistory({
+        tenantId: 't1',
+        conversationId: 'c1',
+        format: 'gemini',
+        model: 'gemini-3-flash-preview',
+        provider: 'google',
+      });
+      expect(history.turns[0].rounds).toEqual([expect.objectContaining(round)]);
+      await client.getReplayHistory({ tenantId: 't1', conversationId: 'c1', format: 'gemini' });
+    } finally {
+      client.close();
+    }
+    expect(requests[0]).toEqual(expect.objectContaining({ model: 'gemini-3-flash-preview', provider: 'google' }));
+    // Unset: the wire's empty string, which the service reads as "any".
+    expect(requests[1]).toEqual(expect.objectContaining({ model: '', provider: '' }));
   });
 });

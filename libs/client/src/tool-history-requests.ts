@@ -91,6 +91,20 @@ export interface ReplayHistoryRequest<F extends HistoryFormatName> extends CallC
    * (OMISSION_REASON_OFF_BRANCH). Default: every run counts.
    */
   branchMessageIds?: readonly string[];
+  /**
+   * The model the host is about to call: a round's reasoning recorded for
+   * another model stays out (the round's `reasoningOmitted` is
+   * REASONING_OMISSION_OTHER_MODEL). Default: any model of the provider.
+   */
+  model?: string;
+  /**
+   * The provider the host is about to call (`openai`, `anthropic`, `google`,
+   * `bedrock`, or another name), for a format that names none: the rounds of
+   * `ai-sdk` (and `openai`) then carry that provider's reasoning, which
+   * `ai-sdk` hands back as the SDK's `reasoning` parts. Any other format is
+   * its provider's own: leave it out (the service refuses another).
+   */
+  provider?: string;
 }
 
 export type HistoryView = 'all' | 'messages' | 'structured';
@@ -184,6 +198,8 @@ export function replayRequestOf<F extends HistoryFormatName>(request: ReplayHist
     maxHistoryTokens: budget,
     consistencyToken: tokenForRead(request.consistencyToken, request),
     branchMessageIds: [...(request.branchMessageIds ?? [])],
+    model: request.model,
+    provider: request.provider,
   });
 }
 

@@ -8,6 +8,7 @@ export * from './postgres-conversation-eraser';
 export * from './in-transaction';
 export * from './postgres-audit-reader';
 export * from './postgres-event-store';
+export * from './postgres-event-keys';
 export * from './postgres-append-listener';
 export * from './postgres-read-model-writer';
 export * from './postgres-read-model-rebuild';

@@ -1,6 +1,6 @@
 import type { PoolClient } from 'pg';
 import type { StoredToolEvent } from '@toolhistory/contract';
-import { conversationKeyString } from '@toolhistory/domain';
+import { conversationKeyString, isInvocationEvent, pairKeyOf } from '@toolhistory/domain';
 import { ColumnSpec, recordsetSelect, unnestRows } from './sql-rows';
 
 /**
@@ -32,6 +32,8 @@ const EVENT_COLUMNS: ColumnSpec<PositionedEvent>[] = [
   { name: 'occurred_at', sqlType: 'timestamptz', value: (r) => r.event.occurredAt },
   { name: 'payload', sqlType: 'json', value: (r) => r.event },
   { name: 'traceparent', sqlType: 'text', value: (r) => r.traceparent ?? null },
+  // What the search projections follow (PostgresEventKeys), so they never read the payload.
+  { name: 'pair_key', sqlType: 'text', value: (r) => (isInvocationEvent(r.event) ? pairKeyOf(r.event) : null) },
 ];
 
 /** Drops events already in the store, and repeats of one eventId within the list. */

@@ -122,20 +122,13 @@ export class PostgresEventStore implements EventStore {
     return rows.map(toRecorded);
   }
 
-  async *subscribe(after: GlobalPosition, options: SubscribeOptions = {}): AsyncIterable<RecordedToolEvent> {
-    const { signal, ...filter } = options;
-    let position = after;
-    while (!signal?.aborted) {
-      // Armed before reading, so an append committed after the read still wakes us.
-      const appended = this.listener?.nextAppend(signal) ?? null;
-      const page = await this.readAll(position, { ...filter, limit: this.pageSize });
-      for (const recorded of page) {
-        if (signal?.aborted) return;
-        yield recorded;
-        position = recorded.globalPosition;
-      }
-      if (page.length < this.pageSize) await waitFor(appended, this.idlePollMs, signal);
-    }
+  subscribe(after: GlobalPosition, options: SubscribeOptions = {}): AsyncIterable<RecordedToolEvent> {
+    return followPages(
+      after,
+      options,
+      { listener: this.listener, pageSize: this.pageSize, idlePollMs: this.idlePollMs },
+      (position, limit) => this.readAll(position, { ...options, limit }),
+    );
   }
 
   async deleteStream(stream: StreamRef): Promise<number> {
@@ -195,6 +188,32 @@ export async function openRecorded(rows: readonly RecordedRow[], vault: PayloadV
 
 function describe(ref: StreamRef): string {
   return `${ref.tenantId}/${ref.conversationId}`;
+}
+
+/**
+ * Pages after `after` in global order, then live ones as they are appended
+ * (woken by the append notification, else after an idle interval), until
+ * the signal aborts or the consumer stops iterating.
+ */
+export async function* followPages<T extends { globalPosition: GlobalPosition }>(
+  after: GlobalPosition,
+  options: SubscribeOptions,
+  settings: { listener: PostgresAppendListener | null; pageSize: number; idlePollMs: number },
+  readPage: (after: GlobalPosition, limit: number) => Promise<T[]>,
+): AsyncIterable<T> {
+  const { signal } = options;
+  let position = after;
+  while (!signal?.aborted) {
+    // Armed before reading, so an append committed after the read still wakes us.
+    const appended = settings.listener?.nextAppend(signal) ?? null;
+    const page = await readPage(position, settings.pageSize);
+    for (const recorded of page) {
+      if (signal?.aborted) return;
+      yield recorded;
+      position = recorded.globalPosition;
+    }
+    if (page.length < settings.pageSize) await waitFor(appended, settings.idlePollMs, signal);
+  }
 }
 
 /** Resolves on the next append, after `ms`, or when aborted, whichever comes first. */

@@ -1,5 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
-import { comparePositions, GlobalPosition, RecordedToolEvent, START_POSITION } from '@toolhistory/domain';
+import { comparePositions, GlobalPosition, RecordedEventKeys, START_POSITION } from '@toolhistory/domain';
 import { inTransaction } from './in-transaction';
 import { classifyPostgresError } from './postgres-errors';
 import { notifyRecordingProgress } from './postgres-conversation-changes';
@@ -37,11 +37,11 @@ export async function lockCheckpoint(client: PoolClient, projection: string): Pr
  * concurrently applied batch), let `work` write what the rest change, and
  * move the checkpoint to the last of them.
  */
-export function applyPastCheckpoint(
+export function applyPastCheckpoint<T extends RecordedEventKeys>(
   pool: Pool,
   projection: string,
-  recorded: readonly RecordedToolEvent[],
-  work: (client: PoolClient, fresh: readonly RecordedToolEvent[]) => Promise<void>,
+  recorded: readonly T[],
+  work: (client: PoolClient, fresh: readonly T[]) => Promise<void>,
 ): Promise<void> {
   if (recorded.length === 0) return Promise.resolve();
   return inTransaction(pool, async (client) => {
@@ -67,7 +67,7 @@ export async function advanceCheckpoint(client: PoolClient, projection: string, 
 export function skipFailedEvent(
   pool: Pool,
   projection: string,
-  event: RecordedToolEvent,
+  event: RecordedEventKeys,
   failure: { code: string; reason: string },
 ): Promise<void> {
   return inTransaction(pool, async (client) => {

@@ -9,7 +9,17 @@ import { inTransaction } from './in-transaction';
  * a round's state kept by a stricter tool rule (or deleted, `never`).
  */
 export async function applyReasoningSteps(client: PoolClient, steps: readonly ReasoningStep[]): Promise<void> {
+  let turnDeletes: TurnDelete[] = [];
   for (const step of steps) {
+    // A turn's end (a run's answer) or a move to another turn (a response) is a step of nearly every run: the
+    // consecutive ones go in one statement. Deletes of rows by their own fields commute, so applying them at
+    // once deletes what applying them in turn would.
+    if (step.kind === 'end-turn' || step.kind === 'other-turns') {
+      turnDeletes.push(step);
+      continue;
+    }
+    await deleteTurns(client, turnDeletes);
+    turnDeletes = [];
     switch (step.kind) {
       case 'keep': {
         const r = step.reasoning;
@@ -32,20 +42,6 @@ export async function applyReasoningSteps(client: PoolClient, steps: readonly Re
         );
         break;
       }
-      case 'end-turn':
-        await client.query(`DELETE FROM model_reasoning WHERE tenant_id = $1 AND conversation_id = $2 AND turn = $3 AND keep = 'turn'`, [
-          step.conversation.tenantId,
-          step.conversation.conversationId,
-          step.turn,
-        ]);
-        break;
-      case 'other-turns':
-        await client.query(`DELETE FROM model_reasoning WHERE tenant_id = $1 AND conversation_id = $2 AND turn <> $3 AND keep = 'turn'`, [
-          step.conversation.tenantId,
-          step.conversation.conversationId,
-          step.turn,
-        ]);
-        break;
       case 'tool-rule': {
         const where = 'tenant_id = $1 AND conversation_id = $2 AND run_id = $3 AND round_index = $4';
         const key = [step.run.tenantId, step.run.conversationId, step.run.runId, step.roundIndex];
@@ -56,6 +52,29 @@ export async function applyReasoningSteps(client: PoolClient, steps: readonly Re
       }
     }
   }
+  await deleteTurns(client, turnDeletes);
+}
+
+type TurnDelete = Extract<ReasoningStep, { kind: 'end-turn' | 'other-turns' }>;
+
+/**
+ * The `turn` state of each step's conversation, of its turn (end-turn) or of
+ * every other turn (other-turns), in one statement: each step looks its
+ * conversation's rows up by the turn index.
+ */
+async function deleteTurns(client: PoolClient, steps: readonly TurnDelete[]): Promise<void> {
+  if (steps.length === 0) return;
+  await client.query(
+    `DELETE FROM model_reasoning m USING unnest($1::text[], $2::text[], $3::text[], $4::bool[]) AS s(tenant_id, conversation_id, turn, others)
+     WHERE m.tenant_id = s.tenant_id AND m.conversation_id = s.conversation_id AND m.keep = 'turn'
+       AND (m.turn = s.turn) <> s.others`,
+    [
+      steps.map((s) => s.conversation.tenantId),
+      steps.map((s) => s.conversation.conversationId),
+      steps.map((s) => s.turn),
+      steps.map((s) => s.kind === 'other-turns'),
+    ],
+  );
 }
 
 /** The steps in a transaction of their own: where events rest in another store (EventStoreDB), the state still rests here. */

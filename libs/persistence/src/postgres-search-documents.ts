@@ -109,17 +109,24 @@ async function writeDocuments(
       result: r.expiredPayloads?.includes('result') ? null : r.result,
     })),
   );
-  for (const kind of kinds) {
+  if (kept.length > 0) await client.query(upsertDocumentsSql(kinds, tables), [sources]);
+  if (gone.length > 0) for (const kind of kinds) await deleteDocuments(client, gone, tables[kind]);
+}
+
+/**
+ * One statement that upserts the documents of the given searches from the
+ * sources ($1, read once): each search's table in turn, in the sources'
+ * order (so concurrent writers lock rows in one order).
+ */
+function upsertDocumentsSql(kinds: readonly SearchKind[], tables: SearchTableNames): string {
+  const upserts = kinds.map((kind) => {
     const { column, of } = DOCUMENT[kind];
-    if (kept.length > 0)
-      await client.query(
-        `INSERT INTO ${tables[kind]} (tenant_id, conversation_id, run_id, pair_key, at, ${column})
-         SELECT d.tenant_id, d.conversation_id, d.run_id, d.pair_key, d.at, ${of} FROM ${DOCUMENT_SOURCES} ORDER BY d.n
-         ON CONFLICT (tenant_id, conversation_id, run_id, pair_key) DO UPDATE SET at = EXCLUDED.at, ${column} = EXCLUDED.${column}`,
-        [sources],
-      );
-    if (gone.length > 0) await deleteDocuments(client, gone, tables[kind]);
-  }
+    return `INSERT INTO ${tables[kind]} (tenant_id, conversation_id, run_id, pair_key, at, ${column})
+       SELECT d.tenant_id, d.conversation_id, d.run_id, d.pair_key, d.at, ${of} FROM sources d ORDER BY d.n
+       ON CONFLICT (tenant_id, conversation_id, run_id, pair_key) DO UPDATE SET at = EXCLUDED.at, ${column} = EXCLUDED.${column}`;
+  });
+  const last = upserts.pop()!;
+  return `WITH sources AS MATERIALIZED (SELECT * FROM ${DOCUMENT_SOURCES})${upserts.map((u, i) => `, written_${i} AS (${u})`).join('')} ${last}`;
 }
 
 /** Every payload the invocation recorded (its arguments, its result) has expired: nothing of it is searchable any more. */

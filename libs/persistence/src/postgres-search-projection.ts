@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { CheckpointedProjection, GlobalPosition, keysTouchedBy, type PayloadVault, RecordedToolEvent } from '@toolhistory/domain';
+import { CheckpointedProjection, GlobalPosition, invocationKeysTouchedBy, type PayloadVault, RecordedEventKeys } from '@toolhistory/domain';
 import { applyPastCheckpoint, readCheckpoint, skipFailedEvent } from './postgres-projection-checkpoints';
 import { lockConversationsForSearch, refreshSearchDocuments, SearchKind } from './postgres-search-documents';
 
@@ -13,12 +13,12 @@ export const SEARCH_PROJECTION_TYPES = ['ToolCallRequested', 'ToolResultReceived
  * following the event store (events in PostgreSQL): each batch rewrites the
  * documents of the invocations its call and result events touched, from
  * their rows as they are now, and moves the checkpoint in the same
- * transaction. Events are read as stored (sealed): only their keys are
- * used, and the rows' payloads are opened once, here. A burst of traffic makes search later, never recording
+ * transaction. It takes the events' keys only (an EventKeyFeed: no payload
+ * is read from events), and the rows' payloads are opened once, here. A burst of traffic makes search later, never recording
  * slower; each search has its own projection, so the costlier trigrams of
  * substring search never hold word search back.
  */
-export class PostgresSearchProjection implements CheckpointedProjection {
+export class PostgresSearchProjection implements CheckpointedProjection<RecordedEventKeys> {
   private readonly checkpointName: string;
 
   constructor(
@@ -34,16 +34,16 @@ export class PostgresSearchProjection implements CheckpointedProjection {
     return readCheckpoint(this.pool, this.checkpointName);
   }
 
-  apply(recorded: readonly RecordedToolEvent[]): Promise<void> {
+  apply(recorded: readonly RecordedEventKeys[]): Promise<void> {
     return applyPastCheckpoint(this.pool, this.checkpointName, recorded, async (client, fresh) => {
-      const keys = keysTouchedBy(fresh.map((r) => r.event));
+      const keys = invocationKeysTouchedBy(fresh.map((r) => r.event));
       await lockConversationsForSearch(client, keys.conversations, 'shared');
       // Taken under the lock the retention sweeper also takes: a payload expiring now is either swept after this, or left out here.
       await refreshSearchDocuments(client, keys.invocations, { kinds: [this.kind], vault: this.vault, nowMs: Date.now() });
     });
   }
 
-  skip(event: RecordedToolEvent, failure: { code: string; reason: string }): Promise<void> {
+  skip(event: RecordedEventKeys, failure: { code: string; reason: string }): Promise<void> {
     return skipFailedEvent(this.pool, this.checkpointName, event, failure);
   }
 }

@@ -1,9 +1,14 @@
+import fc from 'fast-check';
+import { randomUUID } from 'node:crypto';
 import type { ToolEvent } from '../../contract/src';
-import { parsePolicyDocument, reasoningRulesOf } from '../../domain/src';
+import { parsePolicyDocument, type ReasoningStep, reasoningRulesOf } from '../../domain/src';
+import { InMemoryReasoning } from '../../domain/src/reasoning/in-memory-reasoning.fixture';
 import { freshSchema, FreshSchema } from '../../../test/support/fresh-schema';
 import { modelResponse, runCompleted, toolCall, toolResult } from '../../../test/support/tool-event-factory';
 import { o200kTokens } from '../../tokenizer/src';
+import { inTransaction } from './in-transaction';
 import { PostgresConversationEraser } from './postgres-conversation-eraser';
+import { applyReasoningSteps } from './postgres-reasoning-state';
 import { PostgresRecordingStore } from './postgres-recording-store';
 import { PostgresReplayReader } from './postgres-replay-reader';
 
@@ -91,5 +96,68 @@ describe('reasoning state apart from its event (real PostgreSQL)', () => {
     await new PostgresConversationEraser(db.pool).erase('t', 'erased');
     expect(await placesHolding('erase me please')).toEqual([]);
     expect(await db.pool.query(`SELECT 1 FROM model_responses WHERE conversation_id = 'erased'`).then((r) => r.rowCount)).toBe(0);
+  });
+  it('applies any sequence of steps as the rules say, one after another (turn deletes in one statement)', async () => {
+    const turns = ['message:u1', 'message:u2', 'run:r3'];
+    const stepArbitrary = (tenantId: string): fc.Arbitrary<ReasoningStep> => {
+      const conversation = fc.constantFrom('c1', 'c2').map((conversationId) => ({ tenantId, conversationId }));
+      const at = fc.record({ conversation, runId: fc.constantFrom('r1', 'r2'), roundIndex: fc.nat(1) });
+      return fc.oneof(
+        fc
+          .record({ at, turn: fc.constantFrom(...turns), keep: fc.constantFrom('turn' as const, 'always' as const) })
+          .map(({ at: { conversation, runId, roundIndex }, turn, keep }): ReasoningStep => ({
+            kind: 'keep',
+            reasoning: {
+              ...conversation,
+              runId,
+              roundIndex,
+              turn,
+              keep,
+              eventId: randomUUID(),
+              state: { reasoning: [] },
+              bytes: 2,
+              tokens: 1,
+            },
+          })),
+        fc.record({ conversation, turn: fc.constantFrom(...turns), kind: fc.constantFrom('end-turn' as const, 'other-turns' as const) }),
+        fc
+          .record({ at, keep: fc.constantFrom('turn' as const, 'never' as const) })
+          .map(({ at: { conversation, runId, roundIndex }, keep }): ReasoningStep => ({
+            kind: 'tool-rule',
+            run: { ...conversation, runId },
+            roundIndex,
+            keep,
+          })),
+      );
+    };
+    await fc.assert(
+      fc.asyncProperty(
+        fc
+          .string({ minLength: 1, maxLength: 8 })
+          .chain((suffix) => fc.array(stepArbitrary(`steps-${suffix}-${randomUUID()}`), { maxLength: 25 })),
+        async (steps) => {
+          await inTransaction(db.pool, (client) => applyReasoningSteps(client, steps));
+          const expected = new InMemoryReasoning();
+          expected.apply(steps);
+          const tenants = [
+            ...new Set(
+              steps.map((s) =>
+                s.kind === 'keep' ? s.reasoning.tenantId : s.kind === 'tool-rule' ? s.run.tenantId : s.conversation.tenantId,
+              ),
+            ),
+          ];
+          const { rows } = await db.pool.query<{ event_id: string; keep: string }>(
+            'SELECT event_id, keep FROM model_reasoning WHERE tenant_id = ANY($1::text[]) ORDER BY event_id',
+            [tenants],
+          );
+          expect(rows).toEqual(
+            [...expected.rows.values()]
+              .map((r) => ({ event_id: r.eventId, keep: r.keep }))
+              .sort((a, b) => a.event_id.localeCompare(b.event_id)),
+          );
+        },
+      ),
+      { numRuns: 40 },
+    );
   });
 });

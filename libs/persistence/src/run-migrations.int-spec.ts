@@ -39,6 +39,7 @@ const ALL_MIGRATIONS = [
   '022_read-your-writes-and-forks',
   '024_encryption-at-rest-and-retention',
   '025_model-responses-and-reasoning',
+  '026_event-pair-keys',
 ];
 
 describe('runMigrations (real PostgreSQL)', () => {

@@ -15,6 +15,7 @@ import { EventStoreDbEventStore, EventStoreRecordingStorage } from '@toolhistory
 import {
   createPool,
   PostgresAppendListener,
+  PostgresEventKeys,
   PostgresConsumerOffsets,
   PostgresEventStore,
   PostgresQueryCanceller,
@@ -41,6 +42,7 @@ import {
   RETENTION_POLICY,
   ROOT_LOGGER,
   STORED_EVENT_STORE,
+  EVENT_KEY_FEED,
 } from '../tokens';
 
 /** A pool of the service's own, with the configured statement and idle-in-transaction limits (pools connect only when used). */
@@ -136,6 +138,12 @@ const opened = (events: EventStore, encryption: Encryption | null): EventStore =
         isEventStoreDb(config) ? EventStoreDbEventStore.connect(config.eventStore.url!) : new PostgresEventStore(pool, listener),
     },
     {
+      provide: EVENT_KEY_FEED,
+      inject: [APP_CONFIG, PG_POOL, APPEND_LISTENER],
+      useFactory: (config: AppConfig, pool: Pool, listener: PostgresAppendListener) =>
+        isEventStoreDb(config) ? null : new PostgresEventKeys(pool, listener),
+    },
+    {
       provide: EVENT_STORE,
       inject: [STORED_EVENT_STORE, ENCRYPTION],
       useFactory: (events: EventStore, encryption: Encryption | null) => opened(events, encryption),
@@ -147,7 +155,17 @@ const opened = (events: EventStore, encryption: Encryption | null): EventStore =
         isEventStoreDb(config) ? events : opened(new PostgresEventStore(pool, listener), encryption),
     },
   ],
-  exports: [PG_POOL, GRPC_PG_POOL, HEALTH_PG_POOL, QUERY_CANCELLER, RECORDING_STORE, STORED_EVENT_STORE, EVENT_STORE, GRPC_EVENT_STORE],
+  exports: [
+    PG_POOL,
+    GRPC_PG_POOL,
+    HEALTH_PG_POOL,
+    QUERY_CANCELLER,
+    RECORDING_STORE,
+    STORED_EVENT_STORE,
+    EVENT_KEY_FEED,
+    EVENT_STORE,
+    GRPC_EVENT_STORE,
+  ],
 })
 export class DatabaseModule implements OnApplicationShutdown {
   constructor(

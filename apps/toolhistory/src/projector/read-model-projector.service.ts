@@ -2,7 +2,7 @@ import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap }
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { AppConfig } from '@toolhistory/config';
-import type { EventStore } from '@toolhistory/domain';
+import type { EventKeyFeed, EventStore, RecordedEventKeys } from '@toolhistory/domain';
 import {
   PostgresReadModelProjection,
   PostgresSearchProjection,
@@ -10,7 +10,7 @@ import {
   SEARCH_PROJECTION_TYPES,
   SEARCH_PROJECTIONS,
 } from '@toolhistory/persistence';
-import { APP_CONFIG, ENCRYPTION, EVENT_STORE, PG_POOL, ROOT_LOGGER, STORED_EVENT_STORE } from '../tokens';
+import { APP_CONFIG, ENCRYPTION, EVENT_KEY_FEED, EVENT_STORE, PG_POOL, ROOT_LOGGER } from '../tokens';
 import type { Encryption } from '../encryption/open-encryption';
 import { RecordingActivity } from '../recorder/recording-activity';
 import { ProjectorOptions, ReadModelProjector } from './read-model-projector';
@@ -27,13 +27,13 @@ const FRESHNESS_REPORT_MS = 10_000;
  */
 @Injectable()
 export class ReadModelProjectorService implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private projectors: ReadModelProjector[] = [];
+  private projectors: Array<ReadModelProjector | ReadModelProjector<RecordedEventKeys>> = [];
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(EVENT_STORE) private readonly events: EventStore,
-    /** The events as stored: the search projections take only their keys, and open the rows' payloads once. */
-    @Inject(STORED_EVENT_STORE) private readonly storedEvents: EventStore,
+    /** The events' keys only (PostgreSQL): what the search projections follow, opening the rows' payloads once. */
+    @Inject(EVENT_KEY_FEED) private readonly eventKeys: EventKeyFeed | null,
     @Inject(PG_POOL) private readonly pool: Pool,
     @Inject(ENCRYPTION) private readonly encryption: Encryption | null,
     @Inject(ROOT_LOGGER) private readonly logger: Logger,
@@ -54,7 +54,7 @@ export class ReadModelProjectorService implements OnApplicationBootstrap, Before
               lagReportIntervalMs: FRESHNESS_REPORT_MS,
             }),
           ]
-        : this.searchProjectors(log);
+        : this.searchProjectors(this.eventKeys!, log);
     for (const projector of this.projectors) projector.start();
   }
 
@@ -65,9 +65,9 @@ export class ReadModelProjectorService implements OnApplicationBootstrap, Before
    * fewer, larger batches (up to a second later) so it is less often in
    * their way (docs/benchmarks.md, "Substring search on its own projection").
    */
-  private searchProjectors(log: Logger): ReadModelProjector[] {
+  private searchProjectors(eventKeys: EventKeyFeed, log: Logger): Array<ReadModelProjector<RecordedEventKeys>> {
     const searchOf = (kind: SearchKind, options: Pick<ProjectorOptions, 'batchSize' | 'lingerMs' | 'giveWayWhile'>) =>
-      new ReadModelProjector(this.storedEvents, new PostgresSearchProjection(this.pool, kind, this.vault), {
+      new ReadModelProjector(eventKeys, new PostgresSearchProjection(this.pool, kind, this.vault), {
         name: SEARCH_PROJECTIONS[kind],
         types: SEARCH_PROJECTION_TYPES,
         log,

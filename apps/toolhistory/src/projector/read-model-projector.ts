@@ -1,5 +1,5 @@
 import type { ToolEventType } from '@toolhistory/contract';
-import type { CheckpointedProjection, EventStore, RecordedToolEvent } from '@toolhistory/domain';
+import type { CheckpointedProjection, GlobalPosition, RecordedEventKeys, RecordedToolEvent, SubscribeOptions } from '@toolhistory/domain';
 import { type AppError, toAppError } from '@toolhistory/errors';
 import { narrowDownFailures } from '../recorder/narrow-down-failures';
 import { retryWithBackoff } from '../recorder/retry-with-backoff';
@@ -37,13 +37,19 @@ export interface ProjectionFreshness {
   events: number;
 }
 
+/** What a projector follows: an EventStore (whole events), or an EventKeyFeed (their keys only). */
+export interface ProjectionFeed<T extends RecordedEventKeys> {
+  subscribe(after: GlobalPosition, options?: SubscribeOptions): AsyncIterable<T>;
+}
+
 /**
- * Feeds a checkpointed projection from an event store subscription: from
+ * Feeds a checkpointed projection from an event store subscription (or, for
+ * a projection that needs only the events' keys, an EventKeyFeed): from
  * the checkpoint on, in batches, each applied with its checkpoint in one
  * transaction. Any failure (store or database) restarts the subscription
  * from the committed checkpoint after a backoff, so nothing is skipped.
  */
-export class ReadModelProjector {
+export class ReadModelProjector<T extends RecordedEventKeys = RecordedToolEvent> {
   private readonly abort = new AbortController();
   private running: Promise<void> | null = null;
   private readonly name: string;
@@ -53,8 +59,8 @@ export class ReadModelProjector {
   private batchesApplying = 0;
 
   constructor(
-    private readonly events: EventStore,
-    private readonly projection: CheckpointedProjection,
+    private readonly events: ProjectionFeed<T>,
+    private readonly projection: CheckpointedProjection<T>,
     private readonly options: ProjectorOptions = {},
   ) {
     this.name = options.name ?? 'read-model';
@@ -86,7 +92,7 @@ export class ReadModelProjector {
     return { ...this.interval };
   }
 
-  private noteApplied(batch: readonly RecordedToolEvent[]): void {
+  private noteApplied(batch: readonly T[]): void {
     const lagMs = Math.max(0, Date.now() - Date.parse(batch[batch.length - 1].recordedAt));
     this.interval = {
       lastLagMs: lagMs,
@@ -153,7 +159,7 @@ export class ReadModelProjector {
    * alone, an event that still fails is skipped with its reason, kept in
    * the projection's failures, and the others go on.
    */
-  private async applyBatch(batch: readonly RecordedToolEvent[]): Promise<void> {
+  private async applyBatch(batch: readonly T[]): Promise<void> {
     await narrowDownFailures(
       batch,
       () => this.projection.apply(batch),
@@ -164,7 +170,7 @@ export class ReadModelProjector {
   }
 
   /** Keeps the event in the projection's failures, with its reason, and moves the checkpoint past it. */
-  private async skip(recorded: RecordedToolEvent, failure: AppError): Promise<void> {
+  private async skip(recorded: T, failure: AppError): Promise<void> {
     await this.projection.skip(recorded, { code: failure.code, reason: failure.message.slice(0, 2_000) });
     this.options.log?.error(
       {

@@ -57,13 +57,16 @@ describe('sealed payloads with events in EventStoreDB, the read model fed by the
   });
 
   it('records sealed, projects sealed copies, answers in clear, shreds on erasure and expiry', async () => {
-    const opened = new OpenedEventStore(stored, vault, Date.now);
+    // The test's own clock: a 1 s retention must not run out while the projection and the rebuild run, however slow the machine.
+    let nowMs = Date.now();
+    const clock = () => nowMs;
+    const opened = new OpenedEventStore(stored, vault, clock);
     const recorder = new RecordBatch(new EventStoreRecordingStorage(stored, new PostgresConsumerOffsets(db.pool)), {
       redaction,
       tokens: o200kTokens,
       vault,
       retention,
-      now: Date.now,
+      now: clock,
     });
     const kept = { tenantId: 'acme', conversationId: 'kept', runId: 'r1' };
     const brief = { tenantId: 'acme', conversationId: 'brief', runId: 'r1' };
@@ -104,10 +107,10 @@ describe('sealed payloads with events in EventStoreDB, the read model fed by the
     expect(rebuilt?.invocations[0]).toMatchObject({ arguments: { q: secret.argument }, result: secret.result });
 
     // Expiry: the short-lived payload leaves the rows, its key goes.
-    await new Promise((done) => setTimeout(done, 1_100));
-    const sweep = await new PostgresPayloadExpiry(db.pool, vault).sweep(new Date());
+    nowMs += 2_000;
+    const sweep = await new PostgresPayloadExpiry(db.pool, vault).sweep(new Date(nowMs));
     expect(sweep).toMatchObject({ payloads: 1, invocations: 1 });
-    const destroyed = await keys.destroyExpired(new Date().toISOString(), 100);
+    const destroyed = await keys.destroyExpired(new Date(nowMs).toISOString(), 100);
     expect(destroyed.map((k) => k.conversationId)).toEqual(['brief']);
     vault.forget(destroyed.map((k) => k.keyId));
     const [briefRow] = (await new PostgresReplayReader(db.pool, undefined, vault).readConversation('acme', 'brief'))!.invocations;

@@ -118,6 +118,8 @@ def replay_request(
     max_history_tokens: int | None,
     consistency_token: str | None = None,
     branch_message_ids: Sequence[str] | None = None,
+    model: str | None = None,
+    provider: str | None = None,
 ) -> toolhistory_pb2.GetReplayHistoryRequest:
     """The GetReplayHistory request of the clients' arguments (``consistency_token`` None: this process's last one
     for the conversation)."""
@@ -134,6 +136,8 @@ def replay_request(
         ),
         consistency_token=token_for_read(consistency_token, tenant_id, conversation_id),
         branch_message_ids=_message_ids("branch_message_ids", branch_message_ids),
+        model=_optional_text("model", model),
+        provider=_optional_text("provider", provider),
     )
     if as_of is not None:
         request.as_of.CopyFrom(_timestamp("as_of", as_of))

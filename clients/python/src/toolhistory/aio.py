@@ -119,11 +119,14 @@ class AsyncToolHistoryClient(AsyncCalls):
         max_history_tokens: int | None = None,
         branch_message_ids: Sequence[str] | None = None,
         consistency_token: str | None = None,
+        model: str | None = None,
+        provider: str | None = None,
         timeout: float | None = None,
     ) -> ReplayHistory:
         """The tool-call history the model may see again; see ``ToolHistoryClient.get_replay_history``
         (``branch_message_ids``: the host's current branch; ``consistency_token``: default, the last token this
-        process published for the conversation; ``""``: none)."""
+        process published for the conversation; ``""``: none; ``model`` and ``provider``: the ones the host is about
+        to call, whose reasoning alone is replayed)."""
         request = _grpc.replay_request(
             tenant_id=tenant_id,
             conversation_id=conversation_id,
@@ -136,6 +139,8 @@ class AsyncToolHistoryClient(AsyncCalls):
             max_history_tokens=max_history_tokens,
             consistency_token=consistency_token,
             branch_message_ids=branch_message_ids,
+            model=model,
+            provider=provider,
         )
         response = await self._unary(
             "GetReplayHistory", self._stub.GetReplayHistory, request, self._timeout_of(timeout)
@@ -156,6 +161,8 @@ class AsyncToolHistoryClient(AsyncCalls):
         stale_results: StaleResults | None = None,
         max_history_tokens: int | None = None,
         consistency_token: str | None = None,
+        model: str | None = None,
+        provider: str | None = None,
         timeout: float | None = None,
     ) -> list[H | Any]:
         """The host's messages with the replayed tool history spliced in, for the host's current branch (its
@@ -172,6 +179,8 @@ class AsyncToolHistoryClient(AsyncCalls):
             view="messages",  # splicing reads the messages only: about half the bytes
             branch_message_ids=host_branch(host_messages, id_of),
             consistency_token=consistency_token,
+            model=model,
+            provider=provider,
             timeout=timeout,
         )
         return splice_history(host_messages, history, id_of=id_of)

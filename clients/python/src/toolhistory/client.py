@@ -132,6 +132,8 @@ class ToolHistoryClient(SyncCalls):
         max_history_tokens: int | None = None,
         branch_message_ids: Sequence[str] | None = None,
         consistency_token: str | None = None,
+        model: str | None = None,
+        provider: str | None = None,
         timeout: float | None = None,
     ) -> ReplayHistory:
         """The tool-call history the model may see again, in ``format``, with every omission explained.
@@ -155,6 +157,12 @@ class ToolHistoryClient(SyncCalls):
                 includes every event through it, or the call fails ``UNAVAILABLE`` before its deadline, never
                 an answer that silently lacks them. Default: the last token this process published for the
                 conversation (``last_consistency_token``); ``""``: none, no wait.
+            model: the model the host is about to call: a round's reasoning recorded for another model is left out
+                (its ``Round.reasoning_omitted`` says ``REASONING_OMISSION_OTHER_MODEL``). Default: any model of the
+                format's provider.
+            provider: the provider the host is about to call (``openai``, ``anthropic``, ``google``, ``bedrock``,
+                ...), for the ``"openai"`` format, which names none; the service refuses one that differs from the
+                format's own.
             timeout: this call's deadline in seconds; default: the client's.
 
         Raises:
@@ -175,6 +183,8 @@ class ToolHistoryClient(SyncCalls):
             max_history_tokens=max_history_tokens,
             consistency_token=consistency_token,
             branch_message_ids=branch_message_ids,
+            model=model,
+            provider=provider,
         )
         response = self._unary("GetReplayHistory", self._stub.GetReplayHistory, request, self._timeout_of(timeout))
         return replay_history_of(response, format)
@@ -193,6 +203,8 @@ class ToolHistoryClient(SyncCalls):
         stale_results: StaleResults | None = None,
         max_history_tokens: int | None = None,
         consistency_token: str | None = None,
+        model: str | None = None,
+        provider: str | None = None,
         timeout: float | None = None,
     ) -> list[H | Any]:
         """The host's messages with the replayed tool history spliced in where the model saw it
@@ -218,6 +230,8 @@ class ToolHistoryClient(SyncCalls):
             view="messages",  # splicing reads the messages only: about half the bytes
             branch_message_ids=host_branch(host_messages, id_of),
             consistency_token=consistency_token,
+            model=model,
+            provider=provider,
             timeout=timeout,
         )
         return splice_history(host_messages, history, id_of=id_of)

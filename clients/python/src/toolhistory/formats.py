@@ -37,6 +37,9 @@ messages below."""
 
 HISTORY_FORMATS: tuple[HistoryFormat, ...] = tuple(row.client for row in FORMAT_TABLE)
 
+# Each format carries a round's text (what the model said beside its calls) and, while its turn goes on, the reasoning
+# recorded with it, where its API wants them (docs/grpc-api.md, "Reasoning and the round's own text").
+
 # -- OpenAI chat completions: per round, an assistant message with tool_calls, then a tool message per call.
 
 
@@ -53,7 +56,7 @@ class OpenAiToolCall(TypedDict):
 
 class OpenAiAssistantToolCallMessage(TypedDict):
     role: Literal["assistant"]
-    content: None
+    content: str | None  # the round's text; no reasoning (the format has none)
     tool_calls: list[OpenAiToolCall]
 
 
@@ -65,7 +68,24 @@ class OpenAiToolMessage(TypedDict):
 
 OpenAiChatMessage: TypeAlias = OpenAiAssistantToolCallMessage | OpenAiToolMessage
 
-# -- Anthropic Messages: per round, an assistant message of tool_use blocks, then a user message of tool_result blocks.
+# -- Anthropic Messages: per round, an assistant message (thinking blocks, text, tool_use blocks), then a user message
+# of tool_result blocks.
+
+
+class AnthropicThinkingBlock(TypedDict):
+    type: Literal["thinking"]
+    thinking: str
+    signature: str
+
+
+class AnthropicRedactedThinkingBlock(TypedDict):
+    type: Literal["redacted_thinking"]
+    data: str
+
+
+class AnthropicTextBlock(TypedDict):
+    type: Literal["text"]
+    text: str
 
 
 class AnthropicToolUseBlock(TypedDict):
@@ -84,7 +104,7 @@ class AnthropicToolResultBlock(TypedDict):
 
 class AnthropicAssistantMessage(TypedDict):
     role: Literal["assistant"]
-    content: list[AnthropicToolUseBlock]
+    content: list[AnthropicThinkingBlock | AnthropicRedactedThinkingBlock | AnthropicTextBlock | AnthropicToolUseBlock]
 
 
 class AnthropicToolResultMessage(TypedDict):
@@ -94,14 +114,38 @@ class AnthropicToolResultMessage(TypedDict):
 
 AnthropicMessage: TypeAlias = AnthropicAssistantMessage | AnthropicToolResultMessage
 
-# -- OpenAI Responses input items: a function_call per call, then a function_call_output per call (no item ids).
+# -- OpenAI Responses input items: per round, its reasoning items, its text as an assistant message, a function_call per
+# call (its fc_ item id only right after its reasoning), then a function_call_output per call.
 
 
-class OpenAiResponsesFunctionCall(TypedDict):
+class _OpenAiResponsesReasoningFields(TypedDict):
+    type: Literal["reasoning"]
+    id: str
+    summary: list[dict[str, Any]]
+
+
+class OpenAiResponsesReasoningItem(_OpenAiResponsesReasoningFields, total=False):
+    """A reasoning item as the model produced it."""
+
+    encrypted_content: str
+    content: list[dict[str, Any]]
+
+
+class OpenAiResponsesAssistantMessage(TypedDict):
+    type: Literal["message"]
+    role: Literal["assistant"]
+    content: str
+
+
+class _OpenAiResponsesFunctionCallFields(TypedDict):
     type: Literal["function_call"]
     call_id: str
     name: str
     arguments: str
+
+
+class OpenAiResponsesFunctionCall(_OpenAiResponsesFunctionCallFields, total=False):
+    id: str  # the call's own fc_ item id, only right after its reasoning item
 
 
 class OpenAiResponsesFunctionCallOutput(TypedDict):
@@ -110,9 +154,26 @@ class OpenAiResponsesFunctionCallOutput(TypedDict):
     output: str  # an error result starts with "[error] "
 
 
-OpenAiResponsesItem: TypeAlias = OpenAiResponsesFunctionCall | OpenAiResponsesFunctionCallOutput
+OpenAiResponsesItem: TypeAlias = (
+    OpenAiResponsesReasoningItem
+    | OpenAiResponsesAssistantMessage
+    | OpenAiResponsesFunctionCall
+    | OpenAiResponsesFunctionCallOutput
+)
 
-# -- Gemini contents: a "model" content of functionCall parts, then a "user" content of functionResponse parts.
+# -- Gemini contents: a "model" content (thought parts, text, functionCall parts: a step's first with its thought
+# signature), then a "user" content of functionResponse parts.
+
+
+class _GeminiTextFields(TypedDict):
+    text: str
+
+
+class GeminiTextPart(_GeminiTextFields, total=False):
+    """The round's text, or a thought part (``thought: True``) as the model produced it."""
+
+    thought: bool
+    thoughtSignature: str
 
 
 class GeminiFunctionCall(TypedDict):
@@ -121,8 +182,12 @@ class GeminiFunctionCall(TypedDict):
     args: dict[str, Any]
 
 
-class GeminiFunctionCallPart(TypedDict):
+class _GeminiFunctionCallFields(TypedDict):
     functionCall: GeminiFunctionCall
+
+
+class GeminiFunctionCallPart(_GeminiFunctionCallFields, total=False):
+    thoughtSignature: str  # as recorded; Google's placeholder when the round has none and its turn goes on
 
 
 class GeminiFunctionResponse(TypedDict):
@@ -137,7 +202,7 @@ class GeminiFunctionResponsePart(TypedDict):
 
 class GeminiModelContent(TypedDict):
     role: Literal["model"]
-    parts: list[GeminiFunctionCallPart]
+    parts: list[GeminiTextPart | GeminiFunctionCallPart]
 
 
 class GeminiUserContent(TypedDict):
@@ -147,7 +212,12 @@ class GeminiUserContent(TypedDict):
 
 GeminiContent: TypeAlias = GeminiModelContent | GeminiUserContent
 
-# -- Bedrock Converse: an assistant message of toolUse blocks, then a user message of toolResult blocks.
+# -- Bedrock Converse: an assistant message (reasoningContent blocks, text, toolUse blocks), then a user message of
+# toolResult blocks.
+
+
+class BedrockReasoningBlock(TypedDict):
+    reasoningContent: dict[str, Any]  # as the model produced it: reasoningText (text, signature) or redactedContent
 
 
 class BedrockToolUse(TypedDict):
@@ -180,7 +250,7 @@ class BedrockToolResultBlock(TypedDict):
 
 class BedrockAssistantMessage(TypedDict):
     role: Literal["assistant"]
-    content: list[BedrockToolUseBlock]
+    content: list[BedrockReasoningBlock | BedrockTextContent | BedrockToolUseBlock]
 
 
 class BedrockToolResultMessage(TypedDict):

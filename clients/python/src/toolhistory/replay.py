@@ -27,7 +27,11 @@ class ReplayedTurn:
         status: the run's status (``toolhistory_pb2.RUN_STATUS_COMPLETED``, ...).
         messages: this turn's tool segment in the requested format, parsed (see ``toolhistory.formats``
             for their shapes); empty with ``view="structured"``.
-        rounds: the structured rounds (``toolhistory_pb2.Round``); empty with ``view="messages"``.
+        rounds: the structured rounds (``toolhistory_pb2.Round``); empty with ``view="messages"``. Each carries the
+            model response recorded for it (``provider``, ``model``, ``text``), the reasoning replayed with it
+            (``reasoning_json``, ``call_signatures``, ``call_item_ids``), why a recorded round's reasoning was left
+            out (``reasoning_omitted``, a ``toolhistory_pb2.ReasoningOmission``) and whether a Gemini call got the
+            placeholder signature (``reasoning_placeholder``).
         raw: the turn as the service sent it.
     """
 

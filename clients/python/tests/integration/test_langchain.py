@@ -298,3 +298,87 @@ def test_the_agent_finds_a_text_inside_a_word_of_an_earlier_call_with_search_his
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", answered["at"])
     # The model read the answer in its next call.
     assert second.received[-1][-1] == answer
+
+
+class CrashingChatModel(ScriptedChatModel):
+    """Answers with its scripted messages, then fails as a worker that lost its provider."""
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
+        if len(self.received) == len(self.responses):
+            self.received.append(list(messages))
+            raise ConnectionError("the worker lost the provider")
+        return super()._generate(messages, *args, **kwargs)
+
+
+THINKING = [
+    {"type": "thinking", "thinking": "Look the order up first.", "signature": "EqQBCkgIARABGAIiQ"},
+    {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix"},
+]
+CLAUDE = {"model_provider": "anthropic", "model_name": "claude-opus-4-5"}
+
+
+def test_a_crashed_run_s_thinking_goes_back_first_in_its_round_when_the_turn_goes_on(
+    stack: Stack, publisher: ToolEventPublisher, client: ToolHistoryClient, ids: Callable[[str], str]
+) -> None:
+    conversation = ids("conv")
+
+    def scope() -> RunScope:
+        # A channel whose policy replays a crashed run's rounds that reached a later model call (per_service_call).
+        return RunScope(tenant_id=stack.tenant, conversation_id=conversation, channel="long-runs", run_id=ids("run"))
+
+    order_call = ids("call_order")
+    first_model = CrashingChatModel(
+        responses=[
+            AIMessage(
+                content=[
+                    *THINKING,
+                    {"type": "text", "text": "I'll look the order up."},
+                    {"type": "tool_use", "id": order_call, "name": "get_order", "input": {"order_id": "A-1"}},
+                ],
+                tool_calls=[tool_call(order_call, "get_order", {"order_id": "A-1"})],
+                response_metadata=CLAUDE,
+            ),
+            AIMessage(
+                content="",
+                tool_calls=[tool_call(ids("call_b"), "get_order", {"order_id": "B-2"})],
+                response_metadata=CLAUDE,
+            ),
+        ],
+        received=[],
+    )
+    question = HumanMessage("Where is A-1?", id="user-1")
+    handler = ToolHistoryCallbackHandler(publisher=publisher, scope=scope())
+    with pytest.raises(ConnectionError):
+        agent(first_model, [get_order]).invoke({"messages": [question]}, {"callbacks": [handler]})
+    assert [event.type for event in handler.settled()][:2] == ["ModelResponseReceived", "ToolCallRequested"]
+
+    # The turn goes on: the Anthropic replay (or the OpenAI one asked for Anthropic's) carries the thinking.
+    for format, provider in (("anthropic", None), ("openai", "anthropic")):
+        history = client.get_replay_history(
+            tenant_id=stack.tenant,
+            conversation_id=conversation,
+            format=format,  # type: ignore[arg-type]
+            model="claude-opus-4-5",
+            provider=provider,
+        )
+        [round_] = history.turns[0].rounds
+        assert (round_.reasoning_omitted, json.loads(round_.reasoning_json)) == (
+            pb.REASONING_OMISSION_UNSPECIFIED,
+            THINKING,
+        ), format
+        replayed = to_langchain_messages(history)
+        next_model = scripted(AIMessage(content="A-1 has shipped.", response_metadata=CLAUDE))
+        agent(next_model, [get_order]).invoke({"messages": [question, *replayed]})
+        sent = next_model.received[0][1]
+        assert isinstance(sent, AIMessage)
+        # What the next request carries: the thinking first, byte for byte, then the text, then the call.
+        assert json.dumps(sent.content) == json.dumps([*THINKING, {"type": "text", "text": "I'll look the order up."}])
+        assert [c["id"] for c in sent.tool_calls] == [order_call]
+
+    # Another model gets none of it: the round's text alone.
+    other = client.get_replay_history(
+        tenant_id=stack.tenant, conversation_id=conversation, format="anthropic", model="claude-sonnet-4-5"
+    )
+    assert other.turns[0].rounds[0].reasoning_omitted == pb.REASONING_OMISSION_OTHER_MODEL
+    [message, *_] = to_langchain_messages(other)
+    assert message.content == "I'll look the order up."

@@ -16,8 +16,11 @@ import pytest
 from agents import Agent, RunConfig, TResponseInputItem, function_tool
 from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
 from agents.usage import Usage
+from openai.types.responses import ResponseReasoningItem
+from openai.types.responses.response_reasoning_item import Summary
 
 from toolhistory.openai_agents import DEFAULT_TOOL_ERROR_TEXT, history_input, recorded_run
+from toolhistory.v1 import toolhistory_pb2 as pb
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -147,3 +150,104 @@ async def test_a_recorded_run_is_replayed_into_the_next_run_with_its_calls_paire
     both = replayed_now(client, conversation, "openai-responses", until=lambda h: len(h.turns) == 2)
     assert [t.assistant_message_id for t in both.turns] == ["assistant-1", "assistant-2"]
     assert [dict(item)["call_id"] for item in history_input(both.turns[1:])] == [recheck_call, recheck_call]
+
+
+async def test_a_crashed_run_s_reasoning_goes_back_to_the_same_model_before_its_calls_when_the_turn_goes_on(
+    stack: Stack,
+    publisher: ToolEventPublisher,
+    client: ToolHistoryClient,
+    ids: Callable[[str], str],
+) -> None:
+    conversation = ids("conv")
+    order_call = ids("call_order")
+    reasoning_item = ResponseReasoningItem(
+        id="rs_0a1f",
+        type="reasoning",
+        summary=[Summary(text="Look the order up first.", type="summary_text")],
+        encrypted_content="gAAAAABo-opaque-state",
+    )
+
+    def run_of(run_id: str) -> Any:
+        # A channel whose policy replays a crashed run's rounds that reached a later model call (per_service_call).
+        return publisher.run(
+            tenant_id=stack.tenant,
+            conversation_id=conversation,
+            channel="long-runs",
+            run_id=run_id,
+            user_message_id="user-1",
+        )
+
+    # Turn 1's run: a reasoning round, a second round, then the worker dies at the next model call (the run fails;
+    # the turn goes on). The second round's results never reached the model: only the first round replays.
+    first_model = ScriptedModel(
+        [
+            ModelStep(
+                output=[
+                    reasoning_item,
+                    assistant_message("I'll look the order up."),
+                    function_call("lookup_order", {"order_id": "A-1"}, call_id=order_call, item_id="fc_0a1f"),
+                ],
+                usage=Usage(requests=1, input_tokens=120, output_tokens=30, total_tokens=150),
+            ),
+            ModelStep(
+                output=[function_call("lookup_order", {"order_id": "B-2"}, call_id=ids("call_b"), item_id="fc_0b2f")],
+                usage=Usage(requests=1, input_tokens=160, output_tokens=20, total_tokens=180),
+            ),
+            ModelStep.raise_error(ConnectionError("the worker lost the provider")),
+        ]
+    )
+    with pytest.raises(ConnectionError):
+        await recorded_run(
+            run_of(ids("run")),
+            agent_of(first_model),
+            "Where is order A-1?",
+            assistant_message_id="assistant-1",
+            model="o4-mini",
+            run_config=NO_TRACING,
+        )
+    # What the SDK itself sent back in that turn: the replay must carry the same item.
+    [sent_back] = items_of(first_model.calls[1], "reasoning")
+
+    history = client.get_replay_history(
+        tenant_id=stack.tenant, conversation_id=conversation, format="openai-responses", model="o4-mini"
+    )
+    [turn] = history.turns
+    assert turn.status == pb.RUN_STATUS_FAILED
+    [round_] = turn.rounds
+    assert (round_.provider, round_.model, round_.text) == ("openai", "o4-mini", "I'll look the order up.")
+    assert round_.reasoning_omitted == pb.REASONING_OMISSION_UNSPECIFIED
+    assert json.loads(round_.reasoning_json) == [sent_back]
+
+    # The turn goes on in a new run: its first request carries the reasoning, then the call with its fc_ id.
+    second_model = ScriptedModel([[assistant_message("A-1 has shipped.")]])
+    user_turn: TResponseInputItem = {"role": "user", "content": "Where is order A-1?"}
+    await recorded_run(
+        run_of(ids("run")),
+        agent_of(second_model),
+        [user_turn, *history_input(history)],
+        assistant_message_id="assistant-1",
+        model="o4-mini",
+        run_config=NO_TRACING,
+    )
+    seen = [item for item in second_model.calls[0].input if item.get("type") != "function_call_output"]
+    assert seen[1:] == [
+        sent_back,
+        {"type": "message", "role": "assistant", "content": "I'll look the order up."},
+        {
+            "type": "function_call",
+            "id": "fc_0a1f",
+            "call_id": order_call,
+            "name": "lookup_order",
+            "arguments": seen[3]["arguments"],
+        },
+    ]
+    assert json.dumps(seen[1]) == json.dumps(sent_back), "byte for byte, key order included"
+
+    # Another model gets none of it, and no fc_ id without its reasoning item.
+    other = client.get_replay_history(
+        tenant_id=stack.tenant, conversation_id=conversation, format="openai-responses", model="gpt-4.1"
+    )
+    assert other.turns[0].rounds[0].reasoning_omitted == pb.REASONING_OMISSION_OTHER_MODEL
+    replayed = history_input(other)
+    assert [item["type"] for item in replayed if item["type"] == "reasoning"] == []
+    assert all("id" not in item for item in replayed if item["type"] == "function_call")

@@ -14,6 +14,7 @@ from pydantic_ai.messages import (
     ModelRequest,
     ModelResponse,
     TextPart,
+    ThinkingPart,
     ToolCallPart,
     ToolReturnPart,
     UserPromptPart,
@@ -21,7 +22,13 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import RequestUsage
 
-from toolhistory.pydantic_ai import REPLAY_FORMAT, recorded_run, splice_message_history
+from toolhistory.pydantic_ai import (
+    REASONING_FORMATS,
+    REPLAY_FORMAT,
+    recorded_run,
+    splice_message_history,
+    to_message_history,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -187,3 +194,83 @@ async def test_the_answer_s_cited_sources_compact_the_next_replay_to_those_sourc
         if isinstance(part, ToolReturnPart)
     ]
     assert [[item["sourceNumber"] for item in part.content["results"]] for part in returns] == [[2, 4]]
+
+
+@pytest.mark.parametrize(
+    ("provider", "redacted_id", "model_name"),
+    [
+        ("bedrock", "redacted_content", "anthropic.claude-opus-4-5"),
+        ("anthropic", "redacted_thinking", "claude-opus-4-5"),
+    ],
+)
+async def test_a_crashed_run_s_thinking_goes_back_as_thinking_parts_when_the_turn_goes_on(
+    stack: Any, publisher: Any, client: Any, ids: Any, provider: str, redacted_id: str, model_name: str
+) -> None:
+    conversation = ids("conv")
+    thinking = [
+        ThinkingPart("Look the order up first.", signature="EqQBCkgIARABGAIiQ", provider_name=provider),
+        ThinkingPart("", id=redacted_id, signature="EmwKAhgBEgy3va3pzix", provider_name=provider),
+    ]
+    order_call = ids("call_order")
+    answered = 0
+
+    def crashing(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        # A reasoning round, a second round, then the worker loses its provider.
+        nonlocal answered
+        answered += 1
+        if answered == 1:
+            return ModelResponse(
+                parts=[
+                    *thinking,
+                    TextPart("I'll look the order up."),
+                    ToolCallPart("lookup_order", {"order_id": "A-1"}, tool_call_id=order_call),
+                ],
+                provider_name=provider,
+            )
+        if answered == 2:
+            return ModelResponse(parts=[ToolCallPart("lookup_order", {"order_id": "B-2"}, tool_call_id=ids("call_b"))])
+        raise ConnectionError("the worker lost the provider")
+
+    def run_of() -> Any:
+        # A channel whose policy replays a crashed run's rounds that reached a later model call (per_service_call).
+        return publisher.run(
+            tenant_id=stack.tenant,
+            conversation_id=conversation,
+            channel="long-runs",
+            run_id=ids("run"),
+            user_message_id="user-1",
+        )
+
+    agent = Agent(FunctionModel(crashing, model_name=model_name))
+    agent.tool_plain(lookup_order)
+    with pytest.raises(ConnectionError):
+        await recorded_run(run_of(), agent, "Where is A-1?", assistant_message_id=None)
+
+    history = client.get_replay_history(
+        tenant_id=stack.tenant, conversation_id=conversation, format=REASONING_FORMATS[provider], model=model_name
+    )
+    seen: list[list[ModelMessage]] = []
+
+    def answering(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        seen.append(list(messages))
+        return ModelResponse(parts=[TextPart("A-1 has shipped.")])
+
+    next_agent = Agent(FunctionModel(answering, model_name=model_name))
+    next_agent.tool_plain(lookup_order)
+    await next_agent.run("Where is A-1?", message_history=to_message_history(history))
+    [sent] = [m for m in seen[0] if isinstance(m, ModelResponse)]
+    # The next request carries the thinking in place: first in the round, signatures intact, then the text.
+    assert sent.parts[:3] == [*thinking, TextPart("I'll look the order up.")]
+    assert [p.tool_call_id for p in sent.parts if isinstance(p, ToolCallPart)] == [order_call]
+
+    # Another model gets the round's text and calls, no thinking.
+    other = client.get_replay_history(
+        tenant_id=stack.tenant, conversation_id=conversation, format=REASONING_FORMATS[provider], model="another-model"
+    )
+    [response, *_] = to_message_history(other)
+    assert isinstance(response, ModelResponse)
+    assert not any(isinstance(p, ThinkingPart) for p in response.parts)
+
+
+def lookup_order(order_id: str) -> dict[str, Any]:
+    return {"order_id": order_id, "status": "shipped"}

@@ -1,10 +1,10 @@
 """The package README's examples run as written against the service.
 
-The PydanticAI and Google ADK examples' code blocks are taken from README.md and run whole, each its two turns back
-to back with no polling: the second turn's model must see the first turn's calls. Only what a reader fills in for
-their own deployment is replaced: the model (a scripted one: CI has no provider), the addresses, the token and TLS, the
-tenant the token may use, and the conversation id (unique per run). Each of these must be in the block, so an
-example that changes its shape fails here instead of running something else.
+Each example's code block (PydanticAI, the OpenAI Agents SDK's session, Google ADK) is taken from README.md and run
+whole, its two turns back to back with no polling: the second turn's model must see the first turn's calls. Only
+what a reader fills in for their own deployment is replaced: the model (a scripted one: CI has no provider), the
+addresses, the token and TLS, the tenant the token may use, and the conversation id (unique per run). Each of these
+must be in the block, so an example that changes its shape fails here instead of running something else.
 """
 
 from __future__ import annotations
@@ -134,6 +134,54 @@ def test_the_pydantic_ai_example_runs_two_turns_back_to_back_and_the_second_sees
     ]
     texts = [p.content for m in sent if isinstance(m, ModelResponse) for p in m.parts if isinstance(p, TextPart)]
     assert texts == ["A-1 has shipped; the card was declined."]
+
+
+def test_the_openai_agents_session_example_runs_two_turns_and_the_second_sees_the_first(
+    stack: Stack, ids: Callable[[str], str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agents.testing import ScriptedModel, assistant_message, function_call
+
+    monkeypatch.setenv("OPENAI_AGENTS_DISABLE_TRACING", "1")  # CI has no provider to export traces to
+    lookup = ids("call_lookup")
+    model = ScriptedModel(
+        [
+            [function_call("lookup_order", {"order_id": "A-1"}, call_id=lookup)],
+            [assistant_message("A-1 has shipped.", item_id="msg-answer-1")],
+            [assistant_message("It is on its way.", item_id="msg-answer-2")],
+        ]
+    )
+    namespace: dict[str, Any] = {"__name__": "readme_openai_agents", "README_MODEL": model, "README_TLS": False}
+    tls = "False"
+    if stack.tls is not None:
+        namespace["README_TLS"] = stack.tls
+        tls = "README_TLS"
+    code = filled_in(
+        python_block_under("The OpenAI Agents SDK"),
+        {
+            '"gpt-4.1"': "README_MODEL",
+            'brokers="kafka:9092"': f"brokers={','.join(stack.brokers)!r}, topic={stack.topic!r}",
+            '"toolhistory:50051"': repr(stack.address),
+            'token="..."': f"token={stack.token!r}",
+            "tls=True": f"tls={tls}",
+            '"acme"': repr(stack.tenant),
+            '"conv-42"': repr(ids("readme-openai-agents")),
+            '"conversations.db"': repr(str(tmp_path / "conversations.db")),
+        },
+    )
+    assert "asyncio.run(main())" in code
+    assert re.search(r"\bsleep\b|\bwhile\b", code) is None, "the example must not wait for recording itself"
+
+    exec(compile(code, f"{README}: ## The OpenAI Agents SDK", "exec"), namespace)  # runs both turns
+
+    turn_2 = model.calls[-1].input
+    assert [item.get("type") for item in turn_2 if isinstance(item, dict) and "call_id" in item] == [
+        "function_call",
+        "function_call_output",
+    ]
+    assert [item.get("content") for item in turn_2 if isinstance(item, dict) and item.get("role") == "user"] == [
+        "Where is order A-1?",
+        "Has it arrived yet?",
+    ]
 
 
 def test_the_adk_example_runs_two_turns_back_to_back_and_the_second_sees_the_first(

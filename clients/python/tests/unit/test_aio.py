@@ -54,7 +54,13 @@ async def test_replay_sends_the_request_and_parses_the_messages(
         turns=[pb.Turn(run_id="r1", assistant_message_id="a1", messages_json=json.dumps(contents))]
     )
     history = await client.get_replay_history(
-        tenant_id="t1", conversation_id="c1", format="gemini", channel="web", freshness_window_seconds=60
+        tenant_id="t1",
+        conversation_id="c1",
+        format="gemini",
+        channel="web",
+        freshness_window_seconds=60,
+        model="gemini-3-pro",
+        provider="google",
     )
     assert history.messages() == contents
     [call] = service.received("GetReplayHistory")
@@ -64,6 +70,8 @@ async def test_replay_sends_the_request_and_parses_the_messages(
         channel="web",
         format=pb.HISTORY_FORMAT_GEMINI,
         freshness_window_seconds=60,
+        model="gemini-3-pro",
+        provider="google",
     )
     assert call.metadata["authorization"] == "Bearer static-token"
 
@@ -291,6 +299,16 @@ async def test_spliced_history_asks_for_the_hosts_branch_and_splices_it(
     spliced = await client.spliced_history(tenant_id="t1", conversation_id="c1", host_messages=host)
     assert spliced == [{"id": "u1"}, "call", "result", {"id": "a1"}, {"id": "u1"}]
     assert list(service.received("GetReplayHistory")[0].request.branch_message_ids) == ["u1", "a1"]
+
+
+async def test_spliced_history_sends_the_model_and_provider_about_to_be_called(
+    service: CannedToolHistory, client: AsyncToolHistoryClient
+) -> None:
+    await client.spliced_history(
+        tenant_id="t1", conversation_id="c1", host_messages=[], model="o4-mini", provider="openai"
+    )
+    request = service.received("GetReplayHistory")[0].request
+    assert (request.model, request.provider) == ("o4-mini", "openai")
 
 
 async def test_fork_remembers_the_forks_token_for_the_new_conversation(

@@ -77,6 +77,37 @@ class TestCalls:
             max_history_tokens=8000,
         )
 
+    def test_replay_sends_the_model_and_provider_and_gives_each_round_s_reasoning_omission(
+        self, service: CannedToolHistory, client: ToolHistoryClient
+    ) -> None:
+        rounds = [
+            pb.Round(round_index=0, provider="google", model="gemini-3-pro", reasoning_placeholder=True),
+            pb.Round(
+                round_index=1,
+                provider="google",
+                model="gemini-2.5-pro",
+                reasoning_omitted=pb.REASONING_OMISSION_OTHER_MODEL,
+            ),
+        ]
+        service.replay = pb.GetReplayHistoryResponse(turns=[pb.Turn(run_id="r1", rounds=rounds)])
+        history = client.get_replay_history(
+            tenant_id="t1", conversation_id="c1", format="gemini", model="gemini-3-pro", provider="google"
+        )
+        [call] = service.received("GetReplayHistory")
+        assert (call.request.model, call.request.provider) == ("gemini-3-pro", "google")
+        assert [(r.reasoning_omitted, r.reasoning_placeholder) for r in history.turns[0].rounds] == [
+            (pb.REASONING_OMISSION_UNSPECIFIED, True),
+            (pb.REASONING_OMISSION_OTHER_MODEL, False),
+        ]
+
+    @pytest.mark.parametrize("argument", ["model", "provider"])
+    def test_refuses_a_model_or_provider_that_is_no_text(
+        self, service: CannedToolHistory, client: ToolHistoryClient, argument: str
+    ) -> None:
+        with pytest.raises(ValueError, match=f"^{argument}: 7 is not a string"):
+            client.get_replay_history(tenant_id="t1", conversation_id="c1", **{argument: 7})  # type: ignore[arg-type]
+        assert service.calls == []
+
     def test_refuses_a_wrong_argument_before_calling(
         self, service: CannedToolHistory, client: ToolHistoryClient
     ) -> None:
@@ -520,6 +551,15 @@ class TestBranches:
             "ct1:p:8",
             pb.REPLAY_VIEW_MESSAGES,
         )
+
+    def test_spliced_history_sends_the_model_and_provider_about_to_be_called(
+        self, service: CannedToolHistory, client: ToolHistoryClient
+    ) -> None:
+        client.spliced_history(
+            tenant_id="t1", conversation_id="c1", host_messages=[], model="claude-opus-4-5", provider="anthropic"
+        )
+        request = service.received("GetReplayHistory")[0].request
+        assert (request.model, request.provider) == ("claude-opus-4-5", "anthropic")
 
     def test_spliced_history_reads_ids_with_the_hosts_function(
         self, service: CannedToolHistory, client: ToolHistoryClient

@@ -78,6 +78,11 @@ class TestReplayRequest:
     def test_maps_stale_results(self, stale: str, wire: int) -> None:
         assert replay_request(stale_results=stale).stale_results == wire
 
+    def test_sends_the_model_and_provider_about_to_be_called_and_none_unless_given(self) -> None:
+        asked = replay_request(model="claude-opus-4-5", provider="anthropic")
+        assert (asked.model, asked.provider) == ("claude-opus-4-5", "anthropic")
+        assert (replay_request().model, replay_request().provider) == ("", "")
+
     def test_sets_the_optional_fields_given_zeros_included(self) -> None:
         request = replay_request(
             channel="web", as_of=AWARE, freshness_window_seconds=0, max_history_tokens=0, view="messages"
@@ -106,6 +111,8 @@ class TestReplayRequest:
             ("as_of", "2026-03-01", "as_of: '2026-03-01' is not a datetime"),
             ("tenant_id", None, "tenant_id: None is not a string"),
             ("channel", 7, "channel: 7 is not a string"),
+            ("model", 7, "model: 7 is not a string"),
+            ("provider", b"google", "provider: b'google' is not a string"),
         ],
     )
     def test_refuses_a_wrong_argument_naming_it(self, argument: str, value: object, message: str) -> None:

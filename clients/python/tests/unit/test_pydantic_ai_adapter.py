@@ -362,7 +362,8 @@ async def test_an_agent_takes_the_replayed_history_and_its_model_sees_it() -> No
     [
         ([{"role": "system", "content": []}], "role 'system'"),
         ([{"role": "assistant", "content": "text"}], "no content list"),
-        ([{"role": "assistant", "content": [{"text": "hi"}]}], "without 'toolUse'"),
+        # A round's text and reasoning come before its calls; any other block is none of a replay's.
+        ([{"role": "assistant", "content": [{"text": "hi"}, {"image": {"format": "png"}}]}], "without 'toolUse'"),
         (
             [{"role": "user", "content": [{"toolResult": {"toolUseId": "x", "content": [{"text": "r"}]}}]}],
             "answers no replayed call",

@@ -1,7 +1,9 @@
 import { generateText, stepCountIs, tool, type ToolSet } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { z } from 'zod';
-import { MAX_FAILURE_MESSAGE_LENGTH, runFailure, runFinishReason, stepInvocations, stepUsage } from './ai-sdk-step-mapper';
+import { Round } from '../generated/toolhistory/v1/toolhistory';
+import { toAiSdkMessages } from '../history-formats';
+import { MAX_FAILURE_MESSAGE_LENGTH, runFailure, runFinishReason, stepInvocations, stepReasoning, stepUsage } from './ai-sdk-step-mapper';
 import { thrownErrorText } from './sdk-versions.fixture';
 
 // Real steps from the SDK's own loop, driven by its scripted test model: the mapping reads the shapes the SDK really builds.
@@ -201,5 +203,107 @@ describe('runFailure', () => {
 
   it('keeps a long message to a bounded length', () => {
     expect(runFailure(new Error('x'.repeat(100_000))).message).toHaveLength(MAX_FAILURE_MESSAGE_LENGTH);
+  });
+});
+
+describe('stepReasoning', () => {
+  /** A reasoning model's round, as its provider package hands it to the SDK: reasoning parts, then calls with its metadata. */
+  async function roundOf(provider: string, content: ModelResponse['content']) {
+    const model = new MockLanguageModelV3({ provider, modelId: 'reasoner-1', doGenerate: [{ ...calls(), content }, answer('done')] });
+    const result = await generateText({ model, tools, prompt: 'go', stopWhen: stepCountIs(3) });
+    return { step: result.steps[0], prompts: model.doGenerateCalls.map((call) => call.prompt) };
+  }
+  const call = (toolCallId: string, providerMetadata?: Record<string, Record<string, string>>) => ({
+    type: 'tool-call' as const,
+    toolCallId,
+    toolName: 'get_time',
+    input: '{"zone":"UTC"}',
+    ...(providerMetadata === undefined ? {} : { providerMetadata }),
+  });
+
+  it('records Anthropic thinking and redacted thinking blocks, signatures intact', async () => {
+    const { step } = await roundOf('anthropic.messages', [
+      { type: 'reasoning', text: 'Check the time.', providerMetadata: { anthropic: { signature: 'EqQBCkgI' } } },
+      { type: 'reasoning', text: '', providerMetadata: { anthropic: { redactedData: 'EmwKAhgB' } } },
+      call('call_1'),
+    ]);
+    expect(stepReasoning(step)).toEqual({
+      provider: 'anthropic',
+      model: 'reasoner-1',
+      items: [
+        { type: 'thinking', thinking: 'Check the time.', signature: 'EqQBCkgI' },
+        { type: 'redacted_thinking', data: 'EmwKAhgB' },
+      ],
+    });
+  });
+
+  it("records Gemini's thought parts and the signature on the step's first function call", async () => {
+    const { step } = await roundOf('google.generative-ai', [
+      { type: 'reasoning', text: 'Parallel lookups.' },
+      call('call_1', { google: { thoughtSignature: 'CiQB0e2K' } }),
+      call('call_2'),
+    ]);
+    expect(stepReasoning(step)).toEqual({
+      provider: 'google',
+      model: 'reasoner-1',
+      items: [{ text: 'Parallel lookups.', thought: true }],
+      callSignatures: { call_1: 'CiQB0e2K' },
+    });
+  });
+
+  it("records OpenAI's reasoning item (its summaries and encrypted content) and the calls' fc_ ids", async () => {
+    const rs = { itemId: 'rs_1', reasoningEncryptedContent: 'gAAAAABo' };
+    const { step } = await roundOf('openai.responses', [
+      { type: 'reasoning', text: 'Look it up.', providerMetadata: { openai: rs } },
+      { type: 'reasoning', text: 'Then answer.', providerMetadata: { openai: rs } },
+      call('call_1', { openai: { itemId: 'fc_1' } }),
+    ]);
+    expect(stepReasoning(step)).toEqual({
+      provider: 'openai',
+      model: 'reasoner-1',
+      items: [
+        {
+          type: 'reasoning',
+          id: 'rs_1',
+          summary: [
+            { type: 'summary_text', text: 'Look it up.' },
+            { type: 'summary_text', text: 'Then answer.' },
+          ],
+          encrypted_content: 'gAAAAABo',
+        },
+      ],
+      callItemIds: { call_1: 'fc_1' },
+    });
+  });
+
+  it('records nothing for a step without reasoning state, or of a provider it does not know', async () => {
+    expect(stepReasoning((await roundOf('anthropic.messages', [call('call_1')])).step)).toBeUndefined();
+    expect(stepReasoning((await roundOf('mock-provider', [{ type: 'reasoning', text: 'hm' }, call('call_1')])).step)).toBeUndefined();
+  });
+
+  it('hands the recorded reasoning back through toAiSdkMessages as the SDK itself sends it in the next request of the loop', async () => {
+    const { step, prompts } = await roundOf('anthropic.messages', [
+      { type: 'text', text: 'Checking.' },
+      { type: 'reasoning', text: 'Check the time.', providerMetadata: { anthropic: { signature: 'EqQBCkgI' } } },
+      call('call_1'),
+    ]);
+    const reasoning = stepReasoning(step)!;
+    const replayed = toAiSdkMessages([
+      Round.fromPartial({
+        roundIndex: 0,
+        provider: reasoning.provider,
+        model: reasoning.model,
+        text: 'Checking.',
+        reasoningJson: JSON.stringify(reasoning.items),
+        calls: [{ toolCallId: 'call_1', toolName: 'get_time', argumentsJson: '{"zone":"UTC"}', result: '12:00' }],
+      }),
+    ]);
+    const model = new MockLanguageModelV3({ provider: 'anthropic.messages', doGenerate: [answer('done')] });
+    await generateText({ model, tools, messages: [{ role: 'user', content: 'go' }, ...replayed] });
+    const reasoningParts = (prompt: (typeof prompts)[number]) =>
+      prompt.flatMap((m) => (m.role === 'assistant' ? m.content.filter((p) => p.type === 'reasoning') : []));
+    // The loop's own second request and the replayed history's first carry the same reasoning parts.
+    expect(reasoningParts(model.doGenerateCalls[0].prompt)).toEqual(reasoningParts(prompts[1]));
+    expect(reasoningParts(prompts[1])).toHaveLength(1);
   });
 });

@@ -2,7 +2,9 @@ import type { StepResult, ToolResultPart, ToolSet } from 'ai';
 // Plain files of the contract with no imports of their own: bundled into the package when it is built.
 import { jsonDepth } from '../../../contract/src/json-depth';
 import { MAX_JSON_DEPTH } from '../../../contract/src/tool-event.types';
+import { AI_SDK_REASONING, providerOfAiSdkModel, reasoningOfAiSdkParts } from '../ai-sdk-reasoning';
 import { errorText, fittedFailure, isErrorLike } from '../recording/contract-fit';
+import type { ResponseReasoning } from '../recording/recorded-run';
 import type { JsonObject, JsonValue, RunFailureDetail, TokenUsage } from '../tool-event-types';
 
 /** One tool call of a step, as recorded: the call the model made and, once the tool ran, what the model was sent back. */
@@ -40,6 +42,30 @@ export function stepInvocations<TOOLS extends ToolSet>(step: StepResult<TOOLS>):
       ...(approval?.type === 'tool-approval-request' ? { approvalId: approval.approvalId } : {}),
     };
   });
+}
+
+/**
+ * The reasoning state the step's provider handed back with its calls, as
+ * the provider's own items (see ai-sdk-reasoning.ts): its reasoning parts,
+ * Gemini's signatures and OpenAI's item ids on its tool calls. The provider
+ * is the one whose metadata the parts carry, else the model's; undefined
+ * when the step holds none of a provider the client knows.
+ */
+export function stepReasoning<TOOLS extends ToolSet>(step: StepResult<TOOLS>): ResponseReasoning | undefined {
+  const reasoning = step.content.flatMap((part) => (part.type === 'reasoning' ? [part] : []));
+  const calls = step.toolCalls.filter((call) => call.providerExecuted !== true);
+  const keys = [...reasoning, ...calls].flatMap((part) => Object.keys(part.providerMetadata ?? {}));
+  const provider = keys.find((key) => Object.hasOwn(AI_SDK_REASONING, key)) ?? providerOfAiSdkModel(step.model.provider);
+  if (provider === undefined) return undefined;
+  const { items, callSignatures, callItemIds } = reasoningOfAiSdkParts(provider, reasoning, calls);
+  if (items.length === 0 && Object.keys(callSignatures).length === 0 && Object.keys(callItemIds).length === 0) return undefined;
+  return {
+    provider,
+    model: step.response.modelId || step.model.modelId,
+    ...(items.length === 0 ? {} : { items }),
+    ...(Object.keys(callSignatures).length === 0 ? {} : { callSignatures }),
+    ...(Object.keys(callItemIds).length === 0 ? {} : { callItemIds }),
+  };
 }
 
 /** Whether the step asked for tools the client ran: only such a step is a round. */

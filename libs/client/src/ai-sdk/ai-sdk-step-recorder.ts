@@ -5,7 +5,7 @@ import type { Timed } from '../recording/recording-steps';
 import type { RunPublisher } from '../run-publisher';
 import { type ApprovalAnswer, approvalAnswers, resumedResults } from './ai-sdk-approvals';
 import type { FinishedCall, RecordingOptions } from './ai-sdk-recording-options';
-import { runFailure, runFinishReason, type StepInvocation, stepInvocations, stepUsage } from './ai-sdk-step-mapper';
+import { runFailure, runFinishReason, type StepInvocation, stepInvocations, stepReasoning, stepUsage } from './ai-sdk-step-mapper';
 
 /** When each tool ran, by call id (the SDK reports it as it finishes). */
 interface Execution {
@@ -60,7 +60,13 @@ export class AiSdkStepRecorder<TOOLS extends ToolSet> {
   /** A finished step: its tokens, and its round (calls, results, approval requests) when it asked for tools. */
   step(step: StepResult<TOOLS>): Promise<unknown> {
     const invocations = stepInvocations(step);
-    const round = this.recording.response({ calls: invocations, usage: stepUsage([step])[0] });
+    const reasoning = invocations.length === 0 ? undefined : stepReasoning(step);
+    const round = this.recording.response({
+      calls: invocations,
+      usage: stepUsage([step])[0],
+      ...(step.text === '' ? {} : { text: step.text }),
+      ...(reasoning === undefined ? {} : { reasoning }),
+    });
     const published: Array<Promise<unknown> | undefined> = [];
     if (step.stepNumber === 0 && this.options.messages !== undefined) {
       // Without prepareStep (an Agent's generate): AI SDK 6 begins the first step's messages with the SDK's tool message for the

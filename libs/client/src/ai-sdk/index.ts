@@ -15,7 +15,7 @@ export {
   type ToolHistoryCallbacks,
   toolHistoryCallbacks,
 } from './ai-sdk-run-recorder';
-export { runFailure, runFinishReason, type StepInvocation, stepInvocations, stepUsage } from './ai-sdk-step-mapper';
+export { runFailure, runFinishReason, type StepInvocation, stepInvocations, stepReasoning, stepUsage } from './ai-sdk-step-mapper';
 export {
   type ApprovalAnswer,
   approvalAnswers,

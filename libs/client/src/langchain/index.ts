@@ -7,3 +7,4 @@ export {
 export { toLangChainMessages, spliceToolHistory, type LangChainHistoryInput, type ReplayedTurns } from './langchain-message-converter';
 export { ToolHistoryPublishError, type PublishFailure } from './ordered-publish-queue';
 export { searchHistoryTool } from './langchain-search-history-tool';
+export { messageReasoningOf, OPENAI_FUNCTION_CALL_IDS, reasoningMessageFields } from './langchain-reasoning';

@@ -2,6 +2,7 @@ import { AIMessage, ToolMessage, type BaseMessage } from '@langchain/core/messag
 import type { Round } from '../generated/toolhistory/v1/toolhistory';
 import type { OpenAiAssistantToolCallMessage, OpenAiToolMessage } from '../history-formats';
 import { spliceHistory } from '../splice-history';
+import { reasoningMessageFields } from './langchain-reasoning';
 import type { JsonObject } from '../tool-event-types';
 
 /** Replay history as getReplayHistory returns it, in any format: its turns' structured rounds are what is converted. */
@@ -14,7 +15,9 @@ export type LangChainHistoryInput = ReplayedTurns | ReadonlyArray<OpenAiAssistan
 
 /**
  * LangChain's messages for replayed tool history: per round one AIMessage
- * with the round's tool_calls, then one ToolMessage per call, in order.
+ * with the round's tool_calls (and its text, and its reasoning when the
+ * replay carries it: ask for the provider's format, or name `provider`,
+ * and `model`), then one ToolMessage per call, in order.
  * From a replay history, error results keep `status: 'error'`; OpenAI-format
  * messages carry no error flag.
  */
@@ -44,7 +47,8 @@ export function spliceToolHistory(messages: readonly BaseMessage[], history: Rep
 function roundsToMessages(rounds: readonly Round[]): BaseMessage[] {
   return rounds.flatMap((round) => [
     new AIMessage({
-      content: '',
+      // The round's text and, for the provider that recorded it, its reasoning where its integration sends it back from.
+      ...reasoningMessageFields(round),
       tool_calls: round.calls.map((call) => ({
         type: 'tool_call' as const,
         id: call.toolCallId,

@@ -4,7 +4,7 @@ import type { Serialized } from '@langchain/core/load/serializable';
 import { type BaseMessage, HumanMessage } from '@langchain/core/messages';
 import type { LLMResult } from '@langchain/core/outputs';
 import type { ChainValues } from '@langchain/core/utils/types';
-import { decisionOn, resultOf, type ToolOutcome } from '../recording/recorded-run';
+import { decisionOn, type ResponseReasoning, resultOf, type ToolOutcome } from '../recording/recorded-run';
 import { RunRecording } from '../recording/run-recording';
 import { checkFixedScope, runOfTarget } from '../run-target';
 import type { PublishedEvent, RunPublisher } from '../run-publisher';
@@ -17,6 +17,7 @@ import {
   type InterruptSignal,
 } from './langchain-approvals';
 import { LangChainCallTracker, type TrackedCall } from './langchain-call-tracker';
+import { messageReasoningOf } from './langchain-reasoning';
 import {
   errorResultOf,
   failureDetailOf,
@@ -188,6 +189,8 @@ export class ToolHistoryCallbackHandler extends BaseCallbackHandler {
       })),
       usage: tokenUsageOf(message, output.llmOutput, calledModel),
       text: message?.text ?? generation?.text ?? '',
+      // Its reasoning state, when it carries some: published before its calls, for the next model call of the turn.
+      ...withReasoning(messageReasoningOf(message, calledModel)),
     });
     if (round === undefined) return undefined;
     this.calls.track(round.calls);
@@ -368,3 +371,5 @@ function lastHumanMessageId(inputs: unknown): string | undefined {
   }
   return undefined;
 }
+
+const withReasoning = (reasoning: ResponseReasoning | undefined) => (reasoning === undefined ? {} : { reasoning });

@@ -1,6 +1,9 @@
 import { Agent, type AgentInputItem, protocol, run, user } from '@openai/agents';
 import { ScriptedModel } from '@openai/agents/testing';
+import fc from 'fast-check';
+import type { JsonObject } from '../tool-event-types';
 import { historyInput, type ResponsesReplayItem, toAgentInputItems } from './agents-history-input';
+import { responseReasoningOf } from './agents-run-mapper';
 import { ALL_TOOLS, assistantMessage, response } from './scripted-agents.fixture';
 
 /** One round of two calls as the service replays it in the OpenAI Responses format. */
@@ -45,7 +48,7 @@ describe('toAgentInputItems', () => {
         { assistantMessageId: 'msg_a3', messagesJson: '' },
       ],
     });
-    expect(items.map((item) => `${item.type}:${item.callId}`)).toEqual([
+    expect(items.map((item) => `${item.type}:${(item as { callId?: string }).callId}`)).toEqual([
       'function_call:call_paris',
       'function_call:call_oslo',
       'function_call_result:call_paris',
@@ -57,7 +60,78 @@ describe('toAgentInputItems', () => {
 
   it('refuses what is not the Responses format, such as chat-completions messages', () => {
     expect(() => toAgentInputItems([{ role: 'tool', tool_call_id: 'call_1', content: 'x' }])).toThrow(
-      /item 0 is not an OpenAI Responses function_call or function_call_output item .*replay the history in the openai-responses format/,
+      /item 0 is not an OpenAI Responses reasoning, assistant message, function_call or function_call_output item .*replay the history in the openai-responses format/,
+    );
+  });
+});
+
+describe('toAgentInputItems with reasoning', () => {
+  /** A round of a reasoning model as replayed to it: its reasoning item, its text, then its call (with its fc_ id) and output. */
+  const REASONING_ROUND: ResponsesReplayItem[] = [
+    {
+      type: 'reasoning',
+      id: 'rs_68a1f0c2d4e81',
+      summary: [{ type: 'summary_text', text: 'Look the order up first.' }],
+      encrypted_content: 'gAAAAABoofDC',
+    },
+    { type: 'message', role: 'assistant', content: 'I will check the order.' },
+    { type: 'function_call', id: 'fc_68a1f0c2d4e90', call_id: 'call_order', name: 'get_weather', arguments: '{"city":"Paris"}' },
+    { type: 'function_call_output', call_id: 'call_order', output: '{"tempC":18}' },
+  ];
+
+  it('gives the SDK its reasoning item (encrypted content in its providerData), the text as its assistant message, the call with its item id', () => {
+    const items = toAgentInputItems(REASONING_ROUND);
+    expect(items.slice(0, 3)).toEqual([
+      {
+        type: 'reasoning',
+        id: 'rs_68a1f0c2d4e81',
+        content: [{ type: 'input_text', text: 'Look the order up first.' }],
+        providerData: { encrypted_content: 'gAAAAABoofDC' },
+      },
+      { type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'I will check the order.' }] },
+      {
+        type: 'function_call',
+        id: 'fc_68a1f0c2d4e90',
+        callId: 'call_order',
+        name: 'get_weather',
+        arguments: '{"city":"Paris"}',
+        status: 'completed',
+      },
+    ]);
+    for (const item of items) expect(protocol.ModelItem.parse(item)).toEqual(item);
+  });
+
+  it('is what the SDK sends the model next: the reasoning item right before its call, as the model produced it', async () => {
+    const model = new ScriptedModel([response([assistantMessage('Paris is 18°C.')], [60, 5])]);
+    const agent = new Agent({ name: 'travel', instructions: 'Help with travel.', model, tools: ALL_TOOLS });
+    await run(agent, [user('Weather in Paris?'), ...toAgentInputItems(REASONING_ROUND)]);
+    const sent = model.calls[0].request.input as AgentInputItem[];
+    expect(sent.map((item) => item.type)).toEqual(['message', 'reasoning', 'message', 'function_call', 'function_call_result']);
+    expect(sent[1]).toMatchObject({ id: 'rs_68a1f0c2d4e81', providerData: { encrypted_content: 'gAAAAABoofDC' } });
+    expect(sent[3]).toMatchObject({ id: 'fc_68a1f0c2d4e90', callId: 'call_order' });
+  });
+
+  it('gives back, through the SDK item, any reasoning item the recorder took from it, byte for byte', () => {
+    const reasoningItem = fc
+      .tuple(
+        fc.stringMatching(/^rs_[a-z0-9]{1,8}$/),
+        fc.array(fc.string({ maxLength: 10 }), { maxLength: 3 }),
+        fc.option(fc.base64String({ maxLength: 16 }), { nil: undefined }),
+      )
+      .map(([id, summaries, encrypted]) => ({
+        type: 'reasoning' as const,
+        id,
+        summary: summaries.map((text) => ({ type: 'summary_text' as const, text })),
+        ...(encrypted === undefined ? {} : { encrypted_content: encrypted }),
+      }));
+    fc.assert(
+      fc.property(fc.array(reasoningItem, { minLength: 1, maxLength: 3 }), (items) => {
+        const call = { type: 'function_call' as const, id: 'fc_1', call_id: 'call_1', name: 'get_weather', arguments: '{}' };
+        const output = toAgentInputItems([...items, call]);
+        const recorded = responseReasoningOf(response(output as Parameters<typeof response>[0], [1, 1]));
+        expect(JSON.stringify(recorded?.reasoning.items)).toBe(JSON.stringify(items as JsonObject[]));
+        expect(recorded?.reasoning.callItemIds).toEqual({ call_1: 'fc_1' });
+      }),
     );
   });
 });

@@ -1,14 +1,21 @@
 import type { AgentInputItem, protocol } from '@openai/agents';
-import type { OpenAiResponsesFunctionCall, OpenAiResponsesFunctionCallOutput } from '../../../domain/src/replay/provider-messages';
+import type {
+  OpenAiResponsesFunctionCall,
+  OpenAiResponsesFunctionCallOutput,
+  OpenAiResponsesOutputMessage,
+  OpenAiResponsesReasoningItem,
+} from '../../../domain/src/replay/provider-messages';
 import { spliceHistory } from '../splice-history';
 
-export type { OpenAiResponsesFunctionCall, OpenAiResponsesFunctionCallOutput };
+export type { OpenAiResponsesFunctionCall, OpenAiResponsesFunctionCallOutput, OpenAiResponsesOutputMessage, OpenAiResponsesReasoningItem };
 
-/** A replayed item of the OpenAI Responses format: a function call, or its output. */
-export type ResponsesReplayItem = OpenAiResponsesFunctionCall | OpenAiResponsesFunctionCallOutput;
+/** A replayed item of the OpenAI Responses format: a round's reasoning item or text, a function call, or its output. */
+export type ResponsesReplayItem =
+  OpenAiResponsesReasoningItem | OpenAiResponsesOutputMessage | OpenAiResponsesFunctionCall | OpenAiResponsesFunctionCallOutput;
 
-/** The Agents SDK's items for a replayed call and its output. */
-export type ReplayedAgentItem = protocol.FunctionCallItem | protocol.FunctionCallResultItem;
+/** The Agents SDK's items for a replayed round's reasoning, its text, a call and its output. */
+export type ReplayedAgentItem =
+  protocol.ReasoningItem | protocol.AssistantMessageItem | protocol.FunctionCallItem | protocol.FunctionCallResultItem;
 
 /**
  * A replayed turn in the OpenAI Responses format: a turn of
@@ -26,12 +33,16 @@ export interface ResponsesReplayTurn {
 
 /**
  * The Agents SDK's input items for replayed Responses items, or for every
- * turn of a replay in that format, in order: a `function_call` item becomes
- * the SDK's `function_call` item (`callId`, no item id), a
+ * turn of a replay in that format, in order: a `reasoning` item becomes the
+ * SDK's reasoning item (its summary as the content, its encrypted content in
+ * the providerData the SDK sends back), a round's text its assistant
+ * message, a `function_call` item the SDK's `function_call` item (`callId`,
+ * and its `fc_` item id when replayed with its reasoning), a
  * `function_call_output` its `function_call_result` item, named by the call
- * it answers, its output the replayed text. Anything else is refused: these
- * are the tool segment of the OpenAI Responses format only (ask
- * getReplayHistory for that format). For a host that keeps no messages of
+ * it answers, its output the replayed text. So the SDK's next request gives
+ * the model each reasoning item back right before its calls. Anything else
+ * is refused: these are the tool segment of the OpenAI Responses format
+ * only (ask getReplayHistory for that format, naming `model`). For a host that keeps no messages of
  * its own; historyInput places each turn among the host's.
  */
 export function toAgentInputItems(replayed: readonly unknown[] | { turns: readonly ResponsesReplayTurn[] }): ReplayedAgentItem[] {
@@ -40,9 +51,20 @@ export function toAgentInputItems(replayed: readonly unknown[] | { turns: readon
   }
   const names = new Map<string, string>();
   return replayed.map((item: unknown, at) => {
+    if (isReasoningItem(item)) return reasoningItemOf(item);
+    if (isOutputMessage(item)) {
+      return { type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: item.content }] };
+    }
     if (isFunctionCall(item)) {
       names.set(item.call_id, item.name);
-      return { type: 'function_call', callId: item.call_id, name: item.name, arguments: item.arguments, status: 'completed' };
+      return {
+        type: 'function_call',
+        ...(typeof item.id === 'string' ? { id: item.id } : {}),
+        callId: item.call_id,
+        name: item.name,
+        arguments: item.arguments,
+        status: 'completed',
+      };
     }
     if (isFunctionCallOutput(item)) {
       return {
@@ -55,7 +77,7 @@ export function toAgentInputItems(replayed: readonly unknown[] | { turns: readon
       };
     }
     throw new TypeError(
-      `item ${at} is not an OpenAI Responses function_call or function_call_output item ` +
+      `item ${at} is not an OpenAI Responses reasoning, assistant message, function_call or function_call_output item ` +
         `(${JSON.stringify(item)?.slice(0, 120)}): replay the history in the openai-responses format`,
     );
   });
@@ -95,6 +117,40 @@ function turnItems(turn: ResponsesReplayTurn, at: number): readonly unknown[] {
 function defaultIdOf(item: unknown): string | undefined {
   const id = typeof item === 'object' && item !== null ? (item as { id?: unknown }).id : undefined;
   return typeof id === 'string' ? id : undefined;
+}
+
+/** The SDK's reasoning item, as its Responses model would have made it of the API's. */
+function reasoningItemOf(item: OpenAiResponsesReasoningItem): protocol.ReasoningItem {
+  const encrypted = item.encrypted_content;
+  return {
+    type: 'reasoning',
+    id: item.id,
+    content: item.summary.map((part) => ({ type: 'input_text', text: part.text })),
+    ...(item.content === undefined ? {} : { rawContent: item.content.map((part) => ({ type: 'reasoning_text', text: part.text })) }),
+    ...(typeof encrypted === 'string' ? { providerData: { encrypted_content: encrypted } } : {}),
+  };
+}
+
+function isReasoningItem(item: unknown): item is OpenAiResponsesReasoningItem {
+  const reasoning = item as Partial<OpenAiResponsesReasoningItem> | null;
+  return (
+    typeof reasoning === 'object' &&
+    reasoning !== null &&
+    reasoning.type === 'reasoning' &&
+    typeof reasoning.id === 'string' &&
+    Array.isArray(reasoning.summary)
+  );
+}
+
+function isOutputMessage(item: unknown): item is OpenAiResponsesOutputMessage {
+  const message = item as Partial<OpenAiResponsesOutputMessage> | null;
+  return (
+    typeof message === 'object' &&
+    message !== null &&
+    message.type === 'message' &&
+    message.role === 'assistant' &&
+    typeof message.content === 'string'
+  );
 }
 
 function isFunctionCall(item: unknown): item is OpenAiResponsesFunctionCall {

@@ -289,3 +289,41 @@ describe('usageOf', () => {
     expect(usageOf({ ...response([], [7, 3]), providerData: undefined })).toEqual({ inputTokens: 7, outputTokens: 3 });
   });
 });
+
+describe('agentsRunRecord with a reasoning model', () => {
+  it("records each round's reasoning items (as the Responses API gives them), its calls' fc_ ids and its text; none for a round without", async () => {
+    const reasoning = {
+      type: 'reasoning' as const,
+      id: 'rs_1',
+      content: [{ type: 'input_text' as const, text: 'Paris first.' }],
+      providerData: { id: 'rs_1', type: 'reasoning', encrypted_content: 'gAAAAABo' },
+    };
+    const model = new ScriptedModel([
+      response(
+        [
+          reasoning,
+          assistantMessage('Checking Paris.'),
+          functionCall('get_weather', { city: 'Paris' }, { callId: 'call_paris', id: 'fc_paris' }),
+        ],
+        [50, 20],
+      ),
+      response([functionCall('suggest_packing', { tempsC: [18] }, { callId: 'call_pack' })], [60, 10]),
+      response([assistantMessage('Take an umbrella.')], [90, 5]),
+    ]);
+    const record = agentsRunRecord(await run(agentWith(model), 'Paris?'));
+    expect(record.rounds.map((round) => round.response)).toEqual([
+      {
+        reasoning: {
+          provider: 'openai',
+          model: 'gpt-test-1',
+          items: [
+            { type: 'reasoning', id: 'rs_1', summary: [{ type: 'summary_text', text: 'Paris first.' }], encrypted_content: 'gAAAAABo' },
+          ],
+          callItemIds: { call_paris: 'fc_paris' },
+        },
+        text: 'Checking Paris.',
+      },
+      undefined,
+    ]);
+  });
+});

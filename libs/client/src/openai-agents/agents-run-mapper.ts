@@ -7,12 +7,13 @@ import {
   decisionOn,
   type RecordedCall,
   type RecordedDecision,
+  type RecordedResponse,
   type RecordedResult,
   type RecordedRound,
   resultOf,
   type RunRecord,
 } from '../recording/recorded-run';
-import type { JsonValue, TokenUsage } from '../tool-event-types';
+import type { JsonObject, JsonValue, TokenUsage } from '../tool-event-types';
 
 /**
  * What the recorder reads of a run: a RunResult or StreamedRunResult as it
@@ -147,6 +148,8 @@ export const isSdkToolError: ToolErrorTest = (output, runContext) => {
 export interface AgentsRunRecordOptions {
   /** Default isSdkToolError. */
   isToolError?: ToolErrorTest;
+  /** The model recorded with a round's reasoning when its response does not name one (its raw response's `model`). */
+  model?: string;
 }
 
 /**
@@ -165,7 +168,9 @@ export function agentsRunRecord(view: AgentsRunView, resumePoint?: ResumePoint, 
   const rounds: RecordedRound[] = [];
   view.rawResponses.forEach((response, at) => {
     const round = calls.openRound(askedCallsOf(response));
-    if (round !== undefined && at >= from) rounds.push(round);
+    if (round === undefined || at < from) return;
+    const recorded = responseReasoningOf(response, options.model);
+    rounds.push(recorded === undefined ? round : { ...round, response: recorded });
   });
   const decisions = decisionsOf(view, resumePoint, calls);
   const denied = new Set(decisions.filter((decision) => !decision.approved).map((decision) => decision.toolCallId));
@@ -187,6 +192,54 @@ export function agentsRunRecord(view: AgentsRunView, resumePoint?: ResumePoint, 
     endedAfterTools: lastResponse !== undefined && lastResponse.output.some((item) => functionCallOf(item) !== undefined),
     ...(finalMessageId === undefined ? {} : { finalMessageId }),
     ...(lastResponse?.responseId ? { lastResponseId: lastResponse.responseId } : {}),
+  };
+}
+
+/**
+ * What a response that asked for tools hands back with them, for the next
+ * request of the turn: its reasoning items as the Responses API gives them
+ * (`{ type, id, summary, encrypted_content }`: the SDK keeps the summary as
+ * the item's content and the rest in its providerData), its calls' `fc_`
+ * item ids, and its text. Undefined when it holds neither reasoning nor an
+ * item id, or when no model is named.
+ */
+export function responseReasoningOf(response: ModelResponse, fallbackModel?: string): RecordedResponse | undefined {
+  const items = response.output.flatMap((item) => (item.type === 'reasoning' ? [reasoningItemOf(item)] : []));
+  const callItemIds = Object.fromEntries(
+    response.output.flatMap((item) => {
+      const call = functionCallOf(item);
+      // The item's own id (fc_...): not a placeholder, nor the call id a model without item ids repeats.
+      return call?.id && call.id !== PLACEHOLDER_ITEM_ID && call.id !== call.callId ? [[call.callId, call.id]] : [];
+    }),
+  );
+  const named: unknown = response.providerData?.model;
+  const model = typeof named === 'string' && named !== '' ? named : fallbackModel;
+  if ((items.length === 0 && Object.keys(callItemIds).length === 0) || !model) return undefined;
+  const text = response.output
+    .flatMap((item) => (item.type === 'message' && item.role === 'assistant' ? item.content : []))
+    .map((part) => (part.type === 'output_text' ? part.text : ''))
+    .join('');
+  return {
+    reasoning: {
+      provider: 'openai',
+      model,
+      ...(items.length === 0 ? {} : { items }),
+      ...(Object.keys(callItemIds).length === 0 ? {} : { callItemIds }),
+    },
+    ...(text === '' ? {} : { text }),
+  };
+}
+
+/** The Responses API's reasoning item of the SDK's (the inverse of the SDK's own conversion of it). */
+function reasoningItemOf(item: protocol.ReasoningItem): JsonObject {
+  const data = item.providerData ?? {};
+  const encrypted: unknown = data.encrypted_content ?? data.encryptedContent;
+  return {
+    type: 'reasoning',
+    ...(item.id ? { id: item.id } : {}),
+    summary: item.content.map((part) => ({ type: 'summary_text', text: part.text })),
+    ...(typeof encrypted === 'string' ? { encrypted_content: encrypted } : {}),
+    ...(item.rawContent?.length ? { content: item.rawContent.map((part) => ({ type: 'reasoning_text', text: part.text })) } : {}),
   };
 }
 

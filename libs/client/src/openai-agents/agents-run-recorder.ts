@@ -38,6 +38,11 @@ export interface AgentsRunRecorderOptions {
   /** Which outputs are errors; default isSdkToolError (the SDK's default error texts, and toolErrorFunction's marks). */
   isToolError?: ToolErrorTest;
   /**
+   * The model recorded with a round's reasoning items and `fc_` ids when its
+   * response does not name one (a Responses model's raw response does).
+   */
+  model?: string;
+  /**
    * true: RunCompleted's `citedSources` are the `[sourceN]` the run's final
    * output cites (citedSourcesFrom of its text; a structured output, of its
    * JSON text), and `[]` when it cites none, which drops every item of the
@@ -186,7 +191,7 @@ export class AgentsRunRecorder {
   }
 
   private recordOf(view: AgentsRunView): AgentsRunRecord {
-    return agentsRunRecord(view, this.resumePoint, { isToolError: this.options.isToolError });
+    return agentsRunRecord(view, this.resumePoint, { isToolError: this.options.isToolError, model: this.options.model });
   }
 }
 

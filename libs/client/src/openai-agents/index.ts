@@ -7,6 +7,7 @@ export {
   DEFAULT_TOOL_ERROR_TEXT,
   isSdkToolError,
   markToolError,
+  responseReasoningOf,
   resumePointOf,
   runViewOfState,
   toolErrorFunction,
@@ -30,7 +31,11 @@ export { historyInput, toAgentInputItems } from './agents-history-input';
 export type {
   OpenAiResponsesFunctionCall,
   OpenAiResponsesFunctionCallOutput,
+  OpenAiResponsesOutputMessage,
+  OpenAiResponsesReasoningItem,
   ReplayedAgentItem,
   ResponsesReplayItem,
   ResponsesReplayTurn,
 } from './agents-history-input';
+export { MESSAGE_ID_KEY, ToolHistorySession } from './tool-history-session';
+export type { SessionToolErrorTest, ToolHistorySessionOptions } from './tool-history-session';

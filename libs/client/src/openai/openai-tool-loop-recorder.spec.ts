@@ -7,6 +7,8 @@ import type {
 import { deriveEventId } from '../event-ids';
 import { serializeValidEvent } from '../event-validation';
 import { PUBLISHED_SCHEMA_VERSION, RunPublisher } from '../tool-event-publisher';
+import fc from 'fast-check';
+import { type OpenAiResponse, responseRoundOf } from './openai-responses-mapper';
 import { type OpenAiToolLoopOptions, recordOpenAiToolLoop } from './openai-tool-loop-recorder';
 
 /** A real RunPublisher whose events are checked against the contract and kept instead of sent. */
@@ -229,5 +231,149 @@ describe('OpenAiToolLoopRecorder', () => {
       expect(events[0]).toMatchObject({ type: 'RunFailed' });
       expect(events[0]).not.toHaveProperty('citedSources');
     });
+  });
+});
+
+describe('OpenAiToolLoopRecorder with the Responses API', () => {
+  const reasoningItem = {
+    type: 'reasoning',
+    id: 'rs_68a1f0c2d4e81',
+    summary: [{ type: 'summary_text', text: 'Look the order up, then refund.' }],
+    encrypted_content: 'gAAAAABoofDC',
+  } as const;
+  const functionCall = (callId: string, name: string, args: string, id?: string) => ({
+    type: 'function_call' as const,
+    call_id: callId,
+    name,
+    arguments: args,
+    ...(id === undefined ? {} : { id }),
+    status: 'completed' as const,
+  });
+  /** A response as the API returns it (only the fields the recorder reads are typed by hand here). */
+  const response = (id: string, output: unknown[], usage: [number, number]): OpenAiResponse =>
+    ({
+      id,
+      object: 'response',
+      created_at: 1,
+      model: 'gpt-5',
+      status: 'completed',
+      output,
+      usage: { input_tokens: usage[0], output_tokens: usage[1], total_tokens: usage[0] + usage[1] },
+    }) as unknown as OpenAiResponse;
+  const message = (text: string) => ({
+    type: 'message',
+    id: 'msg_1',
+    role: 'assistant',
+    status: 'completed',
+    content: [{ type: 'output_text', text, annotations: [] }],
+  });
+
+  it("records a response's reasoning items and fc_ ids with its round, before its calls, and the loop's end", async () => {
+    const { run, events } = capturingRun();
+    const recorder = recordOpenAiToolLoop(run);
+    const first = response(
+      'resp_1',
+      [
+        reasoningItem,
+        message('Checking the order.'),
+        functionCall('call_a', 'get_order', '{"id":"A-1"}', 'fc_a'),
+        functionCall('call_b', 'get_note', '{}', 'fc_b'),
+      ],
+      [40, 30],
+    );
+    const round = await recorder.response(first);
+    expect(round).toEqual({
+      roundIndex: 0,
+      calls: [
+        { sequenceIndex: 0, toolCallId: 'call_a', toolName: 'get_order', arguments: { id: 'A-1' } },
+        { sequenceIndex: 1, toolCallId: 'call_b', toolName: 'get_note', arguments: {} },
+      ],
+    });
+    expect(await recorder.functionCallOutput('call_a', { status: 'damaged' })).toEqual({
+      type: 'function_call_output',
+      call_id: 'call_a',
+      output: '{"status":"damaged"}',
+    });
+    await recorder.functionCallOutput('call_b', 'refund approved by phone');
+    // A retry of the same response records the same round again (deduplicated by its events' ids).
+    await recorder.response(first);
+    await recorder.finish(response('resp_2', [message('Refunded.')], [90, 5]));
+
+    expect(events.map((e) => e.type)).toEqual([
+      'ModelResponseReceived',
+      'ToolCallRequested',
+      'ToolCallRequested',
+      'ToolResultReceived',
+      'ToolResultReceived',
+      'ToolCallRequested',
+      'ToolCallRequested',
+      'RunCompleted',
+    ]);
+    expect(events[0]).toMatchObject({
+      roundIndex: 0,
+      provider: 'openai',
+      model: 'gpt-5',
+      text: 'Checking the order.',
+      callItemIds: { call_a: 'fc_a', call_b: 'fc_b' },
+    });
+    // The reasoning item as the API sent it, byte for byte.
+    expect(JSON.stringify(events[0].reasoning)).toBe(JSON.stringify([reasoningItem]));
+    expect(events[5].eventId).toBe(events[1].eventId);
+    expect(events.at(-1)).toMatchObject({
+      finishReason: 'stop',
+      assistantMessageId: 'resp_2',
+      usage: [
+        { inputTokens: 40, outputTokens: 30, model: 'gpt-5' },
+        { inputTokens: 90, outputTokens: 5, model: 'gpt-5' },
+      ],
+    });
+  });
+
+  it('publishes no model response for a round without reasoning state, and ends with tool_limit after a last round of calls', async () => {
+    const { run, events } = capturingRun();
+    const recorder = recordOpenAiToolLoop(run);
+    const last = response('resp_1', [functionCall('call_a', 'get_order', '{}')], [10, 2]);
+    await recorder.response(last);
+    await recorder.finish(last);
+    expect(events.map((e) => e.type)).toEqual(['ToolCallRequested', 'RunCompleted']);
+    expect(events[1]).toMatchObject({ finishReason: 'tool_limit', usage: [{ inputTokens: 10, outputTokens: 2 }] });
+    expect(await recorder.response(response('resp_2', [message('no calls')], [1, 1]))).toBeUndefined();
+  });
+
+  it('takes every reasoning item in order and each call with its fc_ id, whatever the output interleaves', () => {
+    const item = fc.oneof(
+      fc.record({
+        kind: fc.constant('reasoning' as const),
+        id: fc.stringMatching(/^rs_[a-z0-9]{1,6}$/),
+        text: fc.string({ maxLength: 6 }),
+        encrypted: fc.option(fc.base64String({ maxLength: 12 }), { nil: undefined }),
+      }),
+      fc.record({ kind: fc.constant('call' as const), id: fc.option(fc.stringMatching(/^fc_[a-z0-9]{1,6}$/), { nil: undefined }) }),
+      fc.record({ kind: fc.constant('message' as const), text: fc.string({ maxLength: 6 }) }),
+    );
+    fc.assert(
+      fc.property(fc.array(item, { maxLength: 8 }), (kinds) => {
+        const output = kinds.map((k, i) =>
+          k.kind === 'reasoning'
+            ? {
+                type: 'reasoning',
+                id: k.id,
+                summary: [{ type: 'summary_text', text: k.text }],
+                ...(k.encrypted === undefined ? {} : { encrypted_content: k.encrypted }),
+              }
+            : k.kind === 'call'
+              ? functionCall(`call_${i}`, 'tool', '{}', k.id)
+              : message(k.text),
+        );
+        const round = responseRoundOf(response('resp', output, [1, 1]));
+        const reasoning = output.filter((o) => o.type === 'reasoning');
+        const calls = output.filter((o): o is ReturnType<typeof functionCall> => o.type === 'function_call');
+        expect(round.calls.map((c) => [c.sequenceIndex, c.toolCallId])).toEqual(calls.map((c, i) => [i, c.call_id]));
+        if (calls.length === 0) return expect(round.reasoning).toBeUndefined();
+        expect(JSON.stringify(round.reasoning?.items ?? [])).toBe(JSON.stringify(reasoning));
+        const ids = Object.fromEntries(calls.flatMap((c) => (c.id === undefined ? [] : [[c.call_id, c.id]])));
+        expect(round.reasoning?.callItemIds ?? {}).toEqual(ids);
+      }),
+    );
   });
 });

@@ -1,4 +1,5 @@
 import type { ChatCompletion, ChatCompletionToolMessageParam } from 'openai/resources/chat/completions';
+import type { ResponseInputItem } from 'openai/resources/responses/responses';
 import type { RecordedCall, RecordedRound } from '../recording/recorded-run';
 import { resultOf } from '../recording/recorded-run';
 import { RunRecording } from '../recording/run-recording';
@@ -19,6 +20,15 @@ import {
   toolResultOf,
   usageOf,
 } from './openai-completion-mapper';
+import {
+  functionCallOutputItem,
+  isOpenAiResponse,
+  type OpenAiResponse,
+  responseFinishReasonOf,
+  responseRoundOf,
+  responseTextOf,
+  responseUsageOf,
+} from './openai-responses-mapper';
 
 /** One assistant message's tool calls, recorded as one round: the round's index, and its calls in `tool_calls` order, arguments parsed (ready to execute). */
 export type OpenAiRecordedRound = Pick<RecordedRound, 'roundIndex'> & { calls: OpenAiRecordedToolCall[] };
@@ -57,9 +67,13 @@ export interface OpenAiFinishOptions {
 }
 
 /**
- * Records one run of a chat-completions tool loop: each assistant message
- * with tool_calls as a round, each tool message as its result, then how the
- * run ended with the tokens of every model call it saw.
+ * Records one run of a tool loop, chat completions or Responses: each
+ * assistant message with tool_calls (or response with function_call items)
+ * as a round, each tool message (or function_call_output) as its result,
+ * then how the run ended with the tokens of every model call it saw. A
+ * response's reasoning items and its calls' `fc_` ids are recorded with its
+ * round (ModelResponseReceived, before the calls), so a replay in the
+ * `openai-responses` format gives them back where the API wants them.
  *
  * Await each call before the next step of the loop. The recorder holds the
  * run's round counter and the calls awaiting results; use one per run.
@@ -103,6 +117,45 @@ export class OpenAiToolLoopRecorder {
     return known.round;
   }
 
+  /**
+   * Records a Responses API response: its function calls as the run's next
+   * round (nothing when it has none), with its reasoning items, the calls'
+   * item ids and its text published first; its tokens. Returns the calls
+   * with their arguments parsed; undefined when it asks for no function.
+   * Recording the same response object again (a retry) publishes the same
+   * round, so its events are deduplicated.
+   */
+  async response(response: OpenAiResponse): Promise<OpenAiRecordedRound | undefined> {
+    let known = this.rounds.get(response);
+    if (known === undefined) {
+      const { calls, reasoning, text, usage } = responseRoundOf(response);
+      const counted = this.countedCompletions.has(response.id || response);
+      this.countedCompletions.add(response.id || response);
+      const opened = this.recording.response({
+        calls,
+        ...(counted || usage === undefined ? {} : { usage }),
+        ...(text === undefined ? {} : { text }),
+        ...(reasoning === undefined ? {} : { reasoning }),
+        responseId: response.id,
+      });
+      if (opened === undefined) return undefined;
+      known = { round: { roundIndex: opened.roundIndex, calls }, calls: opened.calls };
+      this.rounds.set(response, known);
+    }
+    await this.recording.publishCalls(known.calls);
+    return known.round;
+  }
+
+  /** Records the output like toolOutput and returns the function_call_output item to send to the model (Responses API). */
+  async functionCallOutput(
+    callId: string,
+    output: OpenAiToolOutput,
+    options: OpenAiToolOutputOptions = {},
+  ): Promise<ResponseInputItem.FunctionCallOutput> {
+    await this.toolOutput(callId, output, options);
+    return functionCallOutputItem(callId, output);
+  }
+
   /** Records a tool's output as the result of the recorded call `toolCallId`. */
   async toolOutput(toolCallId: string, output: OpenAiToolOutput, options: OpenAiToolOutputOptions = {}): Promise<PublishedEvent> {
     const call = this.recording.calls.latest(toolCallId);
@@ -130,7 +183,8 @@ export class OpenAiToolLoopRecorder {
    * to assistantMessage or here (each counted once). The run ends once: a
    * later finish() or fail() returns this one's outcome.
    */
-  async finish(last: ChatCompletion | OpenAiAssistantMessage, options: OpenAiFinishOptions = {}): Promise<PublishedEvent> {
+  async finish(last: ChatCompletion | OpenAiAssistantMessage | OpenAiResponse, options: OpenAiFinishOptions = {}): Promise<PublishedEvent> {
+    if (isOpenAiResponse(last)) return this.finishResponse(last, options);
     if (isChatCompletion(last)) this.countUsage(last);
     const assistantMessageId = options.assistantMessageId ?? (isChatCompletion(last) ? last.id : '');
     if (!assistantMessageId) {
@@ -148,6 +202,21 @@ export class OpenAiToolLoopRecorder {
   /** Records RunFailed, with the usage of every completion seen; `error` is whatever was thrown (see describeRunFailure), or a `{ code, message }`. */
   async fail(error: unknown): Promise<PublishedEvent> {
     return (await this.recording.fail({ error: describeRunFailure(error) }))!;
+  }
+
+  private async finishResponse(last: OpenAiResponse, options: OpenAiFinishOptions): Promise<PublishedEvent> {
+    if (!this.countedCompletions.has(last.id || last)) {
+      this.countedCompletions.add(last.id || last);
+      const usage = responseUsageOf(last);
+      if (usage !== undefined) this.recording.response({ usage });
+    }
+    const finishReason = responseFinishReasonOf(last);
+    return (await this.recording.complete({
+      assistantMessageId: options.assistantMessageId ?? last.id,
+      finishReason: options.finishReason ?? finishReason,
+      endedAfterTools: finishReason !== 'stop',
+      answerText: () => responseTextOf(last),
+    }))!;
   }
 
   private countUsage(completion: ChatCompletion): void {

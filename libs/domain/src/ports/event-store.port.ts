@@ -56,6 +56,42 @@ export interface RecordedToolEvent {
   traceparent?: string;
 }
 
+/**
+ * What a projection that needs only an event's keys takes of it: which
+ * event, and which conversation, run and (for the events of an invocation)
+ * pair it touches. A RecordedToolEvent is one; a store may also answer
+ * these without reading payloads (EventKeyFeed).
+ */
+export interface EventKeys {
+  eventId: string;
+  type: ToolEventType;
+  tenantId: string;
+  conversationId: string;
+  runId: string;
+  /** An invocation's event: its pair key (read-model-keys.ts), where the store keeps it... */
+  pairKey?: string;
+  /** ...else the members it is made of. */
+  toolCallId?: string;
+  roundIndex?: number;
+  sequenceIndex?: number;
+}
+
+/** An event's keys at its place in the global order. */
+export interface RecordedEventKeys {
+  globalPosition: GlobalPosition;
+  recordedAt: string;
+  event: EventKeys;
+}
+
+/**
+ * The store's events in global order, keys only: what a projection that
+ * rewrites rows by key follows, without reading (or opening) payloads.
+ * Same order, resumption and live tail as `EventStore.subscribe`.
+ */
+export interface EventKeyFeed {
+  subscribe(after: GlobalPosition, options?: SubscribeOptions): AsyncIterable<RecordedEventKeys>;
+}
+
 export interface ReadAllOptions {
   /** Only this tenant's events. */
   tenantId?: string;

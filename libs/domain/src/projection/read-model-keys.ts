@@ -1,4 +1,5 @@
 import type { InvocationEvent, StoredToolEvent, ToolCallRequested, ToolResultReceived } from '@toolhistory/contract';
+import type { EventKeys } from '../ports/event-store.port';
 
 export interface ConversationKey {
   tenantId: string;
@@ -75,4 +76,34 @@ export function keysTouchedBy(events: readonly StoredToolEvent[]): {
     invocations: [...invocations.values()],
     responses: [...responses.values()],
   };
+}
+
+const INVOCATION_EVENT_TYPES: ReadonlySet<string> = new Set<InvocationEvent['type']>([
+  'ToolCallRequested',
+  'ToolResultReceived',
+  'ToolApprovalRequested',
+  'ToolApprovalDecided',
+]);
+
+/**
+ * The invocations (and their conversations) that events touch, from their
+ * keys alone (as `keysTouchedBy` finds them): what search documents are
+ * rewritten for.
+ */
+export function invocationKeysTouchedBy(events: readonly EventKeys[]): { conversations: ConversationKey[]; invocations: InvocationKey[] } {
+  const conversations = new Map<string, ConversationKey>();
+  const invocations = new Map<string, InvocationKey>();
+  for (const e of events) {
+    if (!INVOCATION_EVENT_TYPES.has(e.type)) continue;
+    const conversation = { tenantId: e.tenantId, conversationId: e.conversationId };
+    conversations.set(conversationKeyString(conversation), conversation);
+    const invocation = {
+      ...conversation,
+      runId: e.runId,
+      pairKey:
+        e.pairKey ?? pairKeyOf({ toolCallId: e.toolCallId ?? '', roundIndex: e.roundIndex ?? 0, sequenceIndex: e.sequenceIndex ?? 0 }),
+    };
+    invocations.set(invocationKeyString(invocation), invocation);
+  }
+  return { conversations: [...conversations.values()], invocations: [...invocations.values()] };
 }

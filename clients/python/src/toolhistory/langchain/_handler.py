@@ -24,6 +24,7 @@ from toolhistory.langchain._payloads import (
     tool_messages_in,
     tool_outcome_of,
 )
+from toolhistory.langchain._reasoning import reasoning_of
 
 if TYPE_CHECKING:
     from uuid import UUID
@@ -210,6 +211,7 @@ class ToolHistoryCallbackHandler(GraphCallbackHandler):
                 calls=[AskedCall(c.tool_call_id, c.tool_name, c.arguments) for c in tool_calls_of(message)],
                 usage=token_usage_of(message, response.llm_output, called_model),
                 text=state.last_output_text,
+                reasoning=reasoning_of(message, called_model),
             )
             if round_ is None:
                 return

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
+from toolhistory.langchain._reasoning import replayed_ai_message
 from toolhistory.v1 import toolhistory_pb2
 
 if TYPE_CHECKING:
@@ -21,7 +22,12 @@ def to_langchain_messages(
     """LangChain's messages for replayed tool history, to put before the user's new message.
 
     Per round one AIMessage with the round's ``tool_calls`` (id, name, args), then one ToolMessage per call in
-    order (``status="error"`` for an error result). Takes a :class:`~toolhistory.replay.ReplayHistory` (or its
+    order (``status="error"`` for an error result). The AIMessage carries the round's text and the reasoning the
+    service replayed with it (for the provider and model the history was asked for) where that provider's LangChain
+    integration sends it back: Anthropic ``thinking`` / ``redacted_thinking`` blocks first in its content, OpenAI
+    Responses ``reasoning`` items and ``function_call`` blocks with their ``fc_`` ids (``responses/v1``), Gemini
+    ``thinking`` blocks and the calls' thought signatures in ``additional_kwargs``, Converse ``reasoning_content``
+    blocks. Takes a :class:`~toolhistory.replay.ReplayHistory` (or its
     turns, or the gRPC response's turns): built from each turn's rounds, which carry the error flag in every
     format; a turn fetched with the messages view only (no rounds) is read from its OpenAI messages (fetch it with
     ``format="openai"``), where an error result is not marked. A list of OpenAI chat messages (assistant messages
@@ -86,19 +92,17 @@ def _turn_to_messages(turn: Any, history_format: object) -> list[BaseMessage]:
 
 def _round_to_messages(round_: Any) -> list[BaseMessage]:
     calls = list(round_.calls)
+    tool_calls = [
+        {
+            "type": "tool_call",
+            "id": call.tool_call_id,
+            "name": call.tool_name,
+            "args": _parse_arguments(call.arguments_json, call.tool_call_id),
+        }
+        for call in calls
+    ]
     return [
-        AIMessage(
-            content="",
-            tool_calls=[
-                {
-                    "type": "tool_call",
-                    "id": call.tool_call_id,
-                    "name": call.tool_name,
-                    "args": _parse_arguments(call.arguments_json, call.tool_call_id),
-                }
-                for call in calls
-            ],
-        ),
+        replayed_ai_message(round_, tool_calls),
         *(
             ToolMessage(
                 content=call.result,

@@ -46,6 +46,7 @@ from toolhistory.openai_agents._runs import (
     recorded_run,
     recorded_run_streamed,
 )
+from toolhistory.openai_agents._session import MESSAGE_ID_KEY, ToolHistorySession
 from toolhistory.openai_agents._tool_errors import (
     DEFAULT_TOOL_ERROR_TEXT,
     ToolErrorTest,
@@ -55,6 +56,7 @@ from toolhistory.openai_agents._tool_errors import (
 
 __all__ = [
     "DEFAULT_TOOL_ERROR_TEXT",
+    "MESSAGE_ID_KEY",
     "STREAM_CANCELLED",
     "AgentsRunRecord",
     "AgentsRunRecorder",
@@ -64,6 +66,7 @@ __all__ = [
     "RecordedStreamedRun",
     "ResumePoint",
     "ToolErrorTest",
+    "ToolHistorySession",
     "agents_run_record",
     "describe_run_failure",
     "final_output_text",

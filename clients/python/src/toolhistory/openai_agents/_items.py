@@ -8,8 +8,10 @@ from collections.abc import Mapping
 from typing import cast
 
 import pydantic_core
-from agents import ModelResponse, ToolApprovalItem, ToolCallOutputItem
+from agents import ItemHelpers, ModelResponse, ToolApprovalItem, ToolCallOutputItem
+from pydantic import BaseModel
 
+from toolhistory._recording import RecordedResponse, ResponseReasoning
 from toolhistory.events import JsonObject, JsonValue, RunFailure, TokenUsage
 from toolhistory.limits import MAX_JSON_DEPTH, json_depth, token_count
 
@@ -21,6 +23,35 @@ def usage_of(response: ModelResponse, model: str | None = None) -> TokenUsage:
         output_tokens=token_count(response.usage.output_tokens),
         model=model or None,
     )
+
+
+OPENAI_PROVIDER = "openai"
+"""The provider a run's reasoning items are recorded through: they go back only to OpenAI's Responses API."""
+
+
+def response_of(response: ModelResponse, model: str | None) -> RecordedResponse | None:
+    """What a model response that asked for tools records beside its calls: its ``reasoning`` items (as the SDK would
+    send them back in the same turn, ``encrypted_content`` and ids included) before the calls, each call's own item
+    id (``fc_...``) and the text it said beside them. ``None`` when it has neither reasoning nor text, or when its
+    model is unknown (reasoning goes back only to the model that produced it)."""
+    items = [reasoning_input_item(item) for item in response.output if field_of(item, "type") == "reasoning"]
+    texts = [text for text in map(ItemHelpers.extract_text, response.output) if text]
+    if not model or (not items and not texts):
+        return None
+    item_ids: dict[str, str] = {}
+    for item in response.output:
+        call, item_id = function_call_of(item), field_of(item, "id")
+        if call is not None and isinstance(item_id, str) and item_id:
+            item_ids[call[0]] = item_id
+    reasoning = ResponseReasoning(OPENAI_PROVIDER, model, tuple(items), call_item_ids=item_ids)
+    return RecordedResponse(reasoning, "".join(texts) or None)
+
+
+def reasoning_input_item(item: object) -> JsonObject:
+    """A reasoning output item as the SDK replays it as input (the fields the provider set, in its order)."""
+    if isinstance(item, BaseModel):
+        return cast("JsonObject", item.model_dump(mode="json", exclude_unset=True))
+    return cast("JsonObject", plain(dict(item) if isinstance(item, Mapping) else item))
 
 
 def tool_result_of(output: ToolCallOutputItem) -> JsonValue:

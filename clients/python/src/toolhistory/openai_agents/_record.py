@@ -3,6 +3,7 @@ values out)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +30,7 @@ from toolhistory.openai_agents._items import (
     function_output_call_id,
     output_text,
     parse_tool_arguments,
+    response_of,
     result_value,
     tool_result_of,
     usage_of,
@@ -113,7 +115,8 @@ def agents_run_record(
     are the same for every run that names it. A call's sequence is its place among the function calls
     of its response. Hosted tools (run by the provider) and computer, shell and apply_patch calls are
     not function calls and are not recorded. Only this run's part is returned when it resumed from
-    ``resume_point``.
+    ``resume_point``. A round's ``response`` is what its model response said beside the calls: its reasoning items
+    and text (``response_of``), recorded with the model ``model_of`` names.
     """
     start = len(resume_point.responses) if resume_point is not None else 0
     earlier_items = {id(item) for item in resume_point.items} if resume_point is not None else set()
@@ -122,7 +125,8 @@ def agents_run_record(
     for at, response in enumerate(raw_responses):
         round_ = calls.open_round(_asked_calls(response))
         if round_ is not None and at >= start:
-            rounds.append(round_)
+            said = response_of(response, model_of(response) if model_of is not None else None)
+            rounds.append(dataclasses.replace(round_, response=said))
     decisions = _decisions(calls, resume_point, context_wrapper)
     denied = {decision.tool_call_id for decision in decisions if not decision.approved}
     outputs = _outputs(new_items, earlier_items, observed_outputs)
@@ -141,8 +145,10 @@ def agents_run_record(
         decisions=tuple(decisions),
         resumed_results=tuple(resumed),
         rounds=tuple(
-            RecordedRound(
-                r.round_index, r.calls, tuple(results.get(r.round_index, ())), tuple(requests.get(r.round_index, ()))
+            dataclasses.replace(
+                r,
+                results=tuple(results.get(r.round_index, ())),
+                approval_requests=tuple(requests.get(r.round_index, ())),
             )
             for r in rounds
         ),

@@ -47,6 +47,7 @@ from toolhistory.pydantic_ai._record import (
     run_record,
 )
 from toolhistory.pydantic_ai._replay import (
+    REASONING_FORMATS,
     REPLAY_FORMAT,
     from_replay_messages,
     splice_message_history,
@@ -57,6 +58,7 @@ RecordedUsage = TokenUsage
 """One model call's tokens: the publisher's own `TokenUsage`."""
 
 __all__ = [
+    "REASONING_FORMATS",
     "REPLAY_FORMAT",
     "RecordedCall",
     "RecordedDecision",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable, Sequence
 from typing import cast
 
@@ -32,6 +33,7 @@ from toolhistory._recording import (
 )
 from toolhistory.events import JsonObject, JsonValue, TokenUsage
 from toolhistory.limits import MAX_ID_LENGTH, MAX_JSON_DEPTH, bounded_usage, json_depth, token_count
+from toolhistory.pydantic_ai._reasoning import response_of
 
 _DEFAULT_OUTPUT_TOOL_NAME = "final_result"
 
@@ -56,6 +58,8 @@ def run_record(
 
     Rounds are this run's model responses with function tool calls (output tool calls and native tools
     left out), numbered from 0; a call's sequence is its place among the recorded calls of its response.
+    A round's ``response`` is what its model response said beside the calls: its ``ThinkingPart``s in its
+    provider's own shapes, its calls' signatures or item ids, and its text (``response_of``).
     ``history`` is what the run was given as ``message_history``: a run that resumes with
     ``deferred_results`` answers calls made there (only those: a return of any other earlier call is not
     this run's), and their decisions and results are recorded with the round and sequence the calls had
@@ -69,11 +73,10 @@ def run_record(
         run.read(message)
     waiting_ids = {c.tool_call_id for c in deferred_requests.approvals} if deferred_requests else set()
     rounds = tuple(
-        RecordedRound(
-            round_.round_index,
-            round_.calls,
-            tuple(run.results.get(round_.round_index, ())),
-            tuple(c for c in round_.calls if c.tool_call_id in waiting_ids and c.tool_call_id != ""),
+        dataclasses.replace(
+            round_,
+            results=tuple(run.results.get(round_.round_index, ())),
+            approval_requests=tuple(c for c in round_.calls if c.tool_call_id in waiting_ids and c.tool_call_id != ""),
         )
         for round_ in run.rounds
     )
@@ -145,7 +148,7 @@ class _OwnRun:
             self.usage.append(_usage_of(message))
             round_ = self.calls.open_round(_asked_calls(message, self._is_output_tool))
             if round_ is not None:
-                self.rounds.append(round_)
+                self.rounds.append(dataclasses.replace(round_, response=response_of(message, self._is_output_tool)))
             return
         for part in message.parts:
             answered = _returned(part)

@@ -9,10 +9,14 @@ from pydantic_ai.messages import (
     ModelRequest,
     ModelRequestPart,
     ModelResponse,
+    ModelResponsePart,
+    TextPart,
+    ThinkingPart,
     ToolCallPart,
     ToolReturnPart,
 )
 
+from toolhistory.pydantic_ai._reasoning import ANTHROPIC_PROVIDER, thinking_of_converse
 from toolhistory.splice import splice_history
 
 if TYPE_CHECKING:
@@ -22,6 +26,9 @@ if TYPE_CHECKING:
 
 REPLAY_FORMAT = "bedrock-converse"
 """The history format ``to_message_history`` reads: ask ``get_replay_history(..., format=REPLAY_FORMAT)``."""
+REASONING_FORMATS: dict[str, str] = {"bedrock": REPLAY_FORMAT, "anthropic": "anthropic"}
+"""The format to ask for to get a provider's reasoning back as ``ThinkingPart``s (by the contract's provider name):
+``to_message_history`` reads these two; any other provider's rounds come back without it from ``REPLAY_FORMAT``."""
 
 
 def to_message_history(history: ReplayHistory | Sequence[ReplayedTurn]) -> list[ModelMessage]:
@@ -29,8 +36,13 @@ def to_message_history(history: ReplayHistory | Sequence[ReplayedTurn]) -> list[
 
     ``history`` must be fetched with ``format="bedrock-converse"`` (``REPLAY_FORMAT``). Each round is a
     ``ModelResponse`` of ``ToolCallPart``s and a ``ModelRequest`` of their ``ToolReturnPart``s (an error
-    result with ``outcome='failed'``). Pass the list as ``message_history`` (PydanticAI accepts a history
-    that starts with a response), or use ``splice_message_history`` to put each turn among the host's messages.
+    result with ``outcome='failed'``). The response starts with the round's reasoning as ``ThinkingPart``s
+    (signatures intact; replayed while its turn goes on, to the provider and model that produced it), then its
+    text as a ``TextPart``, so that the next request carries them where the model left them. A history fetched
+    with ``format="anthropic"`` is read too, for an Anthropic model's thinking (``REASONING_FORMATS``); there a
+    JSON result comes back as its text. Pass the list as
+    ``message_history`` (PydanticAI accepts a history that starts with a response), or use
+    ``splice_message_history`` to put each turn among the host's messages.
     """
     return from_replay_messages(
         [message for turn in _turns_of(history, "to_message_history") for message in turn.messages]
@@ -66,7 +78,7 @@ def splice_message_history(
 
 def _turns_of(history: ReplayHistory | Sequence[ReplayedTurn], reader: str) -> Sequence[ReplayedTurn]:
     fmt = getattr(history, "format", REPLAY_FORMAT)
-    if fmt != REPLAY_FORMAT:
+    if fmt not in REASONING_FORMATS.values():
         raise ValueError(
             f'{reader} reads the "{REPLAY_FORMAT}" replay format, got "{fmt}": '
             f"fetch it with get_replay_history(..., format={REPLAY_FORMAT!r})"
@@ -77,7 +89,8 @@ def _turns_of(history: ReplayHistory | Sequence[ReplayedTurn], reader: str) -> S
 
 
 def from_replay_messages(messages: Iterable[Mapping[str, Any]]) -> list[ModelMessage]:
-    """A replayed tool segment (Bedrock Converse ``toolUse``/``toolResult`` messages) as PydanticAI messages."""
+    """A replayed tool segment (Bedrock Converse ``toolUse``/``toolResult`` messages, or Anthropic ``tool_use`` /
+    ``tool_result`` ones) as PydanticAI messages."""
     out: list[ModelMessage] = []
     # Names of the calls not answered yet, per id in call order: ids may repeat, results follow their calls.
     open_calls: dict[str, list[str]] = {}
@@ -87,28 +100,30 @@ def from_replay_messages(messages: Iterable[Mapping[str, Any]]) -> list[ModelMes
         if not isinstance(blocks, list):
             raise ValueError(f"replayed message {index} has no content list: {message!r}")
         if role == "assistant":
-            calls: list[ToolCallPart] = []
+            parts: list[ModelResponsePart] = []
             for block in blocks:
-                use = _block(block, "toolUse", index)
-                open_calls.setdefault(use["toolUseId"], []).append(use["name"])
-                calls.append(
-                    ToolCallPart(tool_name=use["name"], args=use.get("input") or {}, tool_call_id=use["toolUseId"])
-                )
-            out.append(ModelResponse(parts=calls))
+                # The round's reasoning (recorded through the format's provider) first, then its text, then its calls.
+                part = _anthropic_response_part(block, index) if _is_anthropic(block) else _converse_part(block, index)
+                if isinstance(part, ToolCallPart):
+                    open_calls.setdefault(part.tool_call_id, []).append(part.tool_name)
+                parts.append(part)
+            signed_by = next((p.provider_name for p in parts if isinstance(p, ThinkingPart)), None)
+            out.append(ModelResponse(parts=parts, provider_name=signed_by))
         elif role == "user":
             returns: list[ModelRequestPart] = []
             for block in blocks:
-                result = _block(block, "toolResult", index)
-                tool_call_id = result["toolUseId"]
+                tool_call_id, content, is_error = (
+                    _anthropic_result(block, index) if _is_anthropic(block) else _converse_result(block, index)
+                )
                 names = open_calls.get(tool_call_id)
                 if not names:
                     raise ValueError(f"replayed result {tool_call_id!r} (message {index}) answers no replayed call")
                 returns.append(
                     ToolReturnPart(
                         tool_name=names.pop(0),
-                        content=_content_of(result.get("content"), index),
+                        content=content,
                         tool_call_id=tool_call_id,
-                        outcome="failed" if result.get("status") == "error" else "success",
+                        outcome="failed" if is_error else "success",
                     )
                 )
             out.append(ModelRequest(parts=returns))
@@ -118,6 +133,53 @@ def from_replay_messages(messages: Iterable[Mapping[str, Any]]) -> list[ModelMes
                 f"(fetch the history with format={REPLAY_FORMAT!r})"
             )
     return out
+
+
+def _is_anthropic(block: object) -> bool:
+    """An Anthropic Messages block (``type``-tagged), rather than a Converse one (keyed by its kind)."""
+    return isinstance(block, dict) and isinstance(block.get("type"), str)
+
+
+def _converse_part(block: object, index: int) -> ModelResponsePart:
+    thinking = thinking_of_converse(block) if isinstance(block, dict) else None
+    if thinking is not None:
+        return thinking
+    if isinstance(block, dict) and isinstance(block.get("text"), str):
+        return TextPart(content=block["text"])
+    use = _block(block, "toolUse", index)
+    return ToolCallPart(tool_name=use["name"], args=use.get("input") or {}, tool_call_id=use["toolUseId"])
+
+
+def _converse_result(block: object, index: int) -> tuple[str, Any, bool]:
+    result = _block(block, "toolResult", index)
+    return result["toolUseId"], _content_of(result.get("content"), index), result.get("status") == "error"
+
+
+def _anthropic_response_part(block: dict[str, Any], index: int) -> ModelResponsePart:
+    kind = block["type"]
+    if kind == "thinking":
+        return ThinkingPart(
+            content=str(block.get("thinking", "")), signature=block.get("signature"), provider_name=ANTHROPIC_PROVIDER
+        )
+    if kind == "redacted_thinking":
+        # How PydanticAI keeps a redacted block: its data as the signature, under this id.
+        return ThinkingPart(
+            content="", id="redacted_thinking", signature=str(block.get("data", "")), provider_name=ANTHROPIC_PROVIDER
+        )
+    if kind == "text" and isinstance(block.get("text"), str):
+        return TextPart(content=block["text"])
+    if kind == "tool_use" and isinstance(block.get("id"), str) and isinstance(block.get("name"), str):
+        return ToolCallPart(tool_name=block["name"], args=block.get("input") or {}, tool_call_id=block["id"])
+    raise ValueError(f"replayed message {index} holds an Anthropic block replay never gives: {block!r:.120}")
+
+
+def _anthropic_result(block: dict[str, Any], index: int) -> tuple[str, Any, bool]:
+    content = block.get("content")
+    if block.get("type") != "tool_result" or not isinstance(block.get("tool_use_id"), str):
+        raise ValueError(f"replayed message {index} holds a block that is no tool_result: {block!r:.120}")
+    if isinstance(content, list):
+        content = "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return block["tool_use_id"], content if isinstance(content, str) else "", block.get("is_error") is True
 
 
 def _block(block: object, key: str, index: int) -> dict[str, Any]:

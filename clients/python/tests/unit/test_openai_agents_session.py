@@ -1,0 +1,100 @@
+"""ToolHistorySession's pure parts: a saved batch split by model response, a failed call's output as the SDK sent it.
+
+The session itself runs against the service and the SDK's own SQLiteSession (tests/integration).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from toolhistory.openai_agents._session import _outputs_as_sent, _rounds
+from toolhistory.v1 import toolhistory_pb2 as pb
+
+
+def call(call_id: str) -> dict[str, Any]:
+    return {"type": "function_call", "call_id": call_id, "name": "lookup", "arguments": "{}"}
+
+
+def output(call_id: str, text: str = "ok") -> dict[str, Any]:
+    return {"type": "function_call_output", "call_id": call_id, "output": text}
+
+
+def reasoning(item_id: str) -> dict[str, Any]:
+    return {"type": "reasoning", "id": item_id, "summary": []}
+
+
+@pytest.mark.parametrize(
+    ("items", "expected"),
+    [
+        ([call("a"), call("b"), output("a"), output("b")], [["a", "b", "a", "b"]]),
+        ([call("a"), output("a"), call("b"), output("b")], [["a", "a"], ["b", "b"]]),
+        ([reasoning("r1"), call("a"), output("a"), reasoning("r2"), call("b")], [["r1", "a", "a"], ["r2", "b"]]),
+        ([call("a"), call("b")], [["a", "b"]]),
+        ([output("a")], [["a"]]),
+    ],
+    ids=[
+        "parallel calls",
+        "two responses in one batch",
+        "reasoning opens its response",
+        "awaiting",
+        "a resumed output",
+    ],
+)
+def test_a_batch_splits_by_model_response(items: list[dict[str, Any]], expected: list[list[str]]) -> None:
+    assert [[item.get("call_id") or item["id"] for item in group] for group in _rounds(items)] == expected
+
+
+KINDS = st.sampled_from(["call", "output", "reasoning"])
+
+
+@given(st.lists(KINDS, max_size=12))
+def test_every_item_stays_in_order_and_no_response_starts_after_an_output_of_its_own(kinds: list[str]) -> None:
+    makers = {"call": call, "output": output, "reasoning": reasoning}
+    items = [makers[kind](str(at)) for at, kind in enumerate(kinds)]
+    groups = _rounds(items)
+    assert [item for group in groups for item in group] == items
+    for group in groups:
+        first_output = next((at for at, item in enumerate(group) if item["type"] == "function_call_output"), len(group))
+        assert all(item["type"] == "function_call_output" for item in group[first_output:])
+
+
+@dataclass
+class Turn:
+    messages: list[Any]
+    rounds: list[pb.Round] = field(default_factory=list)
+
+
+def replayed(*calls: pb.ToolCall) -> Turn:
+    return Turn(
+        messages=[
+            {"type": "function_call_output", "call_id": c.tool_call_id, "output": f"[error] {c.result}"} for c in calls
+        ],
+        rounds=[pb.Round(round_index=0, calls=list(calls))],
+    )
+
+
+@pytest.mark.parametrize(
+    ("recorded", "expected"),
+    [
+        (pb.ToolCall(tool_call_id="a", result="An error occurred.", is_error=True), "An error occurred."),
+        (pb.ToolCall(tool_call_id="a", result="ok"), "[error] ok"),
+        (pb.ToolCall(tool_call_id="a", result="notice", is_error=True, interrupted=True), "[error] notice"),
+        (pb.ToolCall(tool_call_id="a", result="notice", is_error=True, expired=True), "[error] notice"),
+        (pb.ToolCall(tool_call_id="a", result="notice", is_error=True, invalidated_by="b"), "[error] notice"),
+        (
+            pb.ToolCall(tool_call_id="a", result="denied", is_error=True, approval=pb.APPROVAL_STATUS_DENIED),
+            "[error] denied",
+        ),
+    ],
+    ids=["a failure as sent", "no failure", "interrupted", "expired", "invalidated", "denied"],
+)
+def test_a_failed_calls_output_comes_back_as_the_sdk_sent_it_unless_the_service_replaced_it(
+    recorded: pb.ToolCall, expected: str
+) -> None:
+    [item] = _outputs_as_sent(replayed(recorded))
+    assert item["output"] == expected

@@ -1,0 +1,86 @@
+import { AIMessage, type AIMessageFields, type BaseMessage } from '@langchain/core/messages';
+import type { ResponseReasoning } from '../recording/recorded-run';
+import type { JsonObject } from '../tool-event-types';
+
+/**
+ * Where LangChain's chat model integrations keep a reasoning model's state
+ * on an AIMessage, and back: Anthropic's `thinking` and `redacted_thinking`
+ * blocks (signatures in them) among the message's content blocks, which
+ * @langchain/anthropic sends back as they are; OpenAI's reasoning item in
+ * `additional_kwargs.reasoning` and the function calls' item ids in
+ * `additional_kwargs.__openai_function_call_ids__`, which @langchain/openai
+ * (Responses API) sends back before the calls. Each is recorded as the
+ * provider's own item, so a replay in the provider's format carries it too.
+ */
+
+/** @langchain/openai's key of the function calls' item ids (tool call id to fc_...). */
+export const OPENAI_FUNCTION_CALL_IDS = '__openai_function_call_ids__';
+
+const ANTHROPIC_BLOCKS = new Set(['thinking', 'redacted_thinking']);
+
+/**
+ * The reasoning state an AIMessage carries with its tool calls, as its
+ * provider's own items; undefined when it has none, or when no model is
+ * named (the message's response metadata, else `calledModel`).
+ */
+export function messageReasoningOf(message: BaseMessage | undefined, calledModel?: string): ResponseReasoning | undefined {
+  if (message === undefined || !AIMessage.isInstance(message)) return undefined;
+  const metadata = message.response_metadata as { model_name?: unknown; model?: unknown } | undefined;
+  const model = [metadata?.model_name, metadata?.model, calledModel].find((m): m is string => typeof m === 'string' && m !== '');
+  if (model === undefined) return undefined;
+  const thinking = Array.isArray(message.content) ? message.content.filter((block) => ANTHROPIC_BLOCKS.has(String(block.type))) : [];
+  if (thinking.length > 0) return { provider: 'anthropic', model, items: thinking.map(anthropicBlockOf) };
+  const kwargs = message.additional_kwargs ?? {};
+  const reasoning = kwargs.reasoning as { type?: unknown } | undefined;
+  const items = isObject(reasoning) && reasoning.type === 'reasoning' ? [JSON.parse(JSON.stringify(reasoning)) as JsonObject] : [];
+  const ids = kwargs[OPENAI_FUNCTION_CALL_IDS];
+  const callItemIds = isObject(ids)
+    ? Object.fromEntries(Object.entries(ids).filter((entry): entry is [string, string] => typeof entry[1] === 'string'))
+    : {};
+  if (items.length === 0 && Object.keys(callItemIds).length === 0) return undefined;
+  return {
+    provider: 'openai',
+    model,
+    ...(items.length === 0 ? {} : { items }),
+    ...(Object.keys(callItemIds).length === 0 ? {} : { callItemIds }),
+  };
+}
+
+/** The fields of a replayed round's AIMessage that carry its text and, for its provider, its reasoning. */
+export function reasoningMessageFields(round: {
+  provider: string;
+  text: string;
+  reasoningJson: string;
+  callItemIds: Record<string, string>;
+}): Pick<AIMessageFields, 'content' | 'additional_kwargs'> {
+  const items = round.reasoningJson ? (JSON.parse(round.reasoningJson) as JsonObject[]) : [];
+  const text = round.text ?? '';
+  if (round.provider === 'anthropic' && items.length > 0) {
+    return { content: [...items, ...(text === '' ? [] : [{ type: 'text', text }])] as AIMessageFields['content'] };
+  }
+  if (round.provider === 'openai') {
+    const ids = round.callItemIds ?? {};
+    const kwargs = {
+      // @langchain/openai keeps one reasoning item per message.
+      ...(items.length === 0 ? {} : { reasoning: items.at(-1) }),
+      ...(Object.keys(ids).length === 0 ? {} : { [OPENAI_FUNCTION_CALL_IDS]: { ...ids } }),
+    };
+    return Object.keys(kwargs).length === 0 ? { content: text } : { content: text, additional_kwargs: kwargs };
+  }
+  return { content: text };
+}
+
+/** An Anthropic block as the API gives it: its own fields in their order (not what LangChain adds, such as a stream's index). */
+function anthropicBlockOf(block: Record<string, unknown>): JsonObject {
+  return block.type === 'redacted_thinking'
+    ? { type: 'redacted_thinking', data: String(block.data) }
+    : {
+        type: 'thinking',
+        thinking: String(block.thinking),
+        ...(typeof block.signature === 'string' ? { signature: block.signature } : {}),
+      };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
