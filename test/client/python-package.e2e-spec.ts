@@ -57,13 +57,14 @@ describe('the Python package (clients/python) against the running service', () =
       // web_search's results are compacted to the sources the run's answer cites (the PydanticAI adapter's citation test).
       policy: {
         defaults: { freshnessSeconds: 3600 },
-        // The ADK session service's channel that keeps a completed turn's reasoning: its replay is then exactly what
-        // ADK's own in-memory service gives the model (the default drops it once the turn answered).
-        // 'service-calls-kept': per-service-call visibility, whose crashed runs keep their finished rounds.
-        channels: { 'reasoning-kept': { reasoning: { keep: 'always' } }, 'service-calls-kept': { visibility: 'per_service_call' } },
         tools: { web_search: { citations: { items: '$.results[*]', number: '$.sourceNumber' } } },
-        // A crashed run's rounds whose results reached a later model call replay (the adapters' crash-resume tests).
-        channels: { 'long-runs': { visibility: 'per_service_call' } },
+        channels: {
+          // A crashed run's rounds whose results reached a later model call replay (the adapters' crash-resume tests).
+          'long-runs': { visibility: 'per_service_call' },
+          // Keeps a completed turn's reasoning: the ADK session service's replay is then exactly what ADK's own
+          // in-memory service gives the model (the default drops it once the turn answered).
+          'reasoning-kept': { reasoning: { keep: 'always' } },
+        },
       },
       env: {
         GRPC_TLS_CERT_FILE: certs.serverCert,

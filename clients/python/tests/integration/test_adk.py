@@ -368,7 +368,7 @@ refund_failing.__name__ = "refund"
 
 @pytest.mark.parametrize(
     ("channel", "round_replayed"),
-    [("service-calls-kept", True), (CHANNEL, False)],
+    [("long-runs", True), (CHANNEL, False)],
     ids=["per_service_call keeps the finished round", "per_run drops the crashed run"],
 )
 async def test_a_run_that_crashed_after_a_round_is_replayed_by_the_channels_visibility(
