@@ -6,7 +6,7 @@ import asyncio
 import json
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agent_framework import Content, HistoryProvider, Message
@@ -22,7 +22,9 @@ from toolhistory._recording import (
     result_of,
 )
 from toolhistory.events import RunFailure
+from toolhistory.formats import HistoryFormat
 from toolhistory.splice import host_branch, splice_history
+from toolhistory.v1 import toolhistory_pb2
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -31,9 +33,9 @@ if TYPE_CHECKING:
 
     from toolhistory.aio import AsyncToolHistoryClient
     from toolhistory.publisher import RunPublisher
-    from toolhistory.replay import ReplayHistory, ReplayedTurn
+    from toolhistory.replay import ReplayedTurn
 
-REPLAY_FORMAT = "openai"
+REPLAY_FORMAT: HistoryFormat = "openai"
 """The format the replay is read in (OpenAI chat completions), turned into the framework's own messages."""
 
 _TOOL_CONTENT_TYPES = frozenset(
@@ -51,8 +53,10 @@ class _Publisher(Protocol):
 class _OpenRun:
     """The run being recorded: from a user message to the answer that follows its calls."""
 
+    run_id: str
     recording: RunRecording
-    answered: bool = False
+    messages: list[Message] = field(default_factory=list)
+    """Its messages of tool use so far: the next service call of the run sees them as they are."""
 
 
 class ToolHistoryProvider(HistoryProvider):
@@ -148,7 +152,11 @@ class ToolHistoryProvider(HistoryProvider):
             branch_message_ids=host_branch(own, _message_id),
             **self.replay_options,
         )
-        return splice_history(own, [_TurnView.of(turn) for turn in history.turns], id_of=_message_id)
+        # The run going on here is given as it is (the replay has only what it recorded so far), after its question.
+        going_on = self._runs.get(conversation_id)
+        turns = [_TurnView.of(t) for t in history.turns if going_on is None or t.run_id != going_on.run_id]
+        spliced: list[Message] = splice_history(own, turns, id_of=_message_id)
+        return spliced + (going_on.messages if going_on is not None else [])
 
     # -- writing: tool messages to toolhistory, the rest to inner -----------------------------------------------
 
@@ -169,6 +177,7 @@ class ToolHistoryProvider(HistoryProvider):
                 if _is_tool_message(message):
                     run = self._runs.get(conversation_id) or self._start(conversation_id, None)
                     futures.extend(self._record(run, message))
+                    run.messages.append(message)
                     answered_by = None
                     continue
                 if not message.message_id:
@@ -179,13 +188,18 @@ class ToolHistoryProvider(HistoryProvider):
                     self._start(conversation_id, message.message_id)
                 elif message.role == "assistant":
                     answered_by = message.message_id
+                    answering = self._runs.get(conversation_id)
+                    if answering is not None:
+                        # The model's response after the results: the service then knows the model saw them.
+                        answering.recording.response(text=message.text or None, message_id=message.message_id)
             await _settled(futures)
             if own:
                 await self.inner.save_messages(session_id, own, state=state, **kwargs)
-            run = self._runs.get(conversation_id)
-            if answered_by is not None and run is not None:
+            open_run = self._runs.get(conversation_id)
+            if open_run is not None and (answered_by is not None or not self.per_service_call):
+                # Per run, the run ends with its batch, answered or not (its last results trimmed).
                 self._runs.pop(conversation_id, None)
-                await asyncio.wrap_future(run.recording.complete(RunEnd(assistant_message_id=answered_by)))
+                await asyncio.wrap_future(open_run.recording.complete(RunEnd(assistant_message_id=answered_by)))
 
     def _record(self, run: _OpenRun, message: Message) -> list[Future[Any]]:
         """One message of tool use: the model's calls (a round, with the text beside them), results, approvals."""
@@ -224,14 +238,15 @@ class ToolHistoryProvider(HistoryProvider):
         return futures
 
     def _start(self, conversation_id: str, user_message_id: str | None) -> _OpenRun:
+        run_id = f"run-{uuid.uuid4().hex}"
         publisher = self.publisher.run(
             tenant_id=self.tenant_id,
             conversation_id=conversation_id,
             channel=self.channel,
-            run_id=f"run-{uuid.uuid4().hex}",
+            run_id=run_id,
             user_message_id=user_message_id,
         )
-        run = _OpenRun(RunRecording(publisher))
+        run = _OpenRun(run_id, RunRecording(publisher))
         self._runs[conversation_id] = run
         return run
 
@@ -266,7 +281,11 @@ def _messages_of(turn: ReplayedTurn) -> list[Message]:
         call.tool_call_id: call.result
         for round_ in turn.rounds
         for call in round_.calls
-        if call.is_error and not call.expired and not call.invalidated_by and not call.interrupted
+        if call.is_error
+        and not call.expired
+        and not call.invalidated_by
+        and not call.interrupted
+        and call.approval != toolhistory_pb2.APPROVAL_STATUS_DENIED
     }
     out: list[Message] = []
     for message in turn.messages:
@@ -291,7 +310,11 @@ def _messages_of(turn: ReplayedTurn) -> list[Message]:
                 content = Content.from_function_result(call_id, result=result, exception="FunctionInvocationError")
             else:
                 content = Content.from_function_result(call_id, result=result)
-            out.append(Message("tool", [content]))
+            # The framework answers a round's calls in one tool message.
+            if out and out[-1].role == "tool":
+                out[-1].contents.append(content)
+            else:
+                out.append(Message("tool", [content]))
     return out
 
 

@@ -1,0 +1,154 @@
+"""Two turns of a Microsoft Agent Framework agent against the service: ``ToolHistoryProvider`` over the framework's own
+``InMemoryHistoryProvider`` records the function calls and gives them back in their places, so the second turn's
+model sees what it sees with the plain in-memory provider."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from agent_framework import (
+    Agent,
+    BaseChatClient,
+    ChatMiddlewareLayer,
+    ChatResponse,
+    Content,
+    FunctionInvocationLayer,
+    HistoryProvider,
+    InMemoryHistoryProvider,
+    Message,
+    tool,
+)
+
+from toolhistory.agent_framework import ToolHistoryProvider
+from toolhistory.aio import AsyncToolHistoryClient
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable, Mapping, Sequence
+
+    from toolhistory.publisher import ToolEventPublisher
+
+    from conftest import Stack
+
+pytestmark = pytest.mark.integration
+
+CHANNEL = "web"
+LONG_RUNS = "long-runs"
+"""A channel whose policy replays a failed run's finished rounds (``per_service_call`` visibility; see
+test/client/python-package.e2e-spec.ts)."""
+QUESTIONS = ("Where are A-1 and B-2? And charge me 30.", "Try the charge again?")
+
+
+class ScriptedChatClient(FunctionInvocationLayer[Any], ChatMiddlewareLayer[Any], BaseChatClient[Any]):
+    """A model that answers from a script keyed by the last message, and keeps what each request sent it."""
+
+    def __init__(self, answer: Callable[[Sequence[Message]], Message]) -> None:
+        super().__init__()
+        self.answer = answer
+        self.seen: list[list[Any]] = []
+
+    def _inner_get_response(
+        self, *, messages: Sequence[Message], stream: bool, options: Mapping[str, Any], **kwargs: Any
+    ) -> Awaitable[ChatResponse]:
+        self.seen.append(seen_by_model(messages))
+        return self._respond(messages)
+
+    async def _respond(self, messages: Sequence[Message]) -> ChatResponse:
+        return ChatResponse(messages=[self.answer(messages)])
+
+
+def seen_by_model(messages: Sequence[Message]) -> list[Any]:
+    """What a model API is sent of each message: its role and its contents' text, calls and results."""
+
+    def content(c: Content) -> Any:
+        if c.type == "text":
+            return ("text", c.text)
+        if c.type == "function_call":
+            return ("call", c.call_id, c.name, c.parse_arguments())
+        if c.type == "function_result":
+            return ("result", c.call_id, c.result)
+        return (c.type,)
+
+    return [(m.role, [content(c) for c in m.contents]) for m in messages]
+
+
+def two_turns(messages: Sequence[Message]) -> Message:
+    last = messages[-1]
+    if last.role == "user" and last.text == QUESTIONS[0]:
+        # Parallel calls, one of which fails.
+        return Message(
+            "assistant",
+            [
+                Content.from_function_call("call-a1", "lookup_order", arguments={"order_id": "A-1"}),
+                Content.from_function_call("call-b2", "lookup_order", arguments={"order_id": "B-2"}),
+                Content.from_function_call("call-charge", "charge_card", arguments={"amount": 30}),
+            ],
+        )
+    if last.role == "tool":
+        return Message("assistant", [Content.from_text("A-1 and B-2 shipped; the card was declined.")])
+    return Message("assistant", [Content.from_text("It was declined before; I will not retry.")])
+
+
+@tool
+def lookup_order(order_id: str) -> str:
+    """Looks an order up."""
+    return f"{order_id}: shipped"
+
+
+@tool
+def charge_card(amount: int) -> str:
+    """Charges the card."""
+    raise RuntimeError(f"card declined for {amount}")
+
+
+async def _converse(provider: HistoryProvider, questions: Sequence[str] = QUESTIONS, **agent: Any) -> list[list[Any]]:
+    """The turns through ``provider``: what the model was sent, request by request."""
+    model = ScriptedChatClient(two_turns)
+    assistant = Agent(client=model, tools=[lookup_order, charge_card], context_providers=[provider], **agent)
+    session = assistant.create_session()
+    for question in questions:
+        await assistant.run(question, session=session)
+    return model.seen
+
+
+def _provider(
+    stack: Stack,
+    publisher: ToolEventPublisher,
+    aclient: AsyncToolHistoryClient,
+    conversation: str,
+    *,
+    channel: str = CHANNEL,
+    per_service_call: bool = False,
+    inner: HistoryProvider | None = None,
+) -> ToolHistoryProvider:
+    return ToolHistoryProvider(
+        inner or InMemoryHistoryProvider(),
+        publisher=publisher,
+        client=aclient,
+        tenant_id=stack.tenant,
+        channel=channel,
+        conversation_id=conversation,
+        per_service_call=per_service_call,
+    )
+
+
+@pytest.mark.parametrize("per_service_call", [False, True])
+async def test_the_second_turn_sees_the_first_turns_calls_as_with_the_plain_in_memory_provider(
+    stack: Stack,
+    publisher: ToolEventPublisher,
+    aclient: AsyncToolHistoryClient,
+    ids: Callable[[str], str],
+    per_service_call: bool,
+) -> None:
+    flag = {"require_per_service_call_history_persistence": per_service_call}
+    provider = _provider(stack, publisher, aclient, ids("maf-conv"), per_service_call=per_service_call)
+
+    with_toolhistory = await _converse(provider, **flag)
+    plain = await _converse(InMemoryHistoryProvider(), **flag)
+
+    assert with_toolhistory == plain
+    second_turn = with_toolhistory[-1]
+    calls = [c[2] for _, contents in second_turn for c in contents if c[0] == "call"]
+    assert calls == ["lookup_order", "lookup_order", "charge_card"]
+    results = [c[2] for _, contents in second_turn for c in contents if c[0] == "result"]
+    assert results == ["A-1: shipped", "B-2: shipped", "Error: Function failed."]
