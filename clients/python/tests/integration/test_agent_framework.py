@@ -149,6 +149,73 @@ async def test_the_second_turn_sees_the_first_turns_calls_as_with_the_plain_in_m
     assert with_toolhistory == plain
     second_turn = with_toolhistory[-1]
     calls = [c[2] for _, contents in second_turn for c in contents if c[0] == "call"]
-    assert calls == ["lookup_order", "lookup_order", "charge_card"]
+    assert calls == ["lookup_order", "lookup_order", "charge_card"]  # parallel, one failing
     results = [c[2] for _, contents in second_turn for c in contents if c[0] == "result"]
     assert results == ["A-1: shipped", "B-2: shipped", "Error: Function failed."]
+
+
+def refund(amount: int) -> str:
+    """Refunds an amount."""
+    return f"refunded {amount}"
+
+
+def _crashing(messages: Sequence[Message]) -> Message:
+    """Turn 1: a lookup, then a refund, then the model service fails; turn 2: an answer."""
+    last = messages[-1]
+    if last.role == "user" and last.text == "Refund A-1.":
+        return Message(
+            "assistant", [Content.from_function_call("call-a1", "lookup_order", arguments={"order_id": "A-1"})]
+        )
+    if last.role == "tool" and last.contents[0].call_id == "call-a1":
+        return Message("assistant", [Content.from_function_call("call-refund", "refund", arguments={"amount": 5})])
+    if last.role == "tool":
+        raise RuntimeError("model service unavailable")
+    return Message("assistant", [Content.from_text("Where were we?")])
+
+
+@pytest.mark.parametrize(
+    ("per_service_call", "channel"),
+    [(True, LONG_RUNS), (False, CHANNEL)],
+    ids=["per service call keeps the finished rounds", "per run drops the crashed run"],
+)
+async def test_a_run_that_crashed_after_a_round_is_resumed_with_its_rounds_replayed_or_dropped(
+    stack: Stack,
+    publisher: ToolEventPublisher,
+    aclient: AsyncToolHistoryClient,
+    ids: Callable[[str], str],
+    per_service_call: bool,
+    channel: str,
+) -> None:
+    provider = _provider(
+        stack, publisher, aclient, ids("maf-crash"), channel=channel, per_service_call=per_service_call
+    )
+    model = ScriptedChatClient(_crashing)
+    assistant = Agent(
+        client=model,
+        tools=[lookup_order, tool(refund)],
+        context_providers=[provider],
+        require_per_service_call_history_persistence=per_service_call,
+    )
+    session = assistant.create_session()
+
+    with pytest.raises(Exception, match="model service unavailable"):
+        await assistant.run("Refund A-1.", session=session)
+    await assistant.run("Still there?", session=session)
+
+    after_crash = model.seen[-1]
+    calls = [c[2] for _, contents in after_crash for c in contents if c[0] == "call"]
+    results = [c[2] for _, contents in after_crash for c in contents if c[0] == "result"]
+    if per_service_call:
+        # The finished round, right after the question that started the run; the refund, whose result was never
+        # persisted, is left out.
+        assert after_crash == [
+            ("user", [("text", "Refund A-1.")]),
+            ("assistant", [("call", "call-a1", "lookup_order", {"order_id": "A-1"})]),
+            ("tool", [("result", "call-a1", "A-1: shipped")]),
+            ("user", [("text", "Still there?")]),
+        ]
+    else:
+        # Per run, nothing of the crashed run was kept: as with the plain provider, not even its question.
+        assert calls == []
+        assert results == []
+        assert after_crash == [("user", [("text", "Still there?")])]

@@ -133,6 +133,12 @@ class ToolHistoryProvider(HistoryProvider):
                 f"ToolHistoryProvider(per_service_call={self.per_service_call}) is used by an agent with "
                 f"require_per_service_call_history_persistence={required}: give both the same value"
             )
+        conversation_id = self._conversation_of(context.session_id)
+        if conversation_id is not None and any(m.role == "user" for m in context.input_messages):
+            # A new question: a run of this conversation that never answered (it raised, or stopped) ends as failed
+            # before the history is read, so its rounds come back by the channel's visibility, not as they were left.
+            async with self._lock:
+                await self._end_unanswered(conversation_id)
         await super().before_run(agent=agent, session=session, context=context, state=state)
 
     # -- reading: inner's messages with the replay in its places ------------------------------------------------
