@@ -4,6 +4,7 @@ model sees what it sees with the plain in-memory provider."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -19,6 +20,8 @@ from agent_framework import (
     Message,
     tool,
 )
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from toolhistory.agent_framework import ToolHistoryProvider
 from toolhistory.aio import AsyncToolHistoryClient
@@ -219,3 +222,59 @@ async def test_a_run_that_crashed_after_a_round_is_resumed_with_its_rounds_repla
         assert calls == []
         assert results == []
         assert after_crash == [("user", [("text", "Still there?")])]
+
+
+calls_of_a_round = st.lists(
+    st.tuples(st.sampled_from(["lookup_order", "charge_card"]), st.integers(1, 99)), min_size=1, max_size=3
+)
+
+
+def _scripted_rounds(rounds: list[list[tuple[str, int]]]) -> Callable[[Sequence[Message]], Message]:
+    """Turn 1: a response per round (its calls), then the answer; turn 2: an answer."""
+
+    def answer(messages: Sequence[Message]) -> Message:
+        asked = [m for m in messages if m.role == "user"]
+        done = sum(1 for m in messages[messages.index(asked[-1]) :] if m.role == "tool")
+        if len(asked) == 1 and done < len(rounds):
+            return Message(
+                "assistant",
+                [
+                    Content.from_function_call(
+                        f"call-{done}-{i}",
+                        name,
+                        arguments={"order_id": f"O-{n}"} if name == "lookup_order" else {"amount": n},
+                    )
+                    for i, (name, n) in enumerate(rounds[done])
+                ],
+            )
+        return Message("assistant", [Content.from_text(f"Turn {len(asked)} answered.")])
+
+    return answer
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rounds=st.lists(calls_of_a_round, min_size=1, max_size=3), per_service_call=st.booleans())
+def test_over_generated_runs_the_model_sees_what_the_plain_in_memory_provider_gives_it(
+    stack: Stack, publisher: ToolEventPublisher, ids: Callable[[str], str], rounds: list[Any], per_service_call: bool
+) -> None:
+    async def seen_through(provider: HistoryProvider) -> list[list[Any]]:
+        model = ScriptedChatClient(_scripted_rounds(rounds))
+        assistant = Agent(
+            client=model,
+            tools=[lookup_order, charge_card],
+            context_providers=[provider],
+            require_per_service_call_history_persistence=per_service_call,
+        )
+        session = assistant.create_session()
+        for question in QUESTIONS:
+            await assistant.run(question, session=session)
+        return model.seen
+
+    async def both() -> tuple[list[Any], list[Any]]:
+        async with AsyncToolHistoryClient(stack.address, token=stack.token, tls=stack.tls or False) as history:
+            provider = _provider(stack, publisher, history, ids("maf-prop"), per_service_call=per_service_call)
+            decorated = await seen_through(provider)
+        return decorated, await seen_through(InMemoryHistoryProvider())
+
+    decorated, plain = asyncio.run(both())
+    assert decorated == plain
