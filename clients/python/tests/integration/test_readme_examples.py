@@ -3,8 +3,8 @@
 Each example's code block (PydanticAI, the OpenAI Agents SDK's session, Google ADK, Microsoft Agent Framework) is taken
 from README.md and run whole, its two turns back to back with no polling: the second turn's model must see the first
 turn's calls. Only what a reader fills in for their own deployment is replaced: the model (a scripted one: CI has no
-provider), the addresses, the token and TLS, the tenant the token may use, and the conversation id (unique per run). Each of these
-must be in the block, so an example that changes its shape fails here instead of running something else.
+provider), the addresses, the token and TLS, the tenant the token may use, and the conversation id (unique per run).
+Each of these must be in the block, so an example that changes its shape fails here instead of running something else.
 """
 
 from __future__ import annotations
