@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 from toolhistory.agent_framework import ToolHistoryProvider
 from toolhistory.aio import AsyncToolHistoryClient
+from toolhistory.v1 import toolhistory_pb2
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -278,3 +279,55 @@ def test_over_generated_runs_the_model_sees_what_the_plain_in_memory_provider_gi
 
     decorated, plain = asyncio.run(both())
     assert decorated == plain
+
+
+def _approving(messages: Sequence[Message]) -> Message:
+    """Turn 1 asks for a refund, which needs the person's approval, then answers; turn 2 answers at once."""
+    last = messages[-1]
+    if last.role == "user" and last.text == "Refund 5.":
+        return Message("assistant", [Content.from_function_call("call-refund", "refund", arguments={"amount": 5})])
+    if last.role == "tool":
+        return Message("assistant", [Content.from_text(f"Done: {last.contents[0].result}")])
+    return Message("assistant", [Content.from_text("Anything else?")])
+
+
+async def _paused_and_answered(provider: HistoryProvider, approved: bool, per_service_call: bool) -> list[list[Any]]:
+    """Turn 1 pauses for the approval and is resumed with the person's answer through the framework's own path (the
+    approval request's response as the next run's input); turn 2 asks again."""
+    model = ScriptedChatClient(_approving)
+    assistant = Agent(
+        client=model,
+        tools=[tool(refund, approval_mode="always_require")],
+        context_providers=[provider],
+        require_per_service_call_history_persistence=per_service_call,
+    )
+    session = assistant.create_session()
+    paused = await assistant.run("Refund 5.", session=session)
+    (request,) = paused.user_input_requests
+    await assistant.run(Message("user", [request.to_function_approval_response(approved)]), session=session)
+    await assistant.run("Thanks.", session=session)
+    return model.seen
+
+
+@pytest.mark.parametrize("approved", [True, False], ids=["approved", "rejected"])
+async def test_an_approval_pauses_and_resumes_through_the_framework_and_is_recorded_as_an_approval(
+    stack: Stack,
+    publisher: ToolEventPublisher,
+    aclient: AsyncToolHistoryClient,
+    ids: Callable[[str], str],
+    approved: bool,
+) -> None:
+    conversation = ids("maf-approval")
+    provider = _provider(stack, publisher, aclient, conversation)
+
+    decorated = await _paused_and_answered(provider, approved, per_service_call=False)
+    plain = await _paused_and_answered(InMemoryHistoryProvider(), approved, per_service_call=False)
+
+    assert decorated == plain
+    (invocation,) = [
+        i async for i in aclient.list_tool_invocations(tenant_id=stack.tenant, conversation_id=conversation)
+    ]
+    assert invocation.tool_call_id == "call-refund"
+    assert invocation.approval == (
+        toolhistory_pb2.APPROVAL_STATUS_APPROVED if approved else toolhistory_pb2.APPROVAL_STATUS_DENIED
+    )

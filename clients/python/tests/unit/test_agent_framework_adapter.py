@@ -350,3 +350,36 @@ async def test_get_messages_puts_each_replayed_turn_before_its_answer_as_the_fra
     assert request.request.conversation_id == "conv-1"
     assert list(request.request.branch_message_ids) == ["m-question", "m-answer"]
     assert request.request.format == toolhistory_pb2.HISTORY_FORMAT_OPENAI_CHAT
+
+
+@pytest.mark.parametrize("approved", [True, False], ids=["approved", "rejected"])
+async def test_an_approval_request_and_its_response_are_recorded_as_the_calls_approval(
+    client: AsyncToolHistoryClient, approved: bool
+) -> None:
+    publisher = RecordingPublisher()
+
+    @tool(approval_mode="always_require")
+    def refund(amount: int) -> str:
+        """Refunds an amount."""
+        return f"refunded {amount}"
+
+    model = ScriptedChatClient(
+        [Message("assistant", [Content.from_function_call("c1", "refund", arguments={"amount": 5})]), _said("Done.")]
+    )
+    agent = Agent(client=model, tools=[refund], context_providers=[_provider(client, publisher)])
+    session = agent.create_session()
+
+    paused = await agent.run("Refund 5.", session=session)
+    (request,) = paused.user_input_requests
+    await agent.run(Message("user", [request.to_function_approval_response(approved)]), session=session)
+
+    events = publisher.events()
+    assert [e["type"] for e in events] == [
+        "ToolCallRequested",
+        "ToolApprovalRequested",
+        "ToolApprovalDecided",
+        "ToolResultReceived",
+        "RunCompleted",
+    ]
+    assert events[2]["approved"] is approved
+    assert len({e["runId"] for e in events}) == 1  # the response resumed the run that asked

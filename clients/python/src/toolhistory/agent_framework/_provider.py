@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +39,8 @@ if TYPE_CHECKING:
 REPLAY_FORMAT: HistoryFormat = "openai"
 """The format the replay is read in (OpenAI chat completions), turned into the framework's own messages."""
 
+_log = logging.getLogger("toolhistory.agent_framework")
+_APPROVAL_RESPONSE = "function_approval_response"
 _TOOL_CONTENT_TYPES = frozenset(
     {"function_call", "function_result", "function_approval_request", "function_approval_response"}
 )
@@ -57,6 +60,8 @@ class _OpenRun:
     recording: RunRecording
     messages: list[Message] = field(default_factory=list)
     """Its messages of tool use so far: the next service call of the run sees them as they are."""
+    asked: set[str] = field(default_factory=set)
+    """The calls asked a person's approval for."""
 
 
 class ToolHistoryProvider(HistoryProvider):
@@ -134,11 +139,16 @@ class ToolHistoryProvider(HistoryProvider):
                 f"require_per_service_call_history_persistence={required}: give both the same value"
             )
         conversation_id = self._conversation_of(context.session_id)
-        if conversation_id is not None and any(m.role == "user" for m in context.input_messages):
-            # A new question: a run of this conversation that never answered (it raised, or stopped) ends as failed
-            # before the history is read, so its rounds come back by the channel's visibility, not as they were left.
+        if conversation_id is not None:
             async with self._lock:
-                await self._end_unanswered(conversation_id)
+                answers = [c for m in context.input_messages for c in m.contents if c.type == _APPROVAL_RESPONSE]
+                if answers:
+                    # The person's answers resume the run that asked (the framework's own resume path).
+                    await _settled(self._decide(conversation_id, answers))
+                elif any(_is_question(m) for m in context.input_messages):
+                    # A new question: a run of this conversation that never answered (it raised, or stopped) ends as
+                    # failed before the history is read, so its rounds come back by the channel's visibility.
+                    await self._end_unanswered(conversation_id)
         await super().before_run(agent=agent, session=session, context=context, state=state)
 
     # -- reading: inner's messages with the replay in its places ------------------------------------------------
@@ -189,7 +199,7 @@ class ToolHistoryProvider(HistoryProvider):
                 if not message.message_id:
                     message.message_id = uuid.uuid4().hex
                 own.append(message)
-                if message.role == "user":
+                if _is_question(message):
                     await self._end_unanswered(conversation_id)
                     self._start(conversation_id, message.message_id)
                 elif message.role == "assistant":
@@ -202,8 +212,9 @@ class ToolHistoryProvider(HistoryProvider):
             if own:
                 await self.inner.save_messages(session_id, own, state=state, **kwargs)
             open_run = self._runs.get(conversation_id)
-            if open_run is not None and (answered_by is not None or not self.per_service_call):
-                # Per run, the run ends with its batch, answered or not (its last results trimmed).
+            if open_run is not None and (answered_by is not None or not (self.per_service_call or open_run.asked)):
+                # Per run, the run ends with its batch, answered or not (its last results trimmed), unless it waits
+                # for a person: the answer resumes it.
                 self._runs.pop(conversation_id, None)
                 await asyncio.wrap_future(open_run.recording.complete(RunEnd(assistant_message_id=answered_by)))
 
@@ -228,19 +239,35 @@ class ToolHistoryProvider(HistoryProvider):
                 recording.calls.answer(call)
                 results.append(result_of(call, ToolOutcome(_result_text(content), content.exception is not None)))
             elif content.type == "function_approval_request" and content.function_call is not None:
-                call = recording.calls.open(content.function_call.call_id or "")
-                if call is not None:
-                    request = recording.publish_approval_request(call)
-                    if request is not None:
-                        futures.append(request)
-            elif content.type == "function_approval_response" and content.function_call is not None:
-                call = recording.calls.latest(content.function_call.call_id or "")
-                if call is not None:
-                    decided = recording.publish_decision(decision_on(call, bool(content.approved)))
-                    if decided is not None:
-                        futures.append(decided)
+                futures.extend(self._ask(run, content.function_call.call_id or ""))
         if results:
             futures.append(recording.publish_results(results))
+        return futures
+
+    def _ask(self, run: _OpenRun, call_id: str) -> list[Future[Any]]:
+        """The call waits for a person's approval (once)."""
+        call = run.recording.calls.open(call_id)
+        if call is None or call_id in run.asked:
+            return []
+        run.asked.add(call_id)
+        request = run.recording.publish_approval_request(call)
+        return [request] if request is not None else []
+
+    def _decide(self, conversation_id: str, answers: Sequence[Content]) -> list[Future[Any]]:
+        """The person's answers, as decisions on the calls of the open run they answer (asked for first when the
+        framework did not persist the request: per service call it does not)."""
+        run = self._runs.get(conversation_id)
+        futures: list[Future[Any]] = []
+        for answer in answers:
+            call_id = answer.function_call.call_id if answer.function_call is not None else None
+            call = run.recording.calls.latest(call_id) if run is not None and call_id else None
+            if run is None or call is None or call_id is None:
+                _log.warning("approval response %r answers no call of an open run of %s", answer.id, conversation_id)
+                continue
+            futures.extend(self._ask(run, call_id))
+            decided = run.recording.publish_decision(decision_on(call, bool(answer.approved)))
+            if decided is not None:
+                futures.append(decided)
         return futures
 
     def _start(self, conversation_id: str, user_message_id: str | None) -> _OpenRun:
@@ -330,6 +357,11 @@ def _trimmed(messages: Sequence[Message]) -> list[Message]:
     while end > 0 and all(c.type == "function_result" for c in messages[end - 1].contents):
         end -= 1
     return list(messages[:end])
+
+
+def _is_question(message: Message) -> bool:
+    """A user's message that is not an answer to an approval request."""
+    return message.role == "user" and not _is_tool_message(message)
 
 
 def _is_tool_message(message: Message) -> bool:
