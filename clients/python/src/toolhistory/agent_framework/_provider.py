@@ -69,9 +69,11 @@ class ToolHistoryProvider(HistoryProvider):
     message in ``inner``.
 
     ``save_messages`` records the messages with function calls, function results and function approval requests and
-    responses through the recording core (a run per user message, ended by the answer that follows its calls; an
-    approval request and its response are recorded as the call's approval) and saves every other message to
-    ``inner``, each with a ``message_id``. ``get_messages`` returns ``inner``'s messages with the replayed calls where
+    responses through the recording core (a run per user message, ended by the answer that follows its calls; a
+    function approval request as the call's ``ToolApprovalRequested``, and the person's response, which the framework
+    gives the next run as its input, as ``ToolApprovalDecided`` in the run that asked) and saves every other message
+    to ``inner``, each with a ``message_id``. A failed function's result is recorded as an error with the framework's
+    text, and comes back with that text. ``get_messages`` returns ``inner``'s messages with the replayed calls where
     the model saw them, subject to toolhistory's replay rules (freshness, orphans, approvals, the token budget, the
     host's branch: the ids of ``inner``'s messages).
 
