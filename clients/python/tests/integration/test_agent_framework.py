@@ -62,29 +62,34 @@ class ScriptedChatClient(FunctionInvocationLayer[Any], ChatMiddlewareLayer[Any],
 
 
 def seen_by_model(messages: Sequence[Message]) -> list[Any]:
-    """What a model API is sent of each message: its role and its contents' text, calls and results."""
+    """What a model API is sent of each message: its role and its contents' text, calls and results (the ids the
+    framework gives calls without one, new each run, as one placeholder)."""
 
     def content(c: Content) -> Any:
         if c.type == "text":
             return ("text", c.text)
         if c.type == "function_call":
-            return ("call", c.call_id, c.name, c.parse_arguments())
+            return ("call", _stable(c.call_id), c.name, c.parse_arguments())
         if c.type == "function_result":
-            return ("result", c.call_id, c.result)
+            return ("result", _stable(c.call_id), c.result)
         return (c.type,)
 
     return [(m.role, [content(c) for c in m.contents]) for m in messages]
 
 
+def _stable(call_id: str | None) -> str | None:
+    return "af-call-id" if call_id and call_id.startswith("af-call-") else call_id
+
+
 def two_turns(messages: Sequence[Message]) -> Message:
     last = messages[-1]
     if last.role == "user" and last.text == QUESTIONS[0]:
-        # Parallel calls, one of which fails.
+        # Parallel calls, one without an id (the framework gives it one), one of which fails.
         return Message(
             "assistant",
             [
                 Content.from_function_call("call-a1", "lookup_order", arguments={"order_id": "A-1"}),
-                Content.from_function_call("call-b2", "lookup_order", arguments={"order_id": "B-2"}),
+                Content.from_function_call("", "lookup_order", arguments={"order_id": "B-2"}),
                 Content.from_function_call("call-charge", "charge_card", arguments={"amount": 30}),
             ],
         )

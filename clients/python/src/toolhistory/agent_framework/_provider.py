@@ -62,6 +62,8 @@ class _OpenRun:
     """Its messages of tool use so far: the next service call of the run sees them as they are."""
     asked: set[str] = field(default_factory=set)
     """The calls asked a person's approval for."""
+    deferred: list[Message] = field(default_factory=list)
+    """Rounds waiting for the ids the framework gives calls without one."""
 
 
 class ToolHistoryProvider(HistoryProvider):
@@ -190,10 +192,14 @@ class ToolHistoryProvider(HistoryProvider):
         async with self._lock:
             own: list[Message] = []
             futures: list[Future[Any]] = []
+            waiting = self._runs.get(conversation_id)
+            if waiting is not None:
+                futures.extend(self._record_deferred(waiting, batch))
             answered_by: str | None = None
             for message in batch:
                 if _is_tool_message(message):
                     run = self._runs.get(conversation_id) or self._start(conversation_id, None)
+                    futures.extend(self._record_deferred(run, batch))
                     futures.extend(self._record(run, message))
                     run.messages.append(message)
                     answered_by = None
@@ -220,14 +226,43 @@ class ToolHistoryProvider(HistoryProvider):
                 self._runs.pop(conversation_id, None)
                 await asyncio.wrap_future(open_run.recording.complete(RunEnd(assistant_message_id=answered_by)))
 
-    def _record(self, run: _OpenRun, message: Message) -> list[Future[Any]]:
+    def _record_deferred(self, run: _OpenRun, batch: Sequence[Message]) -> list[Future[Any]]:
+        """The rounds deferred for their ids, with the ids the framework gave them: their results, which come next,
+        answer the round's calls in order."""
+        futures: list[Future[Any]] = []
+        deferred, run.deferred = run.deferred, []
+        answers = next((m for m in batch if any(c.type == "function_result" for c in m.contents)), None)
+        results = [c for c in answers.contents if c.type == "function_result"] if answers is not None else []
+        for message in deferred:
+            calls = [c for c in message.contents if c.type == "function_call"]
+            named = {c.call_id for c in calls if c.call_id}
+            ids = [
+                c.call_id
+                or (results[i].call_id if i < len(results) and results[i].call_id not in named else None)
+                or ""
+                for i, c in enumerate(calls)
+            ]
+            futures.extend(self._record(run, message, call_ids=ids))
+        return futures
+
+    def _record(self, run: _OpenRun, message: Message, *, call_ids: Sequence[str] | None = None) -> list[Future[Any]]:
         """One message of tool use: the model's calls (a round, with the text beside them), results, approvals."""
         recording = run.recording
         futures: list[Future[Any]] = []
         calls = [c for c in message.contents if c.type == "function_call"]
+        if calls and call_ids is None and not all(_call_id(c) for c in calls):
+            # A call the model gave no id gets the framework's when it runs, after this service call is persisted:
+            # the round is recorded then, with the ids the model is shown again.
+            run.deferred.append(message)
+            return futures
         if calls:
             round_ = recording.response(
-                calls=[AskedCall(c.call_id or "", c.name or "", _arguments(c.arguments)) for c in calls],
+                calls=[
+                    AskedCall(
+                        call_ids[i] if call_ids is not None else _call_id(c), c.name or "", _arguments(c.arguments)
+                    )
+                    for i, c in enumerate(calls)
+                ],
                 text=message.text or None,
             )
             if round_ is not None:
@@ -372,6 +407,11 @@ def _is_tool_message(message: Message) -> bool:
 
 def _message_id(message: Message) -> str | None:
     return message.message_id or None
+
+
+def _call_id(call: Content) -> str:
+    """The call's id; without one from the model, the id the framework gives its result (the call's own ``id``)."""
+    return call.call_id or call.id or ""
 
 
 def _arguments(arguments: Any) -> dict[str, Any]:
