@@ -231,11 +231,17 @@ async def test_a_run_that_crashed_after_a_round_is_resumed_with_its_rounds_repla
 
 
 calls_of_a_round = st.lists(
-    st.tuples(st.sampled_from(["lookup_order", "charge_card"]), st.integers(1, 99)), min_size=1, max_size=3
+    st.tuples(
+        st.sampled_from(["lookup_order", "charge_card"]),
+        st.integers(1, 99),
+        st.booleans(),  # with an id of the model's, else the framework's own
+    ),
+    min_size=1,
+    max_size=3,
 )
 
 
-def _scripted_rounds(rounds: list[list[tuple[str, int]]]) -> Callable[[Sequence[Message]], Message]:
+def _scripted_rounds(rounds: list[list[tuple[str, int, bool]]]) -> Callable[[Sequence[Message]], Message]:
     """Turn 1: a response per round (its calls), then the answer; turn 2: an answer."""
 
     def answer(messages: Sequence[Message]) -> Message:
@@ -246,11 +252,11 @@ def _scripted_rounds(rounds: list[list[tuple[str, int]]]) -> Callable[[Sequence[
                 "assistant",
                 [
                     Content.from_function_call(
-                        f"call-{done}-{i}",
+                        f"call-{done}-{i}" if with_id else "",
                         name,
                         arguments={"order_id": f"O-{n}"} if name == "lookup_order" else {"amount": n},
                     )
-                    for i, (name, n) in enumerate(rounds[done])
+                    for i, (name, n, with_id) in enumerate(rounds[done])
                 ],
             )
         return Message("assistant", [Content.from_text(f"Turn {len(asked)} answered.")])
