@@ -25,7 +25,7 @@ if [[ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]]; then
   echo "$wanted" >"$stamp"
 fi
 
-extras='[openai-agents,langchain,pydantic-ai,adk]'
+extras='[openai-agents,langchain,pydantic-ai,adk,agent-framework]'
 if [[ "${1:-}" == "--editable" ]]; then
   "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps -e "./clients/python$extras" >&2
 else

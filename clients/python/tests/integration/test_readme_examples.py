@@ -1,10 +1,10 @@
 """The package README's examples run as written against the service.
 
-Each example's code block (PydanticAI, the OpenAI Agents SDK's session, Google ADK) is taken from README.md and run
-whole, its two turns back to back with no polling: the second turn's model must see the first turn's calls. Only
-what a reader fills in for their own deployment is replaced: the model (a scripted one: CI has no provider), the
-addresses, the token and TLS, the tenant the token may use, and the conversation id (unique per run). Each of these
-must be in the block, so an example that changes its shape fails here instead of running something else.
+Each example's code block (PydanticAI, the OpenAI Agents SDK's session, Google ADK, Microsoft Agent Framework) is taken
+from README.md and run whole, its two turns back to back with no polling: the second turn's model must see the first
+turn's calls. Only what a reader fills in for their own deployment is replaced: the model (a scripted one: CI has no
+provider), the addresses, the token and TLS, the tenant the token may use, and the conversation id (unique per run).
+Each of these must be in the block, so an example that changes its shape fails here instead of running something else.
 """
 
 from __future__ import annotations
@@ -256,3 +256,80 @@ def test_the_adk_example_runs_two_turns_back_to_back_and_the_second_sees_the_fir
     ]
     roles = [c.role for c in sent]
     assert roles == ["user", "model", "user", "model", "user"]
+
+
+def test_the_agent_framework_example_runs_two_turns_and_the_second_sees_the_first(
+    stack: Stack, ids: Callable[[str], str]
+) -> None:
+    from agent_framework import (
+        BaseChatClient,
+        ChatMiddlewareLayer,
+        ChatResponse,
+        Content,
+        FunctionInvocationLayer,
+        Message,
+    )
+
+    seen_by_turn_2: list[list[Message]] = []
+
+    class ScriptedChatClient(FunctionInvocationLayer[Any], ChatMiddlewareLayer[Any], BaseChatClient[Any]):
+        """Turn 1 looks the order up and charges the card (it fails), then answers; turn 2 answers at once."""
+
+        def _inner_get_response(self, *, messages: Any, stream: bool, options: Any, **kwargs: Any) -> Any:
+            return self._respond(list(messages))
+
+        async def _respond(self, messages: list[Message]) -> ChatResponse:
+            asked = [m.text for m in messages if m.role == "user"]
+            if asked[-1] == "Try the charge again?":
+                seen_by_turn_2.append(messages)
+                contents = [Content.from_text("I will not retry a failed charge without your say-so.")]
+            elif messages[-1].role == "tool":
+                contents = [Content.from_text("A-1 has shipped; the charge failed.")]
+            else:
+                contents = [
+                    Content.from_function_call("call-1", "lookup_order", arguments={"order_id": "A-1"}),
+                    Content.from_function_call("call-2", "charge_card", arguments={"amount": 30}),
+                ]
+            return ChatResponse(messages=[Message("assistant", contents)])
+
+    tls = "False"
+    namespace: dict[str, Any] = {
+        "__name__": "readme_agent_framework",
+        "README_MODEL": ScriptedChatClient(),
+        "README_TLS": False,
+    }
+    if stack.tls is not None:
+        namespace["README_TLS"] = stack.tls
+        tls = "README_TLS"
+    code = filled_in(
+        python_block_under("Microsoft Agent Framework"),
+        {
+            'OpenAIChatClient(model="gpt-4.1")': "README_MODEL",
+            'brokers="kafka:9092"': f"brokers={','.join(stack.brokers)!r}, topic={stack.topic!r}",
+            '"toolhistory:50051"': repr(stack.address),
+            'token="..."': f"token={stack.token!r}",
+            "tls=True": f"tls={tls}",
+            '"acme"': repr(stack.tenant),
+            '"conv-42"': repr(ids("readme-maf")),
+        },
+    )
+    assert "asyncio.run(main())" in code
+    assert re.search(r"\bsleep\b|\bwhile\b", code) is None, "the example must not wait for recording itself"
+
+    exec(compile(code, f"{README}: ## Microsoft Agent Framework", "exec"), namespace)  # runs both turns
+
+    (sent,) = seen_by_turn_2
+    calls = [c for m in sent for c in m.contents if c.type == "function_call"]
+    assert [(c.name, c.parse_arguments()) for c in calls] == [
+        ("lookup_order", {"order_id": "A-1"}),
+        ("charge_card", {"amount": 30}),
+    ]
+    results = [c.result for m in sent for c in m.contents if c.type == "function_result"]
+    assert results == ["A-1: shipped", "Error: Function failed."]
+    # In the host's order: question 1, the replayed round, answer 1, question 2.
+    assert [m.role for m in sent] == ["user", "assistant", "tool", "assistant", "user"]
+    assert [m.text for m in sent if m.role != "tool" and m.text] == [
+        "Where is A-1? And charge me 30.",
+        "A-1 has shipped; the charge failed.",
+        "Try the charge again?",
+    ]
