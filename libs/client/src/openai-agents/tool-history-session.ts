@@ -72,12 +72,13 @@ interface Placed {
  * through the recording core (a run per user message, ended by the answer
  * that follows its calls; a call left without a result stops it for a
  * person's approval, and the result a RunState resume brings is recorded
- * with the person's answer) and adds every other item to `inner` with an id
+ * with the person's answer), with the reasoning items saved beside a
+ * round's calls, and adds every other item to `inner` with an id
  * (MESSAGE_ID_KEY). getItems returns `inner`'s items with the replayed calls
  * where the model saw them, as the service replays them (its rules and the
  * host's branch: the ids of `inner`'s items); a failed call's output comes
  * back as the SDK sent it. popItem removes the last item of that view (one
- * per call); clearSession clears `inner`, and with `{ erase: true }` erases
+ * per call; a replayed item from this object's view only); clearSession clears `inner`, and with `{ erase: true }` erases
  * the conversation's recorded calls (else they stay for audit, off every
  * later branch).
  */
