@@ -236,6 +236,35 @@ describe('@toolhistory/client/openai-agents ToolHistorySession: the SDK’s Sess
     }
   });
 
+  it('records the fc_ id of a call it is given with the call, and gives it back right after the round’s reasoning', async () => {
+    const inner = new MemorySession({ sessionId: uniqueName('conv') });
+    const session = decorated(inner, 'gpt-test-1');
+    const reasoning: AgentInputItem = {
+      type: 'reasoning',
+      id: 'rs_given',
+      content: [],
+      providerData: { encrypted_content: 'gAAAAABgiven' },
+    };
+    const weather = uniqueName('call_weather');
+    const packing = uniqueName('call_pack');
+    await session.addItems([USER]);
+    await session.addItems([
+      reasoning,
+      { ...CALL, callId: weather, id: 'fc_given' } as AgentInputItem,
+      { ...OUTPUT, callId: weather } as AgentInputItem,
+    ]);
+    // A second round whose output the model never saw: the first round's output reached a model call.
+    await session.addItems([
+      { ...CALL_2, callId: packing },
+      { ...OUTPUT_2, callId: packing },
+    ]);
+    await session.addItems([USER_2]);
+    const items = (await session.getItems()) as Array<Record<string, unknown>>;
+    expect(items.map((item) => item.type)).toEqual(['message', 'reasoning', 'function_call', 'function_call_result', 'message']);
+    expect(items[1]).toMatchObject({ id: 'rs_given', providerData: { encrypted_content: 'gAAAAABgiven' } });
+    expect(items[2]).toMatchObject({ id: 'fc_given', callId: weather });
+  });
+
   it('clearSession keeps the recorded calls for audit unless asked to erase them', async () => {
     const session = decorated();
     for (const step of TURN) await step(session);
