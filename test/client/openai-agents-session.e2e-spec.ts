@@ -55,8 +55,8 @@ describe('@toolhistory/client/openai-agents ToolHistorySession: the SDK’s Sess
     await stopClientStack({ stack, publisher, client });
   });
 
-  const decorated = (inner: Session = new MemorySession({ sessionId: uniqueName('conv') })) =>
-    new ToolHistorySession(inner, { publisher, client, tenantId, channel: 'web' });
+  const decorated = (inner: Session = new MemorySession({ sessionId: uniqueName('conv') }), model?: string) =>
+    new ToolHistorySession(inner, { publisher, client, tenantId, channel: 'web', ...(model === undefined ? {} : { model }) });
 
   it('gives the second turn the first turn’s parallel calls and failure, as the plain MemorySession does', async () => {
     const [paris, berlin, flights] = [uniqueName('call_paris'), uniqueName('call_berlin'), uniqueName('call_flights')];
@@ -123,6 +123,58 @@ describe('@toolhistory/client/openai-agents ToolHistorySession: the SDK’s Sess
     expect(after.pendingApprovals).toEqual([]);
   });
 
+  it("records a round's encrypted reasoning and gives it back right before its call while the turn is open; another model gets none", async () => {
+    const inner = new MemorySession({ sessionId: uniqueName('conv') });
+    const session = decorated(inner, 'gpt-test-1');
+    const paris = uniqueName('call_paris');
+    const reasoning = {
+      type: 'reasoning' as const,
+      id: 'rs_68a1f0c2d4e81',
+      content: [{ type: 'input_text' as const, text: 'Paris first; the weather decides what to pack.' }],
+      providerData: { id: 'rs_68a1f0c2d4e81', type: 'reasoning', encrypted_content: 'gAAAAABoofDCq1x0Zk2' },
+    };
+    const model = new ScriptedModel([
+      [reasoning, functionCall('get_weather', { city: 'Paris' }, { callId: paris, id: 'fc_68a1f0c2d4e90' })],
+      [functionCall('suggest_packing', { tempsC: [18] }, { callId: uniqueName('call_pack') })],
+      [assistantMessage('Take an umbrella.', { id: 'msg_pack' })],
+    ]);
+    // The run stops right after the packing advice (no answer of the model's): the turn goes on with the next run. The
+    // weather round's output reached the model; the trailing round's did not, and the replay trims it (per run).
+    const agent = new Agent({
+      name: 'travel',
+      instructions: 'Help with travel.',
+      model,
+      tools: ALL_TOOLS,
+      toolUseBehavior: { stopAtToolNames: ['suggest_packing'] },
+    });
+    await run(agent, 'Weather in Paris?', { session });
+    // The reasoning is toolhistory's, with its round: the inner session holds the question only.
+    expect((await inner.getItems()).map((item) => ('role' in item ? item.role : item.type))).toEqual(['user']);
+
+    // The next question closes run 1 (ended after its tool, no answer: the turn goes on). The SDK reads the session
+    // before it adds a run's input, so the host adds the question first and runs on the session's items.
+    await session.addItems([{ type: 'message', role: 'user', content: 'So what do I pack?' }]);
+
+    // Another model is given the round without the reasoning, and its call without the fc_ id.
+    const other = await decorated(inner, 'gpt-5-mini').getItems();
+    expect(other.map((item) => item.type)).toEqual(['message', 'function_call', 'function_call_result', 'message']);
+    expect(other[1]).not.toHaveProperty('id');
+
+    await run(agent, [], { session });
+    const sent = model.calls[2].request.input as Array<Record<string, unknown>>;
+    expect(sent.map((item) => item.type)).toEqual(['message', 'reasoning', 'function_call', 'function_call_result', 'message']);
+    expect(sent[1]).toEqual({
+      type: 'reasoning',
+      id: reasoning.id,
+      content: [{ type: 'input_text', text: reasoning.content[0].text }],
+      providerData: { encrypted_content: reasoning.providerData.encrypted_content },
+    });
+    // The SDK strips a call's item id when it persists a run to a session (its own stores hold none either): the
+    // session records an fc_ id only when it is given one, and the call goes back as the plain store gives it.
+    expect(sent[2]).toMatchObject({ type: 'function_call', callId: paris });
+    expect(sent[2]).not.toHaveProperty('id');
+  });
+
   // The Session behaviours, as a table: the same steps on the plain MemorySession and on the decorator, then what
   // each pop returned and getItems(limit) for each limit.
   type Step = (session: Session) => Promise<unknown>;
@@ -182,6 +234,35 @@ describe('@toolhistory/client/openai-agents ToolHistorySession: the SDK’s Sess
         items: comparable(await plain.getItems(limit)),
       });
     }
+  });
+
+  it('records the fc_ id of a call it is given with the call, and gives it back right after the round’s reasoning', async () => {
+    const inner = new MemorySession({ sessionId: uniqueName('conv') });
+    const session = decorated(inner, 'gpt-test-1');
+    const reasoning: AgentInputItem = {
+      type: 'reasoning',
+      id: 'rs_given',
+      content: [],
+      providerData: { encrypted_content: 'gAAAAABgiven' },
+    };
+    const weather = uniqueName('call_weather');
+    const packing = uniqueName('call_pack');
+    await session.addItems([USER]);
+    await session.addItems([
+      reasoning,
+      { ...CALL, callId: weather, id: 'fc_given' } as AgentInputItem,
+      { ...OUTPUT, callId: weather } as AgentInputItem,
+    ]);
+    // A second round whose output the model never saw: the first round's output reached a model call.
+    await session.addItems([
+      { ...CALL_2, callId: packing },
+      { ...OUTPUT_2, callId: packing },
+    ]);
+    await session.addItems([USER_2]);
+    const items = (await session.getItems()) as Array<Record<string, unknown>>;
+    expect(items.map((item) => item.type)).toEqual(['message', 'reasoning', 'function_call', 'function_call_result', 'message']);
+    expect(items[1]).toMatchObject({ id: 'rs_given', providerData: { encrypted_content: 'gAAAAABgiven' } });
+    expect(items[2]).toMatchObject({ id: 'fc_given', callId: weather });
   });
 
   it('clearSession keeps the recorded calls for audit unless asked to erase them', async () => {

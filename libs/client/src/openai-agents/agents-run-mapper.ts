@@ -1,4 +1,12 @@
-import type { ModelResponse, RunContext, RunItem, RunToolApprovalItem, RunToolCallOutputItem, protocol } from '@openai/agents';
+import type {
+  AgentInputItem,
+  ModelResponse,
+  RunContext,
+  RunItem,
+  RunToolApprovalItem,
+  RunToolCallOutputItem,
+  protocol,
+} from '@openai/agents';
 import { parseToolArguments } from '../openai/openai-completion-mapper';
 import { tokenCount } from '../recording/contract-fit';
 import { RecordedCalls } from '../recording/recorded-calls';
@@ -204,18 +212,25 @@ export function agentsRunRecord(view: AgentsRunView, resumePoint?: ResumePoint, 
  * item id, or when no model is named.
  */
 export function responseReasoningOf(response: ModelResponse, fallbackModel?: string): RecordedResponse | undefined {
-  const items = response.output.flatMap((item) => (item.type === 'reasoning' ? [reasoningItemOf(item)] : []));
+  const named: unknown = response.providerData?.model;
+  return roundResponseOf(response.output, typeof named === 'string' && named !== '' ? named : fallbackModel);
+}
+
+/**
+ * The same of a model response's items as the SDK keeps them (its output, or
+ * the items a Session is given for it), recorded for `model`.
+ */
+export function roundResponseOf(output: readonly AgentInputItem[], model: string | undefined): RecordedResponse | undefined {
+  const items = output.flatMap((item) => (item.type === 'reasoning' ? [reasoningItemOf(item)] : []));
   const callItemIds = Object.fromEntries(
-    response.output.flatMap((item) => {
+    output.flatMap((item) => {
       const call = functionCallOf(item);
       // The item's own id (fc_...): not a placeholder, nor the call id a model without item ids repeats.
       return call?.id && call.id !== PLACEHOLDER_ITEM_ID && call.id !== call.callId ? [[call.callId, call.id]] : [];
     }),
   );
-  const named: unknown = response.providerData?.model;
-  const model = typeof named === 'string' && named !== '' ? named : fallbackModel;
   if ((items.length === 0 && Object.keys(callItemIds).length === 0) || !model) return undefined;
-  const text = response.output
+  const text = output
     .flatMap((item) => (item.type === 'message' && item.role === 'assistant' ? item.content : []))
     .map((part) => (part.type === 'output_text' ? part.text : ''))
     .join('');

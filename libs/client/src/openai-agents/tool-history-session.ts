@@ -8,7 +8,7 @@ import type { RunPublisher } from '../run-publisher';
 import { spliceHistory } from '../splice-history';
 import type { ToolHistoryClient } from '../tool-history-client';
 import type { JsonObject } from '../tool-event-types';
-import { DEFAULT_TOOL_ERROR_TEXT } from './agents-run-mapper';
+import { DEFAULT_TOOL_ERROR_TEXT, roundResponseOf } from './agents-run-mapper';
 import { toAgentInputItems } from './agents-history-input';
 
 /**
@@ -34,7 +34,18 @@ export interface ToolHistorySessionOptions {
   conversationId?: string;
   /** Default: the SDK's own error texts (its default errorFunction and timeout). */
   isToolError?: SessionToolErrorTest;
+  /**
+   * The model the agent calls: recorded with a round's reasoning items and
+   * its calls' `fc_` item ids, and asked for by the replay, which then
+   * leaves out reasoning recorded for another model. Default: reasoning is
+   * recorded for the model `unspecified`, and the replay gives any OpenAI
+   * model's back.
+   */
+  model?: string;
 }
+
+/** The model a round's reasoning is recorded for when the session names none. */
+const UNSPECIFIED_MODEL = 'unspecified';
 
 const DEFAULT_TIMEOUT_TEXT = /^Tool '.*' timed out after \d+ms\.$/s;
 const isSdkErrorText: SessionToolErrorTest = (_callId, text) =>
@@ -61,12 +72,13 @@ interface Placed {
  * through the recording core (a run per user message, ended by the answer
  * that follows its calls; a call left without a result stops it for a
  * person's approval, and the result a RunState resume brings is recorded
- * with the person's answer) and adds every other item to `inner` with an id
+ * with the person's answer), with the reasoning items saved beside a
+ * round's calls, and adds every other item to `inner` with an id
  * (MESSAGE_ID_KEY). getItems returns `inner`'s items with the replayed calls
  * where the model saw them, as the service replays them (its rules and the
  * host's branch: the ids of `inner`'s items); a failed call's output comes
  * back as the SDK sent it. popItem removes the last item of that view (one
- * per call); clearSession clears `inner`, and with `{ erase: true }` erases
+ * per call; a replayed item from this object's view only); clearSession clears `inner`, and with `{ erase: true }` erases
  * the conversation's recorded calls (else they stay for audit, off every
  * later branch).
  */
@@ -147,8 +159,10 @@ export class ToolHistorySession implements Session {
     const own: AgentInputItem[] = [];
     const tools: Item[] = [];
     let answerId: string | undefined;
+    const asks = items.some((item) => item.type === 'function_call');
     for (const item of items as Item[]) {
-      if (item.type === 'function_call' || item.type === 'function_call_result') {
+      // A reasoning item goes with the round of calls it came with (replayed right before them, in its turn); one before an answer stays in inner.
+      if (item.type === 'function_call' || item.type === 'function_call_result' || (asks && item.type === 'reasoning')) {
         tools.push(item);
         // The answer is an assistant message no call follows (one before calls is the model's text beside them).
         if (item.type === 'function_call') answerId = undefined;
@@ -179,8 +193,10 @@ export class ToolHistorySession implements Session {
     const published: Array<Promise<unknown>> = [];
     if (asked.length > 0) {
       const run = this.run ?? this.startRun(conversationId, this.userMessageId);
+      const response = roundResponseOf(items, this.options.model || UNSPECIFIED_MODEL);
       const round = run.recording.response({
         calls: asked.map((call) => ({ toolCallId: call.callId, toolName: call.name, arguments: parseArguments(call.arguments) })),
+        ...(response === undefined ? {} : { reasoning: response.reasoning }),
       });
       if (round !== undefined) published.push(run.recording.publishCalls(round.calls));
     }
@@ -272,8 +288,8 @@ export class ToolHistorySession implements Session {
     const turns = history.turns.map((turn) => ({
       assistantMessageId: turn.assistantMessageId,
       afterMessageId: turn.afterMessageId,
-      // Calls and their outputs: this session records no reasoning state, and gives none recorded by another producer.
-      messages: toAgentInputItems(outputsAsSent(turn).filter(isCallOrOutput)).map((item): Placed => ({ item, inner: false })),
+      // Its rounds as the replay gives them for the session's model: reasoning items right before their calls (with their fc_ ids), calls, outputs.
+      messages: toAgentInputItems(outputsAsSent(turn)).map((item): Placed => ({ item, inner: false })),
     }));
     return spliceHistory(placed, turns, (entry) => entry.messageId).filter(
       (entry) => entry.inner || !this.hidden.has(replayedKey(entry.item)),
@@ -287,6 +303,7 @@ export class ToolHistorySession implements Session {
       format: 'openai-responses',
       channel: this.options.channel,
       branchMessageIds: own.flatMap((item) => messageIdOf(item) ?? []),
+      ...(this.options.model ? { model: this.options.model } : {}),
     });
   }
 }
@@ -318,7 +335,7 @@ function outputsAsSent(turn: ReplayedTurn<unknown>): unknown[] {
 }
 
 /**
- * The tool items of a batch by model response: a response's calls, then
+ * The tool items of a batch by model response: a response's reasoning and calls, then
  * their results (the SDK may save a whole run at once: a call after a
  * result is the next response's).
  */
@@ -327,15 +344,11 @@ function rounds(items: readonly Item[]): Item[][] {
   for (const item of items) {
     const current = grouped.at(-1);
     const answered = current?.some((entry) => entry.type === 'function_call_result') ?? false;
-    if (current === undefined || (item.type === 'function_call' && answered)) grouped.push([item]);
+    const starts = item.type === 'function_call' || item.type === 'reasoning';
+    if (current === undefined || (starts && answered)) grouped.push([item]);
     else current.push(item);
   }
   return grouped;
-}
-
-function isCallOrOutput(item: unknown): boolean {
-  const type = (item as { type?: unknown } | null)?.type;
-  return type === 'function_call' || type === 'function_call_output';
 }
 
 function isMessageOf(item: Item, role: string): boolean {
@@ -369,9 +382,10 @@ function outputText(output: Item): string | undefined {
   return typeof part === 'object' && part !== null && part.type === 'text' && typeof part.text === 'string' ? part.text : undefined;
 }
 
+/** A replayed item's identity: a call's or output's call id, a reasoning item's or round text's own id. */
 function replayedKey(item: AgentInputItem): string {
-  const entry = item as { type?: unknown; callId?: unknown };
-  return `${String(entry.type)}:${String(entry.callId)}`;
+  const entry = item as { type?: unknown; callId?: unknown; id?: unknown };
+  return `${String(entry.type)}:${String(entry.callId ?? entry.id)}`;
 }
 
 /** A call's arguments as a JSON object; text that is not one as `{ _raw: text }`. */
