@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pydantic
 import pytest
-from agents import Agent, RunConfig, TResponseInputItem, function_tool
+from agents import Agent, Model, RunConfig, TResponseInputItem, function_tool
 from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
 from agents.usage import Usage
 from openai.types.responses import ResponseReasoningItem
@@ -23,7 +23,7 @@ from toolhistory.openai_agents import DEFAULT_TOOL_ERROR_TEXT, history_input, re
 from toolhistory.v1 import toolhistory_pb2 as pb
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import AsyncIterator, Callable
 
     from toolhistory.client import ToolHistoryClient
     from toolhistory.publisher import ToolEventPublisher
@@ -249,5 +249,81 @@ async def test_a_crashed_run_s_reasoning_goes_back_to_the_same_model_before_its_
     )
     assert other.turns[0].rounds[0].reasoning_omitted == pb.REASONING_OMISSION_OTHER_MODEL
     replayed = history_input(other)
+    assert [item["type"] for item in replayed if item["type"] == "reasoning"] == []
+    assert all("id" not in item for item in replayed if item["type"] == "function_call")
+
+
+class OtherProvidersModel(Model):
+    """Another provider's ``Model`` (as a LiteLLM or a custom model is): the SDK's ScriptedModel gives its items."""
+
+    def __init__(self, scripted: ScriptedModel) -> None:
+        self.scripted = scripted
+
+    async def get_response(self, *args: Any, **kwargs: Any) -> Any:
+        return await self.scripted.get_response(*args, **kwargs)
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        return self.scripted.stream_response(*args, **kwargs)
+
+
+@pytest.mark.parametrize("provider", [None, "my-gateway"])
+async def test_a_run_on_another_provider_s_model_records_no_reasoning_as_openai_s(
+    stack: Stack,
+    publisher: ToolEventPublisher,
+    client: ToolHistoryClient,
+    ids: Callable[[str], str],
+    provider: str | None,
+) -> None:
+    conversation = ids("conv")
+    order_call = ids("call_order")
+    model = OtherProvidersModel(
+        ScriptedModel(
+            [
+                ModelStep(
+                    output=[
+                        ResponseReasoningItem(
+                            id="rs_other",
+                            type="reasoning",
+                            summary=[Summary(text="Look the order up first.", type="summary_text")],
+                            encrypted_content="not-openai-state",
+                        ),
+                        assistant_message("I'll look the order up."),
+                        function_call("lookup_order", {"order_id": "A-1"}, call_id=order_call, item_id="fc_other"),
+                    ]
+                ),
+                # A second round: the first one's results reached the model, so the crashed run's first round replays.
+                ModelStep(output=[function_call("lookup_order", {"order_id": "B-2"}, call_id=ids("call_b"))]),
+                ModelStep.raise_error(ConnectionError("the worker lost the provider")),
+            ]
+        )
+    )
+    run = publisher.run(
+        tenant_id=stack.tenant,
+        conversation_id=conversation,
+        channel="long-runs",
+        run_id=ids("run"),
+        user_message_id="user-1",
+    )
+    with pytest.raises(ConnectionError):
+        await recorded_run(
+            run,
+            Agent(name="support", model=model, tools=[lookup_order]),
+            "Where is order A-1?",
+            assistant_message_id="assistant-1",
+            model="claude-via-gateway",
+            run_config=NO_TRACING,
+            **({"provider": provider} if provider else {}),
+        )
+
+    history = client.get_replay_history(
+        tenant_id=stack.tenant, conversation_id=conversation, format="openai-responses", model="claude-via-gateway"
+    )
+    [round_] = history.turns[0].rounds
+    # Unknown provider: nothing recorded beside the calls. Named: recorded through it, never replayed to OpenAI.
+    assert round_.provider == (provider or "")
+    assert round_.reasoning_json == ""
+    if provider is not None:
+        assert round_.reasoning_omitted == pb.REASONING_OMISSION_OTHER_PROVIDER
+    replayed = history_input(history)
     assert [item["type"] for item in replayed if item["type"] == "reasoning"] == []
     assert all("id" not in item for item in replayed if item["type"] == "function_call")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 from typing import TYPE_CHECKING, Any
 
@@ -274,3 +275,94 @@ async def test_a_crashed_run_s_thinking_goes_back_as_thinking_parts_when_the_tur
 
 def lookup_order(order_id: str) -> dict[str, Any]:
     return {"order_id": order_id, "status": "shipped"}
+
+
+GEMINI_THOUGHT_SIGNATURE = base64.b64encode(b"gemini thought signature").decode()
+GEMINI_CALL_SIGNATURE = base64.b64encode(b"gemini call signature").decode()
+
+
+@pytest.mark.parametrize(("provider", "model_name"), [("google", "gemini-3-pro-preview"), ("openai", "gpt-5")])
+async def test_a_crashed_run_s_gemini_or_openai_reasoning_goes_back_as_its_model_keeps_it(
+    stack: Any, publisher: Any, client: Any, ids: Any, provider: str, model_name: str
+) -> None:
+    conversation = ids("conv")
+    order_call = ids("call_order")
+    # The parts PydanticAI's GoogleModel / OpenAIResponsesModel make of a reasoning round.
+    if provider == "google":
+        thinking = [
+            ThinkingPart(
+                "Look the order up first.",
+                provider_name="google",
+                provider_details={"thought_signature": GEMINI_THOUGHT_SIGNATURE},
+            )
+        ]
+        call = ToolCallPart(
+            "lookup_order",
+            {"order_id": "A-1"},
+            tool_call_id=order_call,
+            provider_name="google",
+            provider_details={"thought_signature": GEMINI_CALL_SIGNATURE},
+        )
+    else:
+        thinking = [
+            ThinkingPart("Look the order up first.", id="rs_68a1f0c2", signature="gAAAAABoofDC", provider_name="openai")
+        ]
+        call = ToolCallPart(
+            "lookup_order", {"order_id": "A-1"}, tool_call_id=order_call, id="fc_68a1f0c2", provider_name="openai"
+        )
+    answered = 0
+
+    def crashing(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        nonlocal answered
+        answered += 1
+        if answered == 1:
+            return ModelResponse(parts=[*thinking, TextPart("I'll look the order up."), call], provider_name=provider)
+        if answered == 2:
+            return ModelResponse(parts=[ToolCallPart("lookup_order", {"order_id": "B-2"}, tool_call_id=ids("call_b"))])
+        raise ConnectionError("the worker lost the provider")
+
+    agent = Agent(FunctionModel(crashing, model_name=model_name))
+    agent.tool_plain(lookup_order)
+    run = publisher.run(
+        tenant_id=stack.tenant,
+        conversation_id=conversation,
+        channel="long-runs",
+        run_id=ids("run"),
+        user_message_id="user-1",
+    )
+    with pytest.raises(ConnectionError):
+        await recorded_run(run, agent, "Where is A-1?", assistant_message_id=None)
+
+    history = client.get_replay_history(
+        tenant_id=stack.tenant, conversation_id=conversation, format=REASONING_FORMATS[provider], model=model_name
+    )
+    seen: list[list[ModelMessage]] = []
+
+    def answering(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        seen.append(list(messages))
+        return ModelResponse(parts=[TextPart("A-1 has shipped.")])
+
+    next_agent = Agent(FunctionModel(answering, model_name=model_name))
+    next_agent.tool_plain(lookup_order)
+    await next_agent.run("Where is A-1?", message_history=to_message_history(history))
+    [sent, *_] = [m for m in seen[0] if isinstance(m, ModelResponse)]
+    # The next request carries the reasoning as the provider's own model keeps it, then the text, then the call
+    # with its signature (Gemini) or its fc_ id (OpenAI).
+    assert sent.provider_name == provider
+    assert sent.parts[:2] == [*thinking, TextPart("I'll look the order up.")]
+    [sent_call, *_] = [p for p in sent.parts if isinstance(p, ToolCallPart)]
+    assert (sent_call.tool_call_id, sent_call.args_as_dict()) == (order_call, {"order_id": "A-1"})
+    assert (sent_call.id, sent_call.provider_name, sent_call.provider_details) == (
+        call.id,
+        call.provider_name,
+        call.provider_details,
+    )
+
+    # Another model gets the round's text and calls, no reasoning.
+    other = client.get_replay_history(
+        tenant_id=stack.tenant, conversation_id=conversation, format=REASONING_FORMATS[provider], model="another-model"
+    )
+    [response, *_] = to_message_history(other)
+    assert isinstance(response, ModelResponse)
+    assert not any(isinstance(p, ThinkingPart) for p in response.parts)
+    assert all(p.id is None for p in response.parts if isinstance(p, ToolCallPart))

@@ -27,6 +27,7 @@ from toolhistory.openai_agents._items import (
     describe_run_failure,
     final_output_text,
     parse_tool_arguments,
+    provider_of_model,
     tool_result_of,
     usage_of,
 )
@@ -73,6 +74,7 @@ __all__ = [
     "history_input",
     "is_sdk_tool_error",
     "parse_tool_arguments",
+    "provider_of_model",
     "recorded_run",
     "recorded_run_streamed",
     "resume_point_of",

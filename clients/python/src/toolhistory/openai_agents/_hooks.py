@@ -17,11 +17,18 @@ class RecordingHooks(RunHooks[Any]):
     """Sees each model response and tool output as the run goes (for a failed run's record), and
     passes every callback on to the host's own hooks."""
 
-    def __init__(self, host: RunHooks[Any] | None, model_name: Callable[[Agent[Any]], str | None]) -> None:
+    def __init__(
+        self,
+        host: RunHooks[Any] | None,
+        model_name: Callable[[Agent[Any]], str | None],
+        provider_name: Callable[[Agent[Any]], str | None],
+    ) -> None:
         self.host = host
         self.model_name = model_name
+        self.provider_name = provider_name
         self.responses: list[ModelResponse] = []
         self.models: dict[int, str | None] = {}
+        self.providers: dict[int, str | None] = {}
         self.outputs: list[ObservedOutput] = []
 
     async def on_llm_start(
@@ -37,6 +44,7 @@ class RecordingHooks(RunHooks[Any]):
     async def on_llm_end(self, context: RunContextWrapper[Any], agent: Agent[Any], response: ModelResponse) -> None:
         self.responses.append(response)
         self.models[id(response)] = self.model_name(agent)
+        self.providers[id(response)] = self.provider_name(agent)
         if self.host is not None:
             await self.host.on_llm_end(context, agent, response)
 

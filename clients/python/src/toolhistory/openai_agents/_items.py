@@ -8,7 +8,17 @@ from collections.abc import Mapping
 from typing import cast
 
 import pydantic_core
-from agents import ItemHelpers, ModelResponse, ToolApprovalItem, ToolCallOutputItem
+from agents import (
+    ItemHelpers,
+    ModelResponse,
+    MultiProvider,
+    OpenAIChatCompletionsModel,
+    OpenAIProvider,
+    OpenAIResponsesModel,
+    ToolApprovalItem,
+    ToolCallOutputItem,
+)
+from agents.testing import ScriptedModel
 from pydantic import BaseModel
 
 from toolhistory._recording import RecordedResponse, ResponseReasoning
@@ -26,24 +36,50 @@ def usage_of(response: ModelResponse, model: str | None = None) -> TokenUsage:
 
 
 OPENAI_PROVIDER = "openai"
-"""The provider a run's reasoning items are recorded through: they go back only to OpenAI's Responses API."""
+"""The provider the SDK's OpenAI models' reasoning items are recorded through: they go back only to OpenAI's
+Responses API."""
+# The hosts whose models are OpenAI's own (an OpenAI model class pointed elsewhere serves another provider's model).
+_OPENAI_HOSTS = ("api.openai.com", ".openai.azure.com")
 
 
-def response_of(response: ModelResponse, model: str | None) -> RecordedResponse | None:
+def provider_of_model(model: object, model_provider: object = None) -> str | None:
+    """The provider whose items a model's responses carry, as the contract names it: ``openai`` for the SDK's OpenAI
+    models (a model name without a prefix or with ``openai/`` under the default ``MultiProvider`` or an
+    ``OpenAIProvider``; ``OpenAIResponsesModel`` and ``OpenAIChatCompletionsModel`` on OpenAI's own API; the SDK's
+    ``ScriptedModel``, which stands in for them); ``None`` for any other (a LiteLLM model, another provider,
+    an OpenAI-compatible endpoint elsewhere), whose items are not OpenAI's and whose provider it cannot tell."""
+    if model is None or isinstance(model, str):
+        if model_provider is None or isinstance(model_provider, MultiProvider):
+            name = model or ""
+            return OPENAI_PROVIDER if "/" not in name or name.startswith("openai/") else None
+        return OPENAI_PROVIDER if isinstance(model_provider, OpenAIProvider) else None
+    if isinstance(model, ScriptedModel):
+        return OPENAI_PROVIDER
+    if isinstance(model, (OpenAIResponsesModel, OpenAIChatCompletionsModel)):
+        host = getattr(getattr(getattr(model, "_client", None), "base_url", None), "host", None)
+        if not isinstance(host, str) or host == _OPENAI_HOSTS[0] or host.endswith(_OPENAI_HOSTS[1]):
+            return OPENAI_PROVIDER
+    return None
+
+
+def response_of(
+    response: ModelResponse, model: str | None, provider: str | None = OPENAI_PROVIDER
+) -> RecordedResponse | None:
     """What a model response that asked for tools records beside its calls: its ``reasoning`` items (as the SDK would
     send them back in the same turn, ``encrypted_content`` and ids included) before the calls, each call's own item
-    id (``fc_...``) and the text it said beside them. ``None`` when it has neither reasoning nor text, or when its
-    model is unknown (reasoning goes back only to the model that produced it)."""
+    id (``fc_...``) and the text it said beside them, through ``provider``. ``None`` when it has neither reasoning
+    nor text, or when its model or provider is unknown (reasoning goes back only to the provider and model that
+    produced it: none is better than one sent to the wrong provider)."""
     items = [reasoning_input_item(item) for item in response.output if field_of(item, "type") == "reasoning"]
     texts = [text for text in map(ItemHelpers.extract_text, response.output) if text]
-    if not model or (not items and not texts):
+    if not model or not provider or (not items and not texts):
         return None
     item_ids: dict[str, str] = {}
     for item in response.output:
         call, item_id = function_call_of(item), field_of(item, "id")
         if call is not None and isinstance(item_id, str) and item_id:
             item_ids[call[0]] = item_id
-    reasoning = ResponseReasoning(OPENAI_PROVIDER, model, tuple(items), call_item_ids=item_ids)
+    reasoning = ResponseReasoning(provider, model, tuple(items), call_item_ids=item_ids)
     return RecordedResponse(reasoning, "".join(texts) or None)
 
 

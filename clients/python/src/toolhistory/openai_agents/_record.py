@@ -25,6 +25,7 @@ from toolhistory._recording import (
 )
 from toolhistory.events import JsonValue
 from toolhistory.openai_agents._items import (
+    OPENAI_PROVIDER,
     approval_tool_name,
     function_call_of,
     function_output_call_id,
@@ -106,6 +107,7 @@ def agents_run_record(
     resume_point: ResumePoint | None = None,
     is_tool_error: ToolErrorTest | None = None,
     model_of: Callable[[ModelResponse], str | None] | None = None,
+    provider_of: Callable[[ModelResponse], str | None] | None = None,
     observed_outputs: Sequence[ObservedOutput] = (),
 ) -> RunRecord:
     """What a run (``new_items`` and ``raw_responses`` of its result, or of an error's ``run_data``) records.
@@ -116,7 +118,8 @@ def agents_run_record(
     of its response. Hosted tools (run by the provider) and computer, shell and apply_patch calls are
     not function calls and are not recorded. Only this run's part is returned when it resumed from
     ``resume_point``. A round's ``response`` is what its model response said beside the calls: its reasoning items
-    and text (``response_of``), recorded with the model ``model_of`` names.
+    and text (``response_of``), recorded with the model ``model_of`` names, through the provider ``provider_of``
+    names (default ``openai``; ``None`` for a response records nothing beside its calls).
     """
     start = len(resume_point.responses) if resume_point is not None else 0
     earlier_items = {id(item) for item in resume_point.items} if resume_point is not None else set()
@@ -125,7 +128,11 @@ def agents_run_record(
     for at, response in enumerate(raw_responses):
         round_ = calls.open_round(_asked_calls(response))
         if round_ is not None and at >= start:
-            said = response_of(response, model_of(response) if model_of is not None else None)
+            said = response_of(
+                response,
+                model_of(response) if model_of is not None else None,
+                provider_of(response) if provider_of is not None else OPENAI_PROVIDER,
+            )
             rounds.append(dataclasses.replace(round_, response=said))
     decisions = _decisions(calls, resume_point, context_wrapper)
     denied = {decision.tool_call_id for decision in decisions if not decision.approved}

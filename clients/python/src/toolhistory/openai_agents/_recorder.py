@@ -27,7 +27,7 @@ from agents.items import RunItem
 from toolhistory._recording import FailedRunEnd, RecordingSteps, RunEnd, RunRecord, RunRecording
 from toolhistory.events import RunFailure
 from toolhistory.openai_agents._hooks import RecordingHooks
-from toolhistory.openai_agents._items import describe_run_failure, final_output_text
+from toolhistory.openai_agents._items import describe_run_failure, final_output_text, provider_of_model
 from toolhistory.openai_agents._record import (
     AgentsRunRecord,
     ApprovalRequest,
@@ -81,12 +81,17 @@ class AgentsRunRecorder:
         approval_reason: Callable[[ApprovalRequest], str | None] | None = None,
         is_tool_error: ToolErrorTest | None = None,
         model: str | None = None,
+        provider: str | None = None,
         cited_sources_from_answer: bool = False,
     ) -> None:
         """``assistant_message_id``: the host's id of the run's final answer (the replayed tool segment
         goes right before it). ``finish_reason``: default ``stop``, or ``awaiting_approval`` when the run
         stopped for approvals, ``tool_limit`` when it ended right after executing tools. ``model``: the
         model name recorded with each call's tokens (default: the agent's model, when it names one).
+        ``provider``: the provider a round's reasoning items and text are recorded through (``openai``,
+        ``anthropic``, ``google``, ...; default: ``openai`` for the SDK's OpenAI models, ``provider_of_model``).
+        A run on another model (LiteLLM, a custom ``Model``) records none of it unless you name its provider, and
+        then only when its reasoning items are that provider's own.
         ``is_tool_error``: replaces ``is_sdk_tool_error`` (call it from yours to keep the marks of
         ``tool_error_function``). ``cited_sources_from_answer=True``: ``RunCompleted.citedSources`` are the
         ``[sourceN]`` the final output cites (``cited_sources_from`` of its text; a structured output, of its
@@ -101,10 +106,12 @@ class AgentsRunRecorder:
         self.approval_reason = approval_reason
         self.is_tool_error = is_tool_error
         self.model = model
+        self.provider = provider
         self.cited_sources_from_answer = cited_sources_from_answer
         self.error_marks: set[str] = set()
         self._resume_point: ResumePoint | None = None
         self._hooks: RecordingHooks | None = None
+        self._last_provider: str | None = None
         self._run_config: RunConfig | None = None
         self._recording = RunRecording(
             run,
@@ -117,7 +124,7 @@ class AgentsRunRecorder:
 
     def hooks(self, host_hooks: RunHooks[Any] | None = None) -> RunHooks[Any]:
         """The hooks to give ``Runner.run``: they see the run's steps, and call ``host_hooks`` too."""
-        self._hooks = RecordingHooks(host_hooks, self._model_name)
+        self._hooks = RecordingHooks(host_hooks, self._model_name, self._provider_name)
         return self._hooks
 
     def run_config(self, run_config: RunConfig | None = None) -> RunConfig | None:
@@ -162,6 +169,7 @@ class AgentsRunRecorder:
                 resume_point=self._resume_point,
                 is_tool_error=self.is_tool_error,
                 model_of=self._model_of_response,
+                provider_of=self._provider_of_response,
                 observed_outputs=hooks.outputs if hooks is not None else (),
             )
         finally:
@@ -232,6 +240,20 @@ class AgentsRunRecorder:
         if self.model is not None:
             return self.model
         return self._hooks.models.get(id(response)) if self._hooks is not None else None
+
+    def _provider_of_response(self, response: ModelResponse) -> str | None:
+        if self.provider is not None:
+            return self.provider
+        # A response the hooks did not see (one of a resumed state's): the provider of the run's own models.
+        if self._hooks is not None and id(response) in self._hooks.providers:
+            return self._hooks.providers[id(response)]
+        return self._last_provider
+
+    def _provider_name(self, agent: Agent[Any]) -> str | None:
+        configured = self._run_config.model if self._run_config is not None else None
+        model_provider = self._run_config.model_provider if self._run_config is not None else None
+        self._last_provider = provider_of_model(configured if configured is not None else agent.model, model_provider)
+        return self._last_provider
 
     def _model_name(self, agent: Agent[Any]) -> str | None:
         configured = self._run_config.model if self._run_config is not None else None

@@ -32,6 +32,7 @@ async def recorded_run(
     approval_reason: Callable[[ApprovalRequest], str | None] | None = None,
     is_tool_error: ToolErrorTest | None = None,
     model: str | None = None,
+    provider: str | None = None,
     cited_sources_from_answer: bool = False,
     **runner_kwargs: Any,
 ) -> RunResult:
@@ -41,7 +42,8 @@ async def recorded_run(
     ``state.approve``/``state.reject`` are recorded (``ToolApprovalDecided``), then the run goes on.
     When the run raises, ``RunFailed`` is recorded with the rounds it got through and the error
     re-raised (a publishing error then is not raised over it). Your own ``hooks`` and ``run_config``
-    still apply. ``cited_sources_from_answer``: see ``AgentsRunRecorder``.
+    still apply. ``provider`` (the provider a round's reasoning is recorded through; default ``openai`` for the SDK's
+    OpenAI models, none for others) and ``cited_sources_from_answer``: see ``AgentsRunRecorder``.
     """
     recorder = AgentsRunRecorder(
         run_publisher,
@@ -51,6 +53,7 @@ async def recorded_run(
         approval_reason=approval_reason,
         is_tool_error=is_tool_error,
         model=model,
+        provider=provider,
         cited_sources_from_answer=cited_sources_from_answer,
     )
     return await recorder.run_agent(agent, input, **runner_kwargs)
@@ -98,6 +101,7 @@ def recorded_run_streamed(
     approval_reason: Callable[[ApprovalRequest], str | None] | None = None,
     is_tool_error: ToolErrorTest | None = None,
     model: str | None = None,
+    provider: str | None = None,
     cited_sources_from_answer: bool = False,
     **runner_kwargs: Any,
 ) -> RecordedStreamedRun:
@@ -113,6 +117,7 @@ def recorded_run_streamed(
         approval_reason=approval_reason,
         is_tool_error=is_tool_error,
         model=model,
+        provider=provider,
         cited_sources_from_answer=cited_sources_from_answer,
     )
     if isinstance(input, RunState):

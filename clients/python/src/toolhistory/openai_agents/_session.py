@@ -102,13 +102,17 @@ class ToolHistorySession:
         conversation_id: str | None = None,
         is_tool_error: ToolErrorTest | None = None,
         model: str | None = None,
+        provider: str | None = "openai",
     ) -> None:
         """``inner``: the host's own session (its items other than tool calls). ``publisher``: a
         ``ToolEventPublisher``. ``client``: the asynchronous client the replay is read with. ``conversation_id``:
         default, ``inner``'s session id. ``is_tool_error``: which outputs are failures (default: the SDK's own error
         texts, ``is_sdk_tool_error``). ``model``: the model the agent calls, recorded with a round's reasoning items
         and asked for by the replay, which then leaves out reasoning recorded for another model (default: any
-        OpenAI model's; recorded as ``unspecified``)."""
+        OpenAI model's; recorded as ``unspecified``). ``provider``: the provider a round's reasoning items are
+        recorded through: ``openai`` (default) for the SDK's OpenAI models; name the provider whose own items the
+        agent's model gives, or ``None`` for a model whose provider you cannot tell (a LiteLLM model), which then
+        records no reasoning rather than a wrong provider's."""
         if not tenant_id or not channel:
             raise ValueError("ToolHistorySession needs a non-empty tenant_id and channel")
         self.inner = inner
@@ -122,6 +126,7 @@ class ToolHistorySession:
         self._is_tool_error = is_tool_error or is_sdk_tool_error
         self._model = model or _DEFAULT_MODEL
         self._replay_model = model or None
+        self._provider = provider
         self._run: _OpenRun | None = None
         self._user_message_id: str | None = None
         self._hidden: set[tuple[str, str]] = set()
@@ -284,7 +289,7 @@ class ToolHistorySession:
         """The reasoning items a response gave with its calls, and the calls' own item ids (the API wants them back
         together)."""
         reasoning = [plain(item) for item in items if field_of(item, "type") == "reasoning"]
-        if not reasoning:
+        if not reasoning or not self._provider:
             return None
         item_ids = {
             call[0]: item_id
@@ -292,7 +297,7 @@ class ToolHistorySession:
             if (call := function_call_of(item)) is not None and isinstance(item_id := field_of(item, "id"), str)
         }
         return ResponseReasoning(
-            provider="openai",
+            provider=self._provider,
             model=self._model,
             items=tuple(cast("dict[str, Any]", entry) for entry in reasoning if isinstance(entry, dict)),
             call_item_ids=item_ids,

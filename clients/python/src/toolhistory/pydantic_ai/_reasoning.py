@@ -29,11 +29,18 @@ _PROVIDERS = {
     "google-gla": "google",
     "google-vertex": "google",
     "google": "google",
+    "google-cloud": "google",
     "bedrock": "bedrock",
 }
 _REDACTED_IDS = ("redacted_thinking", "redacted_content")
 BEDROCK_PROVIDER = "bedrock"
 ANTHROPIC_PROVIDER = "anthropic"
+# The provider_name PydanticAI's own models give the parts they produce, which their request mappings check before
+# sending a signature or encrypted content back (``GoogleProvider`` is ``google``, OpenAI's Responses model ``openai``).
+GOOGLE_PROVIDER = "google"
+OPENAI_PROVIDER = "openai"
+# Google's documented stand-in for a missing signature: PydanticAI's Google model adds it itself where one is needed.
+GEMINI_PLACEHOLDER_SIGNATURE = "skip_thought_signature_validator"
 
 
 def provider_of(response: ModelResponse) -> str | None:
@@ -84,7 +91,9 @@ def _anthropic(part: ThinkingPart) -> JsonObject:
 
 
 def _google(part: ThinkingPart) -> JsonObject:
-    return {"text": part.content, "thought": True, **_given("thoughtSignature", part.signature)}
+    # PydanticAI's Google model keeps a thought part's signature in its provider_details, as on a call.
+    signature = part.signature or (part.provider_details or {}).get("thought_signature")
+    return {"text": part.content, "thought": True, **_given("thoughtSignature", signature)}
 
 
 def _bedrock(part: ThinkingPart) -> JsonObject:
@@ -150,3 +159,36 @@ def thinking_of_converse(block: Mapping[str, Any]) -> ThinkingPart | None:
         signature=signature if isinstance(signature, str) else None,
         provider_name=BEDROCK_PROVIDER,
     )
+
+
+def thinking_of_gemini(part: Mapping[str, Any]) -> ThinkingPart:
+    """A Gemini thought part as the ``ThinkingPart`` PydanticAI's Google model makes of it: its signature in the
+    part's ``provider_details`` (sent back on the part itself), the provider named only when it is signed."""
+    signature = part.get("thoughtSignature")
+    if not isinstance(signature, str) or not signature:
+        return ThinkingPart(content=str(part.get("text", "")))
+    return ThinkingPart(
+        content=str(part.get("text", "")),
+        provider_name=GOOGLE_PROVIDER,
+        provider_details={"thought_signature": signature},
+    )
+
+
+def thinking_of_openai(item: Mapping[str, Any]) -> list[ThinkingPart]:
+    """An OpenAI Responses reasoning item as PydanticAI's OpenAI Responses model keeps it: a part per summary under
+    the item's id, its ``encrypted_content`` as the first part's signature (one part without text when it has none)."""
+    item_id = item.get("id") if isinstance(item.get("id"), str) else None
+    encrypted = item.get("encrypted_content")
+    signature = encrypted if isinstance(encrypted, str) and encrypted else None
+    summaries = [s for s in item.get("summary") or [] if isinstance(s, dict)]
+    parts: list[ThinkingPart] = []
+    for summary in summaries:
+        parts.append(
+            ThinkingPart(
+                content=str(summary.get("text", "")), id=item_id, signature=signature, provider_name=OPENAI_PROVIDER
+            )
+        )
+        signature = None
+    if not summaries and signature:
+        parts.append(ThinkingPart(content="", id=item_id, signature=signature, provider_name=OPENAI_PROVIDER))
+    return parts
