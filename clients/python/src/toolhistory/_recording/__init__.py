@@ -20,6 +20,7 @@ from toolhistory._recording._placement import (
     call_position_in_messages,
     resumed_call_position,
 )
+from toolhistory._recording._publishers import RunPublishers
 from toolhistory._recording._records import (
     ApprovalDecision,
     AskedCall,
@@ -59,6 +60,7 @@ __all__ = [
     "RecordingSteps",
     "ResponseReasoning",
     "RunEnd",
+    "RunPublishers",
     "RunRecord",
     "RunRecording",
     "ToolHistoryPublishError",

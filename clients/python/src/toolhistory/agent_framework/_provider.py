@@ -8,7 +8,7 @@ import logging
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from agent_framework import Content, HistoryProvider, Message
 
@@ -17,6 +17,7 @@ from toolhistory._recording import (
     FailedRunEnd,
     RecordedResult,
     RunEnd,
+    RunPublishers,
     RunRecording,
     ToolOutcome,
     decision_on,
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
     from agent_framework import AgentSession, SessionContext, SupportsAgentRun
 
     from toolhistory.aio import AsyncToolHistoryClient
-    from toolhistory.publisher import RunPublisher
     from toolhistory.replay import ReplayedTurn
 
 REPLAY_FORMAT: HistoryFormat = "openai"
@@ -44,12 +44,6 @@ _APPROVAL_RESPONSE = "function_approval_response"
 _TOOL_CONTENT_TYPES = frozenset(
     {"function_call", "function_result", "function_approval_request", "function_approval_response"}
 )
-
-
-class _Publisher(Protocol):
-    def run(
-        self, *, tenant_id: str, conversation_id: str, channel: str, run_id: str, user_message_id: str | None = None
-    ) -> RunPublisher: ...
 
 
 @dataclass
@@ -91,7 +85,7 @@ class ToolHistoryProvider(HistoryProvider):
         self,
         inner: HistoryProvider,
         *,
-        publisher: _Publisher,
+        publisher: RunPublishers,
         client: AsyncToolHistoryClient,
         tenant_id: str,
         channel: str,

@@ -7,13 +7,14 @@ import inspect
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from toolhistory._recording import (
     AskedCall,
     RecordedCall,
     ResponseReasoning,
     RunEnd,
+    RunPublishers,
     RunRecording,
     ToolOutcome,
     decision_on,
@@ -38,7 +39,6 @@ if TYPE_CHECKING:
     from agents.memory import Session, SessionSettings
 
     from toolhistory.aio import AsyncToolHistoryClient
-    from toolhistory.publisher import RunPublisher
     from toolhistory.replay import ReplayHistory
 
 MESSAGE_ID_KEY = "toolhistory_message_id"
@@ -47,12 +47,6 @@ recorded calls by these ids). ``get_items`` and ``pop_item`` return the items wi
 
 _TOOL_ITEM_TYPES = frozenset({"function_call", "function_call_output"})
 _DEFAULT_MODEL = "unspecified"
-
-
-class _Publisher(Protocol):
-    def run(
-        self, *, tenant_id: str, conversation_id: str, channel: str, run_id: str, user_message_id: str | None = None
-    ) -> RunPublisher: ...
 
 
 @dataclass
@@ -95,7 +89,7 @@ class ToolHistorySession:
         self,
         inner: Session,
         *,
-        publisher: _Publisher,
+        publisher: RunPublishers,
         client: AsyncToolHistoryClient,
         tenant_id: str,
         channel: str,
