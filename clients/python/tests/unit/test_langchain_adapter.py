@@ -75,12 +75,16 @@ class ScriptedChatModel(FakeMessagesListChatModel):
         return super()._generate(messages, *args, **kwargs)
 
 
-def scripted(*replies: AIMessage, failures: dict[int, Exception] | None = None) -> ScriptedChatModel:
+def scripted(
+    *replies: AIMessage, failures: dict[int, Exception] | None = None, output_version: str | None = None
+) -> ScriptedChatModel:
+    """``output_version="v1"``: LangChain's base chat model turns each reply into its standard content blocks, as
+    it does for every integration set so."""
     tagged = [
         reply.model_copy(update={"response_metadata": {"model_name": MODEL_NAME, **reply.response_metadata}})
         for reply in replies
     ]
-    return ScriptedChatModel(responses=tagged, received=[], failures=failures or {})
+    return ScriptedChatModel(responses=tagged, received=[], failures=failures or {}, output_version=output_version)
 
 
 def call(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:

@@ -202,6 +202,40 @@ def test_a_round_s_reasoning_is_recorded_in_its_provider_s_shapes_and_replayed_w
     assert sent.tool_calls == model.received[1][1].tool_calls  # type: ignore[attr-defined]
 
 
+@pytest.mark.parametrize("provider", sorted(RECORDED))
+def test_a_model_giving_standard_blocks_records_the_round_as_its_provider_produced_it(provider: str) -> None:
+    # output_version="v1": the model's output holds LangChain's standard blocks (reasoning, extras, non_standard);
+    # what is recorded is the provider's own shapes all the same, byte for byte.
+    reply, expected = RECORDED[provider]
+    run = RecordingRun()
+    model = scripted(reply(), AIMessage(content="Shipped."), output_version="v1")
+    agent(model).invoke({"messages": [HumanMessage("Where is A-1?")]}, {"callbacks": [handler_for(run)]})
+    produced = model.received[1][1]
+    assert isinstance(produced, AIMessage)
+    assert produced.response_metadata["output_version"] == "v1"
+    assert {block["type"] for block in produced.content if isinstance(block, dict)} <= STANDARD_BLOCK_TYPES
+
+    response = run.events[0]
+    assert response["type"] == "ModelResponseReceived"
+    assert {key: value for key, value in response.items() if key not in ("type", "round_index")} == expected
+
+    # Replayed in the provider's own shapes, which LangChain reads as the same standard blocks the model gave.
+    calls = [event for event in run.events if event["type"] == "ToolCallRequested"]
+    history = pb.GetReplayHistoryResponse(turns=[pb.Turn(run_id="r1", rounds=[replayed_round(response, calls)])])
+    [replayed, *_] = to_langchain_messages(history)
+    assert standard_reasoning(replayed) == standard_reasoning(produced)
+
+
+STANDARD_BLOCK_TYPES = {"reasoning", "text", "tool_call", "non_standard"}
+
+
+def standard_reasoning(message: BaseMessage) -> list[dict[str, Any]]:
+    """The reasoning blocks of a message as LangChain's standard content shows them (its index is LangChain's)."""
+    assert isinstance(message, AIMessage)
+    blocks = [dict(block) for block in message.content_blocks if block["type"] in ("reasoning", "non_standard")]
+    return [{key: value for key, value in block.items() if key != "index"} for block in blocks]
+
+
 @pytest.mark.parametrize(
     ("message", "expected"),
     [
@@ -321,11 +355,14 @@ def replies(draw: st.DrawFn) -> AIMessage:
         content: list[Any] = [{"type": "thinking", "thinking": t, "signature": s} for t, s in thoughts]
         integration = "anthropic"
     elif provider == "openai":
+        # An item's summary has any number of parts (none when the model summarized nothing).
         content = [
             {
                 "type": "reasoning",
                 "id": f"rs_{n}",
-                "summary": [{"type": "summary_text", "text": t}],
+                "summary": [{"type": "summary_text", "text": part} for part in [t, *draw(st.lists(texts, max_size=2))]][
+                    : draw(st.integers(0, 3))
+                ],
                 "encrypted_content": s,
             }
             for n, (t, s) in enumerate(thoughts)
@@ -379,3 +416,17 @@ def test_reasoning_recorded_then_replayed_comes_back_as_the_integration_had_it(r
     (blocks, *rest), (expected_blocks, *expected_rest) = reasoning_view(replayed), reasoning_view(reply)
     assert json.dumps(blocks) == json.dumps(expected_blocks)
     assert rest == expected_rest
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(reply=replies())
+def test_a_round_records_the_same_whether_its_model_gives_provider_or_standard_blocks(reply: AIMessage) -> None:
+    def recorded(output_version: str | None) -> list[dict[str, Any]]:
+        run = RecordingRun()
+        agent(scripted(reply, AIMessage(content="ok"), output_version=output_version)).invoke(
+            {"messages": [HumanMessage("go")]}, {"callbacks": [handler_for(run)]}
+        )
+        return [event for event in run.events if event["type"] == "ModelResponseReceived"]
+
+    provider_blocks, standard_blocks = recorded(None), recorded("v1")
+    assert json.dumps(standard_blocks) == json.dumps(provider_blocks)

@@ -4,7 +4,10 @@ records), and back into the AIMessage shapes each LangChain integration sends to
 Each integration keeps it in its own place: langchain-anthropic ``thinking`` / ``redacted_thinking`` content blocks
 (signatures inside); langchain-openai's Responses ``reasoning`` items (content blocks, or ``additional_kwargs`` in its
 older output) and its calls' ``fc_`` ids; langchain-google-genai ``thinking`` blocks and the calls' thought signatures
-in ``additional_kwargs``; langchain-aws (Converse) ``reasoning_content`` blocks.
+in ``additional_kwargs``; langchain-aws (Converse) ``reasoning_content`` blocks. A model set to
+``output_version="v1"`` gives LangChain's standard blocks instead (``reasoning`` blocks, the provider's other fields in
+``extras``, what has no standard block as ``non_standard``): they are read back into the provider's own shapes first,
+so a round records the same whichever output its model gives.
 """
 
 from __future__ import annotations
@@ -45,6 +48,12 @@ def provider_of(message: AIMessage) -> str | None:
     named = message.response_metadata.get("model_provider")
     if isinstance(named, str) and named in _PROVIDERS:
         return _PROVIDERS[named]
+    if _standard_output(message):
+        # Standard blocks look alike for every provider; only OpenAI's item ids and Gemini's signatures tell.
+        if GEMINI_SIGNATURES in message.additional_kwargs:
+            return "google"
+        reasoning_ids = [block.get("id") for block in _blocks(message) if block.get("type") == "reasoning"]
+        return "openai" if any(isinstance(id_, str) and id_.startswith("rs_") for id_ in reasoning_ids) else None
     blocks = _blocks(message)
     kinds = {block.get("type") for block in blocks}
     if GEMINI_SIGNATURES in message.additional_kwargs:
@@ -78,7 +87,7 @@ def reasoning_of(message: object, called_model: str | None = None) -> ResponseRe
     provider, model = provider_of(message), model_of(message, called_model)
     if provider is None or model is None:
         return None
-    blocks = _blocks(message)
+    blocks = _provider_blocks(message, provider) if _standard_output(message) else _blocks(message)
     call_ids = {call["id"] for call in message.tool_calls if call.get("id")}
     items: list[JsonObject] = []
     signatures: dict[str, str] = {}
@@ -165,6 +174,67 @@ def _items_of(round_: Any) -> list[JsonObject]:
 def _blocks(message: AIMessage) -> list[dict[str, Any]]:
     content = message.content
     return [block for block in content if isinstance(block, dict)] if isinstance(content, list) else []
+
+
+def _standard_output(message: AIMessage) -> bool:
+    """Whether the message holds LangChain's standard content blocks (a model with ``output_version="v1"``)."""
+    return message.response_metadata.get("output_version") == "v1"
+
+
+def _provider_blocks(message: AIMessage, provider: str) -> list[dict[str, Any]]:
+    """LangChain's standard blocks read back into the provider's own (the inverse of langchain-core's block
+    translators): its reasoning, and for OpenAI the calls' ``fc_`` ids as ``function_call`` blocks."""
+    native: list[dict[str, Any]] = []
+    for block in _blocks(message):
+        kind = block.get("type")
+        if kind == "non_standard" and isinstance(block.get("value"), dict):
+            native.append(block["value"])
+        elif kind == "reasoning" and provider == "openai":
+            _add_openai_reasoning(native, block)
+        elif kind == "reasoning":
+            native.append(_provider_reasoning(block, provider))
+        elif kind == "tool_call" and provider == "openai" and isinstance(_extras(block).get("item_id"), str):
+            native.append({"type": "function_call", "id": _extras(block)["item_id"], "call_id": block.get("id")})
+        elif kind == "text":
+            native.append(block)
+    return native
+
+
+def _provider_reasoning(block: Mapping[str, Any], provider: str) -> dict[str, Any]:
+    """A standard reasoning block as Anthropic's or Gemini's ``thinking`` block, or Converse's ``reasoning_content``."""
+    extras = dict(_extras(block))
+    text = block.get("reasoning")
+    if provider == "bedrock":
+        content: dict[str, Any] = {}
+        if text:
+            content["text"] = text
+        for key in ("signature", "redacted_content"):
+            if key in extras:
+                content[key] = extras.pop(key)
+        return {"type": "reasoning_content", "reasoning_content": content, **extras}
+    return {"type": "thinking", "thinking": text or "", **extras}
+
+
+def _add_openai_reasoning(native: list[dict[str, Any]], block: Mapping[str, Any]) -> None:
+    """A standard reasoning block back into its Responses reasoning item: langchain-core makes one block per summary
+    part, each with the item's id, the item's other fields (``encrypted_content``) on the first."""
+    item_id = block.get("id")
+    last = native[-1] if native else None
+    if last is not None and last.get("type") == "reasoning" and item_id is not None and last.get("id") == item_id:
+        item = last
+    else:
+        item = {"type": "reasoning", **({"id": item_id} if item_id is not None else {}), "summary": []}
+        native.append(item)
+    if "reasoning" in block:
+        item["summary"].append({"type": "summary_text", "text": block["reasoning"]})
+    others = {key: value for key, value in block.items() if key not in ("type", "id", "reasoning", "extras", "index")}
+    for key, value in {**_extras(block), **others}.items():
+        item.setdefault(key, value)
+
+
+def _extras(block: Mapping[str, Any]) -> Mapping[str, Any]:
+    extras = block.get("extras")
+    return extras if isinstance(extras, Mapping) else {}
 
 
 def _own(block: Mapping[str, Any]) -> JsonObject:
