@@ -1,4 +1,4 @@
-import { AIMessage, HumanMessage } from '@langchain/core/messages';
+import { AIMessage, type AIMessageFields, HumanMessage } from '@langchain/core/messages';
 // The repo's moduleResolution ("node") does not read package exports: the types come from the file the export names.
 import type * as Prebuilt from '@langchain/langgraph/dist/prebuilt/index.js';
 import fc from 'fast-check';
@@ -20,6 +20,16 @@ const openAiReasoning = {
   summary: [{ type: 'summary_text', text: 'Look it up.' }],
   encrypted_content: 'gAAAAABo',
 };
+
+const opaque = fc.base64String({ minLength: 4, maxLength: 16 });
+/** Any Anthropic reasoning of one round: thinking blocks with their signatures, redacted thinking. */
+const anthropicItems = fc.array(
+  fc.oneof(
+    fc.record({ type: fc.constant('thinking'), thinking: fc.string({ maxLength: 12 }), signature: opaque }),
+    fc.record({ type: fc.constant('redacted_thinking'), data: opaque }),
+  ),
+  { minLength: 1, maxLength: 4 },
+);
 
 describe('messageReasoningOf', () => {
   it.each<[string, AIMessage, unknown]>([
@@ -86,15 +96,6 @@ describe('the replayed round, as LangChain messages', () => {
     expect(reasoningMessageFields(roundOf({ provider: 'anthropic', text: 'Checking.' }))).toEqual({ content: 'Checking.' });
   });
 
-  const opaque = fc.base64String({ minLength: 4, maxLength: 16 });
-  const anthropicItems = fc.array(
-    fc.oneof(
-      fc.record({ type: fc.constant('thinking'), thinking: fc.string({ maxLength: 12 }), signature: opaque }),
-      fc.record({ type: fc.constant('redacted_thinking'), data: opaque }),
-    ),
-    { minLength: 1, maxLength: 4 },
-  );
-
   it('records again, byte for byte, the Anthropic blocks it gave back, with any text', () => {
     fc.assert(
       fc.property(anthropicItems, fc.string({ maxLength: 8 }), (items, text) => {
@@ -107,7 +108,8 @@ describe('the replayed round, as LangChain messages', () => {
 });
 
 describe('ToolHistoryCallbackHandler with a reasoning model', () => {
-  it("publishes the round's thinking and text (ModelResponseReceived) before its calls", async () => {
+  /** A run whose published events are kept, each with its own fields. */
+  const recordingRun = () => {
     const events: Array<Record<string, unknown>> = [];
     const run = new RunPublisher({ tenantId: 't1', conversationId: 'c1', channel: 'web', runId: 'run-1' }, async (batch) =>
       batch.map(({ identity, fields }): PublishedEvent => {
@@ -115,6 +117,65 @@ describe('ToolHistoryCallbackHandler with a reasoning model', () => {
         return { eventId: `e${events.length}`, type: identity.type, partition: 0, offset: '0', consistencyToken: 'ct1:k:t:0:0' };
       }),
     );
+    return { events, run };
+  };
+
+  /** What the handler publishes of a one-round agent run whose model answers `reply`, then ends. */
+  const recordedResponses = async (reply: AIMessageFields, outputVersion?: 'v0' | 'v1') => {
+    const { events, run } = recordingRun();
+    const llm = new ScriptedChatModel([reply, { content: 'Done.' }], { outputVersion });
+    const handler = new ToolHistoryCallbackHandler(run);
+    await createReactAgent({ llm, tools }).invoke({ messages: [new HumanMessage('Where is A-1?')] }, { callbacks: [handler] });
+    await handler.settled();
+    const produced = llm.received[1].find((m) => AIMessage.isInstance(m));
+    return { responses: events.filter((e) => e.type === 'ModelResponseReceived'), produced };
+  };
+
+  it.each<[string, AIMessageFields]>([
+    [
+      'Anthropic (thinking as reasoning blocks, redacted thinking as non_standard)',
+      {
+        content: [thinking, redacted, { type: 'text', text: 'Checking.' }],
+        tool_calls: [call('call_a', 'get_order', { orderId: 'A-1' })],
+        response_metadata: { model_provider: 'anthropic', model_name: 'claude-sonnet-4-5' },
+      },
+    ],
+    [
+      'OpenAI (the reasoning item and fc_ ids stay in additional_kwargs)',
+      {
+        content: 'Checking.',
+        tool_calls: [call('call_a', 'get_order', { orderId: 'A-1' })],
+        additional_kwargs: { reasoning: openAiReasoning, [OPENAI_FUNCTION_CALL_IDS]: { call_a: 'fc_a' } },
+        response_metadata: { model_provider: 'openai', model_name: 'gpt-5' },
+      },
+    ],
+  ])("records a model's round the same with LangChain's standard blocks (outputVersion v1): %s", async (_, reply) => {
+    const standard = await recordedResponses(reply, 'v1');
+    expect((standard.produced?.response_metadata as { output_version?: string }).output_version).toBe('v1');
+    const provider = await recordedResponses(reply);
+    expect(provider.responses).toHaveLength(1);
+    expect(JSON.stringify(standard.responses)).toBe(JSON.stringify(provider.responses));
+  });
+
+  it('records any Anthropic thinking of a standard-block model byte for byte, as the API gave it', async () => {
+    await fc.assert(
+      fc.asyncProperty(anthropicItems, fc.string({ maxLength: 8 }), async (items, text) => {
+        const { responses } = await recordedResponses(
+          {
+            content: [...items, ...(text === '' ? [] : [{ type: 'text', text }])],
+            tool_calls: [call('call_a', 'get_order', { orderId: 'A-1' })],
+            response_metadata: { model_provider: 'anthropic', model_name: 'claude-sonnet-4-5' },
+          },
+          'v1',
+        );
+        expect(JSON.stringify(responses[0].reasoning)).toBe(JSON.stringify(items));
+      }),
+      { numRuns: 30 },
+    );
+  });
+
+  it("publishes the round's thinking and text (ModelResponseReceived) before its calls", async () => {
+    const { events, run } = recordingRun();
     const llm = new ScriptedChatModel([
       {
         content: [thinking, { type: 'text', text: 'Checking the order.' }],

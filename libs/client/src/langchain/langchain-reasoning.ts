@@ -11,6 +11,10 @@ import type { JsonObject } from '../tool-event-types';
  * `additional_kwargs.__openai_function_call_ids__`, which @langchain/openai
  * (Responses API) sends back before the calls. Each is recorded as the
  * provider's own item, so a replay in the provider's format carries it too.
+ * A model with `outputVersion: "v1"` gives LangChain's standard blocks
+ * instead (Anthropic's thinking as `reasoning` blocks, redacted thinking as
+ * `non_standard`; OpenAI's stay in `additional_kwargs`): they are read back
+ * into Anthropic's first, so a round records the same either way.
  */
 
 /** @langchain/openai's key of the function calls' item ids (tool call id to fc_...). */
@@ -28,7 +32,7 @@ export function messageReasoningOf(message: BaseMessage | undefined, calledModel
   const metadata = message.response_metadata as { model_name?: unknown; model?: unknown } | undefined;
   const model = [metadata?.model_name, metadata?.model, calledModel].find((m): m is string => typeof m === 'string' && m !== '');
   if (model === undefined) return undefined;
-  const thinking = Array.isArray(message.content) ? message.content.filter((block) => ANTHROPIC_BLOCKS.has(String(block.type))) : [];
+  const thinking = providerBlocksOf(message).filter((block) => ANTHROPIC_BLOCKS.has(String(block.type)));
   if (thinking.length > 0) return { provider: 'anthropic', model, items: thinking.map(anthropicBlockOf) };
   const kwargs = message.additional_kwargs ?? {};
   const reasoning = kwargs.reasoning as { type?: unknown } | undefined;
@@ -68,6 +72,19 @@ export function reasoningMessageFields(round: {
     return Object.keys(kwargs).length === 0 ? { content: text } : { content: text, additional_kwargs: kwargs };
   }
   return { content: text };
+}
+
+/** The message's content blocks as its provider gave them: LangChain's standard blocks (output_version "v1") of an Anthropic model read back into Anthropic's. */
+function providerBlocksOf(message: AIMessage): Array<Record<string, unknown>> {
+  const blocks = Array.isArray(message.content) ? (message.content as Array<Record<string, unknown>>) : [];
+  const metadata = message.response_metadata as { output_version?: unknown; model_provider?: unknown } | undefined;
+  if (metadata?.output_version !== 'v1' || metadata.model_provider !== 'anthropic') return blocks;
+  return blocks.map((block) => {
+    if (block.type === 'non_standard' && isObject(block.value)) return block.value;
+    if (block.type !== 'reasoning') return block;
+    const { type: _type, reasoning, ...rest } = block;
+    return { ...rest, type: 'thinking', thinking: reasoning };
+  });
 }
 
 /** An Anthropic block as the API gives it: its own fields in their order (not what LangChain adds, such as a stream's index). */

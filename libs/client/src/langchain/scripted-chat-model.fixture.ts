@@ -22,8 +22,12 @@ export class ScriptedChatModel extends BaseChatModel {
   boundTools: string[] = [];
   private calls = 0;
 
-  constructor(private readonly replies: readonly ScriptedReply[]) {
-    super({});
+  /** `outputVersion: "v1"`: LangChain's base chat model turns each reply into its standard content blocks, as it does for every integration set so. */
+  constructor(
+    private readonly replies: readonly ScriptedReply[],
+    options: { outputVersion?: 'v0' | 'v1' } = {},
+  ) {
+    super(options);
   }
 
   _llmType(): string {
