@@ -1,4 +1,5 @@
 import type { PackageDefinition } from '@grpc/proto-loader';
+import { BaseServerInterceptingCall } from '@grpc/grpc-js/build/src/server-interceptors';
 
 /**
  * A response message that is encoded once, on its first write, and written
@@ -8,6 +9,8 @@ import type { PackageDefinition } from '@grpc/proto-loader';
  */
 export class MemoizedResponse {
   bytes?: Buffer;
+  /** The bytes framed as a gRPC message (grpc-js's 5-byte prefix first), where grpc-js lets them be kept (below). */
+  framed?: Buffer;
 
   constructor(readonly message: object) {}
 }
@@ -30,4 +33,32 @@ export function writeMemoizedResponses(pkg: PackageDefinition, service: string, 
     const encode = method.responseSerialize;
     method.responseSerialize = (value) => (value instanceof MemoizedResponse ? (value.bytes ??= encode(value.message)) : encode(value));
   }
+  keepFramedMemoizedResponses();
+}
+
+type Framing = (this: unknown, value: unknown) => Buffer;
+let framingKept = false;
+
+/**
+ * grpc-js frames every response into a buffer of its own (the 5-byte
+ * prefix, then a copy of the encoded message): for a cached replay of a
+ * long conversation, a megabyte allocated and copied on every request, and
+ * the garbage collections that follow (docs/benchmarks.md, "Turn-start").
+ * Where grpc-js frames in `BaseServerInterceptingCall.serializeMessage`
+ * (1.10 on), a MemoizedResponse keeps what that gives the first time and
+ * is written as the same buffer after: grpc-js never writes into a framed
+ * message, and HTTP/2 only reads it. Anything else is framed by grpc-js as
+ * before. Where that step is missing (another grpc-js), nothing changes but
+ * the copy. Returns whether framed responses are kept.
+ */
+export function keepFramedMemoizedResponses(): boolean {
+  const prototype = BaseServerInterceptingCall?.prototype as unknown as { serializeMessage?: Framing } | undefined;
+  const frame = prototype?.serializeMessage;
+  if (typeof frame !== 'function') return false;
+  if (framingKept) return true;
+  prototype!.serializeMessage = function (this: unknown, value: unknown): Buffer {
+    return value instanceof MemoizedResponse ? (value.framed ??= frame.call(this, value)) : frame.call(this, value);
+  };
+  framingKept = true;
+  return true;
 }

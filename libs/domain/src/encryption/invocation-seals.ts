@@ -58,15 +58,26 @@ export function expiredPayloadFields(
   return PAYLOAD_FIELDS.filter((f) => expired.has(f));
 }
 
+type RowWithSeals = { payloadSeals?: InvocationSeals | null; expiredPayloads?: readonly PayloadField[] };
+
+/**
+ * Per rows array (rows are never changed in place: a cached conversation's
+ * are read once and answer many requests), the earliest end of retention
+ * among its payloads not yet marked expired; +Infinity when none ends.
+ */
+const nextExpiryOf = new WeakMap<readonly RowWithSeals[], number>();
+
 /**
  * Rows as they stand at `nowMs`: a payload whose retention has ended since
  * the rows were read (a cached conversation) is gone, whatever moment a
- * request asks about. The same array when nothing expired.
+ * request asks about. The same array when nothing expired: before the
+ * rows' next end of retention that is known without looking at each row
+ * again, so a cached conversation's requests cost nothing here.
  */
-export function withPayloadsExpiredBy<R extends { payloadSeals?: InvocationSeals | null; expiredPayloads?: readonly PayloadField[] }>(
-  rows: readonly R[],
-  nowMs: number,
-): readonly R[] {
+export function withPayloadsExpiredBy<R extends RowWithSeals>(rows: readonly R[], nowMs: number): readonly R[] {
+  let nextExpiry = nextExpiryOf.get(rows);
+  if (nextExpiry === undefined) nextExpiryOf.set(rows, (nextExpiry = nextExpiryAmong(rows)));
+  if (nowMs < nextExpiry) return rows;
   let changed = false;
   const out = rows.map((row) => {
     if (!row.payloadSeals) return row;
@@ -76,4 +87,19 @@ export function withPayloadsExpiredBy<R extends { payloadSeals?: InvocationSeals
     return { ...row, expiredPayloads: expired, ...Object.fromEntries(expired.map((f) => [f, f === 'arguments' ? {} : null])) };
   });
   return changed ? out : rows;
+}
+
+/** The earliest end of retention among the rows' payloads not yet marked expired (ms); +Infinity when none ends. */
+function nextExpiryAmong(rows: readonly RowWithSeals[]): number {
+  let next = Number.POSITIVE_INFINITY;
+  for (const row of rows) {
+    if (!row.payloadSeals) continue;
+    for (const field of PAYLOAD_FIELDS) {
+      const expiresAt = row.payloadSeals[field]?.expiresAt;
+      if (typeof expiresAt !== 'string' || row.expiredPayloads?.includes(field)) continue;
+      const ms = Date.parse(expiresAt);
+      if (ms < next) next = ms;
+    }
+  }
+  return next;
 }
