@@ -85,6 +85,29 @@ export function describeRecordingStorageContract(adapter: string, open: () => Pr
       expect(await committed()).toBe('2');
     });
 
+    it('records batches of several partitions in one unit: each partition its events, its offset and its outcome', async () => {
+      const [one, two] = [fixture(), fixture()];
+      const other = { ...two.partition, partition: 4 };
+      const first = [toolCall(one.scope, { roundIndex: 0, sequenceIndex: 0 }), toolResult(one.scope, { roundIndex: 0, sequenceIndex: 0 })];
+      const second = [toolCall(two.scope, { roundIndex: 0, sequenceIndex: 0 })];
+      await recorded(two.command(0, second.slice(0, 1)));
+      const more = toolCall(two.scope, { roundIndex: 1, sequenceIndex: 0 });
+      const outcomes = await recorder.recordBatches([
+        one.command(0, first),
+        two.command(0, [...second, more]),
+        { ...other, events: [], nextOffset: '7', firstOffset: '0' },
+      ]);
+      expect(outcomes).toEqual([
+        expect.objectContaining({ appended: 2, duplicates: 0, alreadyCommitted: 0 }),
+        expect.objectContaining({ appended: 1, duplicates: 0, alreadyCommitted: 1 }),
+        expect.objectContaining({ appended: 0, alreadyCommitted: 0 }),
+      ]);
+      expect(ids(await one.stored())).toEqual(ids(first));
+      expect(ids(await two.stored())).toEqual(ids([...second, more]));
+      expect([await one.committed(), await two.committed()]).toEqual(['2', '2']);
+      expect((await recorder.committedOffsets(other.consumerGroup, other.topic)).get(4)).toBe('7');
+    });
+
     it('records a batch once across a redelivery: what lies below the stored offset is already committed', async () => {
       const { scope, command, committed, stored } = fixture();
       const events = [toolCall(scope, { roundIndex: 0, sequenceIndex: 0 }), runCompleted(scope)];

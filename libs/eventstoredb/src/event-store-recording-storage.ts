@@ -41,8 +41,8 @@ export class EventStoreRecordingStorage implements RecordingStorage {
   ) {}
 
   /** The steps in order; the offset moves once the work is done, after the appends. */
-  async inUnitOfWork<T>(partition: PartitionRef, work: (unit: RecordingUnit) => Promise<T>): Promise<T> {
-    const unit = new EventStoreRecordingUnit(this.events, this.offsets, this.reasoning, partition);
+  async inUnitOfWork<T>(_partitions: readonly PartitionRef[], work: (unit: RecordingUnit) => Promise<T>): Promise<T> {
+    const unit = new EventStoreRecordingUnit(this.events, this.offsets, this.reasoning);
     const result = await work(unit);
     await unit.complete();
     return result;
@@ -54,7 +54,8 @@ export class EventStoreRecordingStorage implements RecordingStorage {
 }
 
 class EventStoreRecordingUnit implements RecordingUnit {
-  private nextOffset: Offset | null = null;
+  /** Where `advance` moves each partition, once the unit completes. */
+  private readonly advanced: Array<{ partition: PartitionRef; nextOffset: Offset }> = [];
   /** The highest global position appended by the unit, told with the offset. */
   private lastPosition: bigint | null = null;
 
@@ -62,7 +63,6 @@ class EventStoreRecordingUnit implements RecordingUnit {
     private readonly events: EventStore,
     private readonly offsets: ConsumerOffsets,
     private readonly reasoning: ReasoningStore,
-    private readonly partition: PartitionRef,
   ) {}
 
   /**
@@ -75,8 +75,8 @@ class EventStoreRecordingUnit implements RecordingUnit {
   }
 
   /** Read, not locked: a concurrent unit of the same partition can only append what is already there (idempotent). */
-  async storedOffset(): Promise<bigint> {
-    const stored = (await this.offsets.committed(this.partition.consumerGroup, this.partition.topic)).get(this.partition.partition);
+  async storedOffset(partition: PartitionRef): Promise<bigint> {
+    const stored = (await this.offsets.committed(partition.consumerGroup, partition.topic)).get(partition.partition);
     return stored === undefined ? NO_STORED_OFFSET : BigInt(stored);
   }
 
@@ -100,8 +100,8 @@ class EventStoreRecordingUnit implements RecordingUnit {
   }
 
   /** Kept until the unit completes: the offset must not move ahead of the appends. */
-  async advance(nextOffset: Offset): Promise<void> {
-    this.nextOffset = nextOffset;
+  async advance(partition: PartitionRef, nextOffset: Offset): Promise<void> {
+    this.advanced.push({ partition, nextOffset });
   }
 
   /** One append per stream; a stream already erased counts its events as erased, and the others go on. */
@@ -129,7 +129,7 @@ class EventStoreRecordingUnit implements RecordingUnit {
   }
 
   async complete(): Promise<void> {
-    if (this.nextOffset !== null) await this.offsets.advance(this.partition, this.nextOffset, this.lastPosition?.toString());
+    for (const { partition, nextOffset } of this.advanced) await this.offsets.advance(partition, nextOffset, this.lastPosition?.toString());
   }
 }
 

@@ -1,5 +1,6 @@
 import type { Pool, PoolClient } from 'pg';
-import { parsePolicyDocument } from '../../domain/src';
+import { GroupedRecording, isOffsetGap, parsePolicyDocument, RecordBatch } from '../../domain/src';
+import { testTokens } from '../../domain/src/projection/test-tokens.fixture';
 import { describeRecordingStorageContract } from '../../../test/contract/recording-storage.contract';
 import { freshSchema, FreshSchema } from '../../../test/support/fresh-schema';
 import { toolCall, toolResult } from '../../../test/support/tool-event-factory';
@@ -130,6 +131,61 @@ describe('PostgreSQL recording beyond the contract: one transaction, locks in or
       );
       expect(rows.rows[0]).toEqual({ events: 0, conversations: 0, streams: 0 });
       expect((await new PostgresRecordingStore(db.pool).committedOffsets('g', 'rollback')).size).toBe(0);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('records batches that arrive together in one transaction, and a failing one alone while its neighbours commit', async () => {
+    const statements: string[] = [];
+    // One connection, its statements noted: what the grouped recording gathers shares one transaction.
+    const pool = observedPool(db, statements);
+    try {
+      const rules = { redaction: parsed.policy.redaction, tokens: testTokens };
+      const grouped = new GroupedRecording(new RecordBatch(new PostgresRecordingStorage(pool), rules));
+      const batch = (partition: number, conversationId: string, result = 'ok') => {
+        const scope = { tenantId: 't-grouped', conversationId, runId: 'r1' };
+        return {
+          consumerGroup: 'g',
+          topic: 'grouped',
+          partition,
+          events: [
+            { offset: '0', event: toolCall(scope, { roundIndex: 0, sequenceIndex: 0 }) },
+            { offset: '1', event: toolResult(scope, { roundIndex: 0, sequenceIndex: 0, result }) },
+          ],
+          nextOffset: '2',
+        };
+      };
+      const outcomes = await Promise.all([0, 1, 2, 3].map((p) => grouped.recordBatch(batch(p, `conv-${p}`))));
+      for (const outcome of outcomes) expect(isOffsetGap(outcome) ? outcome : outcome.appended).toBe(2);
+      // The first batch found nothing under way; the three that came meanwhile went in one transaction.
+      expect(statements.filter((t) => t === 'COMMIT')).toHaveLength(2);
+      expect(statements.filter((t) => t === 'INSERT INTO events')).toHaveLength(2);
+
+      // A payload PostgreSQL cannot store (a NUL character) fails its batch alone; the others are recorded.
+      statements.length = 0;
+      const next = (partition: number, conversationId: string, result?: string) => {
+        const b = batch(partition, conversationId, result);
+        return { ...b, events: b.events.map((m, i) => ({ ...m, offset: String(2 + i) })), nextOffset: '4' };
+      };
+      const settled = await Promise.allSettled([
+        grouped.recordBatch(next(0, 'conv-0b')),
+        grouped.recordBatch(next(1, 'conv-1b', 'poison \u0000 here')),
+        grouped.recordBatch(next(2, 'conv-2b')),
+      ]);
+      expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      expect(settled[1]).toMatchObject({ status: 'rejected', reason: { code: 'UNSTORABLE_EVENT' } });
+      const offsets = await new PostgresRecordingStore(db.pool).committedOffsets('g', 'grouped');
+      expect([...offsets.entries()].sort()).toEqual([
+        [0, '4'],
+        [1, '2'],
+        [2, '4'],
+        [3, '2'],
+      ]);
+      const { rows } = await db.pool.query<{ conversation_id: string }>(
+        `SELECT DISTINCT conversation_id FROM events WHERE tenant_id = 't-grouped' ORDER BY 1`,
+      );
+      expect(rows.map((r) => r.conversation_id)).toEqual(['conv-0', 'conv-0b', 'conv-1', 'conv-2', 'conv-2b', 'conv-3']);
     } finally {
       await pool.end();
     }

@@ -24,11 +24,12 @@ import { notifyRecordingProgress } from './postgres-conversation-changes';
 import { isoText } from './sql-rows';
 
 /**
- * The PostgreSQL side of recording: one transaction per partition batch,
- * holding the events, the read-model update and the partition's next
- * offset (docs/adr/001). The recording service runs the steps in an order
- * that takes the locks as ADR 001 and 002 say: the partition's offset row
- * first, the stream rows next (per conversation, in a fixed order), the
+ * The PostgreSQL side of recording: one transaction per unit (a batch of
+ * one partition, or of several gathered by the grouped recording), holding
+ * the events, the read-model update and each partition's next offset
+ * (docs/adr/001). The recording service runs the steps in an order
+ * that takes the locks as ADR 001 and 002 say: the partitions' offset rows
+ * first (in partition order), the stream rows next (per conversation, in a fixed order), the
  * global append lock last, only around allocating global positions,
  * inserting and committing.
  */
@@ -39,8 +40,8 @@ export class PostgresRecordingStorage implements RecordingStorage {
     this.offsets = new PostgresConsumerOffsets(pool);
   }
 
-  inUnitOfWork<T>(partition: PartitionRef, work: (unit: RecordingUnit) => Promise<T>): Promise<T> {
-    return inTransaction(this.pool, (client) => work(new PostgresRecordingUnit(client, partition)));
+  inUnitOfWork<T>(_partitions: readonly PartitionRef[], work: (unit: RecordingUnit) => Promise<T>): Promise<T> {
+    return inTransaction(this.pool, (client) => work(new PostgresRecordingUnit(client)));
   }
 
   committedOffsets(consumerGroup: string, topic: string): Promise<Map<number, Offset>> {
@@ -48,21 +49,18 @@ export class PostgresRecordingStorage implements RecordingStorage {
   }
 }
 
-/** The steps of one batch, each a statement or a few in the batch's transaction. */
+/** The steps of one unit, each a statement or a few in the unit's transaction. */
 class PostgresRecordingUnit implements RecordingUnit {
   /** Each open event's position in its stream, by eventId (lower case), as `openStreams` numbered them. */
   private readonly streamPositions = new Map<string, number>();
-  /** Where `advance` moved the partition: told to readers waiting for their events once the append has its positions. */
-  private nextOffset: Offset | null = null;
+  /** Where `advance` moved each partition: told to readers waiting for their events once the append has its positions. */
+  private readonly advanced: Array<{ partition: PartitionRef; nextOffset: Offset }> = [];
 
-  constructor(
-    private readonly client: PoolClient,
-    private readonly partition: PartitionRef,
-  ) {}
+  constructor(private readonly client: PoolClient) {}
 
   /** Locks the partition's offset row for the transaction: a consumer that still holds the partition after a rebalance waits here. */
-  storedOffset(): Promise<bigint> {
-    return lockPartitionOffset(this.client, this.partition);
+  storedOffset(partition: PartitionRef): Promise<bigint> {
+    return lockPartitionOffset(this.client, partition);
   }
 
   /** Across the whole store; exact, since a concurrent writer of the same ids serializes on the append lock. */
@@ -92,9 +90,9 @@ class PostgresRecordingUnit implements RecordingUnit {
   }
 
   /** Written now, visible at commit; before the append, so the append lock is held only around the insert and the commit. */
-  advance(nextOffset: Offset): Promise<void> {
-    this.nextOffset = nextOffset;
-    return advancePartitionOffset(this.client, this.partition, nextOffset);
+  advance(partition: PartitionRef, nextOffset: Offset): Promise<void> {
+    this.advanced.push({ partition, nextOffset });
+    return advancePartitionOffset(this.client, partition, nextOffset);
   }
 
   /** Takes the global append lock (held until commit), allocates global positions and inserts. */
@@ -111,17 +109,21 @@ class PostgresRecordingUnit implements RecordingUnit {
     return { written: positioned.map((p) => p.event), duplicates: 0, erased: 0 };
   }
 
-  /** After the read-model changes' notices, in the same transaction: delivered at commit, in that order. */
+  /**
+   * After the read-model changes' notices, in the same transaction: delivered at commit, in that order. Each
+   * partition is told the unit's last position: everything up to it commits at once.
+   */
   private async tellProgress(lastPosition: string | undefined): Promise<void> {
-    if (this.nextOffset === null) return;
-    await notifyRecordingProgress(this.client, {
-      kind: 'recorded',
-      consumerGroup: this.partition.consumerGroup,
-      topic: this.partition.topic,
-      partition: this.partition.partition,
-      nextOffset: BigInt(this.nextOffset),
-      ...(lastPosition === undefined ? {} : { position: BigInt(lastPosition) }),
-    });
+    for (const { partition, nextOffset } of this.advanced) {
+      await notifyRecordingProgress(this.client, {
+        kind: 'recorded',
+        consumerGroup: partition.consumerGroup,
+        topic: partition.topic,
+        partition: partition.partition,
+        nextOffset: BigInt(nextOffset),
+        ...(lastPosition === undefined ? {} : { position: BigInt(lastPosition) }),
+      });
+    }
   }
 }
 

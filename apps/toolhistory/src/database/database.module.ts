@@ -6,6 +6,7 @@ import {
   type EventStore,
   OpenedEventStore,
   reasoningRulesOf,
+  GroupedRecording,
   RecordBatch,
   type RedactionPolicy,
   type ReplayPolicy,
@@ -107,18 +108,21 @@ const opened = (events: EventStore, encryption: Encryption | null): EventStore =
         retention: RetentionPolicy,
         events: EventStore,
         encryption: Encryption | null,
-      ) =>
-        new RecordBatch(
-          config.eventStore.kind === 'eventstoredb'
-            ? new EventStoreRecordingStorage(events, new PostgresConsumerOffsets(pool), new PostgresReasoningStore(pool))
-            : new PostgresRecordingStorage(pool),
-          {
-            redaction,
-            tokens: o200kTokens,
-            reasoning: reasoningRulesOf(replay),
-            ...(config.encryption.atRest && encryption !== null ? { vault: encryption.vault, retention, now: Date.now } : {}),
-          },
-        ),
+      ) => {
+        const rules = {
+          redaction,
+          tokens: o200kTokens,
+          reasoning: reasoningRulesOf(replay),
+          ...(config.encryption.atRest && encryption !== null ? { vault: encryption.vault, retention, now: Date.now } : {}),
+        };
+        if (config.eventStore.kind === 'eventstoredb')
+          return new RecordBatch(
+            new EventStoreRecordingStorage(events, new PostgresConsumerOffsets(pool), new PostgresReasoningStore(pool)),
+            rules,
+          );
+        // In PostgreSQL the batches that arrive while one is recorded go together in the next transaction (group commit).
+        return new GroupedRecording(new RecordBatch(new PostgresRecordingStorage(pool), rules));
+      },
     },
     {
       provide: APPEND_LISTENER,

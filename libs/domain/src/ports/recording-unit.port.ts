@@ -51,13 +51,14 @@ export interface AppendedEvents {
 }
 
 /**
- * The steps of recording one partition batch that differ per store, each
+ * The steps of recording partition batches that differ per store, each
  * small, run in this order by the recording service (recording/record-batch.ts),
- * which holds the rules. A unit belongs to one partition and one batch.
+ * which holds the rules. A unit records one batch of each of its
+ * partitions (one or several: recording/grouped-recording.ts).
  */
 export interface RecordingUnit {
-  /** The partition's stored next offset (NO_STORED_OFFSET when none); held for the unit where the store can lock it. */
-  storedOffset(): Promise<bigint>;
+  /** A partition's stored next offset (NO_STORED_OFFSET when none); held for the unit where the store can lock it. */
+  storedOffset(partition: PartitionRef): Promise<bigint>;
   /** The events whose eventId is not recorded yet, repeats within the batch dropped. */
   withoutRecorded(events: readonly OffsetEvent[]): Promise<OffsetEvent[]>;
   /** Claims the batch's conversations for the unit and drops the events of erased ones. */
@@ -66,8 +67,8 @@ export interface RecordingUnit {
   recordedBefore(events: readonly StoredToolEvent[]): Promise<RecordedBefore>;
   /** Keeps the batch's reasoning state apart from its events, and lets go of what the steps say (reasoning-apart.ts), in order. */
   keepReasoning(steps: readonly ReasoningStep[]): Promise<void>;
-  /** Moves the partition's next offset, with effect when the unit completes and never ahead of its appends. */
-  advance(nextOffset: Offset): Promise<void>;
+  /** Moves a partition's next offset, with effect when the unit completes and never ahead of its appends. */
+  advance(partition: PartitionRef, nextOffset: Offset): Promise<void>;
   /** Appends the redacted events, each with its trace context. */
   append(events: readonly OffsetEvent[]): Promise<AppendedEvents>;
 }
@@ -75,11 +76,12 @@ export interface RecordingUnit {
 /** Where recording happens: units of work, and the offsets they left. */
 export interface RecordingStorage {
   /**
-   * Runs `work` as one unit for the partition: all of it takes effect or
-   * (where the store has transactions) none; where it has none, a repeat of
-   * the unit is harmless (appends are idempotent, the offset moves last).
+   * Runs `work` as one unit for the partitions (each named once): all of it
+   * takes effect or (where the store has transactions) none; where it has
+   * none, a repeat of the unit is harmless (appends are idempotent, the
+   * offsets move last).
    */
-  inUnitOfWork<T>(partition: PartitionRef, work: (unit: RecordingUnit) => Promise<T>): Promise<T>;
+  inUnitOfWork<T>(partitions: readonly PartitionRef[], work: (unit: RecordingUnit) => Promise<T>): Promise<T>;
   committedOffsets(consumerGroup: string, topic: string): Promise<Map<number, Offset>>;
 }
 

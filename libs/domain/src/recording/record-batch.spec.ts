@@ -17,15 +17,19 @@ class NotingStorage implements RecordingStorage {
   readonly steps: string[] = [];
   appended: StoredToolEvent[] = [];
   constructor(
-    private readonly stored: bigint,
-    private readonly options: { recorded?: Set<string>; erased?: Set<string>; readModel?: boolean } = {},
+    /** The stored next offset: of every partition, or per partition. */
+    private readonly stored: bigint | ReadonlyMap<number, bigint>,
+    readonly options: { recorded?: Set<string>; erased?: Set<string>; readModel?: boolean } = {},
   ) {}
 
-  async inUnitOfWork<T>(partition: PartitionRef, work: (unit: RecordingUnit) => Promise<T>): Promise<T> {
+  async inUnitOfWork<T>(partitions: readonly PartitionRef[], work: (unit: RecordingUnit) => Promise<T>): Promise<T> {
     const { steps, options } = this;
     const state: ReadModelState = { conversations: new Map(), runs: new Map(), invocations: new Map() };
     const unit: RecordingUnit = {
-      storedOffset: async () => (steps.push('storedOffset'), this.stored),
+      storedOffset: async (partition) => {
+        steps.push(partitions.length > 1 ? `storedOffset ${partition.partition}` : 'storedOffset');
+        return typeof this.stored === 'bigint' ? this.stored : (this.stored.get(partition.partition) ?? -1n);
+      },
       // What rests apart is reasoning-apart.spec.ts's subject; the order of the other steps is this file's.
       keepReasoning: async () => undefined,
       withoutRecorded: async (events) => (steps.push('withoutRecorded'), events.filter((m) => !options.recorded?.has(m.event.eventId))),
@@ -45,14 +49,15 @@ class NotingStorage implements RecordingStorage {
         };
         return { toolNames: { rows: state.invocations.values() }, readModel };
       },
-      advance: async (nextOffset) => void steps.push(`advance ${nextOffset}`),
+      advance: async (partition, nextOffset) =>
+        void steps.push(partitions.length > 1 ? `advance ${partition.partition} ${nextOffset}` : `advance ${nextOffset}`),
       append: async (events: readonly OffsetEvent[]): Promise<AppendedEvents> => {
         steps.push('append');
         this.appended = events.map((m) => m.event);
         return { written: this.appended, duplicates: 0, erased: 0 };
       },
     };
-    steps.push(`unit ${partition.partition}`);
+    steps.push(`unit ${partitions.map((p) => p.partition).join(' ')}`);
     return work(unit);
   }
 
@@ -61,10 +66,10 @@ class NotingStorage implements RecordingStorage {
   }
 }
 
-const command = (from: number, events: StoredToolEvent[], firstOffset?: string): RecordBatchCommand => ({
+const command = (from: number, events: StoredToolEvent[], firstOffset?: string, partition = 1): RecordBatchCommand => ({
   consumerGroup: 'g',
   topic: 't',
-  partition: 1,
+  partition,
   events: events.map((event, i) => ({ offset: String(from + i), event })),
   nextOffset: String(from + events.length),
   firstOffset,
@@ -123,5 +128,70 @@ describe('RecordBatch, the recording service', () => {
     const outcome = await new RecordBatch(storage, rules).recordBatch(command(0, [gone, kept]));
     expect(outcome).toMatchObject({ appended: 1, erased: 1 });
     expect(storage.appended.map((e) => e.eventId)).toEqual([kept.eventId]);
+  });
+
+  describe('several partitions in one unit', () => {
+    const other = { ...scope, conversationId: 'c2' };
+
+    it('takes the offset rows in partition order, then each step once for every batch, and advances each partition', async () => {
+      const storage = new NotingStorage(0n, { readModel: true });
+      const first = toolCall(scope, { roundIndex: 0, sequenceIndex: 0 });
+      const second = toolCall(other, { roundIndex: 0, sequenceIndex: 0 });
+      const outcomes = await new RecordBatch(storage, rules).recordBatches([
+        command(0, [second], undefined, 5),
+        command(0, [first], undefined, 2),
+      ]);
+      expect(storage.steps).toEqual([
+        'unit 5 2',
+        'storedOffset 2',
+        'storedOffset 5',
+        'withoutRecorded',
+        'openStreams',
+        'recordedBefore',
+        'write',
+        'advance 5 1',
+        'advance 2 1',
+        'append',
+      ]);
+      expect(storage.appended.map((e) => e.eventId)).toEqual([second.eventId, first.eventId]);
+      expect(outcomes).toEqual([
+        expect.objectContaining({ appended: 1, duplicates: 0, erased: 0 }),
+        expect.objectContaining({ appended: 1, duplicates: 0, erased: 0 }),
+      ]);
+    });
+
+    it('gives each batch the outcome it would get alone: its duplicates, erased events, gap or nothing to do', async () => {
+      const recordedBefore = toolCall(scope, { roundIndex: 0, sequenceIndex: 0 });
+      const gone = toolCall({ ...scope, conversationId: 'gone' }, { roundIndex: 0, sequenceIndex: 0 });
+      const kept = toolCall(other, { roundIndex: 0, sequenceIndex: 1 });
+      const stored = new Map([
+        [1, 0n],
+        [2, 0n],
+        [3, 4n],
+        [4, 9n],
+      ]);
+      const options = { recorded: new Set([recordedBefore.eventId]), erased: new Set(['gone']) };
+      const storage = new NotingStorage(stored, options);
+      const batches = [
+        command(0, [recordedBefore, kept], undefined, 1),
+        command(0, [gone], undefined, 2),
+        command(6, [runCompleted(scope)], '6', 3),
+        command(0, [runCompleted(other)], undefined, 4),
+      ];
+      const alone = await Promise.all(batches.map((b) => new RecordBatch(new NotingStorage(stored, options), rules).recordBatch(b)));
+      expect(await new RecordBatch(storage, rules).recordBatches(batches)).toEqual(alone);
+      expect(alone).toEqual([
+        expect.objectContaining({ appended: 1, duplicates: 1 }),
+        expect.objectContaining({ appended: 0, erased: 1 }),
+        { kind: 'gap', resumeAt: '4' },
+        expect.objectContaining({ appended: 0, alreadyCommitted: 1 }),
+      ]);
+      expect(storage.appended.map((e) => e.eventId)).toEqual([kept.eventId]);
+    });
+
+    it('refuses a unit that names a partition twice', () => {
+      const batch = command(0, [runCompleted(scope)]);
+      expect(() => new RecordBatch(new NotingStorage(0n), rules).recordBatches([batch, batch])).toThrow('one batch of each partition');
+    });
   });
 });

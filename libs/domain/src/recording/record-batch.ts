@@ -1,5 +1,5 @@
 import { upcastToolEvent, type StoredToolEvent, type ToolEvent } from '@toolhistory/contract';
-import { ErrorCode, rejected } from '@toolhistory/errors';
+import { AppError, ErrorCode, rejected } from '@toolhistory/errors';
 import { keyScopeOf, openEvents, sealEvents, storedForm } from '../encryption/sealed-payloads';
 import type { PayloadVault } from '../ports/payload-vault.port';
 import { NO_RETENTION, payloadExpiresAt, retentionOf, type RetentionPolicy } from '../retention/retention-policy';
@@ -10,9 +10,17 @@ import { batchToolNames, redactBatch, type RecordedToolNames } from '../redactio
 import { toolNameFor } from '../redaction/tool-names';
 import { redactEarlyResult } from '../redaction/redact-event';
 import type { RedactionPolicy } from '../redaction/redaction-policy';
-import type { Offset, OffsetEvent, OffsetGap, RecordBatchCommand, RecordBatchOutcome, RecordingStore } from '../ports/recording-store.port';
+import type {
+  Offset,
+  OffsetEvent,
+  OffsetGap,
+  PartitionRef,
+  RecordBatchCommand,
+  RecordBatchOutcome,
+  RecordingStore,
+} from '../ports/recording-store.port';
 import type { OpenedStreams, ReadModelInUnit, RecordingStorage, RecordingUnit } from '../ports/recording-unit.port';
-import { decideOffsets } from './partition-offset';
+import { decideOffsets, type OffsetDecision } from './partition-offset';
 import { type ReasoningRules, type ReasoningStep, sealKeptReasoning, setReasoningApart } from '../reasoning/reasoning-apart';
 import { reasoningRulesOf } from '../reasoning/reasoning-rules';
 import { DEFAULT_REPLAY_POLICY } from '../replay/replay-policy';
@@ -60,7 +68,20 @@ export class RecordBatch implements RecordingStore {
   ) {}
 
   recordBatch(command: RecordBatchCommand): Promise<RecordBatchOutcome | OffsetGap> {
-    return this.storage.inUnitOfWork(command, (unit) => this.record(unit, command));
+    return this.recordBatches([command]).then(([outcome]) => outcome);
+  }
+
+  /**
+   * One batch of each of several partitions in one unit of work (with
+   * PostgreSQL: one transaction, one commit, one statement per step for
+   * all of them; recording/grouped-recording.ts gathers them). Each batch
+   * gets the outcome it would get alone, in the order given.
+   */
+  recordBatches(commands: readonly RecordBatchCommand[]): Promise<Array<RecordBatchOutcome | OffsetGap>> {
+    const partitions = commands.map(partitionOf);
+    const named = new Set(partitions.map((p) => JSON.stringify([p.consumerGroup, p.topic, p.partition])));
+    if (named.size !== partitions.length) throw new AppError(ErrorCode.Internal, 'a unit of work records one batch of each partition');
+    return this.storage.inUnitOfWork(partitions, (unit) => this.record(unit, commands));
   }
 
   committedOffsets(consumerGroup: string, topic: string): Promise<Map<number, Offset>> {
@@ -72,27 +93,52 @@ export class RecordBatch implements RecordingStore {
    * project, advance, append. The append comes last: with PostgreSQL the
    * global append lock is then held only for the insert and the commit (ADR 002).
    */
-  private async record(unit: RecordingUnit, command: RecordBatchCommand): Promise<RecordBatchOutcome | OffsetGap> {
-    const decision = decideOffsets(await unit.storedOffset(), command);
-    if (decision.kind === 'gap') return decision;
-    const { fresh, alreadyCommitted } = decision;
-    if (decision.upToDate) return { appended: 0, duplicates: 0, alreadyCommitted, erased: 0, recorded: emptySummary() };
+  private async record(unit: RecordingUnit, commands: readonly RecordBatchCommand[]): Promise<Array<RecordBatchOutcome | OffsetGap>> {
+    // Offset rows in partition order, so units of overlapping partitions (a rebalance) never wait on each other crosswise.
+    const decisions = new Map<RecordBatchCommand, OffsetDecision>();
+    for (const command of [...commands].sort(byPartition))
+      decisions.set(command, decideOffsets(await unit.storedOffset(partitionOf(command)), command));
+    const recording = commands.filter((c) => {
+      const decision = decisions.get(c)!;
+      return decision.kind !== 'gap' && !decision.upToDate;
+    });
+    if (recording.length === 0) return commands.map((c) => notRecorded(decisions.get(c)!));
 
-    const unseen = await unit.withoutRecorded(fresh);
-    const { open, erased } = await openStreams(unit, unseen);
+    const freshOf = new Map(recording.map((c) => [c, (decisions.get(c) as FreshEvents).fresh]));
+    const unseen = await unit.withoutRecorded(recording.flatMap((c) => freshOf.get(c)!));
+    const { open } = await openStreams(unit, unseen);
     const redacted = await this.seal(this.apartFromReasoning(await this.redact(unit, open)));
     await this.project(redacted);
     await unit.keepReasoning(redacted.reasoning);
-    await unit.advance(command.nextOffset);
+    for (const command of recording) await unit.advance(partitionOf(command), command.nextOffset);
     // Sealed payloads rest without their members: the sealed note holds them.
     const appended = await unit.append(redacted.events.map((m) => ({ ...m, event: storedForm(m.event) })));
-    return {
-      appended: appended.written.length,
-      duplicates: fresh.length - unseen.length + appended.duplicates,
-      alreadyCommitted,
-      erased: erased + appended.erased,
-      recorded: summarizeRecorded(appended.written),
-    };
+    if (recording.length > 1 && (appended.duplicates > 0 || appended.erased > 0))
+      throw new AppError(
+        ErrorCode.Internal,
+        'a store that finds duplicates or erased streams as it appends records one partition per unit',
+      );
+
+    // Each batch's share, told by its events (the steps keep the objects they are given, and drop repeats).
+    const unseenSet = new Set(unseen);
+    const openSet = new Set(open);
+    const batchOfId = new Map<string, RecordBatchCommand>();
+    for (const c of recording) for (const m of freshOf.get(c)!) if (openSet.has(m)) batchOfId.set(m.event.eventId.toLowerCase(), c);
+    return commands.map((c) => {
+      const decision = decisions.get(c)!;
+      const fresh = freshOf.get(c);
+      if (fresh === undefined) return notRecorded(decision);
+      const written = appended.written.filter((e) => batchOfId.get(e.eventId.toLowerCase()) === c);
+      const unseenHere = fresh.filter((m) => unseenSet.has(m)).length;
+      const openHere = fresh.filter((m) => openSet.has(m)).length;
+      return {
+        appended: written.length,
+        duplicates: fresh.length - unseenHere + appended.duplicates,
+        alreadyCommitted: (decision as FreshEvents).alreadyCommitted,
+        erased: unseenHere - openHere + appended.erased,
+        recorded: summarizeRecorded(written),
+      };
+    });
   }
 
   /**
@@ -225,4 +271,26 @@ function holdsNul(value: unknown): boolean {
 /** Events of erased conversations are dropped, so an erasure stays final; nothing to claim when nothing is new. */
 function openStreams(unit: RecordingUnit, events: readonly OffsetEvent[]): Promise<OpenedStreams> {
   return events.length === 0 ? Promise.resolve({ open: [], erased: 0 }) : unit.openStreams(events);
+}
+
+type FreshEvents = Extract<OffsetDecision, { kind: 'record' }>;
+
+/** A batch that records nothing: it starts beyond the stored offset (the gap), or the offset is already past it. */
+function notRecorded(decision: OffsetDecision): RecordBatchOutcome | OffsetGap {
+  if (decision.kind === 'gap') return decision;
+  return { appended: 0, duplicates: 0, alreadyCommitted: decision.alreadyCommitted, erased: 0, recorded: emptySummary() };
+}
+
+const partitionOf = ({ consumerGroup, topic, partition }: RecordBatchCommand): PartitionRef => ({ consumerGroup, topic, partition });
+
+function byPartition(a: RecordBatchCommand, b: RecordBatchCommand): number {
+  return a.consumerGroup < b.consumerGroup
+    ? -1
+    : a.consumerGroup > b.consumerGroup
+      ? 1
+      : a.topic < b.topic
+        ? -1
+        : a.topic > b.topic
+          ? 1
+          : a.partition - b.partition;
 }

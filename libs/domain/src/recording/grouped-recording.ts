@@ -1,0 +1,100 @@
+import type { Offset, OffsetGap, RecordBatchCommand, RecordBatchOutcome, RecordingStore } from '../ports/recording-store.port';
+
+/** What the grouped recording needs of the recording service (record-batch.ts). */
+export interface BatchRecorder extends RecordingStore {
+  recordBatches(commands: readonly RecordBatchCommand[]): Promise<Array<RecordBatchOutcome | OffsetGap>>;
+}
+
+export interface GroupedRecordingOptions {
+  /** The most events one unit gathers (a batch larger than that is recorded alone). */
+  maxEvents?: number;
+}
+
+interface Waiting {
+  command: RecordBatchCommand;
+  resolve: (outcome: RecordBatchOutcome | OffsetGap) => void;
+  reject: (error: unknown) => void;
+}
+
+/** Enough for six partitions' worth of broker fetches of about 1 KB events, in one transaction. */
+const DEFAULT_MAX_EVENTS = 12_000;
+
+/**
+ * Group commit: one unit of work records at a time, and the batches of
+ * other partitions that arrive meanwhile wait for it and are then recorded
+ * together, in one unit (with PostgreSQL one transaction, one commit and
+ * one statement per step for all of them) instead of one unit each. Live
+ * traffic comes as many small batches, whose units cost more than their
+ * events (docs/benchmarks.md, "Group commit"); a batch that finds nothing
+ * under way starts at once, so a quiet partition waits for nothing.
+ *
+ * Each batch gets its own outcome. When a gathered unit fails, whose
+ * failure it was is unknown: each of its batches is then recorded alone,
+ * so a poison event fails only its own batch (which narrows it down, as
+ * before) and an outage fails each, to be retried by its partition.
+ */
+export class GroupedRecording implements RecordingStore {
+  private waiting: Waiting[] = [];
+  private recording = false;
+  private readonly maxEvents: number;
+
+  constructor(
+    private readonly recorder: BatchRecorder,
+    options: GroupedRecordingOptions = {},
+  ) {
+    this.maxEvents = options.maxEvents ?? DEFAULT_MAX_EVENTS;
+  }
+
+  recordBatch(command: RecordBatchCommand): Promise<RecordBatchOutcome | OffsetGap> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ command, resolve, reject });
+      this.recordNext();
+    });
+  }
+
+  committedOffsets(consumerGroup: string, topic: string): Promise<Map<number, Offset>> {
+    return this.recorder.committedOffsets(consumerGroup, topic);
+  }
+
+  private recordNext(): void {
+    if (this.recording || this.waiting.length === 0) return;
+    const group = this.takeGroup();
+    this.recording = true;
+    void this.record(group).finally(() => {
+      this.recording = false;
+      this.recordNext();
+    });
+  }
+
+  /** The waiting batches in arrival order, one per partition, up to the bound of events (the first always). */
+  private takeGroup(): Waiting[] {
+    const group: Waiting[] = [];
+    const later: Waiting[] = [];
+    const partitions = new Set<string>();
+    let events = 0;
+    for (const waiting of this.waiting) {
+      const partition = JSON.stringify([waiting.command.consumerGroup, waiting.command.topic, waiting.command.partition]);
+      const fits = group.length === 0 || (!partitions.has(partition) && events + waiting.command.events.length <= this.maxEvents);
+      if (!fits) {
+        later.push(waiting);
+        continue;
+      }
+      group.push(waiting);
+      partitions.add(partition);
+      events += waiting.command.events.length;
+    }
+    this.waiting = later;
+    return group;
+  }
+
+  private async record(group: readonly Waiting[]): Promise<void> {
+    if (group.length > 1) {
+      const outcomes = await this.recorder.recordBatches(group.map((w) => w.command)).catch(() => null);
+      if (outcomes !== null) {
+        group.forEach((waiting, i) => waiting.resolve(outcomes[i]));
+        return;
+      }
+    }
+    for (const waiting of group) await this.recorder.recordBatch(waiting.command).then(waiting.resolve, waiting.reject);
+  }
+}
