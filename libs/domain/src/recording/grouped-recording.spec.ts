@@ -52,21 +52,26 @@ const batch = (partition: number, events = 1): RecordBatchCommand => ({
   events: Array.from({ length: events }, () => ({ offset: '0', event: {} as never })),
 });
 
-/** Runs microtasks until the recorder has `units` units (the grouped recording starts them asynchronously). */
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+/** Lets the event loop turn until the recorder has `units` units (the grouped recording starts them asynchronously). */
 async function untilUnits(recorder: GatedRecorder, units: number): Promise<void> {
-  for (let i = 0; i < 100 && recorder.units.length < units; i += 1) await Promise.resolve();
+  for (let i = 0; i < 100 && recorder.units.length < units; i += 1) await nextTurn();
   expect(recorder.units).toHaveLength(units);
 }
 
 describe('GroupedRecording', () => {
-  it('starts a batch at once when nothing is under way, and records the batches that came meanwhile together next', async () => {
+  it('starts the batches of one turn of the event loop together, and records those that came meanwhile together next', async () => {
     const recorder = new GatedRecorder();
     const grouped = new GroupedRecording(recorder);
-    const first = grouped.recordBatch(batch(1));
+    const first = [grouped.recordBatch(batch(1)), grouped.recordBatch(batch(5))];
     await untilUnits(recorder, 1);
     const waiting = [grouped.recordBatch(batch(2)), grouped.recordBatch(batch(3)), grouped.recordBatch(batch(4))];
     recorder.finish();
-    await expect(first).resolves.toMatchObject({ duplicates: 1 });
+    await expect(Promise.all(first)).resolves.toEqual([
+      expect.objectContaining({ duplicates: 1 }),
+      expect.objectContaining({ duplicates: 5 }),
+    ]);
     await untilUnits(recorder, 2);
     recorder.finish();
     // Each batch has its own outcome.
@@ -75,7 +80,10 @@ describe('GroupedRecording', () => {
       expect.objectContaining({ duplicates: 3 }),
       expect.objectContaining({ duplicates: 4 }),
     ]);
-    expect(recorder.units).toEqual([[1], [2, 3, 4]]);
+    expect(recorder.units).toEqual([
+      [1, 5],
+      [2, 3, 4],
+    ]);
   });
 
   it('gathers one batch per partition and no more events than its bound; the rest wait for the next unit', async () => {
@@ -133,7 +141,7 @@ describe('GroupedRecording', () => {
           for (const arrival of arrivals) {
             // Units end while batches arrive.
             for (let i = 0; i < arrival.before; i += 1) recorder.finish();
-            for (let i = 0; i < 3; i += 1) await Promise.resolve();
+            if (arrival.before > 0) await nextTurn();
             const command = batch(arrival.partition, arrival.events);
             answers.push(
               grouped.recordBatch(command).then(
@@ -146,7 +154,7 @@ describe('GroupedRecording', () => {
           const all = Promise.all(answers).finally(() => (settled = true));
           for (let i = 0; i < 1_000 && !settled; i += 1) {
             recorder.finish();
-            await new Promise((resolve) => setImmediate(resolve));
+            await nextTurn();
           }
           const expected = arrivals.map(({ partition }) =>
             failWhole || partition === 13 ? `failed partition ${partition} failed` : `ok ${partition}`,

@@ -26,7 +26,8 @@ const DEFAULT_MAX_EVENTS = 12_000;
  * one statement per step for all of them) instead of one unit each. Live
  * traffic comes as many small batches, whose units cost more than their
  * events (docs/benchmarks.md, "Group commit"); a batch that finds nothing
- * under way starts at once, so a quiet partition waits for nothing.
+ * under way starts at the end of the event loop's turn (with the batches
+ * of the same fetch), so a quiet partition waits for nothing else.
  *
  * Each batch gets its own outcome. When a gathered unit fails, whose
  * failure it was is unknown: each of its batches is then recorded alone,
@@ -48,7 +49,9 @@ export class GroupedRecording implements RecordingStore {
   recordBatch(command: RecordBatchCommand): Promise<RecordBatchOutcome | OffsetGap> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ command, resolve, reject });
-      this.recordNext();
+      // The partitions of one broker fetch arrive in the same turn of the event loop: the first unit waits for
+      // the end of that turn, so it takes them all rather than the first alone.
+      if (this.waiting.length === 1 && !this.recording) setImmediate(() => this.recordNext());
     });
   }
 
