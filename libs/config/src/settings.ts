@@ -120,8 +120,8 @@ export const SETTINGS = [
     name: 'RECORDER_PARTITIONS_CONCURRENCY',
     group: 'kafka',
     parse: positiveInt,
-    default: '3',
-    description: 'partitions one recorder processes at once',
+    default: '6',
+    description: 'partitions one recorder takes batches of at once (with PostgreSQL they are recorded together, one transaction)',
   },
   {
     name: 'MAX_EVENT_BYTES',
