@@ -63,7 +63,7 @@ async function untilUnits(recorder: GatedRecorder, units: number): Promise<void>
 describe('GroupedRecording', () => {
   it('starts the batches of one turn of the event loop together, and records those that came meanwhile together next', async () => {
     const recorder = new GatedRecorder();
-    const grouped = new GroupedRecording(recorder);
+    const grouped = new GroupedRecording(recorder, { unitsAtOnce: 1 });
     const first = [grouped.recordBatch(batch(1)), grouped.recordBatch(batch(5))];
     await untilUnits(recorder, 1);
     const waiting = [grouped.recordBatch(batch(2)), grouped.recordBatch(batch(3)), grouped.recordBatch(batch(4))];
@@ -88,7 +88,7 @@ describe('GroupedRecording', () => {
 
   it('gathers one batch per partition and no more events than its bound; the rest wait for the next unit', async () => {
     const recorder = new GatedRecorder();
-    const grouped = new GroupedRecording(recorder, { maxEvents: 5 });
+    const grouped = new GroupedRecording(recorder, { maxEvents: 5, unitsAtOnce: 1 });
     const all = [grouped.recordBatch(batch(1))];
     await untilUnits(recorder, 1);
     all.push(
@@ -106,9 +106,25 @@ describe('GroupedRecording', () => {
     expect(recorder.units).toEqual([[1], [2, 4], [2, 3]]);
   });
 
+  it('records two units at once: what arrives while both are under way waits, and goes together in the next', async () => {
+    const recorder = new GatedRecorder();
+    const grouped = new GroupedRecording(recorder, { maxEvents: 4, unitsAtOnce: 2 });
+    const all = [grouped.recordBatch(batch(1, 3)), grouped.recordBatch(batch(2, 3))];
+    await untilUnits(recorder, 2);
+    all.push(grouped.recordBatch(batch(3)), grouped.recordBatch(batch(4)));
+    await nextTurn();
+    expect(recorder.units).toEqual([[1], [2]]);
+    recorder.finish();
+    await untilUnits(recorder, 3);
+    recorder.finish();
+    recorder.finish();
+    await Promise.all(all);
+    expect(recorder.units).toEqual([[1], [2], [3, 4]]);
+  });
+
   it('records each batch of a failed unit alone: the poison batch fails, its neighbours are recorded', async () => {
     const recorder = new GatedRecorder();
-    const grouped = new GroupedRecording(recorder);
+    const grouped = new GroupedRecording(recorder, { unitsAtOnce: 1 });
     const first = grouped.recordBatch(batch(1));
     await untilUnits(recorder, 1);
     const neighbour = grouped.recordBatch(batch(2));
@@ -133,10 +149,11 @@ describe('GroupedRecording', () => {
           maxLength: 12,
         }),
         fc.boolean(),
-        async (arrivals, failWhole) => {
+        fc.integer({ min: 1, max: 3 }),
+        async (arrivals, failWhole, unitsAtOnce) => {
           const recorder = new GatedRecorder();
           recorder.failWhole = failWhole;
-          const grouped = new GroupedRecording(recorder, { maxEvents: 6 });
+          const grouped = new GroupedRecording(recorder, { maxEvents: 6, unitsAtOnce });
           const answers: Array<Promise<string>> = [];
           for (const arrival of arrivals) {
             // Units end while batches arrive.

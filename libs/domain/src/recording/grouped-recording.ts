@@ -8,6 +8,8 @@ export interface BatchRecorder extends RecordingStore {
 export interface GroupedRecordingOptions {
   /** The most events one unit gathers (a batch larger than that is recorded alone). */
   maxEvents?: number;
+  /** Units recorded at once. */
+  unitsAtOnce?: number;
 }
 
 interface Waiting {
@@ -16,14 +18,21 @@ interface Waiting {
   reject: (error: unknown) => void;
 }
 
-/** Enough for six partitions' worth of broker fetches of about 1 KB events, in one transaction. */
-const DEFAULT_MAX_EVENTS = 12_000;
+/**
+ * Live traffic's batches (tens of events) all fit in one unit; a catch-up's
+ * (a broker fetch of a partition, about 1,500 events of 1 KB) go one or two
+ * to a unit, so that two units overlap: the service's work on one beside
+ * PostgreSQL's on the other (docs/benchmarks.md, "Group commit").
+ */
+const DEFAULT_MAX_EVENTS = 2_000;
+const DEFAULT_UNITS_AT_ONCE = 2;
 
 /**
- * Group commit: one unit of work records at a time, and the batches of
- * other partitions that arrive meanwhile wait for it and are then recorded
- * together, in one unit (with PostgreSQL one transaction, one commit and
- * one statement per step for all of them) instead of one unit each. Live
+ * Group commit: batches of several partitions are recorded together, in
+ * one unit of work (with PostgreSQL one transaction, one commit and one
+ * statement per step for all of them) instead of one unit each: those that
+ * arrive in the same turn of the event loop (one broker fetch), and those
+ * that arrive while two units are under way, which then wait. Live
  * traffic comes as many small batches, whose units cost more than their
  * events (docs/benchmarks.md, "Group commit"); a batch that finds nothing
  * under way starts at the end of the event loop's turn (with the batches
@@ -36,22 +45,31 @@ const DEFAULT_MAX_EVENTS = 12_000;
  */
 export class GroupedRecording implements RecordingStore {
   private waiting: Waiting[] = [];
-  private recording = false;
+  private units = 0;
+  private startPending = false;
   private readonly maxEvents: number;
+  private readonly unitsAtOnce: number;
 
   constructor(
     private readonly recorder: BatchRecorder,
     options: GroupedRecordingOptions = {},
   ) {
     this.maxEvents = options.maxEvents ?? DEFAULT_MAX_EVENTS;
+    this.unitsAtOnce = options.unitsAtOnce ?? DEFAULT_UNITS_AT_ONCE;
   }
 
   recordBatch(command: RecordBatchCommand): Promise<RecordBatchOutcome | OffsetGap> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ command, resolve, reject });
-      // The partitions of one broker fetch arrive in the same turn of the event loop: the first unit waits for
-      // the end of that turn, so it takes them all rather than the first alone.
-      if (this.waiting.length === 1 && !this.recording) setImmediate(() => this.recordNext());
+      // The partitions of one broker fetch arrive in the same turn of the event loop: a unit starts at the end
+      // of that turn, so it takes them all rather than the first alone.
+      if (!this.startPending && this.units < this.unitsAtOnce) {
+        this.startPending = true;
+        setImmediate(() => {
+          this.startPending = false;
+          this.recordNext();
+        });
+      }
     });
   }
 
@@ -60,13 +78,14 @@ export class GroupedRecording implements RecordingStore {
   }
 
   private recordNext(): void {
-    if (this.recording || this.waiting.length === 0) return;
-    const group = this.takeGroup();
-    this.recording = true;
-    void this.record(group).finally(() => {
-      this.recording = false;
-      this.recordNext();
-    });
+    while (this.units < this.unitsAtOnce && this.waiting.length > 0) {
+      const group = this.takeGroup();
+      this.units += 1;
+      void this.record(group).finally(() => {
+        this.units -= 1;
+        this.recordNext();
+      });
+    }
   }
 
   /** The waiting batches in arrival order, one per partition, up to the bound of events (the first always). */
