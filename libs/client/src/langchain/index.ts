@@ -7,4 +7,10 @@ export {
 export { toLangChainMessages, spliceToolHistory, type LangChainHistoryInput, type ReplayedTurns } from './langchain-message-converter';
 export { ToolHistoryPublishError, type PublishFailure } from './ordered-publish-queue';
 export { searchHistoryTool } from './langchain-search-history-tool';
-export { messageReasoningOf, OPENAI_FUNCTION_CALL_IDS, reasoningMessageFields } from './langchain-reasoning';
+export {
+  GEMINI_FUNCTION_CALL_SIGNATURES,
+  GEMINI_PLACEHOLDER_SIGNATURE,
+  messageReasoningOf,
+  OPENAI_FUNCTION_CALL_IDS,
+  reasoningMessageFields,
+} from './langchain-reasoning';

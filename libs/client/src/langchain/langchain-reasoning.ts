@@ -9,7 +9,10 @@ import type { JsonObject } from '../tool-event-types';
  * @langchain/anthropic sends back as they are; OpenAI's reasoning item in
  * `additional_kwargs.reasoning` and the function calls' item ids in
  * `additional_kwargs.__openai_function_call_ids__`, which @langchain/openai
- * (Responses API) sends back before the calls. Each is recorded as the
+ * (Responses API) sends back before the calls; Gemini's thought parts as
+ * `thinking` blocks (signature in them) and each call's thought signature
+ * in `additional_kwargs.__gemini_function_call_thought_signatures__`, which
+ * @langchain/google-genai keeps and sends back. Each is recorded as the
  * provider's own item, so a replay in the provider's format carries it too.
  * A model with `outputVersion: "v1"` gives LangChain's standard blocks
  * instead (Anthropic's thinking as `reasoning` blocks, redacted thinking as
@@ -19,6 +22,10 @@ import type { JsonObject } from '../tool-event-types';
 
 /** @langchain/openai's key of the function calls' item ids (tool call id to fc_...). */
 export const OPENAI_FUNCTION_CALL_IDS = '__openai_function_call_ids__';
+/** @langchain/google-genai's key of the function calls' thought signatures (tool call id to signature). */
+export const GEMINI_FUNCTION_CALL_SIGNATURES = '__gemini_function_call_thought_signatures__';
+/** Google's documented signature for a function call whose own is unknown (a replay marks such a round). */
+export const GEMINI_PLACEHOLDER_SIGNATURE = 'skip_thought_signature_validator';
 
 const ANTHROPIC_BLOCKS = new Set(['thinking', 'redacted_thinking']);
 
@@ -32,6 +39,8 @@ export function messageReasoningOf(message: BaseMessage | undefined, calledModel
   const metadata = message.response_metadata as { model_name?: unknown; model?: unknown } | undefined;
   const model = [metadata?.model_name, metadata?.model, calledModel].find((m): m is string => typeof m === 'string' && m !== '');
   if (model === undefined) return undefined;
+  // @langchain/google-genai names the signatures of every output with calls (an empty map when there are none).
+  if (isObject(message.additional_kwargs?.[GEMINI_FUNCTION_CALL_SIGNATURES])) return geminiReasoningOf(message, model);
   const thinking = providerBlocksOf(message).filter((block) => ANTHROPIC_BLOCKS.has(String(block.type)));
   if (thinking.length > 0) return { provider: 'anthropic', model, items: thinking.map(anthropicBlockOf) };
   const kwargs = message.additional_kwargs ?? {};
@@ -50,15 +59,48 @@ export function messageReasoningOf(message: BaseMessage | undefined, calledModel
   };
 }
 
+/** Gemini's thought parts as thinking blocks, and the signatures of the message's own calls. */
+function geminiReasoningOf(message: AIMessage, model: string): ResponseReasoning | undefined {
+  const blocks = Array.isArray(message.content) ? (message.content as Array<Record<string, unknown>>) : [];
+  const items = blocks.filter((block) => block.type === 'thinking').map(geminiThoughtOf);
+  const calls = new Set((message.tool_calls ?? []).map((call) => call.id));
+  const signed = message.additional_kwargs[GEMINI_FUNCTION_CALL_SIGNATURES] as Record<string, unknown>;
+  const callSignatures = Object.fromEntries(
+    Object.entries(signed).filter(
+      (entry): entry is [string, string] => calls.has(entry[0]) && typeof entry[1] === 'string' && entry[1] !== '',
+    ),
+  );
+  if (items.length === 0 && Object.keys(callSignatures).length === 0) return undefined;
+  return {
+    provider: 'google',
+    model,
+    ...(items.length === 0 ? {} : { items }),
+    ...(Object.keys(callSignatures).length === 0 ? {} : { callSignatures }),
+  };
+}
+
+/** @langchain/google-genai's thinking block as the Gemini thought part it came from. */
+function geminiThoughtOf(block: Record<string, unknown>): JsonObject {
+  return {
+    text: String(block.thinking ?? ''),
+    thought: true,
+    ...(typeof block.signature === 'string' ? { thoughtSignature: block.signature } : {}),
+  };
+}
+
 /** The fields of a replayed round's AIMessage that carry its text and, for its provider, its reasoning. */
 export function reasoningMessageFields(round: {
   provider: string;
   text: string;
   reasoningJson: string;
   callItemIds: Record<string, string>;
+  callSignatures?: Record<string, string>;
+  reasoningPlaceholder?: boolean;
+  calls?: ReadonlyArray<{ toolCallId: string }>;
 }): Pick<AIMessageFields, 'content' | 'additional_kwargs'> {
   const items = round.reasoningJson ? (JSON.parse(round.reasoningJson) as JsonObject[]) : [];
   const text = round.text ?? '';
+  if (round.provider === 'google') return geminiMessageFields(round, items, text);
   if (round.provider === 'anthropic' && items.length > 0) {
     return { content: [...items, ...(text === '' ? [] : [{ type: 'text', text }])] as AIMessageFields['content'] };
   }
@@ -72,6 +114,32 @@ export function reasoningMessageFields(round: {
     return Object.keys(kwargs).length === 0 ? { content: text } : { content: text, additional_kwargs: kwargs };
   }
   return { content: text };
+}
+
+/**
+ * A Gemini round where @langchain/google-genai reads it: its thought parts
+ * as thinking blocks first, then the text; the calls' signatures by tool
+ * call id, Google's placeholder on the first call when the replay marks the
+ * round (a turn that goes on without the call's own signature).
+ */
+function geminiMessageFields(
+  round: { callSignatures?: Record<string, string>; reasoningPlaceholder?: boolean; calls?: ReadonlyArray<{ toolCallId: string }> },
+  items: readonly JsonObject[],
+  text: string,
+): Pick<AIMessageFields, 'content' | 'additional_kwargs'> {
+  const signatures: Record<string, string> = { ...(round.callSignatures ?? {}) };
+  const first = round.calls?.[0]?.toolCallId;
+  if (round.reasoningPlaceholder && first !== undefined) signatures[first] ??= GEMINI_PLACEHOLDER_SIGNATURE;
+  const thinking = items.map((part) => ({
+    type: 'thinking',
+    thinking: String(part.text ?? ''),
+    ...(typeof part.thoughtSignature === 'string' ? { signature: part.thoughtSignature } : {}),
+  }));
+  const content =
+    thinking.length === 0 ? text : ([...thinking, ...(text === '' ? [] : [{ type: 'text', text }])] as AIMessageFields['content']);
+  return Object.keys(signatures).length === 0
+    ? { content }
+    : { content, additional_kwargs: { [GEMINI_FUNCTION_CALL_SIGNATURES]: signatures } };
 }
 
 /** The message's content blocks as its provider gave them: LangChain's standard blocks (output_version "v1") of an Anthropic model read back into Anthropic's. */
