@@ -2,7 +2,9 @@
 rest by the SDK's own SQLiteSession (in memory), compared with that plain SQLiteSession on the same runs.
 
 What the model is given is compared without a function call's item ``id``: the replay gives a call its provider item
-id only beside the reasoning item it follows (without reasoning the API takes the call without one).
+id only beside the reasoning item it follows (without reasoning the API takes the call without one); and an assistant
+message by its text: the text a model said beside its calls comes back as an input message, not as the output item
+(its id and status) the API gave.
 """
 
 from __future__ import annotations
@@ -60,13 +62,20 @@ def agent_of(model: ScriptedModel) -> Agent[Any]:
 
 
 def comparable(items: list[Any]) -> list[Any]:
-    """Items as compared: a function call without its provider item id."""
-    return [
-        {key: value for key, value in item.items() if key != "id"}
-        if isinstance(item, dict) and item.get("type") == "function_call"
-        else item
-        for item in items
-    ]
+    """Items as compared: a function call without its provider item id, an assistant message as its text."""
+    return [_comparable(item) for item in items]
+
+
+def _comparable(item: Any) -> Any:
+    if not isinstance(item, dict):
+        return item
+    if item.get("type") == "function_call":
+        return {key: value for key, value in item.items() if key != "id"}
+    if item.get("role") == "assistant" and item.get("type") in (None, "message"):
+        content = item.get("content")
+        text = content if isinstance(content, str) else "".join(part.get("text", "") for part in content or [])
+        return {"role": "assistant", "text": text}
+    return item
 
 
 def of_type(items: list[Any], kind: str) -> list[dict[str, Any]]:
@@ -365,23 +374,27 @@ async def test_clear_session_with_erase_removes_the_recorded_calls(
 # answer; the model is given the same input with the decorator as with the plain session, turn after turn.
 
 CALL_KINDS = st.sampled_from(["lookup_order", "charge_card"])
-ROUNDS = st.lists(st.lists(CALL_KINDS, min_size=1, max_size=3), min_size=0, max_size=2)
+# A round: its calls, and whether the model says something beside them ("I'll look it up").
+ROUNDS = st.lists(st.tuples(st.lists(CALL_KINDS, min_size=1, max_size=3), st.booleans()), min_size=0, max_size=2)
 RUNS = st.lists(ROUNDS, min_size=1, max_size=3)
 
 
-def script_of(runs: list[list[list[str]]], prefix: str) -> list[tuple[str, list[Any]]]:
+def script_of(runs: list[list[tuple[list[str], bool]]], prefix: str) -> list[tuple[str, list[Any]]]:
     turns: list[tuple[str, list[Any]]] = []
     for turn, rounds in enumerate(runs):
         steps: list[Any] = [
             [
-                function_call(
-                    kind,
-                    {"order_id": f"A-{turn}-{r}-{c}"} if kind == "lookup_order" else {"amount": c + 1},
-                    call_id=f"{prefix}-{turn}-{r}-{c}",
-                )
-                for c, kind in enumerate(calls)
+                *([assistant_message(f"checking {turn}-{r}", item_id=f"msg-{turn}-{r}")] if says else []),
+                *(
+                    function_call(
+                        kind,
+                        {"order_id": f"A-{turn}-{r}-{c}"} if kind == "lookup_order" else {"amount": c + 1},
+                        call_id=f"{prefix}-{turn}-{r}-{c}",
+                    )
+                    for c, kind in enumerate(calls)
+                ),
             ]
-            for r, calls in enumerate(rounds)
+            for r, (calls, says) in enumerate(rounds)
         ]
         steps.append([assistant_message(f"answer {turn}", item_id=f"msg-{turn}")])
         turns.append((f"question {turn}", steps))
@@ -391,7 +404,7 @@ def script_of(runs: list[list[list[str]]], prefix: str) -> list[tuple[str, list[
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(runs=RUNS)
 def test_generated_runs_give_the_model_the_same_input_as_the_plain_session(
-    runs: list[list[list[str]]], stack: Stack, publisher: ToolEventPublisher, ids: Callable[[str], str]
+    runs: list[list[tuple[list[str], bool]]], stack: Stack, publisher: ToolEventPublisher, ids: Callable[[str], str]
 ) -> None:
     async def scenario() -> None:
         async with async_client(stack) as client:

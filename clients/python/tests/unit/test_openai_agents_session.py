@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolhistory.openai_agents._session import _outputs_as_sent, _rounds
+from toolhistory.openai_agents._session import _calls_follow, _outputs_as_sent, _rounds
 from toolhistory.v1 import toolhistory_pb2 as pb
 
 
@@ -28,6 +28,11 @@ def reasoning(item_id: str) -> dict[str, Any]:
     return {"type": "reasoning", "id": item_id, "summary": []}
 
 
+def said(item_id: str) -> dict[str, Any]:
+    content = [{"type": "output_text", "text": "On it."}]
+    return {"type": "message", "role": "assistant", "id": item_id, "content": content}
+
+
 @pytest.mark.parametrize(
     ("items", "expected"),
     [
@@ -36,6 +41,10 @@ def reasoning(item_id: str) -> dict[str, Any]:
         ([reasoning("r1"), call("a"), output("a"), reasoning("r2"), call("b")], [["r1", "a", "a"], ["r2", "b"]]),
         ([call("a"), call("b")], [["a", "b"]]),
         ([output("a")], [["a"]]),
+        (
+            [said("m1"), call("a"), output("a"), reasoning("r2"), said("m2"), call("b")],
+            [["m1", "a", "a"], ["r2", "m2", "b"]],
+        ),
     ],
     ids=[
         "parallel calls",
@@ -43,10 +52,28 @@ def reasoning(item_id: str) -> dict[str, Any]:
         "reasoning opens its response",
         "awaiting",
         "a resumed output",
+        "the text beside the calls opens its response",
     ],
 )
 def test_a_batch_splits_by_model_response(items: list[dict[str, Any]], expected: list[list[str]]) -> None:
     assert [[item.get("call_id") or item["id"] for item in group] for group in _rounds(items)] == expected
+
+
+@pytest.mark.parametrize(
+    ("items", "at", "expected"),
+    [
+        ([said("m"), call("a")], 0, True),
+        ([said("m"), reasoning("r"), call("a")], 0, True),
+        ([said("m")], 0, False),
+        ([said("m"), output("a"), call("b")], 0, False),
+        ([call("a"), output("a"), said("m")], 2, False),
+    ],
+    ids=["calls follow", "past its reasoning", "the answer", "an output first", "after the outputs"],
+)
+def test_an_assistant_message_is_text_beside_calls_when_its_response_asked_for_calls(
+    items: list[dict[str, Any]], at: int, expected: bool
+) -> None:
+    assert _calls_follow(items, at) is expected
 
 
 KINDS = st.sampled_from(["call", "output", "reasoning"])

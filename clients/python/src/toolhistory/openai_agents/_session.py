@@ -143,10 +143,16 @@ class ToolHistorySession:
             tools: list[TResponseInputItem] = []
             answer_id: str | None = None
             asks = any(function_call_of(item) is not None for item in items)
-            for item in items:
+            for at, item in enumerate(items):
                 # A reasoning item goes with the round of calls it came with (replayed before them, in its turn); one
-                # before an answer stays in inner, before the answer.
-                if _is_tool_item(item) or (asks and field_of(item, "type") == "reasoning"):
+                # before an answer stays in inner, before the answer. So does the text the model said beside its
+                # calls, recorded with its round (when its provider is known) and replayed in its place, between the
+                # rounds: in inner it would come before every round of the run.
+                if (
+                    _is_tool_item(item)
+                    or (asks and field_of(item, "type") == "reasoning")
+                    or (self._provider and _is_assistant_message(item) and _calls_follow(items, at))
+                ):
                     tools.append(item)
                     # The answer is an assistant message no call follows (one before calls is the text beside them).
                     if function_call_of(item) is not None:
@@ -234,9 +240,11 @@ class ToolHistorySession:
         futures: list[Future[Any]] = []
         if asked:
             asking = self._run or self._start_run(self._user_message_id)
+            text = "".join(_message_text(item) for item in items if _is_assistant_message(item)) or None
             round_ = asking.recording.response(
                 calls=[AskedCall(call_id, name, parse_tool_arguments(arguments)) for call_id, name, arguments in asked],
-                reasoning=self._reasoning_of(items),
+                text=text,
+                reasoning=self._reasoning_of(items, text),
             )
             if round_ is not None:
                 futures.append(asking.recording.publish_calls(round_.calls))
@@ -279,12 +287,15 @@ class ToolHistorySession:
             for item in unknown
         ]
 
-    def _reasoning_of(self, items: Sequence[TResponseInputItem]) -> ResponseReasoning | None:
+    def _reasoning_of(self, items: Sequence[TResponseInputItem], text: str | None) -> ResponseReasoning | None:
         """The reasoning items a response gave with its calls, and the calls' own item ids (the API wants them back
-        together)."""
+        together); with none, the response's provider and model alone when it said something beside its calls (the
+        text is recorded with them)."""
         reasoning = [plain(item) for item in items if field_of(item, "type") == "reasoning"]
-        if not reasoning or not self._provider:
+        if not self._provider or (not reasoning and not text):
             return None
+        if not reasoning:
+            return ResponseReasoning(provider=self._provider, model=self._model)
         item_ids = {
             call[0]: item_id
             for item in items
@@ -374,12 +385,32 @@ def _rounds(items: Sequence[TResponseInputItem]) -> list[list[TResponseInputItem
     several responses: a call or reasoning item after an output is the next response's)."""
     grouped: list[list[TResponseInputItem]] = []
     for item in items:
-        starts = field_of(item, "type") in ("function_call", "reasoning")
+        starts = field_of(item, "type") in ("function_call", "reasoning") or _is_assistant_message(item)
         if not grouped or (starts and any(function_output_call_id(entry) is not None for entry in grouped[-1])):
             grouped.append([item])
         else:
             grouped[-1].append(item)
     return grouped
+
+
+def _calls_follow(items: Sequence[TResponseInputItem], at: int) -> bool:
+    """Whether the model's response the item at ``at`` belongs to asked for calls: the next item that is neither its
+    reasoning nor its text is a function call."""
+    for item in items[at + 1 :]:
+        if field_of(item, "type") == "reasoning" or _is_assistant_message(item):
+            continue
+        return function_call_of(item) is not None
+    return False
+
+
+def _message_text(item: object) -> str:
+    """An assistant message's text: its content as a string, or its output_text parts joined."""
+    content = field_of(item, "content")
+    if isinstance(content, str):
+        return content
+    parts = content if isinstance(content, list) else []
+    texts = (field_of(part, "text") for part in parts if field_of(part, "type") in ("output_text", "text"))
+    return "".join(str(text or "") for text in texts)
 
 
 def _is_tool_item(item: object) -> bool:
