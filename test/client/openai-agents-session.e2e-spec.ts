@@ -13,11 +13,19 @@ const agentOf = (model: ScriptedModel) => new Agent({ name: 'travel', instructio
 /**
  * Items as compared: a function call without its provider item id and
  * status (the replay gives a call its item id only beside the reasoning item
- * it follows; without reasoning the API takes the call without one).
+ * it follows; without reasoning the API takes the call without one); an
+ * assistant message as its text (the text a model said beside its calls
+ * comes back as an input message, not as the output item, its id and
+ * status, the API gave).
  */
 const comparable = (items: readonly unknown[]) =>
   items.map((item) => {
     const entry = item as Record<string, unknown>;
+    if (entry.role === 'assistant' && (entry.type === undefined || entry.type === 'message')) {
+      const content = entry.content;
+      const parts = Array.isArray(content) ? (content as Array<{ text?: unknown }>) : [{ text: content }];
+      return { role: 'assistant', text: parts.map((part) => (typeof part.text === 'string' ? part.text : '')).join('') };
+    }
     if (entry.type !== 'function_call') return item;
     const { id: _id, status: _status, providerData: _providerData, ...rest } = entry;
     return rest;
@@ -278,20 +286,23 @@ describe('@toolhistory/client/openai-agents ToolHistorySession: the SDK’s Sess
 
   it('gives the model the same input as the plain MemorySession over generated runs', async () => {
     const kinds = fc.constantFrom('get_weather', 'search_flights');
-    const runs = fc.array(fc.array(fc.array(kinds, { minLength: 1, maxLength: 3 }), { maxLength: 2 }), { minLength: 1, maxLength: 3 });
+    // A round: its calls, and whether the model says something beside them ("I'll look it up").
+    const round = fc.tuple(fc.array(kinds, { minLength: 1, maxLength: 3 }), fc.boolean());
+    const runs = fc.array(fc.array(round, { maxLength: 2 }), { minLength: 1, maxLength: 3 });
     await fc.assert(
       fc.asyncProperty(runs, async (generated) => {
         const prefix = uniqueName('call');
         const turns: Turn[] = generated.map((rounds, turn) => [
           `question ${turn}`,
           [
-            ...rounds.map((calls, r) =>
-              calls.map((kind, c) =>
+            ...rounds.map(([calls, says], r) => [
+              ...(says ? [assistantMessage(`checking ${turn}-${r}`, { id: `msg-${turn}-${r}` })] : []),
+              ...calls.map((kind, c) =>
                 functionCall(kind, kind === 'get_weather' ? { city: `C-${turn}-${r}-${c}` } : { to: `T-${c}` }, {
                   callId: `${prefix}-${turn}-${r}-${c}`,
                 }),
               ),
-            ),
+            ]),
             [assistantMessage(`answer ${turn}`, { id: `msg-${turn}` })],
           ],
         ]);

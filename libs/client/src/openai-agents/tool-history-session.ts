@@ -160,9 +160,16 @@ export class ToolHistorySession implements Session {
     const tools: Item[] = [];
     let answerId: string | undefined;
     const asks = items.some((item) => item.type === 'function_call');
-    for (const item of items as Item[]) {
-      // A reasoning item goes with the round of calls it came with (replayed right before them, in its turn); one before an answer stays in inner.
-      if (item.type === 'function_call' || item.type === 'function_call_result' || (asks && item.type === 'reasoning')) {
+    for (const [at, item] of (items as Item[]).entries()) {
+      // A reasoning item goes with the round of calls it came with (replayed right before them, in its turn); one before an answer
+      // stays in inner. So does the text the model said beside its calls, recorded with its round and replayed in its place,
+      // between the rounds: in inner it would come before every round of the run.
+      if (
+        item.type === 'function_call' ||
+        item.type === 'function_call_result' ||
+        (asks && item.type === 'reasoning') ||
+        (isMessageOf(item, 'assistant') && callsFollow(items as Item[], at))
+      ) {
         tools.push(item);
         // The answer is an assistant message no call follows (one before calls is the model's text beside them).
         if (item.type === 'function_call') answerId = undefined;
@@ -193,10 +200,14 @@ export class ToolHistorySession implements Session {
     const published: Array<Promise<unknown>> = [];
     if (asked.length > 0) {
       const run = this.run ?? this.startRun(conversationId, this.userMessageId);
-      const response = roundResponseOf(items, this.options.model || UNSPECIFIED_MODEL);
+      const model = this.options.model || UNSPECIFIED_MODEL;
+      const text = messageText(items);
+      // Without reasoning items, the response's provider and model alone carry its text.
+      const reasoning = roundResponseOf(items, model)?.reasoning ?? (text === '' ? undefined : { provider: 'openai', model });
       const round = run.recording.response({
         calls: asked.map((call) => ({ toolCallId: call.callId, toolName: call.name, arguments: parseArguments(call.arguments) })),
-        ...(response === undefined ? {} : { reasoning: response.reasoning }),
+        ...(reasoning === undefined ? {} : { reasoning }),
+        ...(text === '' ? {} : { text }),
       });
       if (round !== undefined) published.push(run.recording.publishCalls(round.calls));
     }
@@ -344,11 +355,26 @@ function rounds(items: readonly Item[]): Item[][] {
   for (const item of items) {
     const current = grouped.at(-1);
     const answered = current?.some((entry) => entry.type === 'function_call_result') ?? false;
-    const starts = item.type === 'function_call' || item.type === 'reasoning';
+    const starts = item.type === 'function_call' || item.type === 'reasoning' || isMessageOf(item, 'assistant');
     if (current === undefined || (starts && answered)) grouped.push([item]);
     else current.push(item);
   }
   return grouped;
+}
+
+/** Whether the model's response the item at `at` belongs to asked for calls: the next item that is neither its reasoning nor its text is a function call. */
+function callsFollow(items: readonly Item[], at: number): boolean {
+  const next = items.slice(at + 1).find((item) => item.type !== 'reasoning' && !isMessageOf(item, 'assistant'));
+  return next?.type === 'function_call';
+}
+
+/** The text of the assistant messages among a response's items: their output text parts, joined. */
+function messageText(items: readonly Item[]): string {
+  return items
+    .filter((item) => isMessageOf(item, 'assistant'))
+    .flatMap((item) => (Array.isArray(item.content) ? (item.content as Array<{ type?: unknown; text?: unknown }>) : []))
+    .map((part) => (part.type === 'output_text' && typeof part.text === 'string' ? part.text : ''))
+    .join('');
 }
 
 function isMessageOf(item: Item, role: string): boolean {
