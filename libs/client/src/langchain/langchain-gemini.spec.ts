@@ -5,10 +5,9 @@ import type * as Prebuilt from '@langchain/langgraph/dist/prebuilt/index.js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Round } from '../generated/toolhistory/v1/toolhistory';
-import { RunPublisher, type PublishedEvent } from '../tool-event-publisher';
 import { toLangChainMessages } from './langchain-message-converter';
 import { GEMINI_PLACEHOLDER_SIGNATURE } from './langchain-reasoning';
-import { tools } from './scripted-chat-model.fixture';
+import { recordingRun, tools } from './scripted-chat-model.fixture';
 import { ToolHistoryCallbackHandler } from './tool-history-callback-handler';
 
 const { createReactAgent } = jest.requireActual<typeof Prebuilt>('@langchain/langgraph/prebuilt');
@@ -51,17 +50,6 @@ const ROUND: Part[] = [
   { functionCall: { id: 'call_a', name: 'get_order', args: { orderId: 'A-1' } }, thoughtSignature: 'CiQB0e2Kb8-first-call' },
   { functionCall: { id: 'call_b', name: 'get_customer', args: { id: 7 } } },
 ];
-
-function recordingRun() {
-  const events: Array<Record<string, unknown>> = [];
-  const run = new RunPublisher({ tenantId: 't1', conversationId: 'c1', channel: 'web', runId: 'run-1' }, async (batch) =>
-    batch.map(({ identity, fields }): PublishedEvent => {
-      events.push({ type: identity.type, ...fields });
-      return { eventId: `e${events.length}`, type: identity.type, partition: 0, offset: '0', consistencyToken: 'ct1:k:t:0:0' };
-    }),
-  );
-  return { events, run };
-}
 
 describe('LangChain.js with Gemini (@langchain/google-genai against a loopback Gemini API)', () => {
   let gemini: Awaited<ReturnType<typeof geminiOnLoopback>>;

@@ -3,11 +3,10 @@ import { AIMessage, type AIMessageFields, HumanMessage } from '@langchain/core/m
 import type * as Prebuilt from '@langchain/langgraph/dist/prebuilt/index.js';
 import fc from 'fast-check';
 import { Round } from '../generated/toolhistory/v1/toolhistory';
-import { RunPublisher, type PublishedEvent } from '../tool-event-publisher';
 import type { JsonObject } from '../tool-event-types';
 import { toLangChainMessages } from './langchain-message-converter';
 import { messageReasoningOf, OPENAI_FUNCTION_CALL_IDS, reasoningMessageFields } from './langchain-reasoning';
-import { call, ScriptedChatModel, tools, usage } from './scripted-chat-model.fixture';
+import { call, recordingRun, ScriptedChatModel, tools, usage } from './scripted-chat-model.fixture';
 import { ToolHistoryCallbackHandler } from './tool-history-callback-handler';
 
 const { createReactAgent } = jest.requireActual<typeof Prebuilt>('@langchain/langgraph/prebuilt');
@@ -108,18 +107,6 @@ describe('the replayed round, as LangChain messages', () => {
 });
 
 describe('ToolHistoryCallbackHandler with a reasoning model', () => {
-  /** A run whose published events are kept, each with its own fields. */
-  const recordingRun = () => {
-    const events: Array<Record<string, unknown>> = [];
-    const run = new RunPublisher({ tenantId: 't1', conversationId: 'c1', channel: 'web', runId: 'run-1' }, async (batch) =>
-      batch.map(({ identity, fields }): PublishedEvent => {
-        events.push({ type: identity.type, ...fields });
-        return { eventId: `e${events.length}`, type: identity.type, partition: 0, offset: '0', consistencyToken: 'ct1:k:t:0:0' };
-      }),
-    );
-    return { events, run };
-  };
-
   /** What the handler publishes of a one-round agent run whose model answers `reply`, then ends. */
   const recordedResponses = async (reply: AIMessageFields, outputVersion?: 'v0' | 'v1') => {
     const { events, run } = recordingRun();

@@ -46,17 +46,8 @@ export function messageReasoningOf(message: BaseMessage | undefined, calledModel
   const kwargs = message.additional_kwargs ?? {};
   const reasoning = kwargs.reasoning as { type?: unknown } | undefined;
   const items = isObject(reasoning) && reasoning.type === 'reasoning' ? [JSON.parse(JSON.stringify(reasoning)) as JsonObject] : [];
-  const ids = kwargs[OPENAI_FUNCTION_CALL_IDS];
-  const callItemIds = isObject(ids)
-    ? Object.fromEntries(Object.entries(ids).filter((entry): entry is [string, string] => typeof entry[1] === 'string'))
-    : {};
-  if (items.length === 0 && Object.keys(callItemIds).length === 0) return undefined;
-  return {
-    provider: 'openai',
-    model,
-    ...(items.length === 0 ? {} : { items }),
-    ...(Object.keys(callItemIds).length === 0 ? {} : { callItemIds }),
-  };
+  const callItemIds = textsByCall(kwargs[OPENAI_FUNCTION_CALL_IDS], () => true);
+  return responseReasoning('openai', model, items, { callItemIds });
 }
 
 /** Gemini's thought parts as thinking blocks, and the signatures of the message's own calls. */
@@ -64,19 +55,28 @@ function geminiReasoningOf(message: AIMessage, model: string): ResponseReasoning
   const blocks = Array.isArray(message.content) ? (message.content as Array<Record<string, unknown>>) : [];
   const items = blocks.filter((block) => block.type === 'thinking').map(geminiThoughtOf);
   const calls = new Set((message.tool_calls ?? []).map((call) => call.id));
-  const signed = message.additional_kwargs[GEMINI_FUNCTION_CALL_SIGNATURES] as Record<string, unknown>;
-  const callSignatures = Object.fromEntries(
-    Object.entries(signed).filter(
-      (entry): entry is [string, string] => calls.has(entry[0]) && typeof entry[1] === 'string' && entry[1] !== '',
-    ),
+  const callSignatures = textsByCall(message.additional_kwargs[GEMINI_FUNCTION_CALL_SIGNATURES], (callId) => calls.has(callId));
+  return responseReasoning('google', model, items, { callSignatures });
+}
+
+/** A kwargs map of tool call id to text (item ids, signatures): its non-empty texts of the calls `keep` names. */
+function textsByCall(value: unknown, keep: (callId: string) => boolean): Record<string, string> {
+  if (!isObject(value)) return {};
+  return Object.fromEntries(
+    Object.entries(value).filter((entry): entry is [string, string] => keep(entry[0]) && typeof entry[1] === 'string' && entry[1] !== ''),
   );
-  if (items.length === 0 && Object.keys(callSignatures).length === 0) return undefined;
-  return {
-    provider: 'google',
-    model,
-    ...(items.length === 0 ? {} : { items }),
-    ...(Object.keys(callSignatures).length === 0 ? {} : { callSignatures }),
-  };
+}
+
+/** The reasoning a round carries, empty parts left out; none when it carries nothing. */
+function responseReasoning(
+  provider: string,
+  model: string,
+  items: JsonObject[],
+  byCall: Pick<ResponseReasoning, 'callSignatures' | 'callItemIds'>,
+): ResponseReasoning | undefined {
+  const maps = Object.entries(byCall).filter(([, map]) => map !== undefined && Object.keys(map).length > 0);
+  if (items.length === 0 && maps.length === 0) return undefined;
+  return { provider, model, ...(items.length === 0 ? {} : { items }), ...Object.fromEntries(maps) };
 }
 
 /** @langchain/google-genai's thinking block as the Gemini thought part it came from. */

@@ -3,6 +3,7 @@ import { AIMessage, type AIMessageFields, type BaseMessage } from '@langchain/co
 import type { ChatResult } from '@langchain/core/outputs';
 import { tool } from '@langchain/core/tools';
 import { z } from 'zod';
+import { type PublishedEvent, RunPublisher } from '../tool-event-publisher';
 
 /** One scripted model call: the AI message to return, an error to throw, or a function of the messages the model got. */
 export type ScriptedReply = AIMessageFields | Error | ((messages: BaseMessage[]) => AIMessageFields | Error);
@@ -71,3 +72,15 @@ export const tools = [getOrder, getCustomer, chargeCard];
 
 export const call = (id: string, name: string, args: Record<string, unknown>) => ({ id, name, args, type: 'tool_call' as const });
 export const usage = (input: number, output: number) => ({ input_tokens: input, output_tokens: output, total_tokens: input + output });
+
+/** A run publisher whose published events are kept, each with its own fields, instead of going to a broker. */
+export function recordingRun(): { events: Array<Record<string, unknown>>; run: RunPublisher } {
+  const events: Array<Record<string, unknown>> = [];
+  const run = new RunPublisher({ tenantId: 't1', conversationId: 'c1', channel: 'web', runId: 'run-1' }, async (batch) =>
+    batch.map(({ identity, fields }): PublishedEvent => {
+      events.push({ type: identity.type, ...fields });
+      return { eventId: `e${events.length}`, type: identity.type, partition: 0, offset: '0', consistencyToken: 'ct1:k:t:0:0' };
+    }),
+  );
+  return { events, run };
+}
