@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_framework import Content, HistoryProvider, Message
 
+from toolhistory._failed_results import failed_results_as_recorded
 from toolhistory._recording import (
     AskedCall,
     FailedRunEnd,
@@ -26,7 +27,6 @@ from toolhistory._recording import (
 from toolhistory.events import RunFailure
 from toolhistory.formats import HistoryFormat
 from toolhistory.splice import host_branch, splice_history
-from toolhistory.v1 import toolhistory_pb2
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -341,16 +341,7 @@ def _messages_of(turn: ReplayedTurn) -> list[Message]:
     """A replayed turn (OpenAI chat messages) as the framework's messages; a failed call's result as the framework
     sent it (the recorded text, unless the service replaced it: an expiry, an invalidation, an interrupted side
     effect or a denial say why)."""
-    failed = {
-        call.tool_call_id: call.result
-        for round_ in turn.rounds
-        for call in round_.calls
-        if call.is_error
-        and not call.expired
-        and not call.invalidated_by
-        and not call.interrupted
-        and call.approval != toolhistory_pb2.APPROVAL_STATUS_DENIED
-    }
+    failed = failed_results_as_recorded(turn.rounds)
     out: list[Message] = []
     for message in turn.messages:
         if not isinstance(message, Mapping):

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
+from toolhistory._failed_results import failed_results_as_recorded
 from toolhistory._recording import (
     AskedCall,
     RecordedCall,
@@ -29,7 +30,6 @@ from toolhistory.openai_agents._items import (
 )
 from toolhistory.openai_agents._tool_errors import ToolErrorTest, is_sdk_tool_error
 from toolhistory.splice import splice_history
-from toolhistory.v1 import toolhistory_pb2
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -362,16 +362,7 @@ def _outputs_as_sent(turn: Any) -> list[Any]:
     """The turn's items, a failed call's output as the SDK sent it (the format marks a failure ``[error] ``; the SDK's
     own text already says so): the recorded text, unless the service replaced it (an expiry, an invalidation, an
     interrupted side effect or a denial say why)."""
-    failed = {
-        call.tool_call_id: call.result
-        for round_ in turn.rounds
-        for call in round_.calls
-        if call.is_error
-        and not call.expired
-        and not call.invalidated_by
-        and not call.interrupted
-        and call.approval != toolhistory_pb2.APPROVAL_STATUS_DENIED
-    }
+    failed = failed_results_as_recorded(turn.rounds)
     items = []
     for item in turn.messages:
         if isinstance(item, Mapping) and item.get("type") == "function_call_output" and item.get("call_id") in failed:
