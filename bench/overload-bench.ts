@@ -4,7 +4,7 @@
  *
  *   npm run bench:overload -- [--multiple 3] [--flood-seconds 30] [--measure-seconds 10] [--after-seconds 30]
  *                             [--ingest-rate 500] [--deadline-ms 2000] [--callers 8] [--floods 1] [--threads 2]
- *                             [--other-invocations 10000] [--keep]
+ *                             [--other-invocations 10000] [--client http2|grpc-js] [--keep]
  *
  * One service process with every role (recorder and gRPC), as `npm start`
  * runs it by default, on loopback; BENCH_SERVICE_ENV (JSON) overrides its
@@ -19,6 +19,10 @@
  *      --threads worker threads (the --callers connections split between
  *      them), probing health every 500 ms;
  *   4. after: --after-seconds of ingest only, then RSS and a light load.
+ * The callers (--client) are bare HTTP/2 connections speaking gRPC's wire
+ * format by default, or grpc-js clients as the client package calls: on two
+ * shared cores a grpc-js generator spends more CPU than the service it
+ * floods, and its delay shows as the service's latency.
  * --floods repeats 3 and 4 (the process must survive every one).
  * Reports, per flood: time to refusal (p50, p99), the share of calls that
  * met their deadline, answered rate against the sustainable rate, the
@@ -39,13 +43,23 @@ import {
   closedLoop,
   counterTotal,
   histogramBuckets,
+  floodCallers,
+  type FloodClient,
   histogramPercentileMs,
   loadInWorkers,
-  replayCallers,
   rssMiB,
   summarize,
 } from '../test/support/flood';
-import { benchDatabaseUrl, cpuSeconds, createBenchTopics, intOption, parseArgs, sleep, teardownBench } from './bench-support';
+import {
+  benchDatabaseUrl,
+  benchEncryptionEnv,
+  cpuSeconds,
+  createBenchTopics,
+  intOption,
+  parseArgs,
+  sleep,
+  teardownBench,
+} from './bench-support';
 import { BENCH_CONVERSATION, BENCH_TENANT, benchConversation, SEED_SQL } from './replay-fixture';
 
 const BROKERS = (process.env.BENCH_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
@@ -77,6 +91,7 @@ async function main(): Promise<void> {
       floods: { type: 'string' },
       threads: { type: 'string' },
       'other-invocations': { type: 'string' },
+      client: { type: 'string' },
       keep: { type: 'boolean' },
     },
   });
@@ -91,6 +106,8 @@ async function main(): Promise<void> {
   const floods = intOption(values, 'floods', 1);
   const threads = intOption(values, 'threads', 2);
   const others = intOption(values, 'other-invocations', 10_000);
+  const client = (values.client ?? 'http2') as FloodClient;
+  if (client !== 'http2' && client !== 'grpc-js') throw new Error(`--client must be http2 or grpc-js, got ${values.client}`);
   const DATABASE_URL = await benchDatabaseUrl();
 
   const stamp = Date.now().toString(36);
@@ -110,7 +127,9 @@ async function main(): Promise<void> {
   await admin.connect();
   await createBenchTopics(admin, topic, 6);
   const [port, httpPort] = [await freePort(), await freePort()];
-  const service: ChildProcess = spawn(process.execPath, [resolve(__dirname, '../apps/toolhistory/src/main.js')], {
+  // BENCH_NODE_ARGS: flags for the service's node (e.g. --cpu-prof --cpu-prof-dir=...), as bench:replay takes them.
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const service: ChildProcess = spawn(process.execPath, [...nodeArgs, resolve(__dirname, '../apps/toolhistory/src/main.js')], {
     env: {
       PATH: process.env.PATH ?? '',
       KAFKA_BROKERS: BROKERS.join(','),
@@ -122,6 +141,7 @@ async function main(): Promise<void> {
       GRPC_PORT: String(port),
       HTTP_PORT: String(httpPort),
       LOG_LEVEL: 'info',
+      ...benchEncryptionEnv(DATABASE_URL),
       ...(process.env.BENCH_SERVICE_ENV ? (JSON.parse(process.env.BENCH_SERVICE_ENV) as Record<string, string>) : {}),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -132,7 +152,7 @@ async function main(): Promise<void> {
   service.stderr!.on('data', keep);
   const alive = () => service.exitCode === null && service.signalCode === null;
   const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
-  const flood = replayCallers(port, callers);
+  const flood = floodCallers(client, port, callers);
   const health = toolHistoryClient(port);
   const request = { tenant_id: BENCH_TENANT, conversation_id: BENCH_CONVERSATION };
   const scrape = async () => (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
@@ -201,7 +221,7 @@ async function main(): Promise<void> {
     // before each flood: on a shared machine what the service sustains moves with the machine's other load.
     const oneCall = (i: number) => flood.call(i, request, deadlineMs);
     const closed = async (seconds: number) =>
-      (await loadInWorkers(threads, { loop: 'closed', port, callers, rate: 0, seconds, request, deadlineMs })).results;
+      (await loadInWorkers(threads, { loop: 'closed', port, callers, rate: 0, seconds, request, deadlineMs, client })).results;
     await closed(3);
     const measureSustainable = async () => {
       const cpuBefore = cpuSeconds(service.pid!);
@@ -231,7 +251,7 @@ async function main(): Promise<void> {
       const memoryBefore = memoryOf(await scrape());
       const rate = Math.round(sustainable * multiple);
       console.log(
-        `flood ${n}/${floods}: ${rate} replays/s offered (${multiple} x sustainable) for ${floodSeconds} s, deadline ${deadlineMs} ms`,
+        `flood ${n}/${floods}: ${rate} replays/s offered (${multiple} x sustainable) for ${floodSeconds} s, deadline ${deadlineMs} ms, ${client} callers`,
       );
       // Health, as an orchestrator probes it, and the process's memory, while the flood lasts.
       const probes: Record<string, number> = {};
@@ -260,6 +280,7 @@ async function main(): Promise<void> {
         seconds: floodSeconds,
         request,
         deadlineMs,
+        client,
       });
       const floodElapsed = (performance.now() - wallStart) / 1000;
       const floodCpu = cpuSeconds(service.pid!) - cpu;
@@ -319,6 +340,9 @@ async function main(): Promise<void> {
         otherFailures: summary.otherCodes,
         refusalP50Ms: round(summary.refusalP50Ms),
         refusalP99Ms: round(summary.refusalP99Ms),
+        // The same refusals timed from when the generator sent them: what is left once its own lateness is out.
+        refusalFromSentP50Ms: round(summary.refusalFromSentP50Ms),
+        refusalFromSentP99Ms: round(summary.refusalFromSentP99Ms),
         serverRefusalP50MsAtMost: serverRefusalP50Ms,
         serverRefusalP99MsAtMost: serverRefusalP99Ms,
         refusalReasons,
@@ -358,7 +382,8 @@ async function main(): Promise<void> {
         );
       console.log(
         `  ${summary.answered} answered (${figures.answeredPerSecond}/s, ${figures.answeredVsSustainable} of sustainable), ` +
-          `${summary.refused} refused (p50 ${figures.refusalP50Ms} ms, p99 ${figures.refusalP99Ms} ms as the callers saw it; ` +
+          `${summary.refused} refused (p50 ${figures.refusalP50Ms} ms, p99 ${figures.refusalP99Ms} ms as the callers saw it, ` +
+          `p50 ${figures.refusalFromSentP50Ms} ms, p99 ${figures.refusalFromSentP99Ms} ms from when they were sent; ` +
           `server side p50 <= ${serverRefusalP50Ms} ms, p99 <= ${serverRefusalP99Ms} ms; pushback p50 ${figures.pushbackP50Ms} ms; ${JSON.stringify(refusalReasons)}), ` +
           `${summary.deadlines} deadlines (${round(summary.deadlineShare * 100)}%), other ${JSON.stringify(summary.otherCodes)}`,
       );

@@ -1,6 +1,6 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
-import { type CallResult, closedLoop, openLoop, replayCallers, type ReplayRequest } from './flood';
+import { type CallResult, closedLoop, floodCallers, type FloodClient, openLoop, type ReplayRequest } from './flood';
 
 /** One share of a load, on a thread of its own (see `loadInWorkers`): its results go back as columns. */
 interface FloodShare {
@@ -12,12 +12,13 @@ interface FloodShare {
   seconds: number;
   request: ReplayRequest;
   deadlineMs: number;
+  client?: FloodClient;
 }
 
 const OUTCOMES: CallResult['outcome'][] = ['answered', 'refused', 'deadline', 'other'];
 
 async function run(share: FloodShare): Promise<void> {
-  const callers = replayCallers(share.port, share.callers);
+  const callers = floodCallers(share.client ?? 'grpc-js', share.port, share.callers);
   // How late this thread's own event loop ran: a lag that shows in every latency it measures.
   const lag = monitorEventLoopDelay({ resolution: 10 });
   lag.enable();
@@ -29,6 +30,7 @@ async function run(share: FloodShare): Promise<void> {
         : (await closedLoop(share.callers, share.seconds, oneCall)).results;
     parentPort!.postMessage({
       ms: Float64Array.from(results, (r) => r.ms),
+      sentLateMs: Float64Array.from(results, (r) => r.sentLateMs ?? 0),
       outcome: Uint8Array.from(results, (r) => OUTCOMES.indexOf(r.outcome)),
       pushbackMs: Float64Array.from(results, (r) => r.pushbackMs ?? -1),
       codes: results.map((r) => r.code),

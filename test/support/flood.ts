@@ -1,6 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { readFileSync } from 'node:fs';
+import * as http2 from 'node:http2';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { DEFAULT_CHANNEL_OPTIONS } from '../../libs/client/src/tool-history-client';
@@ -24,6 +25,8 @@ export interface CallResult {
   code: string;
   /** From when the call was due to its end. */
   ms: number;
+  /** From when the call was due to when the load generator sent it (its own lateness; 0 in a closed loop). */
+  sentLateMs?: number;
   /** The refusal's grpc-retry-pushback-ms, when it had one. */
   pushbackMs?: number;
 }
@@ -84,6 +87,108 @@ export function replayCallers(port: number, count = 8): ReplayCallers {
   };
 }
 
+/** Which client sends a flood's calls: grpc-js (as the client package calls), or bare HTTP/2 (a lighter generator). */
+export type FloodClient = 'grpc-js' | 'http2';
+
+/**
+ * `count` bare HTTP/2 connections to 127.0.0.1:`port` speaking gRPC's wire
+ * format (a length-prefixed request, `grpc-timeout`, the status in the
+ * trailers), which never decode the answer. A grpc-js client spends about
+ * 0.2 ms of CPU a call; on a machine the load generator shares with the
+ * service, that is CPU the service does not get and event loop delay that
+ * shows as its latency. Outcomes as `replayCallers` classifies them: a
+ * caller whose deadline passes resets the stream (`CANCEL`), as grpc-js does.
+ */
+export function http2ReplayCallers(port: number, count = 8): ReplayCallers {
+  const definition = protoLoader.loadSync(PROTO, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
+  const method = (definition['toolhistory.v1.ToolHistory'] as grpc.ServiceDefinition)['GetReplayHistory'];
+  const window = DEFAULT_CHANNEL_OPTIONS['grpc-node.flow_control_window'] as number;
+  const connect = () => {
+    const session = http2.connect(`http://127.0.0.1:${port}`, { settings: { initialWindowSize: window } });
+    session.once('connect', () => session.setLocalWindowSize(window));
+    // A session that fails or goes away is opened again on the next call; its calls end 'other' on their own.
+    session.on('error', () => undefined);
+    return session;
+  };
+  const sessions: http2.ClientHttp2Session[] = Array.from({ length: count }, connect);
+  const sessionFor = (i: number) => {
+    const k = i % sessions.length;
+    if (sessions[k].closed || sessions[k].destroyed) sessions[k] = connect();
+    return sessions[k];
+  };
+  const framed = new WeakMap<ReplayRequest, Buffer>();
+  const frameOf = (request: ReplayRequest) => {
+    let frame = framed.get(request);
+    if (!frame) {
+      const message = method.requestSerialize(request);
+      frame = Buffer.alloc(5 + message.length);
+      frame.writeUInt32BE(message.length, 1);
+      message.copy(frame, 5);
+      framed.set(request, frame);
+    }
+    return frame;
+  };
+  const start: ReplayCallers['start'] = (i, request, deadlineMs) => {
+    let stream: http2.ClientHttp2Stream | undefined;
+    let ended: Omit<CallResult, 'ms'> | undefined;
+    const outcome = new Promise<Omit<CallResult, 'ms'>>((done) => {
+      const end = (result: Omit<CallResult, 'ms'>) => {
+        if (ended) return;
+        ended = result;
+        clearTimeout(timer);
+        done(result);
+      };
+      const timer = setTimeout(() => {
+        end({ outcome: 'deadline', code: 'DEADLINE_EXCEEDED' });
+        stream?.close(http2.constants.NGHTTP2_CANCEL);
+      }, deadlineMs);
+      let bytes = 0;
+      const settle = (headers: http2.IncomingHttpHeaders) => {
+        const code = Number(headers['grpc-status']);
+        if (!Number.isInteger(code)) return end({ outcome: 'other', code: `HTTP ${headers[':status'] ?? 'no status'}` });
+        if (code === grpc.status.OK)
+          return end(bytes > 5 ? { outcome: 'answered', code: 'OK' } : { outcome: 'other', code: 'EMPTY_ANSWER' });
+        const name = STATUS_NAMES.get(code) ?? String(code);
+        if (code === grpc.status.RESOURCE_EXHAUSTED) {
+          const pushback = Number(headers['grpc-retry-pushback-ms']);
+          return end({ outcome: 'refused', code: name, pushbackMs: Number.isFinite(pushback) ? pushback : undefined });
+        }
+        end({ outcome: code === grpc.status.DEADLINE_EXCEEDED ? 'deadline' : 'other', code: name });
+      };
+      try {
+        stream = sessionFor(i).request({
+          ':method': 'POST',
+          ':path': method.path,
+          'content-type': 'application/grpc',
+          te: 'trailers',
+          'grpc-timeout': `${deadlineMs}m`,
+        });
+      } catch {
+        return end({ outcome: 'other', code: 'UNAVAILABLE' });
+      }
+      // A trailers-only answer (a refusal) carries its status in the response's headers.
+      stream.on('response', (headers) => {
+        if (headers['grpc-status'] !== undefined) settle(headers);
+      });
+      stream.on('data', (chunk: Buffer) => (bytes += chunk.length));
+      stream.on('trailers', settle);
+      stream.on('error', () => end({ outcome: 'other', code: 'INTERNAL' }));
+      stream.on('close', () => end({ outcome: 'other', code: stream?.rstCode ? `RST ${stream.rstCode}` : 'UNAVAILABLE' }));
+      stream.end(frameOf(request));
+    });
+    return { outcome, cancel: () => stream?.close(http2.constants.NGHTTP2_CANCEL) };
+  };
+  return {
+    call: (i, request, deadlineMs) => start(i, request, deadlineMs).outcome,
+    start,
+    close: () => sessions.forEach((s) => s.close()),
+  };
+}
+
+/** A flood's callers, from the client asked for. */
+export const floodCallers = (client: FloodClient, port: number, count: number): ReplayCallers =>
+  client === 'http2' ? http2ReplayCallers(port, count) : replayCallers(port, count);
+
 /**
  * Sends `rate` calls a second for `seconds` (open loop: request i is due at
  * i / rate s and sent then, whatever came back), each timed from when it
@@ -101,7 +206,8 @@ export async function openLoop(
     const due = Math.min(total, Math.floor(((performance.now() - started) / 1000) * rate) + 1);
     for (; sent < due; sent += 1) {
       const dueAt = started + (sent / rate) * 1000;
-      results.push(oneCall(sent).then((r) => ({ ...r, ms: performance.now() - dueAt })));
+      const sentLateMs = performance.now() - dueAt;
+      results.push(oneCall(sent).then((r) => ({ ...r, ms: performance.now() - dueAt, sentLateMs })));
     }
     await new Promise((r) => setTimeout(r, 1));
   }
@@ -126,6 +232,8 @@ export async function loadInWorkers(
     seconds: number;
     request: ReplayRequest;
     deadlineMs: number;
+    /** grpc-js when not given. */
+    client?: FloodClient;
   },
 ): Promise<{ results: CallResult[]; generatorLagP99Ms: number }> {
   const outcomes: Outcome[] = ['answered', 'refused', 'deadline', 'other'];
@@ -139,12 +247,20 @@ export async function loadInWorkers(
             workerData: { ...share, rate: share.rate / threads, callers: Math.max(1, Math.round(share.callers / threads)) },
           });
           worker.once('error', fail);
-          type Columns = { ms: Float64Array; outcome: Uint8Array; pushbackMs: Float64Array; codes: string[]; lagP99Ms: number };
+          type Columns = {
+            ms: Float64Array;
+            sentLateMs: Float64Array;
+            outcome: Uint8Array;
+            pushbackMs: Float64Array;
+            codes: string[];
+            lagP99Ms: number;
+          };
           worker.once('message', (columns: Columns) => {
             generatorLagP99Ms = Math.max(generatorLagP99Ms, columns.lagP99Ms);
             done(
               Array.from(columns.ms, (ms, i) => ({
                 ms,
+                sentLateMs: columns.sentLateMs[i],
                 outcome: outcomes[columns.outcome[i]],
                 code: columns.codes[i],
                 ...(columns.pushbackMs[i] >= 0 ? { pushbackMs: columns.pushbackMs[i] } : {}),
@@ -198,6 +314,9 @@ export interface FloodSummary {
   deadlineShare: number;
   refusalP50Ms: number;
   refusalP99Ms: number;
+  /** Refusals timed from when the load generator sent them (its own lateness left out). */
+  refusalFromSentP50Ms: number;
+  refusalFromSentP99Ms: number;
   answeredP50Ms: number;
   answeredP99Ms: number;
   /** Refusals that carried grpc-retry-pushback-ms. */
@@ -227,6 +346,14 @@ export function summarize(results: readonly CallResult[]): FloodSummary {
     ),
     refusalP99Ms: percentile(
       refused.map((r) => r.ms),
+      99,
+    ),
+    refusalFromSentP50Ms: percentile(
+      refused.map((r) => r.ms - (r.sentLateMs ?? 0)),
+      50,
+    ),
+    refusalFromSentP99Ms: percentile(
+      refused.map((r) => r.ms - (r.sentLateMs ?? 0)),
       99,
     ),
     answeredP50Ms: percentile(

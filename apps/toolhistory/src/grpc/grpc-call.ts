@@ -29,6 +29,13 @@ export interface CallBudget {
   callerGone?: AbortSignal;
 }
 
+/**
+ * The reason every caller-gone signal aborts with. grpc-js says 'cancelled'
+ * after each call's status too, and `abort()` with no reason builds a new
+ * DOMException with its stack: 2 % of the gRPC process's CPU in a flood.
+ */
+const CALLER_GONE = new DOMException('the caller went away', 'AbortError');
+
 /** Leave a little time to send the answer before the caller's deadline passes. */
 const SEND_MARGIN_MS = 5;
 
@@ -44,8 +51,8 @@ export function budgetOf(call: CallWithDeadline | undefined, defaultMs: number):
   const ms = Number.isFinite(at) ? Math.max(0, at - Date.now() - SEND_MARGIN_MS) : defaultMs;
   if (!call?.once) return { ms };
   const gone = new AbortController();
-  if (call.cancelled) gone.abort();
-  else call.once('cancelled', () => gone.abort());
+  if (call.cancelled) gone.abort(CALLER_GONE);
+  else call.once('cancelled', () => gone.abort(CALLER_GONE));
   return { ms, callerGone: gone.signal };
 }
 
