@@ -665,64 +665,71 @@ describe('@toolhistory/client/ai-sdk: AI SDK calls recorded through the real bro
     expect(noProvider.turns[0].rounds[0].reasoningOmitted).toBe(ReasoningOmission.REASONING_OMISSION_FORMAT_HAS_NONE);
   });
 
-  it("records a Gemini-style round's thought part and the signature on its first call, and the next run sends the call signed", async () => {
-    const conversationId = uniqueName('conv');
-    const scope = (runId: string) => ({ publisher, scope: { tenantId, conversationId, channel: 'web', runId } });
-    const model = new MockLanguageModelV3({
-      provider: 'google.generative-ai',
-      modelId: 'gemini-3-pro-preview',
-      doGenerate: [
-        {
-          ...reply({ toolCalls: [] }, [40, 30]),
-          response: { id: 'resp-gemini', modelId: 'gemini-3-pro-preview', timestamp: new Date() },
-          content: [
-            { type: 'reasoning', text: 'Both cities at once.' },
-            {
-              type: 'tool-call',
-              toolCallId: 'fn_paris',
-              toolName: 'get_weather',
-              input: '{"city":"Paris"}',
-              providerMetadata: { google: { thoughtSignature: 'CiQB0e2Kb8paris' } },
-            },
-            { type: 'tool-call', toolCallId: 'fn_berlin', toolName: 'get_weather', input: '{"city":"Berlin"}' },
-          ],
-        },
-        reply({ toolCalls: [['fn_pack', 'suggest_packing', { tempsC: [18, 12] }]] }, [70, 10]),
-        reply({ text: 'Take an umbrella.' }, [90, 12]),
-      ],
-    });
-    const question: ModelMessage = { role: 'user', content: 'Paris and Berlin: what should I pack?' };
-    await recordedGenerateText(
-      scope('run-1'),
-      { model, tools, messages: [question], stopWhen: stepCountIs(2) },
-      { userMessageId: 'u-cities' },
-    );
-    await eventsOfRun('run-1');
+  // @ai-sdk/google keeps Gemini's signatures under `google`; @ai-sdk/google-vertex, the same API through Vertex, under `vertex`.
+  it.each([
+    ['google.generative-ai', 'google'],
+    ['google.vertex.chat', 'vertex'],
+  ])(
+    "records a Gemini-style round's thought part and the signature on its first call (%s, metadata under %s), and the next run sends the call signed",
+    async (providerId, key) => {
+      const conversationId = uniqueName('conv');
+      const scope = (runId: string) => ({ publisher, scope: { tenantId, conversationId, channel: 'web', runId } });
+      const model = new MockLanguageModelV3({
+        provider: providerId,
+        modelId: 'gemini-3-pro-preview',
+        doGenerate: [
+          {
+            ...reply({ toolCalls: [] }, [40, 30]),
+            response: { id: 'resp-gemini', modelId: 'gemini-3-pro-preview', timestamp: new Date() },
+            content: [
+              { type: 'reasoning', text: 'Both cities at once.' },
+              {
+                type: 'tool-call',
+                toolCallId: 'fn_paris',
+                toolName: 'get_weather',
+                input: '{"city":"Paris"}',
+                providerMetadata: { [key]: { thoughtSignature: 'CiQB0e2Kb8paris' } },
+              },
+              { type: 'tool-call', toolCallId: 'fn_berlin', toolName: 'get_weather', input: '{"city":"Berlin"}' },
+            ],
+          },
+          reply({ toolCalls: [['fn_pack', 'suggest_packing', { tempsC: [18, 12] }]] }, [70, 10]),
+          reply({ text: 'Take an umbrella.' }, [90, 12]),
+        ],
+      });
+      const question: ModelMessage = { role: 'user', content: 'Paris and Berlin: what should I pack?' };
+      await recordedGenerateText(
+        scope('run-1'),
+        { model, tools, messages: [question], stopWhen: stepCountIs(2) },
+        { userMessageId: 'u-cities' },
+      );
+      await eventsOfRun('run-1');
 
-    const history = await waitFor(
-      () => client.getReplayHistory({ tenantId, conversationId, format: 'ai-sdk', provider: 'google', model: 'gemini-3-pro-preview' }),
-      (h) => h.turns.some((t) => t.rounds.some((r) => r.reasoningJson !== '')),
-      { what: "run 1's round replayed with its signature" },
-    );
-    const replayed: ModelMessage[] = history.messages.map((message) => modelMessageSchema.parse(message));
-    await recordedGenerateText(scope('run-2'), { model, tools, messages: [question, ...replayed] }, { userMessageId: 'u-cities' });
+      const history = await waitFor(
+        () => client.getReplayHistory({ tenantId, conversationId, format: 'ai-sdk', provider: providerId, model: 'gemini-3-pro-preview' }),
+        (h) => h.turns.some((t) => t.rounds.some((r) => r.reasoningJson !== '')),
+        { what: "run 1's round replayed with its signature" },
+      );
+      const replayed: ModelMessage[] = history.messages.map((message) => modelMessageSchema.parse(message));
+      await recordedGenerateText(scope('run-2'), { model, tools, messages: [question, ...replayed] }, { userMessageId: 'u-cities' });
 
-    // The model's request in run 2 is the one the SDK itself made in run 1: the thought part, then the calls, only the first signed.
-    const [, assistant] = model.doGenerateCalls[2].prompt;
-    expect(assistant).toEqual(model.doGenerateCalls[1].prompt[1]);
-    expect(assistant).toEqual({
-      role: 'assistant',
-      content: [
-        { type: 'reasoning', text: 'Both cities at once.' },
-        expect.objectContaining({
-          type: 'tool-call',
-          toolCallId: 'fn_paris',
-          providerOptions: { google: { thoughtSignature: 'CiQB0e2Kb8paris' } },
-        }),
-        expect.not.objectContaining({ providerOptions: expect.anything() }),
-      ],
-    });
-  });
+      // The model's request in run 2 is the one the SDK itself made in run 1: the thought part, then the calls, only the first signed.
+      const [, assistant] = model.doGenerateCalls[2].prompt;
+      expect(assistant).toEqual(model.doGenerateCalls[1].prompt[1]);
+      expect(assistant).toEqual({
+        role: 'assistant',
+        content: [
+          { type: 'reasoning', text: 'Both cities at once.' },
+          expect.objectContaining({
+            type: 'tool-call',
+            toolCallId: 'fn_paris',
+            providerOptions: { [key]: { thoughtSignature: 'CiQB0e2Kb8paris' } },
+          }),
+          expect.not.objectContaining({ providerOptions: expect.anything() }),
+        ],
+      });
+    },
+  );
 
   describe('tools that need approval (needsApproval)', () => {
     const approvalTools = {

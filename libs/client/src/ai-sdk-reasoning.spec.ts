@@ -1,5 +1,11 @@
 import fc from 'fast-check';
-import { aiSdkCallOptions, aiSdkReasoningParts, providerOfAiSdkModel, reasoningOfAiSdkParts } from './ai-sdk-reasoning';
+import {
+  aiSdkCallOptions,
+  aiSdkReasoningParts,
+  providerOfAiSdkMetadataKey,
+  providerOfAiSdkModel,
+  reasoningOfAiSdkParts,
+} from './ai-sdk-reasoning';
 import type { JsonObject } from './tool-event-types';
 
 /** The parts a step holds of these reasoning parts (what the SDK gives back is what it was sent: providerOptions as providerMetadata). */
@@ -67,6 +73,21 @@ describe('the AI SDK reasoning parts of each provider', () => {
     expect(JSON.stringify(back)).toBe(JSON.stringify(items));
   });
 
+  it('Gemini through Google Vertex: its items are the parts under the `vertex` key @ai-sdk/google-vertex reads, and back', () => {
+    const items = [
+      { text: 'The order first.', thought: true },
+      { text: 'Signed.', thought: true, thoughtSignature: 'CiQB0e2K' },
+    ];
+    const parts = aiSdkReasoningParts('google', items, 'google.vertex.chat');
+    expect(parts).toEqual([
+      { type: 'reasoning', text: 'The order first.' },
+      { type: 'reasoning', text: 'Signed.', providerOptions: { vertex: { thoughtSignature: 'CiQB0e2K' } } },
+    ]);
+    expect(JSON.stringify(reasoningOfAiSdkParts('google', asStepParts(parts), []).items)).toBe(JSON.stringify(items));
+    // Another provider id of Google's own API, or none, keeps the provider's key.
+    expect(aiSdkReasoningParts('google', items, 'google.generative-ai')).toEqual(aiSdkReasoningParts('google', items));
+  });
+
   it('gives no parts for a provider the SDK keeps no reasoning of, nor for an item its provider would not read', () => {
     expect(aiSdkReasoningParts('mistral', [{ type: 'thinking', thinking: 'x', signature: 's' }])).toEqual([]);
     expect(aiSdkReasoningParts('anthropic', [{ type: 'reasoning', id: 'rs_1', summary: [] }])).toEqual([]);
@@ -82,6 +103,14 @@ describe('the AI SDK reasoning parts of each provider', () => {
     expect(aiSdkCallOptions(provider, state)).toEqual(options);
   });
 
+  it.each<[providerId: string | undefined, options: unknown]>([
+    ['google.vertex.chat', { vertex: { thoughtSignature: 'CiQB' } }],
+    ['google.generative-ai', { google: { thoughtSignature: 'CiQB' } }],
+    [undefined, { google: { thoughtSignature: 'CiQB' } }],
+  ])('a Gemini call signed for the model of provider id %s carries the options %j', (providerId, options) => {
+    expect(aiSdkCallOptions('google', { signature: 'CiQB' }, providerId)).toEqual(options);
+  });
+
   it('reads what a step put on its calls: signatures and item ids by call id, only its own provider', () => {
     const calls = [
       { toolCallId: 'call_a', providerMetadata: { google: { thoughtSignature: 'sig_a' } } },
@@ -92,9 +121,26 @@ describe('the AI SDK reasoning parts of each provider', () => {
     expect(reasoningOfAiSdkParts('openai', [], calls)).toEqual({ items: [], callSignatures: {}, callItemIds: { call_b: 'fc_b' } });
   });
 
+  it("reads Google Vertex's calls (@ai-sdk/google-vertex puts Gemini's signature under `vertex`) as Gemini's", () => {
+    const calls = [{ toolCallId: 'call_a', providerMetadata: { vertex: { thoughtSignature: 'sig_a' } } }, { toolCallId: 'call_b' }];
+    expect(reasoningOfAiSdkParts('google', [], calls)).toEqual({ items: [], callSignatures: { call_a: 'sig_a' }, callItemIds: {} });
+  });
+
+  it.each([
+    ['anthropic', 'anthropic'],
+    ['google', 'google'],
+    ['vertex', 'google'],
+    ['openai', 'openai'],
+    ['bedrock', 'bedrock'],
+    ['mistral', undefined],
+  ])('providerMetadata under %s is the reasoning of %s', (key, provider) => {
+    expect(providerOfAiSdkMetadataKey(key)).toBe(provider);
+  });
+
   it.each([
     ['anthropic.messages', 'anthropic'],
     ['google.generative-ai', 'google'],
+    ['google.vertex.chat', 'google'],
     ['openai.responses', 'openai'],
     ['amazon-bedrock', 'bedrock'],
     ['mock-provider', undefined],

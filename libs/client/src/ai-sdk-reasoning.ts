@@ -32,10 +32,16 @@ export interface AiSdkReasoningInput {
 interface ProviderReasoning {
   /** The key of its providerMetadata / providerOptions. */
   key: string;
+  /**
+   * Keys another provider package of the same API uses instead, each a
+   * segment of that package's provider id (Google Vertex's `vertex`, of
+   * `google.vertex.chat`, for Gemini).
+   */
+  otherKeys?: readonly string[];
   /** Its items from the step's reasoning parts, in order. */
   items(parts: ReadonlyArray<{ text: string; metadata: Record<string, unknown> }>): JsonObject[];
-  /** The SDK's reasoning parts of its items, in order; an item it cannot read is left out. */
-  parts(items: readonly JsonObject[]): AiSdkReasoningPart[];
+  /** The SDK's reasoning parts of its items, in order, their options under `key`; an item it cannot read is left out. */
+  parts(items: readonly JsonObject[], key: string): AiSdkReasoningPart[];
   /** On a tool call: the opaque signature it carries (Gemini's thoughtSignature). */
   callSignature?: string;
   /** On a tool call: the provider's own item id (OpenAI's fc_...). */
@@ -57,13 +63,13 @@ const anthropic: ProviderReasoning = {
         ? { type: 'redacted_thinking', data: text(metadata.redactedData)! }
         : { type: 'thinking', thinking, ...defined({ signature: text(metadata.signature) }) },
     ),
-  parts: (items) =>
+  parts: (items, key) =>
     items.flatMap((item): AiSdkReasoningPart[] => {
       if (item.type === 'thinking' && typeof item.thinking === 'string') {
-        return [{ type: 'reasoning', text: item.thinking, ...withOptions('anthropic', defined({ signature: text(item.signature) })) }];
+        return [{ type: 'reasoning', text: item.thinking, ...withOptions(key, defined({ signature: text(item.signature) })) }];
       }
       if (item.type === 'redacted_thinking' && typeof item.data === 'string') {
-        return [{ type: 'reasoning', text: '', providerOptions: { anthropic: { redactedData: item.data } } }];
+        return [{ type: 'reasoning', text: '', providerOptions: { [key]: { redactedData: item.data } } }];
       }
       return [];
     }),
@@ -97,10 +103,10 @@ const openai: ProviderReasoning = {
       return { ...item, summary, ...defined({ encrypted_content: encrypted }) };
     });
   },
-  parts: (items) =>
+  parts: (items, key) =>
     items.flatMap((item): AiSdkReasoningPart[] => {
       if (item.type !== 'reasoning' || typeof item.id !== 'string') return [];
-      const options = { openai: { itemId: item.id, reasoningEncryptedContent: text(item.encrypted_content) ?? null } };
+      const options = { [key]: { itemId: item.id, reasoningEncryptedContent: text(item.encrypted_content) ?? null } };
       const summaries = Array.isArray(item.summary)
         ? item.summary.flatMap((s) => (isObject(s) && typeof s.text === 'string' ? [s.text] : []))
         : [];
@@ -111,6 +117,7 @@ const openai: ProviderReasoning = {
 /** Gemini: a thought part, with its signature when it has one; a step's signed function call carries its own. */
 const google: ProviderReasoning = {
   key: 'google',
+  otherKeys: ['vertex'],
   callSignature: 'thoughtSignature',
   items: (parts) =>
     parts.map(({ text: thought, metadata }) => ({
@@ -118,10 +125,10 @@ const google: ProviderReasoning = {
       thought: true,
       ...defined({ thoughtSignature: text(metadata.thoughtSignature) }),
     })),
-  parts: (items) =>
+  parts: (items, key) =>
     items.flatMap((item): AiSdkReasoningPart[] =>
       item.thought === true && typeof item.text === 'string'
-        ? [{ type: 'reasoning', text: item.text, ...withOptions('google', defined({ thoughtSignature: text(item.thoughtSignature) })) }]
+        ? [{ type: 'reasoning', text: item.text, ...withOptions(key, defined({ thoughtSignature: text(item.thoughtSignature) })) }]
         : [],
     ),
 };
@@ -135,26 +142,45 @@ const bedrock: ProviderReasoning = {
         ? { reasoningContent: { redactedContent: text(metadata.redactedData)! } }
         : { reasoningContent: { reasoningText: { text: reasoning, ...defined({ signature: text(metadata.signature) }) } } },
     ),
-  parts: (items) =>
+  parts: (items, key) =>
     items.flatMap((item): AiSdkReasoningPart[] => {
       const content = isObject(item.reasoningContent) ? item.reasoningContent : undefined;
       if (typeof content?.redactedContent === 'string') {
-        return [{ type: 'reasoning', text: '', providerOptions: { bedrock: { redactedData: content.redactedContent } } }];
+        return [{ type: 'reasoning', text: '', providerOptions: { [key]: { redactedData: content.redactedContent } } }];
       }
       const reasoning = isObject(content?.reasoningText) ? content.reasoningText : undefined;
       if (typeof reasoning?.text !== 'string') return [];
-      return [{ type: 'reasoning', text: reasoning.text, ...withOptions('bedrock', defined({ signature: text(reasoning.signature) })) }];
+      return [{ type: 'reasoning', text: reasoning.text, ...withOptions(key, defined({ signature: text(reasoning.signature) })) }];
     }),
 };
 
 /** By the provider names the contract gives them. */
 export const AI_SDK_REASONING: Readonly<Record<string, ProviderReasoning>> = Object.freeze({ anthropic, openai, google, bedrock });
 
-/** The provider name of an AI SDK provider id (`anthropic.messages`, `google.generative-ai`, `openai.responses`, `amazon-bedrock`). */
+/**
+ * The provider name of an AI SDK provider id (`anthropic.messages`,
+ * `google.generative-ai`, `google.vertex.chat`, `openai.responses`,
+ * `amazon-bedrock`).
+ */
 export function providerOfAiSdkModel(providerId: string): string | undefined {
   const [head] = providerId.split('.');
   if (head === 'amazon-bedrock' || head === 'bedrock') return 'bedrock';
   return Object.hasOwn(AI_SDK_REASONING, head) ? head : undefined;
+}
+
+/** The provider whose reasoning a providerMetadata key holds (`vertex`: `google`), if the client knows it. */
+export function providerOfAiSdkMetadataKey(key: string): string | undefined {
+  return Object.entries(AI_SDK_REASONING).find(([, rules]) => rules.key === key || rules.otherKeys?.includes(key))?.[0];
+}
+
+/**
+ * The providerOptions key `provider`'s reasoning goes under for the next
+ * model call: the one its package of `providerId` reads (`google.vertex.chat`:
+ * `vertex`), else the provider's own.
+ */
+function optionsKeyOf(rules: ProviderReasoning, providerId: string | undefined): string {
+  const segments = providerId?.split('.') ?? [];
+  return rules.otherKeys?.find((key) => segments.includes(key)) ?? rules.key;
 }
 
 export interface AiSdkCallState {
@@ -169,9 +195,10 @@ export function reasoningOfAiSdkParts(
   calls: readonly AiSdkCallState[],
 ): { items: JsonObject[]; callSignatures: Record<string, string>; callItemIds: Record<string, string> } {
   const rules = AI_SDK_REASONING[provider];
+  const keys = [rules.key, ...(rules.otherKeys ?? [])];
   const metadataOf = (metadata: Readonly<Record<string, unknown>> | undefined) => {
-    const own = metadata?.[rules.key];
-    return isObject(own) ? own : {};
+    const own = keys.map((key) => metadata?.[key]).find(isObject);
+    return own ?? {};
   };
   const onCalls = (field: string | undefined) =>
     field === undefined
@@ -189,15 +216,27 @@ export function reasoningOfAiSdkParts(
   };
 }
 
-/** The SDK's reasoning parts of a replayed round's items, for its provider (none for a provider the SDK keeps no reasoning of). */
-export function aiSdkReasoningParts(provider: string, items: readonly JsonObject[]): AiSdkReasoningPart[] {
-  return Object.hasOwn(AI_SDK_REASONING, provider) ? AI_SDK_REASONING[provider].parts(items) : [];
+/**
+ * The SDK's reasoning parts of a replayed round's items, for its provider
+ * (none for a provider the SDK keeps no reasoning of), with their options
+ * under the key the package of `providerId` reads (the model's `provider`).
+ */
+export function aiSdkReasoningParts(provider: string, items: readonly JsonObject[], providerId?: string): AiSdkReasoningPart[] {
+  if (!Object.hasOwn(AI_SDK_REASONING, provider)) return [];
+  const rules = AI_SDK_REASONING[provider];
+  return rules.parts(items, optionsKeyOf(rules, providerId));
 }
 
 /** A tool-call part's provider options for what the provider put on the call (a signature, an item id); undefined when none. */
-export function aiSdkCallOptions(provider: string, state: { signature?: string; itemId?: string }): AiSdkProviderOptions | undefined {
+export function aiSdkCallOptions(
+  provider: string,
+  state: { signature?: string; itemId?: string },
+  providerId?: string,
+): AiSdkProviderOptions | undefined {
   if (!Object.hasOwn(AI_SDK_REASONING, provider)) return undefined;
-  const { key, callSignature, callItemId } = AI_SDK_REASONING[provider];
+  const rules = AI_SDK_REASONING[provider];
+  const { callSignature, callItemId } = rules;
+  const key = optionsKeyOf(rules, providerId);
   const fields = defined({
     ...(callSignature === undefined ? {} : { [callSignature]: state.signature }),
     ...(callItemId === undefined ? {} : { [callItemId]: state.itemId }),

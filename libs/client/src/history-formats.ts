@@ -72,8 +72,12 @@ export type HistoryFormatName = keyof HistoryMessages;
 export interface ClientHistoryFormat {
   /** The format the request names. */
   wire: WireHistoryFormat;
-  /** Made here from a turn's structured rounds (the response's messages are not read), else parsed from its `messagesJson`. */
-  fromRounds?: (rounds: readonly Round[]) => unknown[];
+  /**
+   * Made here from a turn's structured rounds (the response's messages are
+   * not read), for the provider the request named; else parsed from its
+   * `messagesJson`.
+   */
+  fromRounds?: (rounds: readonly Round[], provider: string | undefined) => unknown[];
 }
 
 const serviceFormat = (format: ServiceHistoryFormat): [HistoryFormatName, ClientHistoryFormat] => [
@@ -88,7 +92,7 @@ const serviceFormat = (format: ServiceHistoryFormat): [HistoryFormatName, Client
  */
 export const CLIENT_HISTORY_FORMATS: Readonly<Record<HistoryFormatName, ClientHistoryFormat>> = Object.fromEntries([
   ...HISTORY_FORMAT_LIST.slice(0, 2).map(serviceFormat),
-  ['ai-sdk', { wire: WireHistoryFormat.HISTORY_FORMAT_OPENAI_CHAT, fromRounds: (rounds: readonly Round[]) => toAiSdkMessages(rounds) }],
+  ['ai-sdk', { wire: WireHistoryFormat.HISTORY_FORMAT_OPENAI_CHAT, fromRounds: toAiSdkMessages }],
   ...HISTORY_FORMAT_LIST.slice(2).map(serviceFormat),
 ]) as Record<HistoryFormatName, ClientHistoryFormat>;
 
@@ -100,23 +104,26 @@ export const HISTORY_FORMAT_NAMES: readonly HistoryFormatName[] = Object.keys(CL
  * tool calls), then one tool message of their results, in the order of the
  * calls. A result is the text the model saw; an error result is
  * `error-text`. Reasoning comes only when the request named the provider
- * (`provider`), and only for rounds recorded through it.
+ * (`provider`), and only for rounds recorded through it; its options go
+ * under the key the provider package of `provider` reads, when it names one
+ * (the model's `provider`, `google.vertex.chat` say).
  */
-export function toAiSdkMessages(rounds: readonly Round[]): Array<AiSdkAssistantMessage | AiSdkToolMessage> {
+export function toAiSdkMessages(rounds: readonly Round[], provider?: string): Array<AiSdkAssistantMessage | AiSdkToolMessage> {
   return rounds.flatMap((round) => {
     const items = !round.reasoningJson ? [] : (JSON.parse(round.reasoningJson) as JsonObject[]);
     const callOptions = (toolCallId: string) => {
-      const options = aiSdkCallOptions(round.provider, {
-        signature: round.callSignatures?.[toolCallId],
-        itemId: round.callItemIds?.[toolCallId],
-      });
+      const options = aiSdkCallOptions(
+        round.provider,
+        { signature: round.callSignatures?.[toolCallId], itemId: round.callItemIds?.[toolCallId] },
+        provider,
+      );
       return options === undefined ? {} : { providerOptions: options };
     };
     return [
       {
         role: 'assistant' as const,
         content: [
-          ...aiSdkReasoningParts(round.provider, items),
+          ...aiSdkReasoningParts(round.provider, items, provider),
           ...(round.text ? [{ type: 'text' as const, text: round.text }] : []),
           ...round.calls.map((call) => ({
             type: 'tool-call' as const,

@@ -33,15 +33,22 @@ export interface ReplayHistory<M> {
   pendingApprovals: PendingApproval[];
 }
 
-/** The typed result of a GetReplayHistory response: each turn's messages parsed (or, for a format built here, made from its rounds). */
+/**
+ * The typed result of a GetReplayHistory response: each turn's messages
+ * parsed (or, for a format built here, made from its rounds for the
+ * `provider` the request named).
+ */
 export function replayHistoryOf<F extends HistoryFormatName>(
   response: GetReplayHistoryResponse,
   format: F,
+  provider?: string,
 ): ReplayHistory<HistoryMessages[F]> {
   const { fromRounds } = CLIENT_HISTORY_FORMATS[format];
   const turns = response.turns.map((turn) => ({
     ...turn,
-    messages: (fromRounds === undefined ? JSON.parse(turn.messagesJson || '[]') : fromRounds(turn.rounds)) as HistoryMessages[F][],
+    messages: (fromRounds === undefined
+      ? JSON.parse(turn.messagesJson || '[]')
+      : fromRounds(turn.rounds, provider)) as HistoryMessages[F][],
   }));
   return {
     messages: turns.flatMap((turn) => turn.messages),

@@ -99,7 +99,7 @@ export class ToolHistoryClient {
   /** The tool-call history the model may see again, in `format`, with every omission explained. */
   async getReplayHistory<F extends HistoryFormatName>(request: ReplayHistoryRequest<F>): Promise<ReplayHistory<HistoryMessages[F]>> {
     const response = await this.unary('GetReplayHistory', this.stub.getReplayHistory, replayRequestOf(request), request);
-    return replayHistoryOf(response, request.format);
+    return replayHistoryOf(response, request.format, request.provider);
   }
 
   /**

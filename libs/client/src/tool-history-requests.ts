@@ -12,6 +12,7 @@ import {
   UsageBucket,
 } from './generated/toolhistory/v1/toolhistory';
 import { CLIENT_HISTORY_FORMATS, HISTORY_FORMAT_NAMES, type HistoryFormatName } from './history-formats';
+import { providerOfAiSdkModel } from './ai-sdk-reasoning';
 import type { ToolEvent, ToolEventType } from './tool-event-types';
 import { tokenForRead } from './consistency-tokens';
 
@@ -101,7 +102,10 @@ export interface ReplayHistoryRequest<F extends HistoryFormatName> extends CallC
    * The provider the host is about to call (`openai`, `anthropic`, `google`,
    * `bedrock`, or another name), for a format that names none: the rounds of
    * `ai-sdk` (and `openai`) then carry that provider's reasoning, which
-   * `ai-sdk` hands back as the SDK's `reasoning` parts. Any other format is
+   * `ai-sdk` hands back as the SDK's `reasoning` parts. For `ai-sdk` it may
+   * be the model's own `provider` id (`google.vertex.chat`,
+   * `anthropic.messages`): the parts' options then go under the key that
+   * provider package reads (Google Vertex's `vertex`). Any other format is
    * its provider's own: leave it out (the service refuses another).
    */
   provider?: string;
@@ -199,7 +203,8 @@ export function replayRequestOf<F extends HistoryFormatName>(request: ReplayHist
     consistencyToken: tokenForRead(request.consistencyToken, request),
     branchMessageIds: [...(request.branchMessageIds ?? [])],
     model: request.model,
-    provider: request.provider,
+    provider:
+      request.format === 'ai-sdk' && request.provider ? (providerOfAiSdkModel(request.provider) ?? request.provider) : request.provider,
   });
 }
 

@@ -251,6 +251,41 @@ describe('stepReasoning', () => {
     });
   });
 
+  it("records Gemini through Google Vertex (its metadata under `vertex`) as Gemini's, and hands it back under `vertex` as the SDK's loop sends it", async () => {
+    const { step, prompts } = await roundOf('google.vertex.chat', [
+      { type: 'reasoning', text: 'Parallel lookups.', providerMetadata: { vertex: { thoughtSignature: 'CiQBthought' } } },
+      call('call_1', { vertex: { thoughtSignature: 'CiQB0e2K' } }),
+      call('call_2'),
+    ]);
+    const reasoning = stepReasoning(step)!;
+    expect(reasoning).toEqual({
+      provider: 'google',
+      model: 'reasoner-1',
+      items: [{ text: 'Parallel lookups.', thought: true, thoughtSignature: 'CiQBthought' }],
+      callSignatures: { call_1: 'CiQB0e2K' },
+    });
+    const replayed = toAiSdkMessages(
+      [
+        Round.fromPartial({
+          roundIndex: 0,
+          provider: reasoning.provider,
+          model: reasoning.model,
+          reasoningJson: JSON.stringify(reasoning.items),
+          callSignatures: reasoning.callSignatures,
+          calls: [
+            { toolCallId: 'call_1', toolName: 'get_time', argumentsJson: '{"zone":"UTC"}', result: '12:00' },
+            { toolCallId: 'call_2', toolName: 'get_time', argumentsJson: '{"zone":"UTC"}', result: '12:00' },
+          ],
+        }),
+      ],
+      'google.vertex.chat',
+    );
+    const model = new MockLanguageModelV3({ provider: 'google.vertex.chat', doGenerate: [answer('done')] });
+    await generateText({ model, tools, messages: [{ role: 'user', content: 'go' }, ...replayed] });
+    // The loop's own second request and the replayed history's first send the same assistant message.
+    expect(model.doGenerateCalls[0].prompt[1]).toEqual(prompts[1][1]);
+  });
+
   it("records OpenAI's reasoning item (its summaries and encrypted content) and the calls' fc_ ids", async () => {
     const rs = { itemId: 'rs_1', reasoningEncryptedContent: 'gAAAAABo' };
     const { step } = await roundOf('openai.responses', [

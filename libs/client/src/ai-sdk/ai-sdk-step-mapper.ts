@@ -2,7 +2,7 @@ import type { StepResult, ToolResultPart, ToolSet } from 'ai';
 // Plain files of the contract with no imports of their own: bundled into the package when it is built.
 import { jsonDepth } from '../../../contract/src/json-depth';
 import { MAX_JSON_DEPTH } from '../../../contract/src/tool-event.types';
-import { AI_SDK_REASONING, providerOfAiSdkModel, reasoningOfAiSdkParts } from '../ai-sdk-reasoning';
+import { providerOfAiSdkMetadataKey, providerOfAiSdkModel, reasoningOfAiSdkParts } from '../ai-sdk-reasoning';
 import { errorText, fittedFailure, isErrorLike } from '../recording/contract-fit';
 import type { ResponseReasoning } from '../recording/recorded-run';
 import type { JsonObject, JsonValue, RunFailureDetail, TokenUsage } from '../tool-event-types';
@@ -55,7 +55,7 @@ export function stepReasoning<TOOLS extends ToolSet>(step: StepResult<TOOLS>): R
   const reasoning = step.content.flatMap((part) => (part.type === 'reasoning' ? [part] : []));
   const calls = step.toolCalls.filter((call) => call.providerExecuted !== true);
   const keys = [...reasoning, ...calls].flatMap((part) => Object.keys(part.providerMetadata ?? {}));
-  const provider = keys.find((key) => Object.hasOwn(AI_SDK_REASONING, key)) ?? providerOfAiSdkModel(step.model.provider);
+  const provider = keys.map(providerOfAiSdkMetadataKey).find((known) => known !== undefined) ?? providerOfAiSdkModel(step.model.provider);
   if (provider === undefined) return undefined;
   const { items, callSignatures, callItemIds } = reasoningOfAiSdkParts(provider, reasoning, calls);
   if (items.length === 0 && Object.keys(callSignatures).length === 0 && Object.keys(callItemIds).length === 0) return undefined;
