@@ -9,7 +9,6 @@
 //   TOOL_EVENTS_TOPIC      agent.tool-events
 //   TOOLHISTORY_ADDRESS    127.0.0.1:50051 (host:port of the gRPC API, plaintext)
 //   TOOLHISTORY_TOKEN      optional bearer token
-//   REPLAY_TIMEOUT_SECONDS 30 (how long a turn waits for the previous ones to be replayable)
 //
 // Exits 0 only if the history replayed at the last turn holds the tool calls
 // of the earlier turns; otherwise it says what is missing and exits 1.
@@ -26,7 +25,6 @@ const publisher = new ToolEventPublisher({
   topic: env.TOOL_EVENTS_TOPIC ?? 'agent.tool-events',
 });
 const client = new ToolHistoryClient({ address: env.TOOLHISTORY_ADDRESS ?? '127.0.0.1:50051', token: env.TOOLHISTORY_TOKEN || undefined });
-const replayTimeoutMs = Number(env.REPLAY_TIMEOUT_SECONDS ?? 30) * 1000;
 const tenantId = 'example';
 const conversationId = `example-${randomUUID()}`;
 
@@ -87,7 +85,9 @@ async function main() {
     const runId = `${conversationId}-turn-${index + 1}`;
     const answerId = `${runId}-answer`;
     // Turn start: the history the model may see again; each turn's tool segment goes before that turn's answer.
-    history = await replayHistory();
+    // The client sends the last consistency token this process published for the conversation, so the service
+    // answers once the earlier turns are recorded (read-your-writes): no waiting loop here.
+    history = await client.getReplayHistory({ tenantId, conversationId, format: 'ai-sdk' });
     console.log(`turn ${index + 1}: replayed ${describe(history)}`);
     const user = { role: 'user', content: question };
     const messages = [...spliceHistory(chat, history.turns, (entry) => entry.id).map((entry) => entry.message ?? entry), user];
@@ -95,6 +95,8 @@ async function main() {
     const run = publisher.run({ tenantId, conversationId, channel: 'web', runId });
     const result = await recordedGenerateText(run, { model, tools, messages, stopWhen: stepCountIs(5) }, { assistantMessageId: answerId });
     console.log(`  user: ${question}\n  assistant: ${result.text}`);
+    // A host whose next turn runs in another process would keep run.consistencyToken with the answer and pass it there.
+    if (!run.consistencyToken) throw new Error('the run published nothing');
     chat.push({ id: `${runId}-question`, message: user }, { id: answerId, message: { role: 'assistant', content: result.text } });
     for (const step of result.steps) recordedCalls.push(...step.toolCalls.map((call) => ({ answerId, id: call.toolCallId })));
   }
@@ -104,22 +106,6 @@ async function main() {
   if (recordedCalls.length === 0 || missing.length > 0)
     throw new Error(`the last turn's history lacks tool calls of earlier turns: ${missing.join(', ') || '(none made)'}`);
   console.log(`ok: the last turn replayed all ${recordedCalls.length} tool calls of the earlier turns`);
-}
-
-/**
- * The replay history, once it holds every earlier turn that made tool
- * calls. The service records asynchronously: in a chat, the user's typing
- * covers the gap; this script asks again at once, so it waits (bounded).
- */
-async function replayHistory() {
-  const expected = new Set(recordedCalls.map((call) => call.answerId));
-  const deadline = Date.now() + replayTimeoutMs;
-  for (;;) {
-    const replay = await client.getReplayHistory({ tenantId, conversationId, format: 'ai-sdk' });
-    const seen = new Set(replay.turns.map((turn) => turn.assistantMessageId));
-    if ([...expected].every((id) => seen.has(id)) || Date.now() > deadline) return replay;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 function describe({ turns, omitted }) {

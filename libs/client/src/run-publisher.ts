@@ -1,3 +1,5 @@
+// A plain file of the contract with no imports of its own: bundled into the package when it is built.
+import { laterConsistencyToken } from '../../contract/src/consistency-token';
 import { rememberConsistencyToken } from './consistency-tokens';
 import type { EventIdentity } from './event-ids';
 import type { JsonObject, JsonValue, ModelResponseReceived, RunFailureDetail, TokenUsage, ToolEventType } from './tool-event-types';
@@ -137,11 +139,24 @@ export type Publish = (events: readonly PendingEvent[]) => Promise<PublishedEven
 export class RunPublisher {
   /** The tool of each call published here, by step: a result's tool for the per-tool result limit. */
   private readonly toolNames = new Map<string, string>();
+  private lastToken = '';
 
   constructor(
     readonly scope: Readonly<RunScope>,
     private readonly publish: Publish,
   ) {}
+
+  /**
+   * Where this run's last published event landed ('' before any was
+   * published): a read given it answers only once everything this run
+   * published is recorded. This process's reads of the conversation send it
+   * by themselves (`lastConsistencyToken`); carry it to reads made in
+   * another process. Every adapter that records through this run leaves it
+   * here.
+   */
+  get consistencyToken(): string {
+    return this.lastToken;
+  }
 
   toolCall(input: ToolCallInput): Promise<PublishedEvent> {
     return this.one(this.toolCallEvent(input));
@@ -239,7 +254,10 @@ export class RunPublisher {
   private async sent(events: readonly PendingEvent[]): Promise<PublishedEvent[]> {
     const published = await this.publish(events);
     const token = published.at(-1)?.consistencyToken;
-    if (token) rememberConsistencyToken(this.scope, token);
+    if (token) {
+      this.lastToken = laterConsistencyToken(this.lastToken || undefined, token);
+      rememberConsistencyToken(this.scope, token);
+    }
     return published;
   }
 

@@ -62,6 +62,18 @@ describe('RunPublisher', () => {
     await expect(run.complete({ assistantMessageId: 'msg-5', citedSources: [-1] })).rejects.toThrow(InvalidToolEventError);
   });
 
+  it("keeps the token of the run's last published event, for reads in another process", async () => {
+    const { run } = capturingRun();
+    expect(run.consistencyToken).toBe('');
+    await run.toolCalls([
+      { ...step, toolName: 'refund', arguments: {} },
+      { roundIndex: 1, sequenceIndex: 1, toolCallId: 'call_refund2', toolName: 'refund', arguments: {} },
+    ]);
+    expect(run.consistencyToken).toBe('ct1:k:agent.tool-events:0:1');
+    await run.complete({ assistantMessageId: 'msg-2' });
+    expect(run.consistencyToken).toBe('ct1:k:agent.tool-events:0:2');
+  });
+
   it("puts the run's userMessageId on every event of the run", async () => {
     const { run, events } = capturingRun({ ...scope, userMessageId: 'msg-user-1' });
     await run.toolCall({ ...step, toolName: 'refund', arguments: {} });
