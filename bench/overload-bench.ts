@@ -30,9 +30,12 @@
  * before / peak / after, and the gRPC process's CPU per request from /proc
  * beside wall-clock (wall-clock on a small shared machine swings between
  * runs; CPU per request much less). The last line printed is one JSON object.
+ * BENCH_NODE_ARGS adds flags to the service's node; BENCH_SERVICE_LOG names
+ * a file that gets the service's whole output.
  */
 import * as grpc from '@grpc/grpc-js';
 import { type ChildProcess, spawn } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import { createPool, ensureDatabase, runMigrations } from '../libs/persistence/src';
@@ -149,6 +152,8 @@ async function main(): Promise<void> {
   let output = '';
   const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000));
   service.stdout!.on('data', keep);
+  // BENCH_SERVICE_LOG: the service's whole output in a file too (e.g. with BENCH_NODE_ARGS=--trace-gc).
+  if (process.env.BENCH_SERVICE_LOG) service.stdout!.on('data', (chunk: Buffer) => appendFileSync(process.env.BENCH_SERVICE_LOG!, chunk));
   service.stderr!.on('data', keep);
   const alive = () => service.exitCode === null && service.signalCode === null;
   const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
