@@ -1,5 +1,5 @@
 /**
- * Encryption at rest and retention (docs/adr/032), measured in one run:
+ * Encryption at rest and retention (docs/adr/033), measured in one run:
  *
  *   npm run bench:encryption -- [--part all|ingest|replay|sweep] [--events 30000] [--rounds 2]
  *                               [--turns 40] [--clients 16] [--seconds 5] [--blocks 4] [--cache off|on]

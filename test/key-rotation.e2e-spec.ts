@@ -1,5 +1,5 @@
 /**
- * The keyring over a service's life (docs/adr/032): rotation rewraps data
+ * The keyring over a service's life (docs/adr/033): rotation rewraps data
  * keys and everything stays readable once the old key is gone; a missing,
  * malformed or wrong keyring stops start-up naming the key, with nothing
  * recorded and the consumer where it was.

@@ -3,7 +3,7 @@ import type { DataKeyStore, NewDataKey } from '../../libs/domain/src';
 import { uniqueName } from '../support/test-environment';
 
 /**
- * The behaviour every DataKeyStore adapter must have (docs/adr/032): one
+ * The behaviour every DataKeyStore adapter must have (docs/adr/033): one
  * key per scope however callers race, keys found by id until destroyed,
  * destruction by conversation (copies in forks included) and by end of
  * retention, rewrapping for rotation, and the keyring's check values.

@@ -76,7 +76,7 @@ export interface AppConfig {
   roles: ServiceRole[];
   maxEventBytes: number;
   logLevel: LogLevel;
-  /** Payloads sealed at rest, the keyring and the key store, and the retention sweeper (docs/adr/032). */
+  /** Payloads sealed at rest, the keyring and the key store, and the retention sweeper (docs/adr/033). */
   encryption: EncryptionConfig;
   /** OpenTelemetry traces, exported over OTLP/HTTP to `endpoint`; null: no tracing. */
   tracing: { endpoint: string | null; serviceName: string };

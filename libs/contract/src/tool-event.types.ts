@@ -80,7 +80,7 @@ export interface ForkedFrom {
 }
 
 /**
- * A payload sealed at rest (docs/adr/032): the event's payload members
+ * A payload sealed at rest (docs/adr/033): the event's payload members
  * (`arguments`, `result`, `reason`), as one JSON object, encrypted with
  * AES-256-GCM under a data key of the conversation. Stored with the event
  * in place of those members, never accepted from producers.

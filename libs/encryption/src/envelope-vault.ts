@@ -47,7 +47,7 @@ const payloadContext = (tenantId: string, conversationId: string, keyId: string)
   additionalData('toolhistory.payload.v1', tenantId, conversationId, keyId);
 
 /**
- * Envelope encryption (docs/adr/032): a payload is sealed with AES-256-GCM
+ * Envelope encryption (docs/adr/033): a payload is sealed with AES-256-GCM
  * under a data key of its scope (conversation, end of retention, and for a
  * fork's copy where it came from); the data key, wrapped by the keyring's
  * active key, is kept in the key store, made on first use. Unwrapped keys

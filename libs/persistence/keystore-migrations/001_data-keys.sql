@@ -1,6 +1,6 @@
 -- Up Migration
 
--- The key store (docs/adr/032): data keys wrapped by a key-encryption key,
+-- The key store (docs/adr/033): data keys wrapped by a key-encryption key,
 -- in a database apart from the payloads they seal, so that a backup of the
 -- payloads holds no key. Deleting a row is crypto-shredding: every copy of
 -- the payloads sealed under that key, anywhere, is unreadable from then on.

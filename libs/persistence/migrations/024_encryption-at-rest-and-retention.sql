@@ -1,6 +1,6 @@
 -- Up Migration
 
--- Encryption at rest and retention (docs/adr/032-encryption-at-rest-and-retention.md).
+-- Encryption at rest and retention (docs/adr/033-encryption-at-rest-and-retention.md).
 -- Events rest with their payload members sealed (the event's `sealed`
 -- member); an invocation row notes, per payload field, the sealed payload
 -- of the event it came from: whole for what the row keeps itself (approval

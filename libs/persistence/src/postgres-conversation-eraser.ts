@@ -28,7 +28,7 @@ export class PostgresConversationEraser implements ConversationEraser {
   constructor(
     private readonly pool: Pool,
     private readonly tokens: TokenCounter = o200kTokens,
-    /** Opens a fork's remaining payloads to project it again (encryption at rest, docs/adr/032). */
+    /** Opens a fork's remaining payloads to project it again (encryption at rest, docs/adr/033). */
     private readonly vault: PayloadVault | null = null,
   ) {}
 

@@ -45,7 +45,7 @@ export class PostgresConversationForker implements ConversationForker {
   constructor(
     private readonly pool: Pool,
     private readonly tokens: TokenCounter,
-    /** Encryption at rest (docs/adr/032): the source's payloads opened, the copies sealed as the fork's own. */
+    /** Encryption at rest (docs/adr/033): the source's payloads opened, the copies sealed as the fork's own. */
     private readonly vault: PayloadVault | null = null,
   ) {}
 

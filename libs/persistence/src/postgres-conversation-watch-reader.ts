@@ -41,7 +41,7 @@ export class PostgresConversationWatchReader implements ConversationWatchReader 
   constructor(
     private readonly pool: Pool,
     private readonly externalEvents: EventStore | null = null,
-    /** Opens sealed payloads (encryption at rest, docs/adr/032); the external store opens its own. */
+    /** Opens sealed payloads (encryption at rest, docs/adr/033); the external store opens its own. */
     private readonly vault: PayloadVault | null = null,
   ) {}
 

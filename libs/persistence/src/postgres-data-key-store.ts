@@ -46,7 +46,7 @@ export async function migrateKeyStore(url: string, schema: string): Promise<stri
 
 /**
  * The key store in a PostgreSQL database of its own (`KEYSTORE_URL=postgres://…`),
- * apart from the payloads' (docs/adr/032): its backups must be kept for a
+ * apart from the payloads' (docs/adr/033): its backups must be kept for a
  * shorter time than the payloads', or a restored key would open a restored
  * payload. Every adapter of the port passes test/contract/data-key-store.contract.ts.
  */

@@ -31,7 +31,7 @@ const CONVERSATIONS_PER_BATCH = 50;
 const ROWS_PER_BATCH = 2_000;
 
 /**
- * The read model's side of retention (docs/adr/032): rows whose sealed
+ * The read model's side of retention (docs/adr/033): rows whose sealed
  * payloads reached their end of retention lose them (the seals, a row's
  * own copies, and the search documents made of them), and note which
  * expired, so nothing of a payload is kept in clear or sealed in the read

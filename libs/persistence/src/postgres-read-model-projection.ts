@@ -27,7 +27,7 @@ export class PostgresReadModelProjection implements CheckpointedProjection {
     private readonly pool: Pool,
     private readonly events: EventStore,
     private readonly tokens: TokenCounter = o200kTokens,
-    /** Opens sealed payloads for the search documents (docs/adr/032); the events come opened from `events`. */
+    /** Opens sealed payloads for the search documents (docs/adr/033); the events come opened from `events`. */
     private readonly vault: PayloadVault | null = null,
   ) {}
 

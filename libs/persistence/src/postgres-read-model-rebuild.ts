@@ -66,7 +66,7 @@ export class PostgresReadModelRebuilder implements ReadModelRebuilder {
     private readonly events: EventStore,
     private readonly payloads: InvocationPayloads,
     private readonly tokens: TokenCounter = o200kTokens,
-    /** Opens sealed payloads for the search documents (docs/adr/032); the events come opened from `events`. */
+    /** Opens sealed payloads for the search documents (docs/adr/033); the events come opened from `events`. */
     private readonly vault: PayloadVault | null = null,
   ) {}
 

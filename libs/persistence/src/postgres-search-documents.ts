@@ -36,7 +36,7 @@ export const LIVE_SEARCH: SearchTableNames = { invocations: 'invocations', words
 export interface SearchDocumentOptions {
   kinds?: readonly SearchKind[];
   tables?: SearchTableNames;
-  /** Opens sealed payloads: documents are made of payloads in clear (docs/adr/032). */
+  /** Opens sealed payloads: documents are made of payloads in clear (docs/adr/033). */
   vault?: PayloadVault | null;
   /** Payloads whose retention ended by then make no document. */
   nowMs?: number;

@@ -24,7 +24,7 @@ export class PostgresSearchProjection implements CheckpointedProjection<Recorded
   constructor(
     private readonly pool: Pool,
     private readonly kind: SearchKind,
-    /** Opens sealed payloads: documents are made of payloads in clear (docs/adr/032). */
+    /** Opens sealed payloads: documents are made of payloads in clear (docs/adr/033). */
     private readonly vault: PayloadVault | null = null,
   ) {
     this.checkpointName = SEARCH_PROJECTIONS[kind];

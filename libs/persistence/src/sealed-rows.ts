@@ -32,7 +32,7 @@ const NOTHING: Readonly<Record<PayloadField, unknown>> = Object.freeze({
 
 /**
  * Opens the sealed payloads of rows read from the read model, in one call
- * to the vault (docs/adr/032): each field gets its payload in clear, or,
+ * to the vault (docs/adr/033): each field gets its payload in clear, or,
  * once its retention has ended or its data key is gone, nothing (and is
  * listed in `expiredPayloads`). Seals keep their key and end of retention
  * only. Rows in clear come back as they are. Callers have checked the

@@ -2,7 +2,7 @@ import type { ConversationEraser, DataKeyStore, ErasureOutcome } from '@toolhist
 import type { EnvelopeVault } from '@toolhistory/encryption';
 
 /**
- * Erasure that reaches every copy (docs/adr/032): once the conversation's
+ * Erasure that reaches every copy (docs/adr/033): once the conversation's
  * events and rows are gone (the tombstone written), its data keys are
  * destroyed in the key store, with the keys of copies of its payloads in
  * forks, so whatever copy of its payloads remains anywhere (a backup, the

@@ -13,7 +13,7 @@ export interface RetentionStatusReport {
 
 /**
  * `toolhistory retention status`: what the sweeper has to do now and next
- * (docs/adr/032). Due work left for long means no recorder is sweeping
+ * (docs/adr/033). Due work left for long means no recorder is sweeping
  * (the recorder role runs the sweeper every RETENTION_SWEEP_INTERVAL).
  */
 export class RetentionStatus {

@@ -22,7 +22,7 @@ export interface RetentionSweeperParts {
 const KEYS_PER_ROUND = 1_000;
 
 /**
- * Retention (docs/adr/032), run by the recorder role every
+ * Retention (docs/adr/033), run by the recorder role every
  * RETENTION_SWEEP_INTERVAL: payloads past their end of retention leave the
  * read model and the search documents, then their data keys are destroyed,
  * so every other copy (the events, backups, replicas) is unreadable from

@@ -1,6 +1,6 @@
 import type { SealedPayload } from '@toolhistory/contract';
 
-/** The read model's fields that hold a payload (docs/adr/032): what retention expires and encryption seals. */
+/** The read model's fields that hold a payload (docs/adr/033): what retention expires and encryption seals. */
 export type PayloadField = 'arguments' | 'result' | 'approvalRequestReason' | 'approvalDecisionReason';
 export const PAYLOAD_FIELDS: readonly PayloadField[] = Object.freeze([
   'arguments',

@@ -13,7 +13,7 @@ import type { PayloadVault } from '../ports/payload-vault.port';
 import { openEvents } from './sealed-payloads';
 
 /**
- * An event store whose readers get payloads in clear (docs/adr/032): every
+ * An event store whose readers get payloads in clear (docs/adr/033): every
  * event read, by stream, in global order or by subscription, has its sealed
  * payload opened, or is marked `payloadExpired` once its retention ended or
  * its key is gone. Appends pass through: the recorder seals before it

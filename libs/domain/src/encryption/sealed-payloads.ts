@@ -2,7 +2,7 @@ import type { JsonValue, SealedPayload, StoredToolEvent } from '@toolhistory/con
 import type { KeyScope, PayloadVault } from '../ports/payload-vault.port';
 
 /**
- * What is sealed at rest (docs/adr/032): the members of each event type that
+ * What is sealed at rest (docs/adr/033): the members of each event type that
  * carry what the agent, the tool or a person wrote. Ids, names, times,
  * sizes, usage and approval facts stay in clear, for billing and audit.
  * A new event type with text of its own adds its entry here, and is sealed
@@ -121,7 +121,7 @@ export function withoutSealNote<E extends StoredToolEvent>(event: E): E {
 }
 
 /**
- * A fork's copies as the fork's own (docs/adr/032): each payload sealed
+ * A fork's copies as the fork's own (docs/adr/033): each payload sealed
  * again under a data key of the fork, scoped by every conversation it came
  * through (erasing any of them destroys it) and ending when the source's
  * did (a fork never keeps a payload longer). A copy of a payload already

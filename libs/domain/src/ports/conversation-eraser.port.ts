@@ -5,7 +5,7 @@ export interface ErasureOutcome {
   erasedCopies?: number;
   /** The forks made of it, each left with what it recorded itself. */
   forks?: string[];
-  /** The ids, in the key store, of the data keys destroyed with it (crypto-shredding, docs/adr/032); never the keys. */
+  /** The ids, in the key store, of the data keys destroyed with it (crypto-shredding, docs/adr/033); never the keys. */
   destroyedKeys?: string[];
 }
 

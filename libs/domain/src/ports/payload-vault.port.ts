@@ -1,7 +1,7 @@
 import type { SealedPayload } from '@toolhistory/contract';
 
 /**
- * The data key a payload is sealed under (docs/adr/032): one per
+ * The data key a payload is sealed under (docs/adr/033): one per
  * conversation and retention period, so erasing the conversation or ending
  * the period destroys the key and every copy of the payload with it.
  */

@@ -87,7 +87,7 @@ export interface InvocationRow {
   /** On a forked conversation's copy: the source conversation and the position of the copied call (else result); absent or null otherwise. */
   forkedFrom?: ForkProvenance | null;
   /**
-   * Payloads sealed at rest (docs/adr/032): per field, the sealed payload of
+   * Payloads sealed at rest (docs/adr/033): per field, the sealed payload of
    * the event it came from (its key and end of retention). Absent or null:
    * every payload in clear.
    */

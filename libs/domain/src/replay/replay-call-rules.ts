@@ -62,7 +62,7 @@ export interface CallContext {
    * for longer than abandonedAfterSeconds: no result will come from it.
    */
   settled: boolean;
-  /** Payloads of the call whose retention had ended (docs/adr/032): nothing of them is kept. */
+  /** Payloads of the call whose retention had ended (docs/adr/033): nothing of them is kept. */
   expiredPayloads?: ReadonlySet<PayloadField>;
 }
 

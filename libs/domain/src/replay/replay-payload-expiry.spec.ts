@@ -7,7 +7,7 @@ import { inRun, iso, policyOf, readModelOf, replayOf, T0 } from './replay-test-s
 
 const sealed = (expiresAt: string | null): SealedPayload => ({ key: 'k1', expiresAt, data: 'AAAA' });
 
-describe('payloads past their retention (docs/adr/032)', () => {
+describe('payloads past their retention (docs/adr/033)', () => {
   it('leaves a call out as policy_skipped, or replays it with a notice where placeholders are asked for', () => {
     expect(payloadExpiredRule(callWith())).toEqual(KEPT);
     expect(payloadExpiredRule(callWith({ expiredPayloads: new Set(['result']) }))).toEqual(omitted('policy_skipped'));

@@ -1,5 +1,5 @@
 /**
- * How long payloads rest (docs/adr/032): `retention` in the policy file's
+ * How long payloads rest (docs/adr/033): `retention` in the policy file's
  * `defaults`, per tenant (`tenants.<id>`), per channel and per tool. Each
  * one that applies is a limit, and the shortest wins: a tool cannot keep a
  * payload longer than its channel or tenant allows. Payloads only (ids,
