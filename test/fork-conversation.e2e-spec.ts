@@ -33,7 +33,8 @@ describe('ForkConversation, through the broker and gRPC', () => {
   const tenantId = uniqueName('tenant');
 
   beforeAll(async () => {
-    stack = await startRunningStack('fork', { policy: { defaults: { freshnessSeconds: 3600 } } });
+    // Info lines kept: the test reads the fork's audit line.
+    stack = await startRunningStack('fork', { policy: { defaults: { freshnessSeconds: 3600 } }, env: { LOG_LEVEL: 'info' } });
     publisher = new ToolEventPublisher({ brokers: stack.brokers, topic: stack.topic });
     await publisher.connect();
     client = new ToolHistoryClient({ address: stack.address });
@@ -66,6 +67,20 @@ describe('ForkConversation, through the broker and gRPC', () => {
     const forked = await client.forkConversation({ tenantId, conversationId: source, upToMessageId: 'a2', newConversationId: fork });
     expect(forked.copiedInvocations).toBe('2');
     expect(forked.consistencyToken).toMatch(/^ct1:p:\d+$/);
+    // The audit line: who copied which conversation's payloads into which new one, ids and counts only.
+    const audit = stack.service
+      .output()
+      .split('\n')
+      .find((line) => line.includes('conversation forked') && line.includes(fork));
+    expect(JSON.parse(audit!)).toMatchObject({
+      audit: 'fork',
+      tenantId,
+      conversationId: source,
+      upToMessageId: 'a2',
+      newConversationId: fork,
+      copiedInvocations: 2,
+    });
+    expect(audit).not.toContain('Secret');
     const replayed = await client.getReplayHistory({
       tenantId,
       conversationId: fork,

@@ -74,7 +74,7 @@ describe('the AI SDK reasoning parts of each provider', () => {
   });
 
   it('Gemini through Google Vertex: its items are the parts under the `vertex` key @ai-sdk/google-vertex reads, and back', () => {
-    const items = [
+    const items: JsonObject[] = [
       { text: 'The order first.', thought: true },
       { text: 'Signed.', thought: true, thoughtSignature: 'CiQB0e2K' },
     ];
