@@ -1,9 +1,5 @@
-import {
-  toBedrockConverseMessages,
-  toGeminiContents,
-  toOpenAiResponsesItems,
-  type FormattableRound,
-} from '../../domain/src/replay/provider-messages';
+import type { FormattableRound } from '../../domain/src/replay/provider-messages';
+import { toBedrockConverseMessages, toGeminiContents, toOpenAiResponsesItems } from '../../domain/src/replay/rounds-to-provider-messages';
 import { ApprovalStatus, GetReplayHistoryResponse, ListToolInvocationsResponse, RunStatus } from './generated/toolhistory/v1/toolhistory';
 import type { HistoryMessages } from './history-formats';
 import { replayHistoryOf } from './replay-response';

@@ -22,6 +22,7 @@ import {
   type RunRecord,
 } from '../recording/recorded-run';
 import type { JsonObject, JsonValue, TokenUsage } from '../tool-event-types';
+import { isMarkedToolError, isSdkErrorText } from './agents-tool-errors';
 
 /**
  * What the recorder reads of a run: a RunResult or StreamedRunResult as it
@@ -105,53 +106,16 @@ export type AgentsRunRecord = RunRecord;
 /** Tells whether a call's output is an error the SDK sent the model in place of a result. */
 export type ToolErrorTest = (output: RunToolCallOutputItem, runContext: AgentsRunView['runContext']) => boolean;
 
-/** The SDK's default tool error text (its default errorFunction). */
-export const DEFAULT_TOOL_ERROR_TEXT = 'An error occurred while running the tool. Please try again.';
-/** The SDK's default text for a tool that timed out with timeoutBehavior 'error_as_result'. */
-const DEFAULT_TIMEOUT_TEXT = /^Tool '.*' timed out after \d+ms\.$/s;
 /** The placeholder id the SDK gives an item the model gave no id. */
 const PLACEHOLDER_ITEM_ID = 'FAKE_ID';
-
-const markedErrors = new WeakMap<object, Set<string>>();
-
-/** Marks the output of call `callId` of the run of `runContext` as an error (see toolErrorFunction). */
-export function markToolError(runContext: object, callId: string): void {
-  const marked = markedErrors.get(runContext) ?? new Set<string>();
-  marked.add(callId);
-  markedErrors.set(runContext, marked);
-}
-
-/** What the SDK gives a tool's errorFunction besides the error: the call, unless its input was redacted. */
-export interface ToolErrorDetails {
-  toolCall?: { callId?: string };
-}
-
-/**
- * An `errorFunction` for the SDK's `tool()` that has the recorder record the
- * call's output as an error: the model is sent the SDK's default error text,
- * or what `format` makes of the error (the SDK's own default never shows the
- * error to the model).
- */
-export function toolErrorFunction<C = unknown>(
-  format?: (error: unknown, runContext: RunContext<C>, details?: ToolErrorDetails) => string | Promise<string>,
-): (runContext: RunContext<C>, error: unknown, details?: ToolErrorDetails) => string | Promise<string> {
-  return (runContext, error, details) => {
-    const callId = details?.toolCall?.callId;
-    if (typeof callId === 'string') markToolError(runContext, callId);
-    return format === undefined ? DEFAULT_TOOL_ERROR_TEXT : format(error, runContext, details);
-  };
-}
 
 /**
  * The default error test: an output toolErrorFunction marked, or one of the
  * SDK's default texts for a tool that threw or timed out (the texts its
  * default errorFunction and timeout handling send the model).
  */
-export const isSdkToolError: ToolErrorTest = (output, runContext) => {
-  if (markedErrors.get(runContext)?.has(output.rawItem.callId)) return true;
-  const text = outputText(output);
-  return text !== undefined && (text === DEFAULT_TOOL_ERROR_TEXT || DEFAULT_TIMEOUT_TEXT.test(text));
-};
+export const isSdkToolError: ToolErrorTest = (output, runContext) =>
+  isMarkedToolError(runContext, output.rawItem.callId) || isSdkErrorText(outputText(output));
 
 export interface AgentsRunRecordOptions {
   /** Default isSdkToolError. */

@@ -4,13 +4,10 @@ export { AgentsRunRecorder, recordAgentsRun, recordedRun } from './agents-run-re
 export type { AgentsRunRecorderOptions } from './agents-run-recorder';
 export {
   agentsRunRecord,
-  DEFAULT_TOOL_ERROR_TEXT,
   isSdkToolError,
-  markToolError,
   responseReasoningOf,
   resumePointOf,
   runViewOfState,
-  toolErrorFunction,
   toolResultOf,
   usageOf,
 } from './agents-run-mapper';
@@ -24,9 +21,10 @@ export type {
   AgentsRunState,
   AgentsRunView,
   ResumePoint,
-  ToolErrorDetails,
   ToolErrorTest,
 } from './agents-run-mapper';
+export { DEFAULT_TOOL_ERROR_TEXT, markToolError, toolErrorFunction } from './agents-tool-errors';
+export type { ToolErrorDetails } from './agents-tool-errors';
 export { historyInput, toAgentInputItems } from './agents-history-input';
 export type {
   OpenAiResponsesFunctionCall,
@@ -37,5 +35,6 @@ export type {
   ResponsesReplayItem,
   ResponsesReplayTurn,
 } from './agents-history-input';
-export { MESSAGE_ID_KEY, ToolHistorySession } from './tool-history-session';
+export { ToolHistorySession } from './tool-history-session';
+export { MESSAGE_ID_KEY } from './session-items';
 export type { SessionToolErrorTest, ToolHistorySessionOptions } from './tool-history-session';

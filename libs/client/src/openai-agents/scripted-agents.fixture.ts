@@ -1,6 +1,6 @@
 import { type AgentOutputItem, type ModelResponse, setTracingDisabled, tool, Usage } from '@openai/agents';
 import { assistantMessage, functionCall } from '@openai/agents/testing';
-import { toolErrorFunction } from './agents-run-mapper';
+import { toolErrorFunction } from './agents-tool-errors';
 
 // The SDK's tracing would export to OpenAI: nothing leaves the machine in a test.
 setTracingDisabled(true);

@@ -7,16 +7,23 @@ import type { ReplayHistory, ReplayedTurn } from '../replay-response';
 import type { RunPublisher } from '../run-publisher';
 import { spliceHistory } from '../splice-history';
 import type { ToolHistoryClient } from '../tool-history-client';
-import type { JsonObject } from '../tool-event-types';
-import { DEFAULT_TOOL_ERROR_TEXT, roundResponseOf } from './agents-run-mapper';
+import { roundResponseOf } from './agents-run-mapper';
 import { toAgentInputItems } from './agents-history-input';
-
-/**
- * The key under which the inner session keeps the id toolhistory knows each
- * of its items by (the replay places the recorded calls by these ids).
- * getItems and popItem return the items without it.
- */
-export const MESSAGE_ID_KEY = 'toolhistoryMessageId';
+import { isSdkErrorText } from './agents-tool-errors';
+import {
+  callsFollow,
+  isMessageOf,
+  lastUserMessageId,
+  messageIdOf,
+  messageText,
+  outputText,
+  parseArguments,
+  replayedKey,
+  roundsOf,
+  type SessionItem,
+  withId,
+  withoutId,
+} from './session-items';
 
 /** Tells whether the text the SDK sent the model for a call is a failure. */
 export type SessionToolErrorTest = (callId: string, text: string | undefined) => boolean;
@@ -47,11 +54,7 @@ export interface ToolHistorySessionOptions {
 /** The model a round's reasoning is recorded for when the session names none. */
 const UNSPECIFIED_MODEL = 'unspecified';
 
-const DEFAULT_TIMEOUT_TEXT = /^Tool '.*' timed out after \d+ms\.$/s;
-const isSdkErrorText: SessionToolErrorTest = (_callId, text) =>
-  text !== undefined && (text === DEFAULT_TOOL_ERROR_TEXT || DEFAULT_TIMEOUT_TEXT.test(text));
-
-type Item = AgentInputItem & Record<string, unknown>;
+const isSdkError: SessionToolErrorTest = (_callId, text) => isSdkErrorText(text);
 
 interface OpenRun {
   recording: RunRecording;
@@ -157,10 +160,10 @@ export class ToolHistorySession implements Session {
   private async add(items: AgentInputItem[], runContext: RunContext<unknown> | undefined): Promise<void> {
     const conversationId = await this.conversation();
     const own: AgentInputItem[] = [];
-    const tools: Item[] = [];
+    const tools: SessionItem[] = [];
     let answerId: string | undefined;
     const asks = items.some((item) => item.type === 'function_call');
-    for (const [at, item] of (items as Item[]).entries()) {
+    for (const [at, item] of (items as SessionItem[]).entries()) {
       // A reasoning item goes with the round of calls it came with (replayed right before them, in its turn); one before an answer
       // stays in inner. So does the text the model said beside its calls, recorded with its round and replayed in its place,
       // between the rounds: in inner it would come before every round of the run.
@@ -168,7 +171,7 @@ export class ToolHistorySession implements Session {
         item.type === 'function_call' ||
         item.type === 'function_call_result' ||
         (asks && item.type === 'reasoning') ||
-        (isMessageOf(item, 'assistant') && callsFollow(items as Item[], at))
+        (isMessageOf(item, 'assistant') && callsFollow(items as SessionItem[], at))
       ) {
         tools.push(item);
         // The answer is an assistant message no call follows (one before calls is the model's text beside them).
@@ -186,17 +189,21 @@ export class ToolHistorySession implements Session {
         answerId = messageId;
       }
     }
-    for (const round of rounds(tools)) own.push(...(await this.record(conversationId, round, runContext)));
+    for (const round of roundsOf(tools)) own.push(...(await this.record(conversationId, round, runContext)));
     if (own.length > 0) await this.inner.addItems(own);
     if (answerId !== undefined) await this.endRun({ assistantMessageId: answerId, endedAfterTools: false });
   }
 
   /** One batch the SDK saves after a model response: its calls (a round), then the results it has so far. Returns the results of calls nobody waits for. */
-  private async record(conversationId: string, items: Item[], runContext: RunContext<unknown> | undefined): Promise<AgentInputItem[]> {
+  private async record(
+    conversationId: string,
+    items: SessionItem[],
+    runContext: RunContext<unknown> | undefined,
+  ): Promise<AgentInputItem[]> {
     const asked = items.filter((item) => item.type === 'function_call') as Array<
-      Item & { callId: string; name: string; arguments: string }
+      SessionItem & { callId: string; name: string; arguments: string }
     >;
-    const outputs = items.filter((item) => item.type === 'function_call_result') as Array<Item & { callId: string }>;
+    const outputs = items.filter((item) => item.type === 'function_call_result') as Array<SessionItem & { callId: string }>;
     const published: Array<Promise<unknown>> = [];
     if (asked.length > 0) {
       const run = this.run ?? this.startRun(conversationId, this.userMessageId);
@@ -228,8 +235,7 @@ export class ToolHistorySession implements Session {
         const decision = run.recording.publishDecision({ ...call, approved, ...(approved || !text ? {} : { reason: text }) });
         if (decision !== undefined) published.push(decision);
       }
-      if (approved)
-        results.push({ ...call, result: text ?? '', isError: (this.options.isToolError ?? isSdkErrorText)(call.toolCallId, text) });
+      if (approved) results.push({ ...call, result: text ?? '', isError: (this.options.isToolError ?? isSdkError)(call.toolCallId, text) });
     }
     if (results.length > 0 && this.run !== undefined) published.push(this.run.recording.publishResults(results));
     if (this.run !== undefined) {
@@ -261,7 +267,7 @@ export class ToolHistorySession implements Session {
 
   /** The run that asked for approval of `callId` elsewhere (a RunState resumed by another process), going on here. */
   private async resumedRun(conversationId: string, callId: string): Promise<OpenRun | undefined> {
-    const own = (await this.inner.getItems()) as Item[];
+    const own = (await this.inner.getItems()) as SessionItem[];
     const history = await this.replay(own);
     const pending = history.pendingApprovals.find((p) => p.toolCallId === callId);
     if (pending === undefined) return undefined;
@@ -292,7 +298,7 @@ export class ToolHistorySession implements Session {
   }
 
   private async view(): Promise<Placed[]> {
-    const own = (await this.inner.getItems()) as Item[];
+    const own = (await this.inner.getItems()) as SessionItem[];
     if (own.length === 0) return [];
     const history = await this.replay(own);
     const placed: Placed[] = own.map((item) => ({ item: withoutId(item), inner: true, messageId: messageIdOf(item) }));
@@ -307,7 +313,7 @@ export class ToolHistorySession implements Session {
     );
   }
 
-  private async replay(own: readonly Item[]): Promise<ReplayHistory<unknown>> {
+  private async replay(own: readonly SessionItem[]): Promise<ReplayHistory<unknown>> {
     return this.options.client.getReplayHistory({
       tenantId: this.options.tenantId,
       conversationId: await this.conversation(),
@@ -343,85 +349,4 @@ function outputsAsSent(turn: ReplayedTurn<unknown>): unknown[] {
       ? { ...output, output: failed.get(output.call_id) }
       : item;
   });
-}
-
-/**
- * The tool items of a batch by model response: a response's reasoning and calls, then
- * their results (the SDK may save a whole run at once: a call after a
- * result is the next response's).
- */
-function rounds(items: readonly Item[]): Item[][] {
-  const grouped: Item[][] = [];
-  for (const item of items) {
-    const current = grouped.at(-1);
-    const answered = current?.some((entry) => entry.type === 'function_call_result') ?? false;
-    const starts = item.type === 'function_call' || item.type === 'reasoning' || isMessageOf(item, 'assistant');
-    if (current === undefined || (starts && answered)) grouped.push([item]);
-    else current.push(item);
-  }
-  return grouped;
-}
-
-/** Whether the model's response the item at `at` belongs to asked for calls: the next item that is neither its reasoning nor its text is a function call. */
-function callsFollow(items: readonly Item[], at: number): boolean {
-  const next = items.slice(at + 1).find((item) => item.type !== 'reasoning' && !isMessageOf(item, 'assistant'));
-  return next?.type === 'function_call';
-}
-
-/** The text of the assistant messages among a response's items: their output text parts, joined. */
-function messageText(items: readonly Item[]): string {
-  return items
-    .filter((item) => isMessageOf(item, 'assistant'))
-    .flatMap((item) => (Array.isArray(item.content) ? (item.content as Array<{ type?: unknown; text?: unknown }>) : []))
-    .map((part) => (part.type === 'output_text' && typeof part.text === 'string' ? part.text : ''))
-    .join('');
-}
-
-function isMessageOf(item: Item, role: string): boolean {
-  return item.role === role && (item.type === undefined || item.type === 'message');
-}
-
-function messageIdOf(item: Item): string | undefined {
-  const id = item[MESSAGE_ID_KEY];
-  return typeof id === 'string' && id !== '' ? id : undefined;
-}
-
-function lastUserMessageId(items: readonly Item[]): string | undefined {
-  for (let at = items.length - 1; at >= 0; at -= 1) if (isMessageOf(items[at], 'user')) return messageIdOf(items[at]);
-  return undefined;
-}
-
-function withId(item: AgentInputItem, messageId: string): AgentInputItem {
-  return { ...item, [MESSAGE_ID_KEY]: messageId } as unknown as AgentInputItem;
-}
-
-function withoutId(item: AgentInputItem): AgentInputItem {
-  if (!(MESSAGE_ID_KEY in item)) return item;
-  const { [MESSAGE_ID_KEY]: _id, ...rest } = item as Item;
-  return rest as AgentInputItem;
-}
-
-function outputText(output: Item): string | undefined {
-  const sent = output.output as unknown;
-  if (typeof sent === 'string') return sent;
-  const part = sent as { type?: unknown; text?: unknown } | null;
-  return typeof part === 'object' && part !== null && part.type === 'text' && typeof part.text === 'string' ? part.text : undefined;
-}
-
-/** A replayed item's identity: a call's or output's call id, a reasoning item's or round text's own id. */
-function replayedKey(item: AgentInputItem): string {
-  const entry = item as { type?: unknown; callId?: unknown; id?: unknown };
-  return `${String(entry.type)}:${String(entry.callId ?? entry.id)}`;
-}
-
-/** A call's arguments as a JSON object; text that is not one as `{ _raw: text }`. */
-function parseArguments(text: string): JsonObject {
-  if (text.trim() === '') return {};
-  try {
-    const parsed: unknown = JSON.parse(text);
-    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return parsed as JsonObject;
-  } catch {
-    // not JSON: kept as it was
-  }
-  return { _raw: text };
 }

@@ -1,5 +1,6 @@
 import { DEFAULT_REDACTION_POLICY, parseRedactionPolicy, RedactionPolicy } from '../redaction/redaction-policy';
-import { DEFAULT_REPLAY_POLICY, parseReplayPolicy, ReplayPolicy } from '../replay/replay-policy';
+import { parseReplayPolicy } from '../replay/parse-replay-policy';
+import { DEFAULT_REPLAY_POLICY, ReplayPolicy } from '../replay/replay-policy';
 import { NO_RETENTION, parseRetentionPolicy, RetentionPolicy } from '../retention/retention-policy';
 
 /** The whole policy file: one document, read by the replay, the redaction and the retention rules. */

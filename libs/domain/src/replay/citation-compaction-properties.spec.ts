@@ -3,7 +3,8 @@ import type { JsonObject, ToolEvent } from '@toolhistory/contract';
 import { testTokens } from '../projection/test-tokens.fixture';
 import { compactCitedItems } from './citation-compaction';
 import { replayHistory, ReplayRequest } from './replay-history';
-import { MAX_TOKEN_BUDGET, parseReplayPolicy, ReplayPolicy } from './replay-policy';
+import { parseReplayPolicy } from './parse-replay-policy';
+import { MAX_TOKEN_BUDGET, ReplayPolicy } from './replay-policy';
 import { anthropicProblems, openAiProblems, readModelOf } from './replay-test-support.fixture';
 import { delivered, policies, T0 } from './replay-trace-arbitraries.fixture';
 

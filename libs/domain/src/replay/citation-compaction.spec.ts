@@ -1,7 +1,7 @@
 import type { JsonObject, JsonValue } from '@toolhistory/contract';
 
 import { CitationRule, CompactedResult, compactCitedItems, sourceNumberOf } from './citation-compaction';
-import { parseReplayPolicy } from './replay-policy';
+import { parseReplayPolicy } from './parse-replay-policy';
 import { policyOf } from './replay-test-support.fixture';
 
 function problemsOf(document: unknown): string[] {

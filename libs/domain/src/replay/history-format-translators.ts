@@ -1,18 +1,15 @@
 import type { HistoryFormat } from '@toolhistory/contract';
+import type { FormattableCall, FormattableRound, ProviderMessage, ProviderMessagesByFormat } from './provider-messages';
+import { anthropicToolUseId, bedrockToolUseId } from './replayed-tool-call-id';
 import {
-  type FormattableCall,
-  type FormattableRound,
   geminiResultWrapping,
-  type ProviderMessage,
-  type ProviderMessagesByFormat,
   responsesResultWrapping,
   toAnthropicMessages,
   toBedrockConverseMessages,
   toGeminiContents,
   toOpenAiChatMessages,
   toOpenAiResponsesItems,
-} from './provider-messages';
-import { anthropicToolUseId, bedrockToolUseId } from './replayed-tool-call-id';
+} from './rounds-to-provider-messages';
 
 /** How replay gives a history in one format. */
 export interface HistoryFormatTranslator<M> {

@@ -1,6 +1,8 @@
 export * from './replay-policy';
+export * from './parse-replay-policy';
 export * from './replayed-tool-call-id';
 export * from './provider-messages';
+export * from './rounds-to-provider-messages';
 export * from './replay-history';
 export * from './replay-validity';
 export { CALL_RULES, isResultExpired, resultExpiresAt, verdictOf } from './replay-call-rules';

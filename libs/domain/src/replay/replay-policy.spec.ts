@@ -1,4 +1,4 @@
-import { parseReplayPolicy } from './replay-policy';
+import { parseReplayPolicy } from './parse-replay-policy';
 
 import { policyOf } from './replay-test-support.fixture';
 

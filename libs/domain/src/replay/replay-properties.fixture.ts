@@ -3,7 +3,8 @@ import fc from 'fast-check';
 import type { ToolEvent } from '@toolhistory/contract';
 import { testTokens } from '../projection/test-tokens.fixture';
 import { replayHistory, type ReplayRequest } from './replay-history';
-import { parseReplayPolicy, type ReplayPolicy } from './replay-policy';
+import { parseReplayPolicy } from './parse-replay-policy';
+import type { ReplayPolicy } from './replay-policy';
 import { readModelOf } from './replay-test-support.fixture';
 import { T0 } from './replay-trace-arbitraries.fixture';
 

@@ -6,7 +6,8 @@ import { reasoningRulesOf } from '../reasoning/reasoning-rules';
 import { NOT_YET_APPROVED_OR_RESUMED, projectEvents, ReadModelState } from '../projection/evolve-read-model';
 import type { InvocationRow } from '../projection/read-model.types';
 import { replayHistory, ReplayRequest } from './replay-history';
-import { DEFAULT_REPLAY_POLICY, parseReplayPolicy, ReplayPolicy } from './replay-policy';
+import { parseReplayPolicy } from './parse-replay-policy';
+import { DEFAULT_REPLAY_POLICY, ReplayPolicy } from './replay-policy';
 import { testTokens } from '../projection/test-tokens.fixture';
 
 /**

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import type { ModelResponseReceived, ToolEvent } from '@toolhistory/contract';
-import { parseReplayPolicy } from './replay-policy';
+import { parseReplayPolicy } from './parse-replay-policy';
 
 /**
  * Arbitraries shared by the property tests over traces: well-formed runs

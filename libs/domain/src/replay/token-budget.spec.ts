@@ -3,7 +3,8 @@ import { runCompleted, toolCall, toolResult } from '../../../../test/support/too
 import { testTokens } from '../projection/test-tokens.fixture';
 import { callTokens, resultTokens } from '../projection/invocation-tokens';
 import { expiredResultNotice, replayHistory } from './replay-history';
-import { DEFAULT_REPLAY_POLICY, historyTokenBudget, parseReplayPolicy } from './replay-policy';
+import { parseReplayPolicy } from './parse-replay-policy';
+import { DEFAULT_REPLAY_POLICY, historyTokenBudget } from './replay-policy';
 import { anthropicProblems, inRun, iso, openAiProblems, policyOf, readModelOf, replayOf, T0 } from './replay-test-support.fixture';
 
 const run = inRun;
