@@ -94,7 +94,7 @@ class SyncCalls:
 
         Stop iterating (``break``, or ``close()`` the iterator) to end the stream. No deadline: a watch is meant
         to stay open. It does not reconnect: after UNAVAILABLE (the service going away) watch again, which
-        starts with a new snapshot. ``consistency_token``: as ``get_replay_history``'s, for the snapshot.
+        starts with a new snapshot. ``consistency_token``: as ``ToolHistoryClient`` says, for the snapshot.
 
         Raises:
             ValueError: an argument is wrong; raised here, before the stream opens.

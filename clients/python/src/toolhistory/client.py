@@ -56,6 +56,12 @@ class ToolHistoryClient(SyncCalls):
     every unary call, and ``ToolHistoryError`` with the gRPC status for every failure. Use it as a context
     manager, or call ``close()``. A client is safe to share between threads.
 
+    A method raises ``ValueError`` when an argument is wrong (the message names it), before anything is sent. Reads
+    of a conversation take ``consistency_token``: what publishing answered (``PublishedEvent.consistency_token``). The
+    answer includes every event through it, or the call fails ``UNAVAILABLE`` before its deadline, never an answer
+    that silently lacks them (``INVALID_ARGUMENT``: a malformed token). Default: the last token this process published
+    for the conversation (``last_consistency_token``); ``""``: none, no wait.
+
     Args:
         address: the service's gRPC target, e.g. ``"toolhistory:50051"``.
         token: a bearer token, or a function that returns a current one; called before every call, so it
@@ -136,7 +142,8 @@ class ToolHistoryClient(SyncCalls):
         provider: str | None = None,
         timeout: float | None = None,
     ) -> ReplayHistory:
-        """The tool-call history the model may see again, in ``format``, with every omission explained.
+        """The tool-call history the model may see again, in ``format``, with every omission explained (see the class
+        for ``consistency_token`` and errors; ``DEADLINE_EXCEEDED``: it was not ready in time, go on without it).
 
         Args:
             format: whose API's messages each turn carries (``HISTORY_FORMATS``): ``"openai"`` (chat completions),
@@ -153,23 +160,12 @@ class ToolHistoryClient(SyncCalls):
             branch_message_ids: the host's current path of message ids, oldest first (``host_branch`` makes it):
                 runs whose answer was regenerated, or that followed an edited message, are left out
                 (``OMISSION_REASON_OFF_BRANCH``). Default: every run counts.
-            consistency_token: what publishing answered (``PublishedEvent.consistency_token``): the answer
-                includes every event through it, or the call fails ``UNAVAILABLE`` before its deadline, never
-                an answer that silently lacks them. Default: the last token this process published for the
-                conversation (``last_consistency_token``); ``""``: none, no wait.
             model: the model the host is about to call: a round's reasoning recorded for another model is left out
                 (its ``Round.reasoning_omitted`` says ``REASONING_OMISSION_OTHER_MODEL``). Default: any model of the
                 format's provider.
-            provider: the provider the host is about to call (``openai``, ``anthropic``, ``google``, ``bedrock``,
-                ...), for the ``"openai"`` format, which names none; the service refuses one that differs from the
-                format's own.
+            provider: the provider the host is about to call (``openai``, ``anthropic``, ``google``, ``bedrock``, ...),
+                for the ``"openai"`` format, which names none; the service refuses any other than the format's own.
             timeout: this call's deadline in seconds; default: the client's.
-
-        Raises:
-            ValueError: an argument is wrong (the message names it); nothing was sent.
-            ToolHistoryError: the call failed (DEADLINE_EXCEEDED when the history was not ready in time: go on
-                without it; UNAVAILABLE when the token's events were not recorded in time; INVALID_ARGUMENT for
-                a malformed token).
         """
         request = _grpc.replay_request(
             tenant_id=tenant_id,
@@ -262,8 +258,8 @@ class ToolHistoryClient(SyncCalls):
             status: ``"pending"``, ``"succeeded"`` or ``"error"``; default: any.
             from_: inclusive, and ``to``: exclusive, on the invocation's time (aware datetimes).
             page_size: invocations fetched per request; default 100, at most 1,000.
-            consistency_token: as ``get_replay_history``'s (default with ``conversation_id``: this process's last
-                token for the conversation; without: none).
+            consistency_token: as the class says (default with ``conversation_id``: this process's last token for
+                the conversation; without: none).
             timeout: each page's deadline in seconds; default: the client's.
 
         Raises:
@@ -326,8 +322,8 @@ class ToolHistoryClient(SyncCalls):
         ``or``); ``match="substring"``: one literal text (3+ characters) anywhere, in any case. Each hit's
         ``matched_in`` says where it matched. ``conversation_id`` is required for a history:read token;
         ``limit``: hits, default 20, at most 100; ``from_``/``to`` on the invocation's time.
-        ``consistency_token``: as ``get_replay_history``'s (default with ``conversation_id``: this process's last
-        token for the conversation; the search waits until its index has the token's calls and results).
+        ``consistency_token``: as the class says (default with ``conversation_id``: this process's last token for the
+        conversation; the search waits until its index has the token's calls and results).
         """
         request = _grpc.search_request(
             tenant_id=tenant_id,

@@ -47,7 +47,8 @@ from toolhistory.openai_agents._runs import (
     recorded_run,
     recorded_run_streamed,
 )
-from toolhistory.openai_agents._session import MESSAGE_ID_KEY, ToolHistorySession
+from toolhistory.openai_agents._session import ToolHistorySession
+from toolhistory.openai_agents._session_items import MESSAGE_ID_KEY
 from toolhistory.openai_agents._tool_errors import (
     DEFAULT_TOOL_ERROR_TEXT,
     ToolErrorTest,

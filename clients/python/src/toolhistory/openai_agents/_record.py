@@ -123,17 +123,7 @@ def agents_run_record(
     """
     start = len(resume_point.responses) if resume_point is not None else 0
     earlier_items = {id(item) for item in resume_point.items} if resume_point is not None else set()
-    calls = RecordedCalls()
-    rounds: list[RecordedRound] = []
-    for at, response in enumerate(raw_responses):
-        round_ = calls.open_round(_asked_calls(response))
-        if round_ is not None and at >= start:
-            said = response_of(
-                response,
-                model_of(response) if model_of is not None else None,
-                provider_of(response) if provider_of is not None else OPENAI_PROVIDER,
-            )
-            rounds.append(dataclasses.replace(round_, response=said))
+    calls, rounds = _numbered_rounds(raw_responses, start, model_of, provider_of)
     decisions = _decisions(calls, resume_point, context_wrapper)
     denied = {decision.tool_call_id for decision in decisions if not decision.approved}
     outputs = _outputs(new_items, earlier_items, observed_outputs)
@@ -143,11 +133,6 @@ def agents_run_record(
     requests = _approval_requests(interruptions, calls, resume_point)
     own_responses = list(raw_responses[start:])
     last = own_responses[-1] if own_responses else None
-    message_ids = [
-        item.raw_item.id
-        for item in new_items
-        if id(item) not in earlier_items and isinstance(item, MessageOutputItem) and item.raw_item.id
-    ]
     return RunRecord(
         decisions=tuple(decisions),
         resumed_results=tuple(resumed),
@@ -164,9 +149,41 @@ def agents_run_record(
         ),
         awaiting=len(interruptions) > 0,
         ended_after_tools=last is not None and any(function_call_of(item) is not None for item in last.output),
-        final_message_id=message_ids[-1] if message_ids else None,
+        final_message_id=_final_message_id(new_items, earlier_items),
         last_response_id=last.response_id if last is not None and last.response_id else None,
     )
+
+
+def _numbered_rounds(
+    raw_responses: Sequence[ModelResponse],
+    start: int,
+    model_of: Callable[[ModelResponse], str | None] | None,
+    provider_of: Callable[[ModelResponse], str | None] | None,
+) -> tuple[RecordedCalls, list[RecordedRound]]:
+    """The calls of every response that asked for function tools, numbered over the whole state, and the rounds of
+    this run's part (the responses from ``start``), each with what its response said beside the calls."""
+    calls = RecordedCalls()
+    rounds: list[RecordedRound] = []
+    for at, response in enumerate(raw_responses):
+        round_ = calls.open_round(_asked_calls(response))
+        if round_ is not None and at >= start:
+            said = response_of(
+                response,
+                model_of(response) if model_of is not None else None,
+                provider_of(response) if provider_of is not None else OPENAI_PROVIDER,
+            )
+            rounds.append(dataclasses.replace(round_, response=said))
+    return calls, rounds
+
+
+def _final_message_id(new_items: Sequence[RunItem], earlier_items: set[int]) -> str | None:
+    """The id of the last message the model gave in this run's part (not one of the items it resumed after)."""
+    message_ids = [
+        item.raw_item.id
+        for item in new_items
+        if id(item) not in earlier_items and isinstance(item, MessageOutputItem) and item.raw_item.id
+    ]
+    return message_ids[-1] if message_ids else None
 
 
 def _asked_calls(response: ModelResponse) -> list[AskedCall]:
