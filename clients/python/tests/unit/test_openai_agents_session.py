@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolhistory.openai_agents._session import _calls_follow, _outputs_as_sent, _rounds
+from toolhistory.openai_agents._session import _calls_follow, _outputs_as_sent, _replayed_key, _rounds
 from toolhistory.v1 import toolhistory_pb2 as pb
 
 
@@ -125,3 +125,30 @@ def test_a_failed_calls_output_comes_back_as_the_sdk_sent_it_unless_the_service_
 ) -> None:
     [item] = _outputs_as_sent(replayed(recorded))
     assert item["output"] == expected
+
+
+def text_beside_calls(text: str) -> dict[str, Any]:
+    """A round's text as replayed: an assistant message with no id."""
+    return {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]}
+
+
+# Popping a replayed item hides it in the session's view by this key: two items may share it only if they are the same.
+DISTINCT_REPLAYED_ITEMS = [
+    call("a"),
+    output("a"),
+    call("b"),
+    reasoning("rs_1"),
+    reasoning("rs_2"),
+    text_beside_calls("I'll look it up."),
+    text_beside_calls("Now the second order."),
+]
+
+
+def test_each_replayed_item_has_a_key_of_its_own() -> None:
+    keys = [_replayed_key(item) for item in DISTINCT_REPLAYED_ITEMS]
+    assert len(set(keys)) == len(keys)
+
+
+def test_an_item_keeps_its_key_whatever_its_key_order() -> None:
+    text = text_beside_calls("Checking.")
+    assert _replayed_key(dict(reversed(list(text.items())))) == _replayed_key(text)

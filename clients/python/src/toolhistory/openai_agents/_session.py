@@ -133,7 +133,7 @@ class ToolHistorySession:
         self._provider = provider
         self._run: _OpenRun | None = None
         self._user_message_id: str | None = None
-        self._hidden: set[tuple[str, str]] = set()
+        self._hidden: set[str] = set()
         self._lock = asyncio.Lock()
 
     async def get_items(

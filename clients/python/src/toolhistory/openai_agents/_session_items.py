@@ -4,6 +4,7 @@ them."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
@@ -108,5 +109,13 @@ def _output_text(item: object) -> str | None:
     return sent if isinstance(sent, str) else None
 
 
-def _replayed_key(item: object) -> tuple[str, str]:
-    return (str(field_of(item, "type")), str(field_of(item, "call_id")))
+def _replayed_key(item: object) -> str:
+    """A replayed item's identity in the session's view: its call id, else its own id (a reasoning item's ``rs_``),
+    else its whole content (a round's text has neither), so popping one hides that item and no other."""
+    kind = field_of(item, "type")
+    for field in ("call_id", "id"):
+        value = field_of(item, field)
+        if value:
+            return f"{kind}:{field}:{value}"
+    plain = item.model_dump(exclude_unset=True) if hasattr(item, "model_dump") else item
+    return f"{kind}:content:{json.dumps(plain, sort_keys=True, default=str)}"
