@@ -973,6 +973,65 @@ describe('@toolhistory/client/ai-sdk: AI SDK calls recorded through the real bro
         expect.objectContaining({ type: 'RunCompleted', finishReason: 'stop' }),
       ]);
     });
+    it("resumes a Claude-style round with thinking from the replay's pending approval: the model gets its thinking and text back before the call", async () => {
+      const conversationId = uniqueName('conv');
+      const thinking = { signature: 'EqQBCkgIARABGAIiQrefund', text: 'A week of rain: the refund is fair.' };
+      const model = new MockLanguageModelV3({
+        provider: 'anthropic.messages',
+        modelId: 'claude-sonnet-4-5',
+        doGenerate: [
+          {
+            ...reply({ toolCalls: [] }, [50, 30]),
+            response: { id: 'resp-refund', modelId: 'claude-sonnet-4-5', timestamp: new Date() },
+            content: [
+              { type: 'reasoning', text: thinking.text, providerMetadata: { anthropic: { signature: thinking.signature } } },
+              { type: 'text', text: 'I will refund it once approved.' },
+              { type: 'tool-call', toolCallId: 'call_refund', toolName: 'refund', input: '{"orderId":"A-1","amount":20}' },
+            ],
+          },
+          reply({ text: 'Refunded 20 EUR.' }, [80, 5]),
+        ],
+      });
+      await recordedGenerateText(
+        scopeOf(conversationId, 'run-ask-4'),
+        { model, tools: approvalTools, messages: [question], stopWhen: stepCountIs(5) },
+        { userMessageId: 'u-refund', approvalReason },
+      );
+      const { provider, modelId } = model;
+      const waiting = await waitFor(
+        () => client.getReplayHistory({ tenantId, conversationId, format: 'ai-sdk', provider, model: modelId }),
+        (h) => h.pendingApprovals.length === 1,
+        { what: 'the refund awaiting approval' },
+      );
+      expect(waiting.pendingApprovals[0].round).toMatchObject({ provider: 'anthropic', text: 'I will refund it once approved.' });
+
+      const [pending] = waiting.pendingApprovals;
+      const messages = [
+        question,
+        ...waiting.messages,
+        ...pendingApprovalMessages(waiting.pendingApprovals, provider),
+        { role: 'tool', content: [toolApprovalResponse(pending, { approved: true })] },
+      ].map((message) => modelMessageSchema.parse(message));
+      const approved = await recordedGenerateText(
+        scopeOf(conversationId, 'run-resume-4'),
+        { model, tools: approvalTools, messages, stopWhen: stepCountIs(5) },
+        { userMessageId: 'u-refund' },
+      );
+
+      expect(approved.text).toBe('Refunded 20 EUR.');
+      // The resumed request carries the round as the model made it: its thinking (signature intact), its text, then the call.
+      const assistant = model.doGenerateCalls[1].prompt.find((m) => m.role === 'assistant');
+      expect(assistant?.content).toEqual([
+        { type: 'reasoning', text: thinking.text, providerOptions: { anthropic: { signature: thinking.signature } } },
+        { type: 'text', text: 'I will refund it once approved.' },
+        expect.objectContaining({
+          type: 'tool-call',
+          toolCallId: 'call_refund',
+          toolName: 'refund',
+          input: { orderId: 'A-1', amount: 20 },
+        }),
+      ]);
+    });
   });
 
   it('completes a turn whose tool returns 3 MB: the recorded result is cut with the truncation marker, and its original size is listed', async () => {

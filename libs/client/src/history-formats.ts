@@ -109,40 +109,55 @@ export const HISTORY_FORMAT_NAMES: readonly HistoryFormatName[] = Object.keys(CL
  * (the model's `provider`, `google.vertex.chat` say).
  */
 export function toAiSdkMessages(rounds: readonly Round[], provider?: string): Array<AiSdkAssistantMessage | AiSdkToolMessage> {
-  return rounds.flatMap((round) => {
-    const items = !round.reasoningJson ? [] : (JSON.parse(round.reasoningJson) as JsonObject[]);
-    const callOptions = (toolCallId: string) => {
-      const options = aiSdkCallOptions(
-        round.provider,
-        { signature: round.callSignatures?.[toolCallId], itemId: round.callItemIds?.[toolCallId] },
-        provider,
-      );
-      return options === undefined ? {} : { providerOptions: options };
-    };
-    return [
-      {
-        role: 'assistant' as const,
-        content: [
-          ...aiSdkReasoningParts(round.provider, items, provider),
-          ...(round.text ? [{ type: 'text' as const, text: round.text }] : []),
-          ...round.calls.map((call) => ({
-            type: 'tool-call' as const,
-            toolCallId: call.toolCallId,
-            toolName: call.toolName,
-            input: JSON.parse(call.argumentsJson) as JsonValue,
-            ...callOptions(call.toolCallId),
-          })),
-        ],
-      },
-      {
-        role: 'tool' as const,
-        content: round.calls.map((call) => ({
-          type: 'tool-result' as const,
+  return rounds.flatMap((round) => [
+    {
+      role: 'assistant' as const,
+      content: [
+        ...aiSdkResponseParts(round, provider),
+        ...round.calls.map((call) => ({
+          type: 'tool-call' as const,
           toolCallId: call.toolCallId,
           toolName: call.toolName,
-          output: { type: call.isError ? ('error-text' as const) : ('text' as const), value: call.result },
+          input: JSON.parse(call.argumentsJson) as JsonValue,
+          ...aiSdkCallPartOptions(round, call.toolCallId, provider),
         })),
-      },
-    ];
-  });
+      ],
+    },
+    {
+      role: 'tool' as const,
+      content: round.calls.map((call) => ({
+        type: 'tool-result' as const,
+        toolCallId: call.toolCallId,
+        toolName: call.toolName,
+        output: { type: call.isError ? ('error-text' as const) : ('text' as const), value: call.result },
+      })),
+    },
+  ]);
+}
+
+/**
+ * What an AI SDK assistant message of a replayed round starts with: the
+ * SDK's reasoning parts of the round's replayed reasoning, then the round's
+ * text, for the provider package of `provider` (see toAiSdkMessages).
+ */
+export function aiSdkResponseParts(
+  round: Pick<Round, 'provider' | 'reasoningJson' | 'text'>,
+  provider?: string,
+): Array<AiSdkReasoningPart | { type: 'text'; text: string }> {
+  const items = !round.reasoningJson ? [] : (JSON.parse(round.reasoningJson) as JsonObject[]);
+  return [...aiSdkReasoningParts(round.provider, items, provider), ...(round.text ? [{ type: 'text' as const, text: round.text }] : [])];
+}
+
+/** A replayed call's tool-call part options: what its provider put on it (a signature, an item id), if anything. */
+export function aiSdkCallPartOptions(
+  round: Pick<Round, 'provider' | 'callSignatures' | 'callItemIds'>,
+  toolCallId: string,
+  provider?: string,
+): { providerOptions?: AiSdkProviderOptions } {
+  const options = aiSdkCallOptions(
+    round.provider,
+    { signature: round.callSignatures?.[toolCallId], itemId: round.callItemIds?.[toolCallId] },
+    provider,
+  );
+  return options === undefined ? {} : { providerOptions: options };
 }

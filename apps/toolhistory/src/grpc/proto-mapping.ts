@@ -128,7 +128,7 @@ const REASONING_OMISSION: Record<ReasoningOmission, string> = {
 };
 
 /** A round's response (the model's text, the reasoning replayed with it and why not), on the wire. */
-function responseFieldsOf(round: ReplayedRound) {
+function responseFieldsOf(round: Pick<ReplayedRound, 'response' | 'reasoningPlaceholder'>) {
   const { response } = round;
   return {
     provider: response?.provider ?? '',
@@ -190,6 +190,10 @@ export function toResponse(history: ReplayHistory, view: ReplayView = 'all') {
       reason: p.reason ?? '',
       round_index: p.roundIndex,
       sequence_index: p.sequenceIndex,
+      round:
+        p.round === undefined
+          ? null
+          : { round_index: p.round.roundIndex, resumed_from_run_id: '', calls: [], ...responseFieldsOf(p.round) },
     })),
   };
 }

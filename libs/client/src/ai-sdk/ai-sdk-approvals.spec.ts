@@ -1,7 +1,7 @@
 import { generateText, type ModelMessage, stepCountIs, tool } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { z } from 'zod';
-import type { PendingApproval } from '../generated/toolhistory/v1/toolhistory';
+import { type PendingApproval, Round } from '../generated/toolhistory/v1/toolhistory';
 import {
   approvalAnswers,
   pendingApprovalMessages,
@@ -264,6 +264,61 @@ describe('pendingApprovalMessages and toolApprovalResponse', () => {
         ],
       },
     ]);
+  });
+
+  it("starts a round's message with its response as the model gave it: reasoning parts, text, then calls with their options", () => {
+    const round = Round.fromPartial({
+      roundIndex: 1,
+      provider: 'anthropic',
+      model: 'claude-sonnet-4-5',
+      text: 'Refunding now.',
+      reasoningJson: JSON.stringify([{ type: 'thinking', thinking: 'It rained all week.', signature: 'EqQB' }]),
+    });
+    const signed = Round.fromPartial({
+      roundIndex: 0,
+      provider: 'google',
+      model: 'gemini-3-pro-preview',
+      reasoningJson: JSON.stringify([{ text: 'Refund it.', thought: true }]),
+      callSignatures: { g: 'CiQB' },
+    });
+    expect(
+      pendingApprovalMessages([
+        { ...pending('a', 1, 0), round },
+        { ...pending('b', 1, 2), round },
+        { ...pending('g', 0, 0, 'run-2'), round: signed },
+      ]),
+    ).toEqual([
+      {
+        role: 'assistant',
+        content: [
+          { type: 'reasoning', text: 'It rained all week.', providerOptions: { anthropic: { signature: 'EqQB' } } },
+          { type: 'text', text: 'Refunding now.' },
+          { type: 'tool-call', toolCallId: 'a', toolName: 'refund', input: { orderId: 'a', amount: 5 } },
+          { type: 'tool-call', toolCallId: 'b', toolName: 'refund', input: { orderId: 'b', amount: 5 } },
+          { type: 'tool-approval-request', approvalId: 'toolhistory:1:0:a', toolCallId: 'a' },
+          { type: 'tool-approval-request', approvalId: 'toolhistory:1:2:b', toolCallId: 'b' },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'reasoning', text: 'Refund it.' },
+          {
+            type: 'tool-call',
+            toolCallId: 'g',
+            toolName: 'refund',
+            input: { orderId: 'g', amount: 5 },
+            providerOptions: { google: { thoughtSignature: 'CiQB' } },
+          },
+          { type: 'tool-approval-request', approvalId: 'toolhistory:0:0:g', toolCallId: 'g' },
+        ],
+      },
+    ]);
+    // Through Google Vertex the options go under its key.
+    const [vertex] = pendingApprovalMessages([{ ...pending('g', 0, 0, 'run-2'), round: signed }], 'google.vertex.chat');
+    expect(vertex.content).toContainEqual(
+      expect.objectContaining({ toolCallId: 'g', providerOptions: { vertex: { thoughtSignature: 'CiQB' } } }),
+    );
   });
 
   it('lets the SDK run an approved replayed call and deny another; the answers keep the replayed positions', async () => {

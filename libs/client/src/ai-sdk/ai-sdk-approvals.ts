@@ -1,5 +1,6 @@
 import type { AssistantModelMessage, ModelMessage, ToolApprovalResponse, ToolModelMessage } from 'ai';
 import type { PendingApproval } from '../generated/toolhistory/v1/toolhistory';
+import { aiSdkCallPartOptions, aiSdkResponseParts } from '../history-formats';
 import type { CallPosition, RecordedDecision, RecordedResult } from '../recording/recorded-run';
 import {
   callPositionInMessages,
@@ -48,38 +49,47 @@ function positionInApprovalId(approvalId: string, toolCallId: string): CallPosit
 
 /**
  * The replay's calls awaiting approval as the AI SDK wants them back: per
- * round, an assistant message with the tool-call parts and their
- * tool-approval-request parts. Put them after the conversation's messages
- * and answer them with a tool message of `toolApprovalResponse` parts: the
- * next generateText/streamText call then runs the approved tools (with the
+ * round, an assistant message with the round's response as the model gave
+ * it (its reasoning parts, then its text: what the replay's `round` of each
+ * pending approval holds; Claude with thinking refuses a tool call without
+ * its thinking first), the tool-call parts and their tool-approval-request
+ * parts. Put them after the conversation's messages and answer them with a
+ * tool message of `toolApprovalResponse` parts: the next
+ * generateText/streamText call then runs the approved tools (with the
  * arguments as recorded, so after any redaction the policy applies) and
  * tells the model about the denied ones. Without an answer, leave them out:
- * a tool call without a result is an invalid prompt.
+ * a tool call without a result is an invalid prompt. `provider`: as for the
+ * replay request (the model's provider id picks the options' key).
  */
-export function pendingApprovalMessages(pendingApprovals: readonly PendingApproval[]): AssistantModelMessage[] {
-  const rounds: Array<{ key: string; calls: PendingApproval[] }> = [];
+export function pendingApprovalMessages(pendingApprovals: readonly PendingApproval[], provider?: string): AssistantModelMessage[] {
+  const rounds: PendingApproval[][] = [];
   for (const pending of pendingApprovals) {
-    const key = `${pending.runId}\u0000${pending.roundIndex}`;
-    if (rounds.at(-1)?.key === key) rounds.at(-1)!.calls.push(pending);
-    else rounds.push({ key, calls: [pending] });
+    const last = rounds.at(-1)?.[0];
+    if (last !== undefined && last.runId === pending.runId && last.roundIndex === pending.roundIndex) rounds.at(-1)!.push(pending);
+    else rounds.push([pending]);
   }
-  // The SDK's own order: the round's calls, then their approval requests.
-  return rounds.map(({ calls }) => ({
-    role: 'assistant',
-    content: [
-      ...calls.map((pending) => ({
-        type: 'tool-call' as const,
-        toolCallId: pending.toolCallId,
-        toolName: pending.toolName,
-        input: JSON.parse(pending.argumentsJson || '{}') as JsonValue,
-      })),
-      ...calls.map((pending) => ({
-        type: 'tool-approval-request' as const,
-        approvalId: replayedApprovalId(pending),
-        toolCallId: pending.toolCallId,
-      })),
-    ],
-  }));
+  // The SDK's own order: the round's reasoning and text, its calls, then their approval requests.
+  return rounds.map((calls) => {
+    const round = calls.find((pending) => pending.round !== undefined)?.round;
+    return {
+      role: 'assistant',
+      content: [
+        ...(round === undefined ? [] : aiSdkResponseParts(round, provider)),
+        ...calls.map((pending) => ({
+          type: 'tool-call' as const,
+          toolCallId: pending.toolCallId,
+          toolName: pending.toolName,
+          input: JSON.parse(pending.argumentsJson || '{}') as JsonValue,
+          ...(round === undefined ? {} : aiSdkCallPartOptions(round, pending.toolCallId, provider)),
+        })),
+        ...calls.map((pending) => ({
+          type: 'tool-approval-request' as const,
+          approvalId: replayedApprovalId(pending),
+          toolCallId: pending.toolCallId,
+        })),
+      ],
+    };
+  });
 }
 
 /** The tool-approval-response part that answers a replayed pending approval (see pendingApprovalMessages). */

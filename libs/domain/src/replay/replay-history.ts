@@ -11,7 +11,7 @@ import { replayedToolCallId } from './replayed-tool-call-id';
 import { isKept, judgeCalls, omissionsOf, pendingApprovalsOf } from './judged-calls';
 import { replayedCallOf } from './replayed-call';
 import { type TurnDraft, turnsOf } from './replay-placement';
-import { withResponses } from './round-responses';
+import { pendingWithResponses, withResponses } from './round-responses';
 import type { RecordedResponse } from '../ports/replay-reader.port';
 
 export { deniedCallNotice, expiredResultNotice, INTERRUPTED_CALL_NOTICE, invalidatedResultNotice } from './replay-call-rules';
@@ -54,14 +54,15 @@ export function replayHistory(
   const replaying = { format: request.format, tokens, policy, runs: judged.runs };
   const placed = judged.calls.filter(isKept).map((kept) => ({ kept, replayed: replayedCallOf(kept, replaying) }));
   const inOpenTurn = openTurnsAsOf(judged.runs);
-  const drafts = withResponses(turnsOf(placed, judged.runs), responses, request, { policy, inOpenTurn });
+  const context = { policy, inOpenTurn };
+  const drafts = withResponses(turnsOf(placed, judged.runs), responses, request, context);
   // Over the budget, whole rounds leave oldest first, so what stays is still a valid history.
   const budget = historyTokenBudget(policy, request.channel, request.maxHistoryTokens);
   const fitted = fitTokenBudget<ReplayedRound, TurnDraft>(drafts, budget);
   return {
     turns: fitted.turns.map((turn) => ({ ...turn, messages: messagesOf(turn.rounds, request.format) })),
     omitted: [...omissionsOf(judged), ...fitted.dropped.flatMap(overBudget)],
-    pendingApprovals: pendingApprovalsOf(judged),
+    pendingApprovals: pendingWithResponses(pendingApprovalsOf(judged), fitted.turns, responses, request, context),
     historyTokens: fitted.tokens,
   };
 }

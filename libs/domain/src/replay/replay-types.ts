@@ -91,6 +91,12 @@ export interface PendingApproval {
   sequenceIndex: number;
   requestedAt: string;
   reason: string | null;
+  /**
+   * The model's response in the round the call was made in, as a replay of
+   * that round carries it, when recorded and the round is not in the turns
+   * (round-responses.ts, pendingWithResponses).
+   */
+  round?: Pick<ReplayedRound, 'roundIndex' | 'response' | 'reasoningPlaceholder'>;
 }
 
 export interface Omission {

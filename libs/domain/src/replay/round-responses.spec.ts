@@ -121,6 +121,62 @@ describe('what a round carries of the model response (REASONING_RULES)', () => {
     expect(turn?.rounds[0]).toMatchObject({ resumedFromRunId: 'r1', response: { reasoning: THINKING, reasoningOmitted: 'none' } });
   });
 
+  describe('a call awaiting approval carries the response of its round, for a host that rebuilds the request from the list', () => {
+    /** Run 1 asks for a refund with its thinking and text, and a lookup in another round, then waits for a person. */
+    const waiting = (alsoInRound: boolean): ToolEvent[] => [
+      modelResponse(R1, { roundIndex: 0, reasoning: THINKING, text: 'Refunding now.', occurredAt: iso(1) }),
+      toolCall(R1, { roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_refund', toolName: 'refund', occurredAt: iso(1) }),
+      approvalRequested(R1, { roundIndex: 0, sequenceIndex: 0, toolCallId: 'call_refund', occurredAt: iso(1) }),
+      ...(alsoInRound
+        ? [
+            toolCall(R1, { roundIndex: 0, sequenceIndex: 1, toolCallId: 'call_look', toolName: 'get_order', occurredAt: iso(1) }),
+            toolResult(R1, { roundIndex: 0, sequenceIndex: 1, toolCallId: 'call_look', occurredAt: iso(2) }),
+          ]
+        : []),
+      runCompleted(R1, { finishReason: 'tool-calls', occurredAt: iso(3) }),
+    ];
+    const pendingOf = (events: ToolEvent[], request: Partial<ReplayRequest>) =>
+      replayOf(events, { asOf: T0 + 10_000, ...request }, PROGRESS).pendingApprovals;
+
+    it.each<[string, Partial<ReplayRequest>, object]>([
+      [
+        'to its provider: its reasoning and text',
+        { format: 'anthropic_messages' },
+        { roundIndex: 0, response: { provider: 'anthropic', text: 'Refunding now.', reasoning: THINKING, reasoningOmitted: 'none' } },
+      ],
+      ['to another provider: its text, no reasoning', { format: 'openai_responses' }, { response: { reasoningOmitted: 'other_provider' } }],
+      [
+        'to another model: no reasoning',
+        { format: 'anthropic_messages', model: 'claude-opus-4-1' },
+        { response: { reasoningOmitted: 'other_model' } },
+      ],
+    ])('%s', (_, request, round) => {
+      const [pending] = pendingOf(waiting(false), request);
+      expect(pending).toMatchObject({ toolCallId: 'call_refund', round });
+      if ((round as { response: { reasoningOmitted: string } }).response.reasoningOmitted !== 'none')
+        expect(pending.round?.response?.reasoning).toBeUndefined();
+    });
+
+    it('the round waits whole: an answered call of it is not replayed either, and the waiting call carries the response', () => {
+      const history = replayOf(waiting(true), { asOf: T0 + 10_000, format: 'anthropic_messages' }, PROGRESS);
+      expect(history.turns.flatMap((t) => t.rounds)).toEqual([]);
+      expect(history.pendingApprovals).toEqual([
+        expect.objectContaining({
+          toolCallId: 'call_refund',
+          round: expect.objectContaining({ response: expect.objectContaining({ reasoning: THINKING }) }),
+        }),
+      ]);
+    });
+
+    it('none when no response was recorded for the round', () => {
+      const [pending] = pendingOf(
+        waiting(false).filter((e) => e.type !== 'ModelResponseReceived'),
+        { format: 'anthropic_messages' },
+      );
+      expect(pending.round).toBeUndefined();
+    });
+  });
+
   it('counts the text and the replayed reasoning in the round tokens', () => {
     const withResponse = replayOf(going(), { asOf: T0 + 10_000, format: 'anthropic_messages' }, PROGRESS).historyTokens;
     const without = replayOf(

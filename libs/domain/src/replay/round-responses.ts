@@ -11,7 +11,7 @@ import type { HistoryFormat } from './provider-messages';
 import { reasoningKeep, type ReplayPolicy } from './replay-policy';
 import { translatorOf } from './history-format-translators';
 import type { TurnDraft } from './replay-placement';
-import type { ReasoningOmission, ReplayedResponse } from './replay-types';
+import type { PendingApproval, ReasoningOmission, ReplayedResponse, ReplayedRound } from './replay-types';
 
 export type { ReasoningOmission, ReplayedResponse } from './replay-types';
 
@@ -41,6 +41,11 @@ export const REASONING_RULES: ReadonlyArray<(facts: ReasoningFacts) => Reasoning
   ({ response }) => (response.state === null ? 'expired' : undefined),
 ]);
 
+type ResponseContext = { policy: ReplayPolicy; inOpenTurn: (runId: string) => boolean };
+
+/** What a round takes from its response: the response as it may be replayed, and Gemini's placeholder. */
+type RoundResponse = Pick<ReplayedRound, 'response' | 'reasoningPlaceholder'>;
+
 /**
  * Each round of the drafts with the model's response for the round it was
  * made in (its origin run's, for a resumed round), when one was recorded.
@@ -52,23 +57,68 @@ export function withResponses(
   drafts: readonly TurnDraft[],
   responses: readonly RecordedResponse[],
   request: ResponseRequest,
-  context: { policy: ReplayPolicy; inOpenTurn: (runId: string) => boolean },
+  context: ResponseContext,
 ): TurnDraft[] {
-  const byRun = new Map<string, Map<number, RecordedResponse>>();
-  for (const r of responses) byRun.set(r.runId, (byRun.get(r.runId) ?? new Map<number, RecordedResponse>()).set(r.roundIndex, r));
+  const recordedOf = recordedResponses(responses);
   return drafts.map((turn) => ({
     ...turn,
     rounds: turn.rounds.map((round) => {
       const origin = round.resumedFromRunId ?? turn.runId;
-      const recorded = byRun.get(origin)?.get(round.roundIndex);
       const tools = round.calls.map((c) => c.toolName);
-      const response = recorded === undefined ? undefined : replayedResponseOf(recorded, request, { ...context, tools });
-      const signed = response?.callSignatures !== undefined && Object.keys(response.callSignatures).length > 0;
-      const reasoningPlaceholder = request.format === 'gemini' && context.inOpenTurn(origin) && !signed;
-      if (response === undefined && !reasoningPlaceholder) return round;
-      return { ...round, ...(response === undefined ? {} : { response }), ...(reasoningPlaceholder ? { reasoningPlaceholder } : {}) };
+      return { ...round, ...roundResponseOf(recordedOf(origin, round.roundIndex), origin, tools, request, context) };
     }),
   }));
+}
+
+/**
+ * Each call awaiting approval with the response of the round it was made
+ * in, as a replay of that round carries it, when that round is not in the
+ * turns (all its calls wait): a host that rebuilds the request awaiting
+ * approval from the list then gives the model its round back as it made it
+ * (Claude with thinking refuses a tool_use without its thinking first).
+ */
+export function pendingWithResponses(
+  pending: readonly PendingApproval[],
+  turns: readonly TurnDraft[],
+  responses: readonly RecordedResponse[],
+  request: ResponseRequest,
+  context: ResponseContext,
+): PendingApproval[] {
+  const replayed = new Map<string, Set<number>>();
+  for (const turn of turns)
+    for (const round of turn.rounds) {
+      const origin = round.resumedFromRunId ?? turn.runId;
+      replayed.set(origin, (replayed.get(origin) ?? new Set<number>()).add(round.roundIndex));
+    }
+  const recordedOf = recordedResponses(responses);
+  return pending.map((approval) => {
+    const { runId, roundIndex } = approval;
+    if (replayed.get(runId)?.has(roundIndex)) return approval;
+    const tools = pending.filter((p) => p.runId === runId && p.roundIndex === roundIndex).map((p) => p.toolName);
+    const round = roundResponseOf(recordedOf(runId, roundIndex), runId, tools, request, context);
+    return round.response === undefined && round.reasoningPlaceholder === undefined
+      ? approval
+      : { ...approval, round: { roundIndex, ...round } };
+  });
+}
+
+function recordedResponses(responses: readonly RecordedResponse[]): (runId: string, roundIndex: number) => RecordedResponse | undefined {
+  const byRun = new Map<string, Map<number, RecordedResponse>>();
+  for (const r of responses) byRun.set(r.runId, (byRun.get(r.runId) ?? new Map<number, RecordedResponse>()).set(r.roundIndex, r));
+  return (runId, roundIndex) => byRun.get(runId)?.get(roundIndex);
+}
+
+function roundResponseOf(
+  recorded: RecordedResponse | undefined,
+  origin: string,
+  tools: readonly string[],
+  request: ResponseRequest,
+  context: ResponseContext,
+): RoundResponse {
+  const response = recorded === undefined ? undefined : replayedResponseOf(recorded, request, { ...context, tools });
+  const signed = response?.callSignatures !== undefined && Object.keys(response.callSignatures).length > 0;
+  const reasoningPlaceholder = request.format === 'gemini' && context.inOpenTurn(origin) && !signed;
+  return { ...(response === undefined ? {} : { response }), ...(reasoningPlaceholder ? { reasoningPlaceholder } : {}) };
 }
 
 function replayedResponseOf(

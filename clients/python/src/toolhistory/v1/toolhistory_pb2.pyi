@@ -1438,6 +1438,7 @@ class PendingApproval(_message.Message):
     REASON_FIELD_NUMBER: _builtins.int
     ROUND_INDEX_FIELD_NUMBER: _builtins.int
     SEQUENCE_INDEX_FIELD_NUMBER: _builtins.int
+    ROUND_FIELD_NUMBER: _builtins.int
     tool_call_id: _builtins.str
     """as replayed in the requested format"""
     tool_name: _builtins.str
@@ -1453,6 +1454,17 @@ class PendingApproval(_message.Message):
     def requested_at(self) -> _timestamp_pb2.Timestamp:
         """when approval was asked"""
 
+    @_builtins.property
+    def round(self) -> Global___Round:
+        """The model's response in the round the call was made in, as a replay of
+        that round carries it (provider, model, text, reasoning_json, the
+        call's signature and item id, reasoning_omitted, reasoning_placeholder;
+        round_index; no calls), when one was recorded: a host that rebuilds the
+        request awaiting approval from this list gives the model back its round
+        as it made it (Claude with thinking refuses a tool_use without its
+        thinking first; Gemini a call of the current turn without its signature).
+        """
+
     def __init__(
         self,
         *,
@@ -1464,10 +1476,11 @@ class PendingApproval(_message.Message):
         reason: _builtins.str = ...,
         round_index: _builtins.int = ...,
         sequence_index: _builtins.int = ...,
+        round: Global___Round | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["requested_at", b"requested_at"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["requested_at", b"requested_at", "round", b"round"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["arguments_json", b"arguments_json", "reason", b"reason", "requested_at", b"requested_at", "round_index", b"round_index", "run_id", b"run_id", "sequence_index", b"sequence_index", "tool_call_id", b"tool_call_id", "tool_name", b"tool_name"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["arguments_json", b"arguments_json", "reason", b"reason", "requested_at", b"requested_at", "round", b"round", "round_index", b"round_index", "run_id", b"run_id", "sequence_index", b"sequence_index", "tool_call_id", b"tool_call_id", "tool_name", b"tool_name"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

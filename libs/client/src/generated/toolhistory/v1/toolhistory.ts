@@ -1125,6 +1125,16 @@ export interface PendingApproval {
   reason: string;
   roundIndex: number;
   sequenceIndex: number;
+  /**
+   * The model's response in the round the call was made in, as a replay of
+   * that round carries it (provider, model, text, reasoning_json, the
+   * call's signature and item id, reasoning_omitted, reasoning_placeholder;
+   * round_index; no calls), when one was recorded: a host that rebuilds the
+   * request awaiting approval from this list gives the model back its round
+   * as it made it (Claude with thinking refuses a tool_use without its
+   * thinking first; Gemini a call of the current turn without its signature).
+   */
+  round?: Round | undefined;
 }
 
 export interface Turn {
@@ -4084,6 +4094,7 @@ function createBasePendingApproval(): PendingApproval {
     reason: "",
     roundIndex: 0,
     sequenceIndex: 0,
+    round: undefined,
   };
 }
 
@@ -4112,6 +4123,9 @@ export const PendingApproval: MessageFns<PendingApproval> = {
     }
     if (message.sequenceIndex !== 0) {
       writer.uint32(64).int32(message.sequenceIndex);
+    }
+    if (message.round !== undefined) {
+      Round.encode(message.round, writer.uint32(74).fork()).join();
     }
     return writer;
   },
@@ -4193,6 +4207,14 @@ export const PendingApproval: MessageFns<PendingApproval> = {
             message.sequenceIndex = reader.int32();
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.round = Round.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4218,6 +4240,7 @@ export const PendingApproval: MessageFns<PendingApproval> = {
     message.reason = object.reason ?? "";
     message.roundIndex = object.roundIndex ?? 0;
     message.sequenceIndex = object.sequenceIndex ?? 0;
+    message.round = (object.round !== undefined && object.round !== null) ? Round.fromPartial(object.round) : undefined;
     return message;
   },
 };

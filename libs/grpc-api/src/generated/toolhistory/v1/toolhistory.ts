@@ -719,7 +719,19 @@ export interface PendingApproval {
   /** why approval was asked (redacted); empty when not given */
   reason?: string | undefined;
   round_index?: number | undefined;
-  sequence_index?: number | undefined;
+  sequence_index?:
+    | number
+    | undefined;
+  /**
+   * The model's response in the round the call was made in, as a replay of
+   * that round carries it (provider, model, text, reasoning_json, the
+   * call's signature and item id, reasoning_omitted, reasoning_placeholder;
+   * round_index; no calls), when one was recorded: a host that rebuilds the
+   * request awaiting approval from this list gives the model back its round
+   * as it made it (Claude with thinking refuses a tool_use without its
+   * thinking first; Gemini a call of the current turn without its signature).
+   */
+  round?: Round | undefined;
 }
 
 export interface Turn {
