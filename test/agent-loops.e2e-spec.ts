@@ -137,6 +137,8 @@ describe('agent loops through the real broker and the real gRPC server', () => {
         reason: 'refunds over 100 EUR',
         round_index: 0,
         sequence_index: 0,
+        // No model response was recorded for the round: nothing to give back with the call.
+        round: null,
       },
     ]);
     expect(paused.omitted.map((o) => [o.run_id, o.round_index, o.sequence_index, o.tool_call_id, o.tool_name, o.reason])).toEqual([
