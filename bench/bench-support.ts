@@ -316,6 +316,9 @@ export interface BenchService {
   seen(text: string): Promise<number>;
 }
 
+/** Flags for a benchmark's service node from BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=profiles", "--trace-gc"). */
+export const benchNodeArgs = (): string[] => (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+
 /**
  * The built service recording `topic` (recorder role) as the benchmark's
  * child process. BENCH_NODE_ARGS go to node (e.g. "--cpu-prof
@@ -323,8 +326,7 @@ export interface BenchService {
  * its settings.
  */
 export function spawnBenchRecorder(settings: BenchRecorderSettings): BenchService {
-  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, settings.main ?? resolve(__dirname, '../apps/toolhistory/src/main.js')], {
+  const child = spawn(process.execPath, [...benchNodeArgs(), settings.main ?? resolve(__dirname, '../apps/toolhistory/src/main.js')], {
     env: {
       PATH: process.env.PATH ?? '',
       KAFKA_BROKERS: settings.brokers.join(','),

@@ -56,6 +56,7 @@ import {
 import {
   benchDatabaseUrl,
   benchEncryptionEnv,
+  benchNodeArgs,
   cpuSeconds,
   createBenchTopics,
   intOption,
@@ -130,9 +131,7 @@ async function main(): Promise<void> {
   await admin.connect();
   await createBenchTopics(admin, topic, 6);
   const [port, httpPort] = [await freePort(), await freePort()];
-  // BENCH_NODE_ARGS: flags for the service's node (e.g. --cpu-prof --cpu-prof-dir=...), as bench:replay takes them.
-  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const service: ChildProcess = spawn(process.execPath, [...nodeArgs, resolve(__dirname, '../apps/toolhistory/src/main.js')], {
+  const service: ChildProcess = spawn(process.execPath, [...benchNodeArgs(), resolve(__dirname, '../apps/toolhistory/src/main.js')], {
     env: {
       PATH: process.env.PATH ?? '',
       KAFKA_BROKERS: BROKERS.join(','),

@@ -36,6 +36,7 @@ import { agentTraffic } from '../test/support/traffic';
 import {
   benchDatabaseUrl,
   benchEncryptionEnv,
+  benchNodeArgs,
   benchServiceBuild,
   closedLoopLoad,
   openLoopLoad,
@@ -109,7 +110,7 @@ async function main(): Promise<void> {
   await admin.connect();
   await createBenchTopics(admin, topic, 6);
   const port = await freePort();
-  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const nodeArgs = benchNodeArgs();
   const splitRoles = values['split-roles'] === true;
   const start = (roles: string) =>
     spawn(process.execPath, [...nodeArgs, build.main], {

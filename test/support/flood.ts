@@ -44,10 +44,15 @@ export interface ReplayCallers {
 
 const STATUS_NAMES = new Map<number, string>(Object.entries(grpc.status).map(([name, code]) => [code as number, name]));
 
+/** GetReplayHistory as the proto defines it: its path and request serializer, with field names as in the proto. */
+function replayMethod(): grpc.MethodDefinition<unknown, unknown> {
+  const definition = protoLoader.loadSync(PROTO, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
+  return (definition['toolhistory.v1.ToolHistory'] as grpc.ServiceDefinition)['GetReplayHistory'];
+}
+
 /** `count` channels to 127.0.0.1:`port`, each its own HTTP/2 connection, with the client package's channel options. */
 export function replayCallers(port: number, count = 8): ReplayCallers {
-  const definition = protoLoader.loadSync(PROTO, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
-  const method = (definition['toolhistory.v1.ToolHistory'] as grpc.ServiceDefinition)['GetReplayHistory'];
+  const method = replayMethod();
   const RawClient = grpc.makeGenericClientConstructor(
     { GetReplayHistory: { ...method, responseDeserialize: (bytes: Buffer) => bytes } },
     'ToolHistory',
@@ -100,8 +105,7 @@ export type FloodClient = 'grpc-js' | 'http2';
  * caller whose deadline passes resets the stream (`CANCEL`), as grpc-js does.
  */
 export function http2ReplayCallers(port: number, count = 8): ReplayCallers {
-  const definition = protoLoader.loadSync(PROTO, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
-  const method = (definition['toolhistory.v1.ToolHistory'] as grpc.ServiceDefinition)['GetReplayHistory'];
+  const method = replayMethod();
   const window = DEFAULT_CHANNEL_OPTIONS['grpc-node.flow_control_window'] as number;
   const connect = () => {
     const session = http2.connect(`http://127.0.0.1:${port}`, { settings: { initialWindowSize: window } });

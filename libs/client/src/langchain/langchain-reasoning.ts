@@ -1,4 +1,5 @@
 import { AIMessage, type AIMessageFields, type BaseMessage } from '@langchain/core/messages';
+import { GEMINI_PLACEHOLDER_SIGNATURE } from '../../../domain/src/replay/provider-messages';
 import type { ResponseReasoning } from '../recording/recorded-run';
 import type { JsonObject } from '../tool-event-types';
 
@@ -24,8 +25,8 @@ import type { JsonObject } from '../tool-event-types';
 export const OPENAI_FUNCTION_CALL_IDS = '__openai_function_call_ids__';
 /** @langchain/google-genai's key of the function calls' thought signatures (tool call id to signature). */
 export const GEMINI_FUNCTION_CALL_SIGNATURES = '__gemini_function_call_thought_signatures__';
-/** Google's documented signature for a function call whose own is unknown (a replay marks such a round). */
-export const GEMINI_PLACEHOLDER_SIGNATURE = 'skip_thought_signature_validator';
+// Google's documented signature for a function call whose own is unknown (a replay marks such a round): the domain's.
+export { GEMINI_PLACEHOLDER_SIGNATURE };
 
 const ANTHROPIC_BLOCKS = new Set(['thinking', 'redacted_thinking']);
 

@@ -65,7 +65,8 @@ export function withResponses(
     rounds: turn.rounds.map((round) => {
       const origin = round.resumedFromRunId ?? turn.runId;
       const tools = round.calls.map((c) => c.toolName);
-      return { ...round, ...roundResponseOf(recordedOf(origin, round.roundIndex), origin, tools, request, context) };
+      const response = roundResponseOf(recordedOf(origin, round.roundIndex), origin, tools, request, context);
+      return response.response === undefined && response.reasoningPlaceholder === undefined ? round : { ...round, ...response };
     }),
   }));
 }
