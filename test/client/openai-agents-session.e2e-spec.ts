@@ -1,4 +1,4 @@
-import { Agent, type AgentInputItem, MemorySession, run, type Session } from '@openai/agents';
+import { Agent, type AgentInputItem, MemorySession, run, type Session, tool } from '@openai/agents';
 import { ScriptedModel, type ScriptedModelResponse } from '@openai/agents/testing';
 import fc from 'fast-check';
 import type { ToolEventPublisher, ToolHistoryClient } from '../../libs/client/src';
@@ -56,15 +56,25 @@ describe('@toolhistory/client/openai-agents ToolHistorySession: the SDK’s Sess
   const tenantId = uniqueName('tenant');
 
   beforeAll(async () => {
-    ({ stack, publisher, client } = await startClientStack('agentsession', HOUR_LONG_FRESHNESS));
+    ({ stack, publisher, client } = await startClientStack('agentsession', {
+      policy: {
+        ...HOUR_LONG_FRESHNESS.policy,
+        // A crashed run's rounds whose results reached a later model call replay (the crash-resume test).
+        channels: { 'long-runs': { visibility: 'per_service_call' } },
+      },
+    }));
   });
 
   afterAll(async () => {
     await stopClientStack({ stack, publisher, client });
   });
 
-  const decorated = (inner: Session = new MemorySession({ sessionId: uniqueName('conv') }), model?: string) =>
-    new ToolHistorySession(inner, { publisher, client, tenantId, channel: 'web', ...(model === undefined ? {} : { model }) });
+  const decorated = (
+    inner: Session = new MemorySession({ sessionId: uniqueName('conv') }),
+    model?: string,
+    options: Partial<ConstructorParameters<typeof ToolHistorySession>[1]> = {},
+  ) =>
+    new ToolHistorySession(inner, { publisher, client, tenantId, channel: 'web', ...(model === undefined ? {} : { model }), ...options });
 
   it('gives the second turn the first turn’s parallel calls and failure, as the plain MemorySession does', async () => {
     const [paris, berlin, flights] = [uniqueName('call_paris'), uniqueName('call_berlin'), uniqueName('call_flights')];
@@ -181,6 +191,87 @@ describe('@toolhistory/client/openai-agents ToolHistorySession: the SDK’s Sess
     // session records an fc_ id only when it is given one, and the call goes back as the plain store gives it.
     expect(sent[2]).toMatchObject({ type: 'function_call', callId: paris });
     expect(sent[2]).not.toHaveProperty('id');
+  });
+
+  it('after a run that crashed, gives the next turn what the plain MemorySession gives, even where a crashed run’s rounds replay', async () => {
+    // The SDK for JavaScript saves a run's items to its session only when the run ends: a run that throws (a killed worker's
+    // tool, a model error) leaves nothing, not even its question, in the plain store, and nothing in toolhistory either. The
+    // channel keeps crashed runs' progress (per_service_call), but there is none: the next turn starts clean, as it does with
+    // the plain store.
+    const cancelOrder = tool({
+      name: 'cancel_order',
+      description: 'Cancels an order.',
+      parameters: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'], additionalProperties: false },
+      // The tool's error is not handed to the model: the run throws.
+      errorFunction: null,
+      execute: () => {
+        throw new Error('worker killed');
+      },
+    });
+    const crashing = (): [ScriptedModel, Agent] => {
+      const model = new ScriptedModel([
+        [functionCall('get_weather', { city: 'Paris' }, { callId: 'call_first' })],
+        [functionCall('cancel_order', { orderId: 'A-1' }, { callId: 'call_cancel' })],
+        [assistantMessage('Where were we?', { id: 'msg_resumed' })],
+      ]);
+      return [model, new Agent({ name: 'travel', model, tools: [...ALL_TOOLS, cancelOrder] })];
+    };
+    const lastInputAfterCrash = async (opened: () => Session) => {
+      const [model, agent] = crashing();
+      await expect(run(agent, 'Cancel A-1 unless Paris is sunny.', { session: opened() })).rejects.toThrow('worker killed');
+      await run(agent, 'Still there?', { session: opened() });
+      return inputOf(model, model.calls.length - 1);
+    };
+    const plain = new MemorySession();
+    const inner = new MemorySession({ sessionId: uniqueName('conv') });
+
+    const withToolHistory = await lastInputAfterCrash(() => decorated(inner, undefined, { channel: 'long-runs' }));
+    expect(withToolHistory).toEqual(await lastInputAfterCrash(() => plain));
+    expect(withToolHistory).toEqual([{ type: 'message', role: 'user', content: 'Still there?' }]);
+    const recorded = [];
+    for await (const invocation of client.listToolInvocations({ tenantId, conversationId: await inner.getSessionId() }))
+      recorded.push(invocation);
+    expect(recorded).toEqual([]);
+  });
+
+  it('records no reasoning for a model whose provider it cannot tell (provider: null), and keeps the text beside calls in inner', async () => {
+    const inner = new MemorySession({ sessionId: uniqueName('conv') });
+    const session = decorated(inner, 'some-litellm-model', { provider: null });
+    const paris = uniqueName('call_paris');
+    await session.addItems([{ type: 'message', role: 'user', content: 'Weather in Paris?' }]);
+    await session.addItems([
+      { type: 'reasoning', id: 'rs_unknown', content: [], providerData: { encrypted_content: 'sealed' } },
+      { type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Checking.' }] },
+      { type: 'function_call', callId: paris, name: 'get_weather', arguments: '{"city":"Paris"}' },
+      { type: 'function_call_result', callId: paris, name: 'get_weather', status: 'completed', output: { type: 'text', text: 'rain' } },
+    ]);
+    await session.addItems([assistantMessage('Rain.', { id: 'msg_rain' }) as AgentInputItem]);
+
+    const history = await client.getReplayHistory({ tenantId, conversationId: await inner.getSessionId(), format: 'openai-responses' });
+    expect(history.turns.flatMap((turn) => turn.rounds.map((r) => [r.provider, r.reasoningJson, r.text]))).toEqual([['', '', '']]);
+    expect(
+      comparable(await session.getItems()).map(
+        (item) => (item as { type?: string; role?: string }).role ?? (item as { type: string }).type,
+      ),
+    ).toEqual(['user', 'assistant', 'function_call', 'function_call_result', 'assistant']);
+    expect((await inner.getItems()).map((item) => ('role' in item ? item.role : item.type))).toEqual(['user', 'assistant', 'assistant']);
+  });
+
+  it('takes a popped answer’s run off the replay: the calls go with their answer (regenerate)', async () => {
+    const session = decorated();
+    const weather = uniqueName('call_weather');
+    const question: AgentInputItem = { type: 'message', role: 'user', content: 'Weather in Paris?' };
+    const answer = assistantMessage('Rain.', { id: 'msg_rain' }) as AgentInputItem;
+    await session.addItems([question]);
+    await session.addItems([
+      { type: 'function_call', callId: weather, name: 'get_weather', arguments: '{"city":"Paris"}' },
+      { type: 'function_call_result', callId: weather, name: 'get_weather', status: 'completed', output: { type: 'text', text: 'rain' } },
+    ]);
+    await session.addItems([answer]);
+    expect((await session.getItems()).map((item) => item.type)).toEqual(['message', 'function_call', 'function_call_result', 'message']);
+
+    expect(comparable([await session.popItem()])).toEqual(comparable([answer]));
+    expect(await session.getItems()).toEqual([question]);
   });
 
   // The Session behaviours, as a table: the same steps on the plain MemorySession and on the decorator, then what

@@ -262,6 +262,82 @@ async def test_reasoning_items_go_with_their_round_and_rest_as_the_policy_says(
     assert [item["call_id"] for item in of_type(seen, "function_call")] == [first, second]
 
 
+@function_tool(failure_error_function=None)
+def cancel_order(order_id: str) -> str:
+    """Cancel an order; the process running it dies here (the tool's error is not handed to the model)."""
+    raise RuntimeError("worker killed")
+
+
+@pytest.mark.parametrize(
+    ("channel", "first_round_replayed"),
+    [("long-runs", True), ("chat", False)],
+    ids=["per_service_call keeps the finished round", "per_run drops the crashed run"],
+)
+async def test_a_run_that_crashed_after_its_rounds_is_resumed_by_another_session_as_the_channel_says(
+    channel: str,
+    first_round_replayed: bool,
+    stack: Stack,
+    publisher: ToolEventPublisher,
+    aclient: AsyncToolHistoryClient,
+    ids: Callable[[str], str],
+) -> None:
+    """The process dies in the run's third round: its session object (and the run it recorded) is gone. Another
+    process opens a session over the same store. The SDK saves a round's calls together with their outputs, after its
+    tools ran, so the session never learns that the second round's results reached the model that asked for the
+    third: with ``per_service_call`` visibility the next turn's model sees the first round, whose results reached a
+    later service call, and not the second (trailing, as if unsent; the model calls that tool again); with completed
+    runs only, neither."""
+    conversation = ids("conv")
+    inner = SQLiteSession(conversation)
+    first, second, cut_short = ids("call_first"), ids("call_second"), ids("call_cancel")
+    model = ScriptedModel(
+        [
+            [function_call("lookup_order", {"order_id": "A-1"}, call_id=first)],
+            [function_call("lookup_order", {"order_id": "B-2"}, call_id=second)],
+            [function_call("cancel_order", {"order_id": "A-1"}, call_id=cut_short)],
+            [assistant_message("Where were we?", item_id="msg-resumed")],
+        ]
+    )
+    agent = Agent(name="support", model=model, tools=[lookup_order, cancel_order])
+
+    def opened() -> ToolHistorySession:
+        return ToolHistorySession(inner, publisher=publisher, client=aclient, tenant_id=stack.tenant, channel=channel)
+
+    with pytest.raises(Exception, match="worker killed"):
+        await Runner.run(agent, "Cancel A-1 if B-2 has shipped.", session=opened(), run_config=NO_TRACING)
+    await Runner.run(agent, "Still there?", session=opened(), run_config=NO_TRACING)
+
+    seen = comparable(list(model.calls[-1].input))
+    question, again = (
+        {"role": "user", "content": "Cancel A-1 if B-2 has shipped."},
+        {"role": "user", "content": "Still there?"},
+    )
+    if first_round_replayed:
+        assert seen == [
+            question,
+            {"type": "function_call", "call_id": first, "name": "lookup_order", "arguments": '{"order_id":"A-1"}'},
+            {"type": "function_call_output", "call_id": first, "output": "{'status': 'shipped', 'order': 'A-1'}"},
+            again,
+        ]
+    else:
+        assert seen == [question, again]
+    history = await aclient.get_replay_history(
+        tenant_id=stack.tenant, conversation_id=conversation, format="openai-responses", channel=channel
+    )
+    reason = (
+        toolhistory_pb2.OMISSION_REASON_TRAILING_UNSENT
+        if first_round_replayed
+        else toolhistory_pb2.OMISSION_REASON_RUN_INCOMPLETE
+    )
+    assert [(o.tool_call_id, o.reason) for o in history.omitted] == [
+        *([] if first_round_replayed else [(first, reason)]),
+        (second, reason),
+    ]
+    # Audit keeps both finished rounds; the call the crash cut short was never saved by the SDK.
+    recorded = [i async for i in aclient.list_tool_invocations(tenant_id=stack.tenant, conversation_id=conversation)]
+    assert [(i.tool_call_id, i.HasField("completed_at")) for i in recorded] == [(first, True), (second, True)]
+
+
 # The Session behaviours, as a table: each case applies the same steps to the plain SQLiteSession and to the
 # decorator, then compares what get_items (with the case's limit) and each pop_item return.
 

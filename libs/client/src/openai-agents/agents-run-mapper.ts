@@ -182,9 +182,14 @@ export function responseReasoningOf(response: ModelResponse, fallbackModel?: str
 
 /**
  * The same of a model response's items as the SDK keeps them (its output, or
- * the items a Session is given for it), recorded for `model`.
+ * the items a Session is given for it), recorded for `model` of `provider`
+ * (the Responses API's items are OpenAI's unless a session says otherwise).
  */
-export function roundResponseOf(output: readonly AgentInputItem[], model: string | undefined): RecordedResponse | undefined {
+export function roundResponseOf(
+  output: readonly AgentInputItem[],
+  model: string | undefined,
+  provider = 'openai',
+): RecordedResponse | undefined {
   const items = output.flatMap((item) => (item.type === 'reasoning' ? [reasoningItemOf(item)] : []));
   const callItemIds = Object.fromEntries(
     output.flatMap((item) => {
@@ -200,7 +205,7 @@ export function roundResponseOf(output: readonly AgentInputItem[], model: string
     .join('');
   return {
     reasoning: {
-      provider: 'openai',
+      provider,
       model,
       ...(items.length === 0 ? {} : { items }),
       ...(Object.keys(callItemIds).length === 0 ? {} : { callItemIds }),

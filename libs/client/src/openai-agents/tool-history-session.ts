@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { AgentInputItem, RunContext, Session } from '@openai/agents';
 import { ApprovalStatus } from '../generated/toolhistory/v1/toolhistory';
 import { RunRecording } from '../recording/run-recording';
-import type { RecordedCall, RecordedResult } from '../recording/recorded-run';
+import type { RecordedCall, RecordedResponse, RecordedResult } from '../recording/recorded-run';
 import type { ReplayHistory, ReplayedTurn } from '../replay-response';
 import type { RunPublisher } from '../run-publisher';
 import { spliceHistory } from '../splice-history';
@@ -49,6 +49,15 @@ export interface ToolHistorySessionOptions {
    * model's back.
    */
   model?: string;
+  /**
+   * The provider a round's reasoning items (and the text said beside its
+   * calls) are recorded through: `openai` (default) for the SDK's OpenAI
+   * models; name the provider whose own items the agent's model gives, or
+   * `null` for a model whose provider cannot be told (an AI SDK or LiteLLM
+   * model), which then records no reasoning rather than a wrong provider's,
+   * and keeps the text beside calls in `inner`.
+   */
+  provider?: string | null;
 }
 
 /** The model a round's reasoning is recorded for when the session names none. */
@@ -91,6 +100,7 @@ export class ToolHistorySession implements Session {
   private run: OpenRun | undefined;
   private userMessageId: string | undefined;
   private readonly hidden = new Set<string>();
+  private readonly provider: string | null;
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(
@@ -99,6 +109,7 @@ export class ToolHistorySession implements Session {
   ) {
     if (!options.tenantId || !options.channel) throw new TypeError('ToolHistorySession needs a non-empty tenantId and channel');
     this.conversationId = options.conversationId || undefined;
+    this.provider = options.provider === undefined ? 'openai' : options.provider || null;
   }
 
   getSessionId(): Promise<string> {
@@ -171,7 +182,7 @@ export class ToolHistorySession implements Session {
         item.type === 'function_call' ||
         item.type === 'function_call_result' ||
         (asks && item.type === 'reasoning') ||
-        (isMessageOf(item, 'assistant') && callsFollow(items as SessionItem[], at))
+        (this.provider !== null && isMessageOf(item, 'assistant') && callsFollow(items as SessionItem[], at))
       ) {
         tools.push(item);
         // The answer is an assistant message no call follows (one before calls is the model's text beside them).
@@ -209,8 +220,7 @@ export class ToolHistorySession implements Session {
       const run = this.run ?? this.startRun(conversationId, this.userMessageId);
       const model = this.options.model || UNSPECIFIED_MODEL;
       const text = messageText(items);
-      // Without reasoning items, the response's provider and model alone carry its text.
-      const reasoning = roundResponseOf(items, model)?.reasoning ?? (text === '' ? undefined : { provider: 'openai', model });
+      const reasoning = this.reasoningOf(items, model, text);
       const round = run.recording.response({
         calls: asked.map((call) => ({ toolCallId: call.callId, toolName: call.name, arguments: parseArguments(call.arguments) })),
         ...(reasoning === undefined ? {} : { reasoning }),
@@ -251,6 +261,13 @@ export class ToolHistorySession implements Session {
     // Each publication acknowledged before the SDK goes on: the next getItems includes it (read-your-writes).
     await Promise.all(published);
     return unknown;
+  }
+
+  /** A round's reasoning as recorded: none for an unknown provider; the provider and model alone carry text said without reasoning items. */
+  private reasoningOf(items: SessionItem[], model: string, text: string): RecordedResponse['reasoning'] | undefined {
+    const provider = this.provider;
+    if (provider === null) return undefined;
+    return roundResponseOf(items, model, provider)?.reasoning ?? (text === '' ? undefined : { provider, model });
   }
 
   private startRun(conversationId: string, userMessageId: string | undefined, runId = `run-${randomUUID()}`, firstRoundIndex = 0): OpenRun {
