@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from agents import Agent, RunConfig, Runner, SQLiteSession, function_tool
+from agents.memory import SessionSettings
 from agents.testing import ScriptedModel, assistant_message, function_call
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -402,6 +403,34 @@ async def test_the_session_behaves_as_the_plain_session(
         assert comparable(await stores.decorated.get_items(limit)) == comparable(await stores.plain.get_items(limit)), (
             f"limit {limit}"
         )
+
+
+@pytest.mark.parametrize("settings_limit", [1, 3, 6])
+async def test_the_inner_sessions_settings_limit_applies_as_with_the_plain_session(
+    settings_limit: int,
+    stack: Stack,
+    publisher: ToolEventPublisher,
+    aclient: AsyncToolHistoryClient,
+    ids: Callable[[str], str],
+) -> None:
+    """``get_items()`` without a limit gives the latest ``session_settings.limit`` items, replayed ones counted."""
+    name = ids("conv")
+    limited = SessionSettings(limit=settings_limit)
+    plain = SQLiteSession(f"{name}-plain", session_settings=limited)
+    decorated = ToolHistorySession(
+        SQLiteSession(name, session_settings=limited),
+        publisher=publisher,
+        client=aclient,
+        tenant_id=stack.tenant,
+        channel="chat",
+    )
+    for step in [*TURN, add(USER_2)]:
+        await step(plain)
+        await step(decorated)
+    assert decorated.session_settings == limited
+    assert comparable(await decorated.get_items()) == comparable(await plain.get_items())
+    assert len(await decorated.get_items()) == settings_limit
+    assert comparable(await decorated.get_items(7)) == comparable(await plain.get_items(7))
 
 
 async def test_a_popped_answer_takes_its_runs_calls_off_the_replay(

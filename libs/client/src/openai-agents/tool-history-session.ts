@@ -118,7 +118,8 @@ export class ToolHistorySession implements Session {
 
   /** The latest `limit` items (all without it), oldest first: `inner`'s with the replayed calls in place. */
   async getItems(limit?: number): Promise<AgentInputItem[]> {
-    const items = (await this.view()).map((placed) => placed.item);
+    // The latest `limit` of the view hold at most `limit` of inner's items, its latest: only those are read.
+    const items = (await this.view(limit)).map((placed) => placed.item);
     if (limit === undefined) return items;
     return limit > 0 ? items.slice(Math.max(0, items.length - limit)) : [];
   }
@@ -314,8 +315,8 @@ export class ToolHistorySession implements Session {
     if (run !== undefined) await run.recording.complete(end);
   }
 
-  private async view(): Promise<Placed[]> {
-    const own = (await this.inner.getItems()) as SessionItem[];
+  private async view(limit?: number): Promise<Placed[]> {
+    const own = (await this.inner.getItems(limit)) as SessionItem[];
     if (own.length === 0) return [];
     const history = await this.replay(own);
     const placed: Placed[] = own.map((item) => ({ item: withoutId(item), inner: true, messageId: messageIdOf(item) }));

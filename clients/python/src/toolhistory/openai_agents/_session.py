@@ -139,8 +139,12 @@ class ToolHistorySession:
     async def get_items(
         self, limit: int | None = None, wrapper: RunContextWrapper[Any] | None = None
     ) -> list[TResponseInputItem]:
-        """The latest ``limit`` items (all without it), oldest first: ``inner``'s with the replayed calls in place."""
-        view = await self._view(wrapper)
+        """The latest ``limit`` items (without it, the session settings' ``limit``, else all), oldest first:
+        ``inner``'s with the replayed calls in place."""
+        if limit is None and self.session_settings is not None:
+            limit = self.session_settings.limit
+        # The latest ``limit`` of the view hold at most ``limit`` of inner's items, its latest: only those are read.
+        view = await self._view(wrapper, limit)
         items = [placed.item for placed in view]
         if limit is None:
             return items
@@ -212,8 +216,8 @@ class ToolHistorySession:
             if erase:
                 await self._client.erase_conversation(tenant_id=self._tenant_id, conversation_id=self.conversation_id)
 
-    async def _view(self, wrapper: RunContextWrapper[Any] | None) -> list[_Placed]:
-        own = list(await _call(self.inner.get_items, wrapper=wrapper))
+    async def _view(self, wrapper: RunContextWrapper[Any] | None, limit: int | None = None) -> list[_Placed]:
+        own = list(await _call(self.inner.get_items, limit, wrapper=wrapper))
         if not own:
             return []
         history = await self._replay(own)
