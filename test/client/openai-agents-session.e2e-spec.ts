@@ -364,6 +364,28 @@ describe('@toolhistory/client/openai-agents ToolHistorySession: the SDK’s Sess
     expect(items[2]).toMatchObject({ id: 'fc_given', callId: weather });
   });
 
+  it('gives a call saved without an id one id, the same on the call and its result and on every replay', async () => {
+    // A host may save items of another model's loop; the service derives the id from the run, round and sequence.
+    const session = decorated();
+    for (const step of [
+      add(USER),
+      add({ ...CALL, callId: '' } as AgentInputItem, { ...OUTPUT, callId: '' } as AgentInputItem),
+      add(ANSWER),
+      add(USER_2),
+    ])
+      await step(session);
+    const items = (await session.getItems()) as Array<Record<string, unknown>>;
+    expect(items.map((item) => item.type)).toEqual(['message', 'function_call', 'function_call_result', 'message', 'message']);
+    const derived = items[1].callId;
+    expect(derived).toEqual(expect.stringMatching(/.+/));
+    expect(items[2]).toMatchObject({ callId: derived, output: { type: 'text', text: 'rain' } });
+    expect(((await session.getItems()) as Array<Record<string, unknown>>)[1].callId).toBe(derived);
+    const recorded = [];
+    for await (const invocation of client.listToolInvocations({ tenantId, conversationId: await session.conversation() }))
+      recorded.push(invocation);
+    expect(recorded.map((i) => i.toolCallId)).toEqual(['']);
+  });
+
   it('clearSession keeps the recorded calls for audit unless asked to erase them', async () => {
     const session = decorated();
     for (const step of TURN) await step(session);

@@ -159,6 +159,30 @@ async def test_a_second_turn_sees_the_first_turns_parallel_calls_and_error_as_th
     ]
 
 
+async def test_a_call_saved_without_an_id_comes_back_with_one_id_on_the_call_and_its_output(
+    stack: Stack, publisher: ToolEventPublisher, aclient: AsyncToolHistoryClient, ids: Callable[[str], str]
+) -> None:
+    """The SDK's runner refuses to run a call without an id (``ModelBehaviorError``), but a host may save one (items
+    from another model's loop): the service derives an id from the run, round and sequence, the same on the call and
+    its output and on every replay, so the next model call can pair them."""
+    session = stores_of(stack, publisher, aclient, ids("conv")).decorated
+    id_less = {**CALL, "call_id": ""}
+    for step in [add(USER), add(id_less, {**OUTPUT, "call_id": ""}), add(ANSWER), add(USER_2)]:
+        await step(session)
+
+    items = await session.get_items()
+    [call] = of_type(items, "function_call")
+    [output] = of_type(items, "function_call_output")
+    assert call["call_id"] != ""
+    assert (output["call_id"], output["output"]) == (call["call_id"], "shipped")
+    assert comparable(items) == comparable([USER, {**id_less, "call_id": call["call_id"]}, output, ANSWER, USER_2])
+    assert of_type(await session.get_items(), "function_call") == [call]
+    [recorded] = [
+        i async for i in aclient.list_tool_invocations(tenant_id=stack.tenant, conversation_id=session.conversation_id)
+    ]
+    assert recorded.tool_call_id == ""
+
+
 @pytest.mark.parametrize("approved", [True, False], ids=["approved", "rejected"])
 @pytest.mark.parametrize("one_session_object", [True, False], ids=["same session", "another session object"])
 async def test_an_approval_paused_and_resumed_through_run_state_is_recorded_and_seen_by_the_next_turn(
