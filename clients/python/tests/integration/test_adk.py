@@ -416,3 +416,91 @@ async def test_a_run_that_crashed_after_a_round_is_replayed_by_the_channels_visi
     else:
         assert calls == []
         assert responses == []
+
+
+class _RunsAsked:
+    """The real publisher, noting the runs the service opens (a rewind must open none)."""
+
+    def __init__(self, publisher: ToolEventPublisher) -> None:
+        self.publisher = publisher
+        self.run_ids: list[str] = []
+
+    def run(self, **scope: Any) -> Any:
+        self.run_ids.append(scope["run_id"])
+        return self.publisher.run(**scope)
+
+
+async def _rewound(service: BaseSessionService, session_id: str, back_to_turn: int) -> list[dict[str, Any]]:
+    """Both turns, a rewind to before turn ``back_to_turn``'s invocation (ADK's ``rewind_async``), then a third
+    question: what the model was sent for it."""
+    model = ScriptedGemini(model="gemini-scripted", seen=[])
+    agent = LlmAgent(name="orders", model=model, tools=[lookup_order, charge_card])
+    runner = Runner(agent=agent, app_name=APP, session_service=service)
+    await service.create_session(app_name=APP, user_id=USER, session_id=session_id)
+    for question in QUESTIONS:
+        async for _event in runner.run_async(user_id=USER, session_id=session_id, new_message=_said(question)):
+            pass
+    session = await service.get_session(app_name=APP, user_id=USER, session_id=session_id)
+    assert session is not None
+    [invocation] = [
+        e.invocation_id
+        for e in session.events
+        if e.author == "user" and e.content and e.content.parts and e.content.parts[0].text == QUESTIONS[back_to_turn]
+    ]
+    await runner.rewind_async(user_id=USER, session_id=session_id, rewind_before_invocation_id=invocation)
+    async for _event in runner.run_async(user_id=USER, session_id=session_id, new_message=_said("Where is A-1?")):
+        pass
+    return model.seen[-1]
+
+
+@pytest.mark.parametrize("back_to_turn", [1, 0], ids=["before the second turn", "before the first turn"])
+async def test_a_rewind_gives_the_model_what_the_plain_in_memory_service_gives_it(
+    stack: Stack,
+    publisher: ToolEventPublisher,
+    aclient: AsyncToolHistoryClient,
+    ids: Callable[[str], str],
+    back_to_turn: int,
+) -> None:
+    runs = _RunsAsked(publisher)
+    service = ToolHistorySessionService(
+        InMemorySessionService(),
+        publisher=runs,  # type: ignore[arg-type]
+        client=aclient,
+        tenant_id=stack.tenant,
+        channel=REASONING_KEPT,
+    )
+
+    decorated = await _rewound(service, ids("adk-rewind"), back_to_turn)
+    plain = await _rewound(InMemorySessionService(), "plain", back_to_turn)
+
+    assert _without_call_ids([decorated]) == _without_call_ids([plain])
+    sent_calls = [p["function_call"]["name"] for c in decorated for p in c["parts"] if "function_call" in p]
+    assert sent_calls == (["lookup_order", "lookup_order", "charge_card"] if back_to_turn == 1 else [])
+    # The rewind's own event (a user event without content) starts no run: the three turns are the only runs.
+    assert len(runs.run_ids) == 3
+
+
+@pytest.mark.parametrize("erase_on_delete", [False, True], ids=["audit keeps the calls", "erase_on_delete"])
+async def test_deleting_a_session_erases_its_recorded_calls_only_when_asked(
+    stack: Stack,
+    publisher: ToolEventPublisher,
+    aclient: AsyncToolHistoryClient,
+    ids: Callable[[str], str],
+    erase_on_delete: bool,
+) -> None:
+    conversation = ids("adk-delete")
+    service = ToolHistorySessionService(
+        InMemorySessionService(),
+        publisher=publisher,
+        client=aclient,
+        tenant_id=stack.tenant,
+        channel=CHANNEL,
+        erase_on_delete=erase_on_delete,
+    )
+    await _converse(service, conversation)
+
+    await service.delete_session(app_name=APP, user_id=USER, session_id=conversation)
+
+    assert await service.get_session(app_name=APP, user_id=USER, session_id=conversation) is None
+    kept = [i async for i in aclient.list_tool_invocations(tenant_id=stack.tenant, conversation_id=conversation)]
+    assert len(kept) == (0 if erase_on_delete else 3)

@@ -175,7 +175,8 @@ class ToolHistorySessionService(BaseSessionService):
             answers = confirmation_answers(event)
             if answers:
                 await self._decide(session.id, event.invocation_id, answers)
-            elif not responses_of(event):
+            elif not responses_of(event) and event.content is not None and event.content.parts:
+                # A user's message starts a run; a user event without content (a rewind, a state change) does not.
                 await self._start(session.id, event.invocation_id, event.id)
             return
         if not is_answer(event):
