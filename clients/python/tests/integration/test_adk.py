@@ -12,7 +12,7 @@ from google.adk.agents import LlmAgent
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import Runner
-from google.adk.sessions import BaseSessionService, InMemorySessionService
+from google.adk.sessions import BaseSessionService, DatabaseSessionService, InMemorySessionService
 from google.adk.sessions.base_session_service import GetSessionConfig
 from google.adk.tools import FunctionTool
 from google.adk.tools.tool_context import ToolContext
@@ -27,6 +27,7 @@ from toolhistory.v1 import toolhistory_pb2
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Callable
+    from pathlib import Path
 
     from google.adk.models.llm_request import LlmRequest
 
@@ -102,13 +103,17 @@ def charge_card(amount: int) -> dict[str, Any]:
     return {"error": f"card declined for {amount}"}
 
 
-async def _converse(service: BaseSessionService, session_id: str) -> list[list[dict[str, Any]]]:
-    """Both turns through ``service``: what the model was sent, request by request."""
+async def _converse(
+    service: BaseSessionService, session_id: str, *, next_turns_by: Callable[[], BaseSessionService] | None = None
+) -> list[list[dict[str, Any]]]:
+    """Both turns through ``service`` (the second through a new one from ``next_turns_by``, as another process over
+    the same store): what the model was sent, request by request."""
     model = ScriptedGemini(model="gemini-scripted", seen=[])
     agent = LlmAgent(name="orders", model=model, tools=[lookup_order, charge_card])
-    runner = Runner(agent=agent, app_name=APP, session_service=service)
     await service.create_session(app_name=APP, user_id=USER, session_id=session_id)
-    for question in QUESTIONS:
+    for turn, question in enumerate(QUESTIONS):
+        turn_service = next_turns_by() if next_turns_by is not None and turn > 0 else service
+        runner = Runner(agent=agent, app_name=APP, session_service=turn_service)
         message = types.Content(role="user", parts=[types.Part(text=question)])
         async for _event in runner.run_async(user_id=USER, session_id=session_id, new_message=message):
             pass
@@ -504,3 +509,34 @@ async def test_deleting_a_session_erases_its_recorded_calls_only_when_asked(
     assert await service.get_session(app_name=APP, user_id=USER, session_id=conversation) is None
     kept = [i async for i in aclient.list_tool_invocations(tenant_id=stack.tenant, conversation_id=conversation)]
     assert len(kept) == (0 if erase_on_delete else 3)
+
+
+async def test_over_adks_database_service_another_process_sees_the_first_turns_calls_as_with_the_plain_one(
+    stack: Stack,
+    publisher: ToolEventPublisher,
+    aclient: AsyncToolHistoryClient,
+    ids: Callable[[str], str],
+    tmp_path: Path,
+) -> None:
+    """``inner`` is ADK's ``DatabaseSessionService`` (SQLite on disk); the second turn runs on a new service object
+    over the same database, as another process would."""
+
+    def decorated() -> ToolHistorySessionService:
+        return ToolHistorySessionService(
+            DatabaseSessionService(f"sqlite+aiosqlite:///{tmp_path / 'decorated.db'}"),
+            publisher=publisher,
+            client=aclient,
+            tenant_id=stack.tenant,
+            channel=REASONING_KEPT,
+        )
+
+    def plain() -> DatabaseSessionService:
+        return DatabaseSessionService(f"sqlite+aiosqlite:///{tmp_path / 'plain.db'}")
+
+    with_toolhistory = await _converse(decorated(), ids("adk-db"), next_turns_by=decorated)
+    without = await _converse(plain(), "plain", next_turns_by=plain)
+
+    assert _without_call_ids(with_toolhistory) == _without_call_ids(without)
+    second_turn = with_toolhistory[-1]
+    sent_calls = [p["function_call"]["name"] for c in second_turn for p in c["parts"] if "function_call" in p]
+    assert sent_calls == ["lookup_order", "lookup_order", "charge_card"]

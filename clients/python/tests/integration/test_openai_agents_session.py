@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from agents import Agent, RunConfig, Runner, SQLiteSession, function_tool
+from agents.extensions.memory import AsyncSQLiteSession, SQLAlchemySession
 from agents.memory import SessionSettings
 from agents.testing import ScriptedModel, assistant_message, function_call
 from hypothesis import HealthCheck, given, settings
@@ -28,6 +29,8 @@ from toolhistory.openai_agents import DEFAULT_TOOL_ERROR_TEXT, ToolHistorySessio
 from toolhistory.v1 import toolhistory_pb2
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from toolhistory.publisher import ToolEventPublisher
 
     from conftest import Stack
@@ -181,6 +184,57 @@ async def test_a_call_saved_without_an_id_comes_back_with_one_id_on_the_call_and
         i async for i in aclient.list_tool_invocations(tenant_id=stack.tenant, conversation_id=session.conversation_id)
     ]
     assert recorded.tool_call_id == ""
+
+
+INNER_STORES: dict[str, Callable[[str, Path], Any]] = {
+    "SQLAlchemySession": lambda name, db: SQLAlchemySession.from_url(
+        name, url=f"sqlite+aiosqlite:///{db}", create_tables=True
+    ),
+    "AsyncSQLiteSession": lambda name, db: AsyncSQLiteSession(name, db_path=db),
+}
+
+
+@pytest.mark.parametrize("store", list(INNER_STORES))
+async def test_over_the_sdks_other_stores_each_turn_in_another_process_sees_what_the_plain_store_gives(
+    store: str,
+    stack: Stack,
+    publisher: ToolEventPublisher,
+    aclient: AsyncToolHistoryClient,
+    ids: Callable[[str], str],
+    tmp_path: Path,
+) -> None:
+    """``inner`` is another of the SDK's stores, on disk; each turn opens new session objects over it, as a new
+    process would."""
+    opened = INNER_STORES[store]
+    name = ids("conv")
+    turns: list[tuple[str, list[Any]]] = [
+        (
+            "Where is order A-1? Charge 30.",
+            [
+                [
+                    function_call("lookup_order", {"order_id": "A-1"}, call_id=ids("call_order")),
+                    function_call("charge_card", {"amount": 30}, call_id=ids("call_charge")),
+                ],
+                [assistant_message("A-1 has shipped; the card was declined.", item_id="msg-a1")],
+            ],
+        ),
+        ("And now?", [[assistant_message("Still shipped.", item_id="msg-a2")]]),
+    ]
+
+    def decorated() -> ToolHistorySession:
+        return ToolHistorySession(
+            opened(name, tmp_path / "decorated.db"),
+            publisher=publisher,
+            client=aclient,
+            tenant_id=stack.tenant,
+            channel="chat",
+        )
+
+    with_toolhistory = [seen for turn in turns for seen in await turn_inputs(decorated(), [turn])]
+    plain = [seen for turn in turns for seen in await turn_inputs(opened(name, tmp_path / "plain.db"), [turn])]
+
+    assert with_toolhistory == plain
+    assert len(of_type(with_toolhistory[-1], "function_call")) == 2
 
 
 @pytest.mark.parametrize("approved", [True, False], ids=["approved", "rejected"])
