@@ -296,9 +296,16 @@ def refund(amount: int) -> dict[str, Any]:
     return {"refunded": amount}
 
 
-async def _paused_and_confirmed(service: BaseSessionService, session_id: str, confirmed: bool) -> list[Any]:
+async def _paused_and_confirmed(
+    service: BaseSessionService,
+    session_id: str,
+    confirmed: bool,
+    *,
+    resumed_by: Callable[[], BaseSessionService] | None = None,
+) -> list[Any]:
     """Turn 1 asks for a refund that needs the person's confirmation, resumes with it through ADK's own path (a
-    function response to ``adk_request_confirmation``); turn 2 asks again."""
+    function response to ``adk_request_confirmation``; by a new service from ``resumed_by``, as another process
+    would); turn 2 asks again."""
     refund_call = types.Content(
         role="model",
         parts=[types.Part(function_call=types.FunctionCall(id="call-refund", name="refund", args={"amount": 5}))],
@@ -326,6 +333,8 @@ async def _paused_and_confirmed(service: BaseSessionService, session_id: str, co
             )
         ],
     )
+    if resumed_by is not None:
+        runner = Runner(agent=runner.agent, app_name=APP, session_service=resumed_by())
     async for _event in runner.run_async(user_id=USER, session_id=session_id, new_message=answer):
         pass
     async for _event in runner.run_async(user_id=USER, session_id=session_id, new_message=_said("Anything else?")):
@@ -338,19 +347,26 @@ def _said(text: str) -> types.Content:
 
 
 @pytest.mark.parametrize("confirmed", [True, False], ids=["approved", "rejected"])
+@pytest.mark.parametrize("one_service_object", [True, False], ids=["same service", "another service object"])
 async def test_a_confirmation_pauses_and_resumes_through_adk_and_is_recorded_as_an_approval(
     stack: Stack,
     publisher: ToolEventPublisher,
     aclient: AsyncToolHistoryClient,
     ids: Callable[[str], str],
     confirmed: bool,
+    one_service_object: bool,
 ) -> None:
     conversation = ids("adk-approval")
-    service = ToolHistorySessionService(
-        InMemorySessionService(), publisher=publisher, client=aclient, tenant_id=stack.tenant, channel=REASONING_KEPT
-    )
+    inner = InMemorySessionService()
 
-    decorated = await _paused_and_confirmed(service, conversation, confirmed)
+    def opened() -> ToolHistorySessionService:
+        return ToolHistorySessionService(
+            inner, publisher=publisher, client=aclient, tenant_id=stack.tenant, channel=REASONING_KEPT
+        )
+
+    decorated = await _paused_and_confirmed(
+        opened(), conversation, confirmed, resumed_by=None if one_service_object else opened
+    )
     plain = await _paused_and_confirmed(InMemorySessionService(), "plain", confirmed)
 
     assert _without_call_ids(decorated) == _without_call_ids(plain)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -11,7 +12,7 @@ from google.adk.events import Event
 from google.adk.sessions import BaseSessionService, Session
 from google.adk.sessions.base_session_service import GetSessionConfig, ListSessionsResponse
 
-from toolhistory._recording import FailedRunEnd, RecordedResult, RunEnd, RunRecording, decision_on
+from toolhistory._recording import FailedRunEnd, RecordedCall, RecordedResult, RunEnd, RunRecording, decision_on
 from toolhistory.adk._events import (
     RECORDED_MARK,
     REPLAY_FORMAT,
@@ -174,7 +175,7 @@ class ToolHistorySessionService(BaseSessionService):
         if event.author == "user":
             answers = confirmation_answers(event)
             if answers:
-                await self._decide(session.id, event.invocation_id, answers)
+                await self._decide(session, event.invocation_id, answers)
             elif not responses_of(event) and event.content is not None and event.content.parts:
                 # A user's message starts a run; a user event without content (a rewind, a state change) does not.
                 await self._start(session.id, event.invocation_id, event.id)
@@ -217,9 +218,14 @@ class ToolHistorySessionService(BaseSessionService):
         if results:
             await _settle(recording.publish_results(results))
 
-    async def _decide(self, session_id: str, invocation_id: str, answers: dict[str, bool]) -> None:
+    async def _decide(self, session: Session, invocation_id: str, answers: dict[str, bool]) -> None:
         """The person's answers to ADK's confirmation requests, as decisions on the calls they asked about."""
-        run = self._run_of(session_id, invocation_id, user_message_id=None)
+        run = self._open_run(session.id, invocation_id)
+        if run is None or not set(answers) <= set(run.confirmations):
+            # ADK resumes a confirmed call in the invocation that asked, which another process may have started.
+            run = await self._resumed_run(session, invocation_id) or self._run_of(
+                session.id, invocation_id, user_message_id=None
+            )
         for confirmation_id, approved in answers.items():
             call_id = run.confirmations.get(confirmation_id)
             call = run.recording.calls.latest(call_id) if call_id else None
@@ -236,9 +242,15 @@ class ToolHistorySessionService(BaseSessionService):
             await self._end_unanswered(session_id, previous)
         self._run_of(session_id, invocation_id, user_message_id=user_message_id)
 
-    def _run_of(self, session_id: str, invocation_id: str, *, user_message_id: str | None) -> _Run:
+    def _open_run(self, session_id: str, invocation_id: str) -> _Run | None:
         run = self._runs.get(session_id)
-        if run is not None and run.invocation_id == invocation_id:
+        return run if run is not None and run.invocation_id == invocation_id else None
+
+    def _run_of(
+        self, session_id: str, invocation_id: str, *, user_message_id: str | None, first_round_index: int = 0
+    ) -> _Run:
+        run = self._open_run(session_id, invocation_id)
+        if run is not None:
             return run
         publisher = self.publisher.run(
             tenant_id=self.tenant_id,
@@ -247,8 +259,45 @@ class ToolHistorySessionService(BaseSessionService):
             run_id=invocation_id,
             user_message_id=user_message_id,
         )
-        run = _Run(invocation_id, RunRecording(publisher))
+        run = _Run(invocation_id, RunRecording(publisher, first_round_index=first_round_index))
         self._runs[session_id] = run
+        return run
+
+    async def _resumed_run(self, session: Session, invocation_id: str) -> _Run | None:
+        """The invocation another service object paused for confirmation, going on here: its waiting calls as the
+        replay lists them, ADK's requests to confirm them from the session's events; ``None`` when none waits."""
+        history = await self.client.get_replay_history(
+            tenant_id=self.tenant_id, conversation_id=session.id, format=REPLAY_FORMAT, channel=self.channel
+        )
+        waiting = [p for p in history.pending_approvals if p.run_id == invocation_id]
+        if not waiting:
+            return None
+        own = [e for e in session.events if e.invocation_id == invocation_id]
+        question = next((e.id for e in own if e.author == "user" and e.content and not responses_of(e)), None)
+        rounds = [r.round_index for t in history.turns if t.run_id == invocation_id for r in t.rounds]
+        previous = self._runs.get(session.id)
+        if previous is not None and previous.invocation_id != invocation_id:
+            await self._end_unanswered(session.id, previous)
+        run = self._run_of(
+            session.id,
+            invocation_id,
+            user_message_id=question,
+            first_round_index=max([p.round_index for p in waiting] + rounds) + 1,
+        )
+        for pending in waiting:
+            if run.recording.calls.latest(pending.tool_call_id) is not None:
+                continue
+            run.recording.calls.add_earlier(
+                RecordedCall(
+                    pending.round_index,
+                    pending.sequence_index,
+                    pending.tool_call_id,
+                    pending.tool_name,
+                    json.loads(pending.arguments_json or "{}"),
+                )
+            )
+        for event in own:
+            run.confirmations.update(confirmation_requests(event))
         return run
 
     async def _end_unanswered(self, session_id: str, run: _Run) -> None:
