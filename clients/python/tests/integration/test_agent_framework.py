@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from agent_framework import (
     Agent,
+    AgentSession,
     BaseChatClient,
     ChatMiddlewareLayer,
     ChatResponse,
@@ -302,37 +303,61 @@ def _approving(messages: Sequence[Message]) -> Message:
     return Message("assistant", [Content.from_text("Anything else?")])
 
 
-async def _paused_and_answered(provider: HistoryProvider, approved: bool, per_service_call: bool) -> list[list[Any]]:
+async def _paused_and_answered(
+    provider: HistoryProvider,
+    approved: bool,
+    per_service_call: bool,
+    *,
+    resumed_by: Callable[[], HistoryProvider] | None = None,
+) -> list[list[Any]]:
     """Turn 1 pauses for the approval and is resumed with the person's answer through the framework's own path (the
-    approval request's response as the next run's input); turn 2 asks again."""
+    approval request's response as the next run's input; with ``resumed_by``, by a new agent with a new provider and
+    the session as saved, as another process would); turn 2 asks again."""
     model = ScriptedChatClient(_approving)
-    assistant = Agent(
-        client=model,
-        tools=[tool(refund, approval_mode="always_require")],
-        context_providers=[provider],
-        require_per_service_call_history_persistence=per_service_call,
-    )
+
+    def agent_with(history: HistoryProvider) -> Agent[Any]:
+        return Agent(
+            client=model,
+            tools=[tool(refund, approval_mode="always_require")],
+            context_providers=[history],
+            require_per_service_call_history_persistence=per_service_call,
+        )
+
+    assistant = agent_with(provider)
     session = assistant.create_session()
     paused = await assistant.run("Refund 5.", session=session)
     (request,) = paused.user_input_requests
+    if resumed_by is not None:
+        assistant, session = agent_with(resumed_by()), AgentSession.from_dict(session.to_dict())
     await assistant.run(Message("user", [request.to_function_approval_response(approved)]), session=session)
     await assistant.run("Thanks.", session=session)
     return model.seen
 
 
 @pytest.mark.parametrize("approved", [True, False], ids=["approved", "rejected"])
+@pytest.mark.parametrize("one_provider_object", [True, False], ids=["same provider", "another process"])
 async def test_an_approval_pauses_and_resumes_through_the_framework_and_is_recorded_as_an_approval(
     stack: Stack,
     publisher: ToolEventPublisher,
     aclient: AsyncToolHistoryClient,
     ids: Callable[[str], str],
     approved: bool,
+    one_provider_object: bool,
 ) -> None:
     conversation = ids("maf-approval")
-    provider = _provider(stack, publisher, aclient, conversation)
 
-    decorated = await _paused_and_answered(provider, approved, per_service_call=False)
-    plain = await _paused_and_answered(InMemoryHistoryProvider(), approved, per_service_call=False)
+    def opened() -> ToolHistoryProvider:
+        return _provider(stack, publisher, aclient, conversation)
+
+    decorated = await _paused_and_answered(
+        opened(), approved, per_service_call=False, resumed_by=None if one_provider_object else opened
+    )
+    plain = await _paused_and_answered(
+        InMemoryHistoryProvider(),
+        approved,
+        per_service_call=False,
+        resumed_by=None if one_provider_object else InMemoryHistoryProvider,
+    )
 
     assert decorated == plain
     (invocation,) = [

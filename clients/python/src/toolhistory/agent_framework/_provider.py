@@ -14,6 +14,7 @@ from agent_framework import Content, HistoryProvider, Message
 from toolhistory._recording import (
     AskedCall,
     FailedRunEnd,
+    RecordedCall,
     RecordedResult,
     RunEnd,
     RunPublishers,
@@ -145,7 +146,9 @@ class ToolHistoryProvider(HistoryProvider):
             async with self._lock:
                 answers = [c for m in context.input_messages for c in m.contents if c.type == _APPROVAL_RESPONSE]
                 if answers:
-                    # The person's answers resume the run that asked (the framework's own resume path).
+                    # The person's answers resume the run that asked (the framework's own resume path), which another
+                    # process may have started.
+                    await self._resume(conversation_id, answers, context.session_id, state)
                     await _settled(self._decide(conversation_id, answers))
                 elif any(_is_question(m) for m in context.input_messages):
                     # A new question: a run of this conversation that never answered (it raised, or stopped) ends as
@@ -305,8 +308,52 @@ class ToolHistoryProvider(HistoryProvider):
                 futures.append(decided)
         return futures
 
-    def _start(self, conversation_id: str, user_message_id: str | None) -> _OpenRun:
-        run_id = f"run-{uuid.uuid4().hex}"
+    async def _resume(
+        self, conversation_id: str, answers: Sequence[Content], session_id: str | None, state: dict[str, Any]
+    ) -> None:
+        """Opens here the run the answers resume when this provider object did not see it ask (another process
+        did): its waiting calls as the replay lists them, and its message of calls as the model gave it."""
+        answered = {a.function_call.call_id for a in answers if a.function_call is not None and a.function_call.call_id}
+        open_run = self._runs.get(conversation_id)
+        if not answered or (open_run is not None and all(open_run.recording.calls.latest(c) for c in answered)):
+            return
+        history = await self.client.get_replay_history(
+            tenant_id=self.tenant_id, conversation_id=conversation_id, format=REPLAY_FORMAT, channel=self.channel
+        )
+        asking = next((p.run_id for p in reversed(history.pending_approvals) if p.tool_call_id in answered), None)
+        if asking is None:
+            return
+        waiting = [p for p in history.pending_approvals if p.run_id == asking]
+        own = await self.inner.get_messages(session_id, state=state)
+        question = next((m.message_id for m in reversed(own) if _is_question(m)), None)
+        await self._end_unanswered(conversation_id)
+        run = self._start(
+            conversation_id, question, run_id=asking, first_round_index=max(p.round_index for p in waiting) + 1
+        )
+        calls: list[Content] = []
+        for pending in waiting:
+            call = RecordedCall(
+                pending.round_index,
+                pending.sequence_index,
+                pending.tool_call_id,
+                pending.tool_name,
+                _arguments(pending.arguments_json),
+            )
+            run.recording.calls.add_earlier(call)
+            run.asked.add(call.tool_call_id)
+            calls.append(Content.from_function_call(call.tool_call_id, call.tool_name, arguments=call.arguments))
+        text = waiting[0].round.text if waiting[0].HasField("round") else ""
+        run.messages.append(Message("assistant", [*([Content.from_text(text)] if text else []), *calls]))
+
+    def _start(
+        self,
+        conversation_id: str,
+        user_message_id: str | None,
+        *,
+        run_id: str | None = None,
+        first_round_index: int = 0,
+    ) -> _OpenRun:
+        run_id = run_id or f"run-{uuid.uuid4().hex}"
         publisher = self.publisher.run(
             tenant_id=self.tenant_id,
             conversation_id=conversation_id,
@@ -314,7 +361,7 @@ class ToolHistoryProvider(HistoryProvider):
             run_id=run_id,
             user_message_id=user_message_id,
         )
-        run = _OpenRun(run_id, RunRecording(publisher))
+        run = _OpenRun(run_id, RunRecording(publisher, first_round_index=first_round_index))
         self._runs[conversation_id] = run
         return run
 
