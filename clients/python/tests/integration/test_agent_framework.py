@@ -188,6 +188,7 @@ def _crashing(messages: Sequence[Message]) -> Message:
     [(True, LONG_RUNS), (False, CHANNEL)],
     ids=["per service call keeps the finished rounds", "per run drops the crashed run"],
 )
+@pytest.mark.parametrize("same_process", [True, False], ids=["same process", "resumed by another process"])
 async def test_a_run_that_crashed_after_a_round_is_resumed_with_its_rounds_replayed_or_dropped(
     stack: Stack,
     publisher: ToolEventPublisher,
@@ -195,21 +196,30 @@ async def test_a_run_that_crashed_after_a_round_is_resumed_with_its_rounds_repla
     ids: Callable[[str], str],
     per_service_call: bool,
     channel: str,
+    same_process: bool,
 ) -> None:
-    provider = _provider(
-        stack, publisher, aclient, ids("maf-crash"), channel=channel, per_service_call=per_service_call
-    )
+    """In the same process the next question ends the crashed run as failed; in another (a new agent and provider,
+    the session restored from its dict) nobody ends it and it stays running: the replay is the same."""
+    conversation = ids("maf-crash")
     model = ScriptedChatClient(_crashing)
-    assistant = Agent(
-        client=model,
-        tools=[lookup_order, tool(refund)],
-        context_providers=[provider],
-        require_per_service_call_history_persistence=per_service_call,
-    )
+
+    def agent() -> Agent[Any]:
+        return Agent(
+            client=model,
+            tools=[lookup_order, tool(refund)],
+            context_providers=[
+                _provider(stack, publisher, aclient, conversation, channel=channel, per_service_call=per_service_call)
+            ],
+            require_per_service_call_history_persistence=per_service_call,
+        )
+
+    assistant = agent()
     session = assistant.create_session()
 
     with pytest.raises(Exception, match="model service unavailable"):
         await assistant.run("Refund A-1.", session=session)
+    if not same_process:
+        assistant, session = agent(), AgentSession.from_dict(session.to_dict())
     await assistant.run("Still there?", session=session)
 
     after_crash = model.seen[-1]
