@@ -15,6 +15,10 @@ if TYPE_CHECKING:
     from toolhistory.formats import HistoryFormat
     from toolhistory.v1 import toolhistory_pb2
 
+GEMINI_PLACEHOLDER_SIGNATURE = "skip_thought_signature_validator"
+"""Google's documented stand-in for a thought signature that a function call of the current turn lacks: a replayed
+round marked ``reasoning_placeholder`` gets it on its first call, and an adapter never records it as a signature."""
+
 
 @dataclass(frozen=True)
 class ReplayedTurn:

@@ -20,13 +20,12 @@ from langchain_core.messages import AIMessage
 
 from toolhistory._recording import ResponseReasoning
 from toolhistory.events import JsonObject
+from toolhistory.replay import GEMINI_PLACEHOLDER_SIGNATURE
 
 OPENAI_CALL_IDS = "__openai_function_call_ids__"
 """Where langchain-openai keeps its calls' ``fc_`` ids (its output before ``responses/v1``)."""
 GEMINI_SIGNATURES = "__gemini_function_call_thought_signatures__"
 """Where langchain-google-genai keeps each call's thought signature, by tool call id."""
-GEMINI_PLACEHOLDER_SIGNATURE = "skip_thought_signature_validator"
-"""Google's documented signature for a function call whose own is unknown (a replay marks such a round)."""
 
 # LangChain's model_provider (response_metadata) -> the provider the contract names.
 _PROVIDERS = {

@@ -39,8 +39,6 @@ ANTHROPIC_PROVIDER = "anthropic"
 # sending a signature or encrypted content back (``GoogleProvider`` is ``google``, OpenAI's Responses model ``openai``).
 GOOGLE_PROVIDER = "google"
 OPENAI_PROVIDER = "openai"
-# Google's documented stand-in for a missing signature: PydanticAI's Google model adds it itself where one is needed.
-GEMINI_PLACEHOLDER_SIGNATURE = "skip_thought_signature_validator"
 
 
 def provider_of(response: ModelResponse) -> str | None:

@@ -20,13 +20,13 @@ from pydantic_ai.messages import (
 
 from toolhistory.pydantic_ai._reasoning import (
     ANTHROPIC_PROVIDER,
-    GEMINI_PLACEHOLDER_SIGNATURE,
     GOOGLE_PROVIDER,
     OPENAI_PROVIDER,
     thinking_of_converse,
     thinking_of_gemini,
     thinking_of_openai,
 )
+from toolhistory.replay import GEMINI_PLACEHOLDER_SIGNATURE
 from toolhistory.splice import splice_history
 
 if TYPE_CHECKING:
