@@ -108,6 +108,16 @@ describe('what a round carries of the model response (REASONING_RULES)', () => {
     expect(firstRound(over, { format: 'gemini' })?.reasoningPlaceholder).toBeUndefined();
   });
 
+  it.each<[string, Partial<ReplayRequest>, true | undefined]>([
+    ['the Gemini format', { format: 'gemini' }, true],
+    ['a format any provider fits, for Google (LangChain with Gemini)', { format: 'openai_chat', provider: 'google' }, true],
+    ['a format any provider fits, for another provider', { format: 'openai_chat', provider: 'anthropic' }, undefined],
+    ['a format any provider fits, for none named', { format: 'openai_chat' }, undefined],
+    ["another provider's format", { format: 'anthropic_messages' }, undefined],
+  ])('puts the placeholder on an unsigned round of the open turn for Google only: %s', (_name, request, placeholder) => {
+    expect(firstRound(going(), request)?.reasoningPlaceholder).toBe(placeholder);
+  });
+
   it('gives a resumed round the response of the run it was made in, its reasoning kept across the pause', () => {
     const events: ToolEvent[] = [
       modelResponse(R1, { roundIndex: 0, reasoning: THINKING, occurredAt: iso(1) }),

@@ -103,6 +103,13 @@ export function pendingWithResponses(
   });
 }
 
+const GOOGLE_PROVIDER = 'google';
+
+/** The provider the replay is for: the format's own, else the one the request names (a format any provider's messages fit). */
+function targetProviderOf(request: ResponseRequest): string | null {
+  return translatorOf(request.format).provider ?? request.provider ?? null;
+}
+
 function recordedResponses(responses: readonly RecordedResponse[]): (runId: string, roundIndex: number) => RecordedResponse | undefined {
   const byRun = new Map<string, Map<number, RecordedResponse>>();
   for (const r of responses) byRun.set(r.runId, (byRun.get(r.runId) ?? new Map<number, RecordedResponse>()).set(r.roundIndex, r));
@@ -118,7 +125,8 @@ function roundResponseOf(
 ): RoundResponse {
   const response = recorded === undefined ? undefined : replayedResponseOf(recorded, request, { ...context, tools });
   const signed = response?.callSignatures !== undefined && Object.keys(response.callSignatures).length > 0;
-  const reasoningPlaceholder = request.format === 'gemini' && context.inOpenTurn(origin) && !signed;
+  // Gemini refuses a call of the current turn without a signature: Google's stand-in goes on a round that has none.
+  const reasoningPlaceholder = targetProviderOf(request) === GOOGLE_PROVIDER && context.inOpenTurn(origin) && !signed;
   return { ...(response === undefined ? {} : { response }), ...(reasoningPlaceholder ? { reasoningPlaceholder } : {}) };
 }
 
@@ -127,7 +135,7 @@ function replayedResponseOf(
   request: ResponseRequest,
   context: { policy: ReplayPolicy; tools: readonly string[] },
 ): ReplayedResponse {
-  const target = translatorOf(request.format).provider ?? request.provider ?? null;
+  const target = targetProviderOf(request);
   const keep = reasoningKeep(context.policy, request.channel, context.tools);
   const omitted =
     recorded.reasoningBytes === 0
