@@ -41,14 +41,14 @@ module.exports = {
       name: 'client-is-standalone',
       severity: 'error',
       comment:
-        'The published client carries no service code: its own files, the generated gRPC stubs, and the plain contract files bundled into it (schema, types, depth rule, truncation marker, consistency tokens, history format names).',
+        'The published client carries no service code: its own files, the generated gRPC stubs, and the plain contract files bundled into it (schema, types, depth rule, truncation marker, consistency tokens, history format names, request metadata).',
       from: { path: '^libs/client/', pathNot: TESTS },
       to: {
         path: '^(libs|apps)/',
         pathNot: [
           '^libs/client/',
           '^libs/contract/schema/',
-          '^libs/contract/src/(tool-event[.]types|json-depth|truncation-marker|consistency-token|history-formats)[.]ts$',
+          '^libs/contract/src/(tool-event[.]types|json-depth|truncation-marker|consistency-token|history-formats|request-metadata)[.]ts$',
           '^libs/domain/src/replay/provider-messages[.]ts$',
         ],
       },

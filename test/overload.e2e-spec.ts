@@ -131,6 +131,81 @@ describe('a read whose caller went away is dropped before it reaches the databas
   });
 });
 
+describe('a read the service would refuse at once is refused from its headers, before grpc-js makes a call of it', () => {
+  let stack: RunningStack;
+  let callers: ReplayCallers;
+  let client: ToolHistoryClient;
+  let locker: Client;
+  let httpPort: number;
+  const flood = uniqueName('flood');
+  const quiet = uniqueName('quiet');
+
+  const scrape = async () => (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
+  const atTheStream = async () => metric(await scrape(), 'toolhistory_admission_refused_at_stream_total', { lane: 'replay' });
+  const refused = async (reason: string) => metric(await scrape(), 'toolhistory_admission_refusals_total', { lane: 'replay', reason });
+  const queued = async () => metric(await scrape(), 'toolhistory_admission_queued', { lane: 'replay' });
+
+  beforeAll(async () => {
+    httpPort = await freePort();
+    // One replay at a time, two may wait, no cache: every admitted replay reads the database.
+    stack = await startRunningStack('atstream', {
+      env: {
+        HTTP_PORT: String(httpPort),
+        REPLAY_CACHE_MB: '0',
+        ADMISSION_REPLAY_MAX_IN_FLIGHT: '1',
+        ADMISSION_REPLAY_MAX_QUEUED: '2',
+        ADMISSION_REPLAY_MAX_QUEUE_WAIT_MS: '60000',
+      },
+    });
+    // grpc-js callers that send no tenant header, and the client package, which does.
+    callers = replayCallers(Number(stack.address.split(':')[1]), 3);
+    client = new ToolHistoryClient({ address: stack.address, retry: { maxAttempts: 1 } });
+    locker = new Client({ connectionString: TEST_DATABASE_URL });
+    await locker.connect();
+  });
+
+  afterAll(async () => {
+    await locker?.query('ROLLBACK').catch(() => undefined);
+    await locker?.end();
+    client?.close();
+    callers?.close();
+    await stack?.stop();
+  });
+
+  it('refuses the flooding tenant at the stream, lets another tenant take its place, and leaves header-less calls to the interceptor', async () => {
+    await locker.query('BEGIN');
+    await locker.query(`LOCK TABLE "${stack.db.schema}".conversations IN ACCESS EXCLUSIVE MODE`);
+    // The flooding tenant holds the slot and fills the queue.
+    const held = [0, 1, 2].map((i) => callers.start(i, { tenant_id: flood, conversation_id: `held-${i}` }, 60_000));
+    await waitFor(queued, (n) => n === 2, { what: 'the queue full of the flooding tenant' });
+
+    // Its next read, named in the headers: refused at the stream, with when to come back.
+    const error = await client.getReplayHistory({ tenantId: flood, conversationId: 'more', format: 'openai' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ToolHistoryError);
+    expect(error).toMatchObject({ status: 'RESOURCE_EXHAUSTED', retryAfterMs: expect.any(Number) });
+    expect((error as ToolHistoryError).message).toContain('no free slot and no room to wait');
+    expect([await atTheStream(), await refused('full')]).toEqual([1, 1]);
+
+    // The same read without the header: refused as before, by the interceptor once its request is read.
+    expect(await callers.start(0, { tenant_id: flood, conversation_id: 'bare' }, 60_000).outcome).toMatchObject({ outcome: 'refused' });
+    expect([await atTheStream(), await refused('full')]).toEqual([1, 2]);
+
+    // A quiet tenant is not refused at the stream: it takes the flooding tenant's newest place in the queue.
+    const quietRead = client.getReplayHistory({ tenantId: quiet, conversationId: 'q', format: 'openai', timeoutMs: 60_000 });
+    await waitFor(
+      () => refused('shed'),
+      (n) => n === 1,
+      { what: "the flooding tenant's newest call shed" },
+    );
+    expect(await atTheStream()).toBe(1);
+
+    await locker.query('COMMIT');
+    await expect(quietRead).resolves.toMatchObject({ turns: [] });
+    const outcomes = await Promise.all(held.map((call) => call.outcome));
+    expect(outcomes.map((o) => o.outcome).sort()).toEqual(['answered', 'answered', 'refused']);
+  });
+});
+
 describe("the client package honours a busy refusal's pushback", () => {
   let stack: RunningStack;
   let callers: ReplayCallers;

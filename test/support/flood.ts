@@ -5,6 +5,7 @@ import * as http2 from 'node:http2';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { DEFAULT_CHANNEL_OPTIONS } from '../../libs/client/src/tool-history-client';
+import { TENANT_METADATA_KEY } from '../../libs/contract/src/request-metadata';
 import { findProjectFile } from '../../apps/toolhistory/src/find-project-file';
 
 /**
@@ -97,8 +98,9 @@ export type FloodClient = 'grpc-js' | 'http2';
 
 /**
  * `count` bare HTTP/2 connections to 127.0.0.1:`port` speaking gRPC's wire
- * format (a length-prefixed request, `grpc-timeout`, the status in the
- * trailers), which never decode the answer. A grpc-js client spends about
+ * format (a length-prefixed request, `grpc-timeout`, the tenant header the
+ * client package sends, the status in the trailers), which never decode the
+ * answer. A grpc-js client spends about
  * 0.2 ms of CPU a call; on a machine the load generator shares with the
  * service, that is CPU the service does not get and event loop delay that
  * shows as its latency. Outcomes as `replayCallers` classifies them: a
@@ -166,6 +168,8 @@ export function http2ReplayCallers(port: number, count = 8): ReplayCallers {
           'content-type': 'application/grpc',
           te: 'trailers',
           'grpc-timeout': `${deadlineMs}m`,
+          // As the client package sends it: a call the service would refuse at once is refused from its headers.
+          ...(request.tenant_id ? { [TENANT_METADATA_KEY]: request.tenant_id } : {}),
         });
       } catch {
         return end({ outcome: 'other', code: 'UNAVAILABLE' });

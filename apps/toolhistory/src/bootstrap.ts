@@ -17,6 +17,7 @@ import { HealthEndpoint } from './grpc/health-endpoint';
 import { ServiceMetrics } from './observability/service-metrics';
 import { ReadAdmission } from './admission/read-admission';
 import { addReflection } from './grpc/reflection-endpoint';
+import { refuseAtTheStream } from './grpc/stream-admission';
 import { shutDownGrpcServer } from './grpc/shut-down-grpc-server';
 import { PinoNestLogger } from './logging/pino-nest-logger';
 import { loadPolicyFile } from './policy/load-policy-file';
@@ -73,6 +74,8 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
   }
   await app.init();
   await app.startAllMicroservices();
+  if (server !== undefined && refuseAtTheStream(server, admission, (lane) => metrics.admissionStreamRefusals.inc({ lane })) === 0)
+    logger.warn('grpc-js keeps its HTTP/2 servers where this version cannot find them: every refusal goes through grpc-js');
   await app.listen(config.http.port, config.http.host);
   const { host, port, tls } = config.grpc;
   const http = { host: config.http.host, port: (app.getHttpServer().address() as AddressInfo).port, tls: config.http.tls !== null };

@@ -13,6 +13,7 @@ import {
   ToolHistoryClient as GeneratedClient,
   WatchConversationRequest,
 } from './generated/toolhistory/v1/toolhistory';
+import { TENANT_METADATA_KEY } from '../../contract/src/request-metadata';
 import { channelCredentials, isLoopback, metadataBefore, metadataOf, streamed, type UnaryMethod } from './grpc-calls';
 import type { HistoryFormatName, HistoryMessages } from './history-formats';
 import { type ReplayHistory, replayHistoryOf } from './replay-response';
@@ -281,6 +282,9 @@ export class ToolHistoryClient {
     deadline: Date,
   ): Promise<Res> {
     const metadata = await metadataBefore(this.options.token, deadline, control.signal, method);
+    // The tenant in the headers too: a flooded service refuses the read from them, before reading it.
+    const tenant = (request as { tenantId?: unknown }).tenantId;
+    if (typeof tenant === 'string' && /^[\x20-\x7e]+$/.test(tenant)) metadata.set(TENANT_METADATA_KEY, tenant);
     return new Promise<Res>((resolve, reject) => {
       const call = fn.call(this.stub, request, metadata, { deadline }, (error, response) => {
         control.signal?.removeEventListener('abort', onAbort);

@@ -6,3 +6,4 @@ export * from './json-depth';
 export * from './truncation-marker';
 export * from './consistency-token';
 export * from './history-formats';
+export * from './request-metadata';

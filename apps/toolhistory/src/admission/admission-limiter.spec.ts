@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import {
   admission,
   type AdmissionEvents,
@@ -100,6 +101,50 @@ describe('AdmissionLimiter', () => {
     expect(flood[2].refusal?.reason).toBe('shed');
     expect(call('quiet').refusal?.reason).toBe('full');
     expect(counts.refused).toBe(4);
+  });
+
+  it('refuses early, before a call is read, exactly the calls it would refuse at once as full', () => {
+    const { limiter, call, counts } = harness({ maxInFlight: 1, maxQueued: 3, maxQueueWaitMs: 10_000 });
+    expect(limiter.refuseEarly('flood')).toBeUndefined(); // a free slot
+    call('flood');
+    expect(limiter.refuseEarly('flood')).toBeUndefined(); // room to wait
+    call('flood');
+    call('flood');
+    call('flood');
+    // The queue is full of the flooding tenant: its next call has nowhere to go; a quiet tenant's takes a place.
+    expect(limiter.refuseEarly('flood')).toEqual({ reason: 'full', retryAfterMs: expect.any(Number) });
+    expect(limiter.refuseEarly('quiet')).toBeUndefined();
+    expect(call('quiet').outcome).toBe('waiting');
+    // Two flood calls and one quiet call wait: neither tenant has two more waiting than the other.
+    expect(limiter.refuseEarly('quiet')).toEqual({ reason: 'full', retryAfterMs: expect.any(Number) });
+    expect(counts.refused).toBe(3); // the flood call shed for the quiet one, and the two refused early
+    expect(limiter.state()).toMatchObject({ inFlight: 1, queued: 3 });
+  });
+
+  it('refuses early exactly when a request would be refused at once as full, over any sequence of calls (property)', () => {
+    const limits = { maxInFlight: 2, maxQueued: 3, maxQueueWaitMs: 10_000 };
+    const step = fc.oneof(fc.record({ arrive: fc.constantFrom('a', 'b', 'c') }), fc.record({ end: fc.nat({ max: 20 }) }));
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 60 }), (steps) => {
+        const early = harness(limits);
+        const plain = harness(limits);
+        const live: Array<[Call | undefined, Call]> = [];
+        for (const s of steps) {
+          if ('arrive' in s) {
+            const refusal = early.limiter.refuseEarly(s.arrive);
+            const asked = plain.call(s.arrive);
+            expect(refusal !== undefined).toBe(asked.outcome === 'refused' && asked.refusal?.reason === 'full');
+            live.push([refusal === undefined ? early.call(s.arrive) : undefined, asked]);
+          } else if (live.length > 0) {
+            const [earlyCall, plainCall] = live.splice(s.end % live.length, 1)[0];
+            earlyCall?.ticket.end();
+            plainCall.ticket.end();
+          }
+          expect(early.limiter.state()).toEqual(plain.limiter.state());
+          expect(early.counts).toEqual(plain.counts);
+        }
+      }),
+    );
   });
 
   it('drops a waiting call whose caller went away: it is never admitted, and its place is free', () => {

@@ -161,6 +161,22 @@ export class AdmissionLimiter {
     return ticket;
   }
 
+  /**
+   * Refuses a call of `tenant` before anything of it is read, when `request`
+   * would refuse it at once (`full`): no free slot, the queue full, and no
+   * tenant with two calls more waiting whose place it could take. Counted
+   * as `request` counts a refusal. Undefined: the call may run or wait, so
+   * ask `request` once it is read.
+   */
+  refuseEarly(tenant: string): AdmissionRefusal | undefined {
+    if (this.placeFor(tenant) !== 'none') return undefined;
+    const at = this.now();
+    this.count(at, false);
+    this.count(at, true);
+    this.events.refused(tenant, 'full');
+    return { reason: 'full', retryAfterMs: this.retryAfterMs() };
+  }
+
   state(): AdmissionState {
     return { inFlight: this.inFlight, queued: this.queuedCount, retryAfterMs: this.retryAfterMs() };
   }
@@ -178,17 +194,30 @@ export class AdmissionLimiter {
     return Math.round(Math.min(MAX_RETRY_AFTER_MS, Math.max(MIN_RETRY_AFTER_MS, ms)));
   }
 
-  /** True when the queue has a place for `tenant`, shedding another tenant's newest call if that is fairer. */
-  private makeRoomFor(tenant: string): boolean {
-    if (this.queuedCount < this.limits.maxQueued) return true;
-    if (this.limits.maxQueued === 0) return false;
+  /**
+   * Where a call of `tenant` would go now: a free slot, a free place in the
+   * queue, the newest place of the tenant with the most calls waiting (two
+   * or more beyond `tenant`'s: fairer), or none.
+   */
+  private placeFor(tenant: string): 'slot' | 'queue' | Waiting[] | 'none' {
+    if (this.inFlight < this.limits.maxInFlight && this.queuedCount === 0) return 'slot';
+    if (this.queuedCount < this.limits.maxQueued) return 'queue';
+    if (this.limits.maxQueued === 0) return 'none';
     const own = this.queues.get(tenant)?.length ?? 0;
     let longest: Waiting[] | undefined;
     for (const queue of this.queues.values()) if (!longest || queue.length > longest.length) longest = queue;
-    if (!longest || longest.length <= own + 1) return false;
-    const shed = longest[longest.length - 1];
-    this.remove(shed);
-    this.refuse(shed, 'shed');
+    return longest && longest.length > own + 1 ? longest : 'none';
+  }
+
+  /** True when the queue has a place for `tenant`, shedding another tenant's newest call if that is fairer. */
+  private makeRoomFor(tenant: string): boolean {
+    const place = this.placeFor(tenant);
+    if (place === 'none') return false;
+    if (Array.isArray(place)) {
+      const shed = place[place.length - 1];
+      this.remove(shed);
+      this.refuse(shed, 'shed');
+    }
     return true;
   }
 

@@ -103,6 +103,13 @@ export class ServiceMetrics {
     registers: [this.registry],
   });
 
+  readonly admissionStreamRefusals = new Counter({
+    name: 'toolhistory_admission_refused_at_stream_total',
+    help: 'Reads refused from their HTTP/2 headers, before grpc-js made a call of them (also counted in toolhistory_admission_refusals_total as full), by lane',
+    labelNames: ['lane'] as const,
+    registers: [this.registry],
+  });
+
   readonly admissionWait = new Histogram({
     name: 'toolhistory_admission_queue_wait_seconds',
     help: 'Time admitted reads waited for a slot, by lane (those admitted at once are not counted)',

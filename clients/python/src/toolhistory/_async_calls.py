@@ -145,7 +145,7 @@ class AsyncCalls:
         deadline = _grpc.Deadline(timeout)
         attempt = 1
         while True:
-            metadata = await self._metadata(deadline, method)
+            metadata = await self._metadata(deadline, method) + _grpc.tenant_metadata(request)
             try:
                 return await call(request, timeout=deadline.remaining(method), metadata=metadata)
             except grpc.RpcError as error:

@@ -127,6 +127,19 @@ def check_token_source(token: object) -> None:
         raise ValueError(f"token: {_redacted(token)} is neither a non-empty string nor a function that returns one")
 
 
+TENANT_METADATA_KEY = "toolhistory-tenant"
+"""The request metadata naming the tenant a read is for, beside the request's own ``tenant_id``: a flooded service
+refuses the read from its headers alone, before reading it (libs/contract/src/request-metadata.ts)."""
+
+
+def tenant_metadata(request: object) -> tuple[tuple[str, str], ...]:
+    """The request's tenant as a header (none when it names none, or one a header cannot carry as it is)."""
+    tenant = getattr(request, "tenant_id", "")
+    if not isinstance(tenant, str) or not tenant or not all(" " <= c <= "~" for c in tenant):
+        return ()
+    return ((TENANT_METADATA_KEY, tenant),)
+
+
 def authorization_metadata(token: object) -> tuple[tuple[str, str], ...]:
     """The call's headers for a fetched token (none without one)."""
     if token is None:

@@ -20,6 +20,7 @@ from toolhistory._channel import (
     is_loopback,
     jittered_pushback,
     retry_delay,
+    tenant_metadata,
 )
 from toolhistory._requests import (
     WIRE_BUCKET,
@@ -95,6 +96,7 @@ __all__ = [
     "retry_delay",
     "search_request",
     "subscribed_event_of",
+    "tenant_metadata",
     "usage_request",
     "watch_request",
     "wire_value",

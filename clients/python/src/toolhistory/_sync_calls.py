@@ -138,7 +138,7 @@ class SyncCalls:
         deadline = _grpc.Deadline(timeout)
         attempt = 1
         while True:
-            metadata = self._metadata()
+            metadata = self._metadata() + _grpc.tenant_metadata(request)
             try:
                 return call(request, timeout=deadline.remaining(method), metadata=metadata)
             except grpc.RpcError as error:

@@ -329,6 +329,22 @@ class TestTokensAndDeadlines:
         assert _grpc.authorization_metadata("abc.def") == (("authorization", "Bearer abc.def"),)
         assert _grpc.authorization_metadata(None) == ()
 
+    @pytest.mark.parametrize(
+        ("request_", "headers"),
+        [
+            (pb.GetReplayHistoryRequest(tenant_id="acme"), (("toolhistory-tenant", "acme"),)),
+            (pb.ListToolInvocationsRequest(tenant_id="acme-2"), (("toolhistory-tenant", "acme-2"),)),
+            (pb.GetReplayHistoryRequest(), ()),
+            (pb.GetReplayHistoryRequest(tenant_id="café"), ()),
+            (pb.GetReplayHistoryRequest(tenant_id="a\nb"), ()),
+        ],
+        ids=["replay", "listing", "no tenant", "not ASCII", "a line break"],
+    )
+    def test_a_reads_tenant_goes_in_the_headers_too_when_a_header_can_carry_it(
+        self, request_: object, headers: tuple[tuple[str, str], ...]
+    ) -> None:
+        assert _grpc.tenant_metadata(request_) == headers
+
     @pytest.mark.parametrize("token", ["", b"secret-bytes", "secret\nx-injected: 1", 42])
     def test_refuses_what_is_no_token_without_repeating_it(self, token: object) -> None:
         with pytest.raises(ValueError, match=r"^token: the token source returned ") as raised:
