@@ -316,6 +316,10 @@ async function main(): Promise<void> {
             ),
         ]),
       );
+      // Refused from their headers, before grpc-js made calls of them (also among refusalReasons.full).
+      const refusedAtStream =
+        counterTotal(expositionAfter, 'toolhistory_admission_refused_at_stream_total') -
+        counterTotal(exposition, 'toolhistory_admission_refused_at_stream_total');
       flooding = false;
       await watching;
       const summary = summarize(results);
@@ -350,6 +354,7 @@ async function main(): Promise<void> {
         serverRefusalP50MsAtMost: serverRefusalP50Ms,
         serverRefusalP99MsAtMost: serverRefusalP99Ms,
         refusalReasons,
+        refusedAtStream,
         refusalsWithPushback: summary.refusalsWithPushback,
         pushbackP50Ms: round(summary.pushbackP50Ms),
         deadlineShare: round(summary.deadlineShare, 4),
