@@ -18,7 +18,7 @@ export const ADMITTED_METHODS: ReadonlyMap<string, AdmissionLane> = new Map([
 ]);
 
 /** Longer tenant ids than any event can carry are the caller check's to refuse; here they are only cut for the key. */
-const MAX_TENANT_KEY = 256;
+export const MAX_TENANT_KEY = 256;
 
 const REFUSAL_TEXT: Record<AdmissionRefusal['reason'], string> = {
   full: 'no free slot and no room to wait',

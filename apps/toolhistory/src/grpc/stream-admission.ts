@@ -2,7 +2,7 @@ import type { Http2Server, Http2SecureServer, IncomingHttpHeaders, ServerHttp2St
 import { type Server, status } from '@grpc/grpc-js';
 import { TENANT_METADATA_KEY } from '@toolhistory/contract';
 import type { ReadAdmission } from '../admission/read-admission';
-import { ADMITTED_METHODS, refusalDetails } from './admission-interceptor';
+import { ADMITTED_METHODS, MAX_TENANT_KEY, refusalDetails } from './admission-interceptor';
 import { RETRY_PUSHBACK_KEY } from './grpc-status';
 
 type AnyHttp2Server = Http2Server | Http2SecureServer;
@@ -46,7 +46,8 @@ function refused(
   const lane = ADMITTED_METHODS.get(headers[':path'] ?? '');
   const tenant = headers[TENANT_METADATA_KEY];
   if (lane === undefined || typeof tenant !== 'string' || tenant === '') return false;
-  const refusal = admission.lanes[lane].refuseEarly(tenant);
+  // The same key the interceptor takes from the request's tenant_id.
+  const refusal = admission.lanes[lane].refuseEarly(tenant.slice(0, MAX_TENANT_KEY));
   if (refusal === undefined) return false;
   recorder?.(lane);
   // The request's body is not read: what the caller still sends is discarded with the stream.
