@@ -41,54 +41,75 @@ function conversation(tenantId: string, conversationId: string, turns: number): 
   }).flat();
 }
 
+/**
+ * A service whose replays can be held at the database: one replay at a time
+ * (ADMISSION_REPLAY_* as `admission` says), no cache, so every admitted
+ * replay reads PostgreSQL; `count` grpc-js callers that send no tenant
+ * header; the client package (`clientOptions`); a connection that locks the
+ * read model; and its metrics.
+ */
+function lockableService(name: string, admission: Record<string, string>, count: number, clientOptions: { maxAttempts?: number } = {}) {
+  const service = {} as {
+    stack: RunningStack;
+    callers: ReplayCallers;
+    client: ToolHistoryClient;
+    locker: Client;
+    httpPort: number;
+    /** The sum of a metric's samples of the replay lane (and `labels`). */
+    replayMetric(name: string, labels?: Record<string, string>): Promise<number>;
+    /** Replay reads block at the database from now until the transaction ends (COMMIT). */
+    lockReads(): Promise<void>;
+  };
+  beforeAll(async () => {
+    service.httpPort = await freePort();
+    service.stack = await startRunningStack(name, {
+      env: { HTTP_PORT: String(service.httpPort), REPLAY_CACHE_MB: '0', ADMISSION_REPLAY_MAX_IN_FLIGHT: '1', ...admission },
+    });
+    service.callers = replayCallers(Number(service.stack.address.split(':')[1]), count);
+    service.client = new ToolHistoryClient({
+      address: service.stack.address,
+      ...(clientOptions.maxAttempts === undefined ? {} : { retry: { maxAttempts: clientOptions.maxAttempts } }),
+    });
+    service.locker = new Client({ connectionString: TEST_DATABASE_URL });
+    await service.locker.connect();
+  });
+  afterAll(async () => {
+    await service.locker?.query('ROLLBACK').catch(() => undefined);
+    await service.locker?.end();
+    service.client?.close();
+    service.callers?.close();
+    await service.stack?.stop();
+  });
+  service.replayMetric = async (metricName, labels = {}) =>
+    metric(await (await fetch(`http://127.0.0.1:${service.httpPort}/metrics`)).text(), metricName, { lane: 'replay', ...labels });
+  service.lockReads = async () => {
+    await service.locker.query('BEGIN');
+    await service.locker.query(`LOCK TABLE "${service.stack.db.schema}".conversations IN ACCESS EXCLUSIVE MODE`);
+  };
+  return service;
+}
+
 describe('a read whose caller went away is dropped before it reaches the database, and a running read is cancelled', () => {
-  let stack: RunningStack;
-  let callers: ReplayCallers;
-  let locker: Client;
-  let httpPort: number;
+  // A queue that waits long.
+  const service = lockableService('dropped', { ADMISSION_REPLAY_MAX_QUEUED: '8', ADMISSION_REPLAY_MAX_QUEUE_WAIT_MS: '60000' }, 3);
   const tenant_id = uniqueName('tenant');
 
-  const scrape = async () => (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
-  const admission = async (outcome: string) => metric(await scrape(), 'toolhistory_admission_calls_total', { lane: 'replay', outcome });
-  const gauge = async (name: string) => metric(await scrape(), name, { lane: 'replay' });
+  const admission = (outcome: string) => service.replayMetric('toolhistory_admission_calls_total', { outcome });
+  const gauge = (name: string) => service.replayMetric(name);
   /** Statements of the service waiting for the test's lock on this schema's conversations: replay reads that reached the database. */
   const readsAtTheDatabase = async () =>
     (
-      await locker.query<{ waiting: number }>(
+      await service.locker.query<{ waiting: number }>(
         `SELECT count(*)::int AS waiting FROM pg_locks l JOIN pg_class c ON c.oid = l.relation JOIN pg_namespace n ON n.oid = c.relnamespace
          WHERE n.nspname = $1 AND c.relname = 'conversations' AND NOT l.granted`,
-        [stack.db.schema],
+        [service.stack.db.schema],
       )
     ).rows[0].waiting;
 
-  beforeAll(async () => {
-    httpPort = await freePort();
-    // One replay at a time, a queue that waits long, no cache: every admitted replay reads the database.
-    stack = await startRunningStack('dropped', {
-      env: {
-        HTTP_PORT: String(httpPort),
-        REPLAY_CACHE_MB: '0',
-        ADMISSION_REPLAY_MAX_IN_FLIGHT: '1',
-        ADMISSION_REPLAY_MAX_QUEUED: '8',
-        ADMISSION_REPLAY_MAX_QUEUE_WAIT_MS: '60000',
-      },
-    });
-    callers = replayCallers(Number(stack.address.split(':')[1]), 3);
-    locker = new Client({ connectionString: TEST_DATABASE_URL });
-    await locker.connect();
-  });
-
-  afterAll(async () => {
-    await locker?.query('ROLLBACK').catch(() => undefined);
-    await locker?.end();
-    callers?.close();
-    await stack?.stop();
-  });
-
   it('never admits a waiting call cancelled or past its deadline, and cancels the statement of one its caller left', async () => {
+    const { callers } = service;
     // Reads block on this lock: each one that reaches the database is seen waiting for it.
-    await locker.query('BEGIN');
-    await locker.query(`LOCK TABLE "${stack.db.schema}".conversations IN ACCESS EXCLUSIVE MODE`);
+    await service.lockReads();
 
     const running = callers.start(0, { tenant_id, conversation_id: 'a' }, 60_000);
     await waitFor(readsAtTheDatabase, (n) => n === 1, { what: 'the first read waiting at the database' });
@@ -125,56 +146,27 @@ describe('a read whose caller went away is dropped before it reaches the databas
     const next = callers.start(0, { tenant_id, conversation_id: 'c' }, 60_000);
     await waitFor(readsAtTheDatabase, (n) => n === 1, { what: 'the next read waiting at the database' });
     expect(await admission('admitted')).toBe(2);
-    await locker.query('COMMIT');
+    await service.locker.query('COMMIT');
     expect(await next.outcome).toEqual({ outcome: 'answered', code: 'OK' });
     expect([await admission('admitted'), await admission('dropped')]).toEqual([2, 2]);
   });
 });
 
 describe('a read the service would refuse at once is refused from its headers, before grpc-js makes a call of it', () => {
-  let stack: RunningStack;
-  let callers: ReplayCallers;
-  let client: ToolHistoryClient;
-  let locker: Client;
-  let httpPort: number;
+  // Two may wait; the client package (which sends the tenant header) tries once.
+  const service = lockableService('atstream', { ADMISSION_REPLAY_MAX_QUEUED: '2', ADMISSION_REPLAY_MAX_QUEUE_WAIT_MS: '60000' }, 3, {
+    maxAttempts: 1,
+  });
   const flood = uniqueName('flood');
   const quiet = uniqueName('quiet');
 
-  const scrape = async () => (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
-  const atTheStream = async () => metric(await scrape(), 'toolhistory_admission_refused_at_stream_total', { lane: 'replay' });
-  const refused = async (reason: string) => metric(await scrape(), 'toolhistory_admission_refusals_total', { lane: 'replay', reason });
-  const queued = async () => metric(await scrape(), 'toolhistory_admission_queued', { lane: 'replay' });
-
-  beforeAll(async () => {
-    httpPort = await freePort();
-    // One replay at a time, two may wait, no cache: every admitted replay reads the database.
-    stack = await startRunningStack('atstream', {
-      env: {
-        HTTP_PORT: String(httpPort),
-        REPLAY_CACHE_MB: '0',
-        ADMISSION_REPLAY_MAX_IN_FLIGHT: '1',
-        ADMISSION_REPLAY_MAX_QUEUED: '2',
-        ADMISSION_REPLAY_MAX_QUEUE_WAIT_MS: '60000',
-      },
-    });
-    // grpc-js callers that send no tenant header, and the client package, which does.
-    callers = replayCallers(Number(stack.address.split(':')[1]), 3);
-    client = new ToolHistoryClient({ address: stack.address, retry: { maxAttempts: 1 } });
-    locker = new Client({ connectionString: TEST_DATABASE_URL });
-    await locker.connect();
-  });
-
-  afterAll(async () => {
-    await locker?.query('ROLLBACK').catch(() => undefined);
-    await locker?.end();
-    client?.close();
-    callers?.close();
-    await stack?.stop();
-  });
+  const atTheStream = () => service.replayMetric('toolhistory_admission_refused_at_stream_total');
+  const refused = (reason: string) => service.replayMetric('toolhistory_admission_refusals_total', { reason });
+  const queued = () => service.replayMetric('toolhistory_admission_queued');
 
   it('refuses the flooding tenant at the stream, lets another tenant take its place, and leaves header-less calls to the interceptor', async () => {
-    await locker.query('BEGIN');
-    await locker.query(`LOCK TABLE "${stack.db.schema}".conversations IN ACCESS EXCLUSIVE MODE`);
+    const { callers, client } = service;
+    await service.lockReads();
     // The flooding tenant holds the slot and fills the queue.
     const held = [0, 1, 2].map((i) => callers.start(i, { tenant_id: flood, conversation_id: `held-${i}` }, 60_000));
     await waitFor(queued, (n) => n === 2, { what: 'the queue full of the flooding tenant' });
@@ -199,7 +191,7 @@ describe('a read the service would refuse at once is refused from its headers, b
     );
     expect(await atTheStream()).toBe(1);
 
-    await locker.query('COMMIT');
+    await service.locker.query('COMMIT');
     await expect(quietRead).resolves.toMatchObject({ turns: [] });
     const outcomes = await Promise.all(held.map((call) => call.outcome));
     expect(outcomes.map((o) => o.outcome).sort()).toEqual(['answered', 'answered', 'refused']);
@@ -207,56 +199,28 @@ describe('a read the service would refuse at once is refused from its headers, b
 });
 
 describe("the client package honours a busy refusal's pushback", () => {
-  let stack: RunningStack;
-  let callers: ReplayCallers;
-  let client: ToolHistoryClient;
-  let locker: Client;
-  let httpPort: number;
+  // No queue: a second replay is refused at once.
+  const service = lockableService('pushback', { ADMISSION_REPLAY_MAX_QUEUED: '0' }, 1);
   const tenantId = uniqueName('tenant');
 
-  const refusals = async () =>
-    metric(await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text(), 'toolhistory_admission_calls_total', {
-      lane: 'replay',
-      outcome: 'refused',
-    });
+  const refusals = () => service.replayMetric('toolhistory_admission_calls_total', { outcome: 'refused' });
   /** Holds the one replay slot with a read blocked at the database, until `release`. */
   const holdTheSlot = async () => {
-    await locker.query('BEGIN');
-    await locker.query(`LOCK TABLE "${stack.db.schema}".conversations IN ACCESS EXCLUSIVE MODE`);
-    const held = callers.start(0, { tenant_id: tenantId, conversation_id: 'held' }, 60_000);
+    await service.lockReads();
+    const held = service.callers.start(0, { tenant_id: tenantId, conversation_id: 'held' }, 60_000);
     await waitFor(
-      async () => (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text(),
-      (text) => metric(text, 'toolhistory_admission_in_flight', { lane: 'replay' }) === 1,
+      () => service.replayMetric('toolhistory_admission_in_flight'),
+      (n) => n === 1,
       { what: 'the slot held' },
     );
-    return { release: () => locker.query('COMMIT'), held };
+    return { release: () => service.locker.query('COMMIT'), held };
   };
-
-  beforeAll(async () => {
-    httpPort = await freePort();
-    // One replay at a time and no queue: a second is refused at once.
-    stack = await startRunningStack('pushback', {
-      env: { HTTP_PORT: String(httpPort), REPLAY_CACHE_MB: '0', ADMISSION_REPLAY_MAX_IN_FLIGHT: '1', ADMISSION_REPLAY_MAX_QUEUED: '0' },
-    });
-    callers = replayCallers(Number(stack.address.split(':')[1]), 1);
-    client = new ToolHistoryClient({ address: stack.address });
-    locker = new Client({ connectionString: TEST_DATABASE_URL });
-    await locker.connect();
-  });
-
-  afterAll(async () => {
-    await locker?.query('ROLLBACK').catch(() => undefined);
-    await locker?.end();
-    client?.close();
-    callers?.close();
-    await stack?.stop();
-  });
 
   it('tries again after the pushback and is answered once there is room', async () => {
     const { release, held } = await holdTheSlot();
     const before = await refusals();
     // As many attempts as its deadline allows, so it is still trying when the slot frees.
-    const patient = new ToolHistoryClient({ address: stack.address, retry: { maxAttempts: 10_000 } });
+    const patient = new ToolHistoryClient({ address: service.stack.address, retry: { maxAttempts: 10_000 } });
     try {
       const answer = patient.getReplayHistory({ tenantId, conversationId: 'c', format: 'openai', timeoutMs: 30_000 });
       await waitFor(refusals, (n) => n >= before + 2, { what: 'attempts refused, and tried again' });
@@ -271,7 +235,7 @@ describe("the client package honours a busy refusal's pushback", () => {
   it('gives up within its deadline with the refusal, which says when to come back', async () => {
     const { release, held } = await holdTheSlot();
     const before = await refusals();
-    const error = await client
+    const error = await service.client
       .getReplayHistory({ tenantId, conversationId: 'c', format: 'openai', timeoutMs: 1_000 })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ToolHistoryError);
