@@ -15,14 +15,14 @@ export type StreamRefusalRecorder = (lane: string) => void;
  * Admission before grpc-js (docs/adr/030-admission-control.md, "Refusing at
  * the stream"): a read whose headers name its tenant (TENANT_METADATA_KEY;
  * a header naming another tenant than the request only gets its own call
- * refused early, as that tenant's would be), arriving when its
- * lane would refuse it at once (no slot, the queue full, no fairer place to
- * take), is answered RESOURCE_EXHAUSTED with its pushback, trailers only,
- * from the HTTP/2 stream's headers, before grpc-js makes a call of it: a
- * third of what a refusal costs through grpc-js's call and interceptors.
- * Every other stream goes on to grpc-js as before. Returns how many HTTP/2
- * servers it guards (0: this grpc-js keeps them elsewhere, and every
- * refusal goes through the interceptor).
+ * refused early, as that tenant's would be), arriving when its lane would
+ * refuse it at once (no slot, the queue full, no fairer place to take), is
+ * answered RESOURCE_EXHAUSTED with its pushback, trailers only, from the
+ * HTTP/2 stream's headers, before grpc-js makes a call of it: about half
+ * of what a refusal costs through grpc-js's call and the interceptors
+ * (`npm run bench:refusal-cost`). Every other stream goes on to grpc-js as
+ * before. Returns how many HTTP/2 servers it guards (0: this grpc-js keeps
+ * them elsewhere, and every refusal goes through the interceptor).
  */
 export function refuseAtTheStream(server: Server, admission: ReadAdmission, recorder?: StreamRefusalRecorder): number {
   const servers = http2ServersOf(server);
