@@ -20,12 +20,15 @@ from toolhistory._recording import (
     RunEnd,
     RunRecording,
     ToolOutcome,
+    WaitingRun,
     decision_on,
     result_of,
     resumed_call_position,
+    waiting_run,
 )
 from toolhistory.events import PublishedEvent, RunFailure, RunScope, TokenUsage
 from toolhistory.publisher import PendingEvent, RunPublisher, prepare_events
+from toolhistory.v1 import toolhistory_pb2 as pb
 
 VECTORS = Path(__file__).parent.joinpath("../../../../libs/contract/test-vectors").resolve()
 REFUSAL = "refused by the broker"
@@ -159,3 +162,42 @@ _VECTORS: list[dict[str, Any]] = json.loads(VECTORS.joinpath("recorded-runs.json
 def test_the_recording_core_publishes_each_vectors_events_byte_for_byte(vector: dict[str, Any]) -> None:
     for run in vector["runs"]:
         assert _replay(vector, run) == run["events"]
+
+
+def _listed(run_id: str, call_id: str, round_index: int, sequence_index: int, arguments: str) -> Any:
+    return pb.PendingApproval(
+        run_id=run_id,
+        tool_call_id=call_id,
+        tool_name="refund",
+        arguments_json=arguments,
+        round_index=round_index,
+        sequence_index=sequence_index,
+    )
+
+
+@pytest.mark.parametrize(
+    ("pending", "turns", "expected"),
+    [
+        pytest.param([], [], None, id="nothing waits"),
+        pytest.param([_listed("other", "c1", 0, 0, "{}")], [], None, id="another run's call waits"),
+        pytest.param(
+            [_listed("r1", "c1", 1, 0, '{"amount": 5}'), _listed("other", "c9", 4, 0, "{}")],
+            [],
+            WaitingRun((RecordedCall(1, 0, "c1", "refund", {"amount": 5}),), 2),
+            id="one call: the run goes on after its round",
+        ),
+        pytest.param(
+            [_listed("r1", "c1", 0, 0, "{}"), _listed("r1", "c2", 0, 1, "not json")],
+            [pb.Turn(run_id="r1", rounds=[pb.Round(round_index=0), pb.Round(round_index=3)])],
+            WaitingRun(
+                (RecordedCall(0, 0, "c1", "refund", {}), RecordedCall(0, 1, "c2", "refund", {"_raw": "not json"})),
+                4,
+            ),
+            id="two calls of a round; a later round replayed",
+        ),
+    ],
+)
+def test_a_waiting_run_as_the_replay_lists_it(
+    pending: list[Any], turns: list[Any], expected: WaitingRun | None
+) -> None:
+    assert waiting_run("r1", pending, turns) == expected

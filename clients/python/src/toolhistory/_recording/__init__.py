@@ -14,11 +14,14 @@ from toolhistory._recording._fit import (
 from toolhistory._recording._outbox import OrderedPublications, PublishFailure, ToolHistoryPublishError
 from toolhistory._recording._placement import (
     CallPosition,
+    ListedApproval,
     PendingApproval,
     PlacedBy,
     PlacedCall,
+    WaitingRun,
     call_position_in_messages,
     resumed_call_position,
+    waiting_run,
 )
 from toolhistory._recording._publishers import RunPublishers
 from toolhistory._recording._records import (
@@ -46,6 +49,7 @@ __all__ = [
     "AskedCall",
     "CallPosition",
     "FailedRunEnd",
+    "ListedApproval",
     "OrderedPublications",
     "PendingApproval",
     "PlacedBy",
@@ -65,6 +69,7 @@ __all__ = [
     "RunRecording",
     "ToolHistoryPublishError",
     "ToolOutcome",
+    "WaitingRun",
     "bounded_usage",
     "call_position_in_messages",
     "decision_on",
@@ -73,4 +78,5 @@ __all__ = [
     "result_of",
     "resumed_call_position",
     "token_count",
+    "waiting_run",
 ]

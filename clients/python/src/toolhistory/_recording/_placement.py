@@ -3,11 +3,16 @@ under the round and sequence the call had in the run that asked, so every run na
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 
+from toolhistory._recording._records import RecordedCall
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
+
+    from toolhistory.events import JsonObject
 
 M = TypeVar("M")
 
@@ -89,3 +94,60 @@ def call_position_in_messages(
                 round_index += 1
         return PlacedCall(round_index, sequence_index, calls[sequence_index][1], len(calls))
     return None
+
+
+class ListedApproval(PendingApproval, Protocol):
+    """A call awaiting approval as the replay lists it, with its run, tool and arguments."""
+
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def tool_name(self) -> str: ...
+    @property
+    def arguments_json(self) -> str: ...
+
+
+class _RoundIndex(Protocol):
+    @property
+    def round_index(self) -> int: ...
+
+
+class _ReplayedRun(Protocol):
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def rounds(self) -> Sequence[_RoundIndex]: ...
+
+
+@dataclass(frozen=True)
+class WaitingRun:
+    """A run that stopped for a person's approval, as the replay lists it: its calls that wait, each at the place it
+    had in the run, and the round the run goes on with (after every round of it the replay knows)."""
+
+    calls: tuple[RecordedCall, ...]
+    next_round_index: int
+
+
+def waiting_run(
+    run_id: str, pending_approvals: Sequence[ListedApproval], turns: Sequence[_ReplayedRun] = ()
+) -> WaitingRun | None:
+    """Run ``run_id`` as the replay's ``pending_approvals`` (and ``turns``) list it, for a process that resumes it
+    without having seen it ask; ``None`` when none of its calls waits."""
+    waiting = [pending for pending in pending_approvals if pending.run_id == run_id]
+    if not waiting:
+        return None
+    rounds = [r.round_index for turn in turns if turn.run_id == run_id for r in turn.rounds]
+    calls = tuple(
+        RecordedCall(p.round_index, p.sequence_index, p.tool_call_id, p.tool_name, _listed_arguments(p.arguments_json))
+        for p in waiting
+    )
+    return WaitingRun(calls, max([p.round_index for p in waiting] + rounds) + 1)
+
+
+def _listed_arguments(text: str) -> JsonObject:
+    """The replay's arguments (a JSON object, ``{}`` when the policy kept none); anything else as ``{"_raw": text}``."""
+    try:
+        parsed = json.loads(text or "{}")
+    except ValueError:
+        parsed = None
+    return parsed if isinstance(parsed, dict) else {"_raw": text}

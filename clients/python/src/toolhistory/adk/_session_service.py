@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -12,7 +11,7 @@ from google.adk.events import Event
 from google.adk.sessions import BaseSessionService, Session
 from google.adk.sessions.base_session_service import GetSessionConfig, ListSessionsResponse
 
-from toolhistory._recording import FailedRunEnd, RecordedCall, RecordedResult, RunEnd, RunRecording, decision_on
+from toolhistory._recording import FailedRunEnd, RecordedResult, RunEnd, RunRecording, decision_on, waiting_run
 from toolhistory.adk._events import (
     RECORDED_MARK,
     REPLAY_FORMAT,
@@ -269,33 +268,20 @@ class ToolHistorySessionService(BaseSessionService):
         history = await self.client.get_replay_history(
             tenant_id=self.tenant_id, conversation_id=session.id, format=REPLAY_FORMAT, channel=self.channel
         )
-        waiting = [p for p in history.pending_approvals if p.run_id == invocation_id]
-        if not waiting:
+        waiting = waiting_run(invocation_id, history.pending_approvals, history.turns)
+        if waiting is None:
             return None
         own = [e for e in session.events if e.invocation_id == invocation_id]
         question = next((e.id for e in own if e.author == "user" and e.content and not responses_of(e)), None)
-        rounds = [r.round_index for t in history.turns if t.run_id == invocation_id for r in t.rounds]
         previous = self._runs.get(session.id)
         if previous is not None and previous.invocation_id != invocation_id:
             await self._end_unanswered(session.id, previous)
         run = self._run_of(
-            session.id,
-            invocation_id,
-            user_message_id=question,
-            first_round_index=max([p.round_index for p in waiting] + rounds) + 1,
+            session.id, invocation_id, user_message_id=question, first_round_index=waiting.next_round_index
         )
-        for pending in waiting:
-            if run.recording.calls.latest(pending.tool_call_id) is not None:
-                continue
-            run.recording.calls.add_earlier(
-                RecordedCall(
-                    pending.round_index,
-                    pending.sequence_index,
-                    pending.tool_call_id,
-                    pending.tool_name,
-                    json.loads(pending.arguments_json or "{}"),
-                )
-            )
+        for call in waiting.calls:
+            if run.recording.calls.latest(call.tool_call_id) is None:
+                run.recording.calls.add_earlier(call)
         for event in own:
             run.confirmations.update(confirmation_requests(event))
         return run

@@ -14,7 +14,6 @@ from agent_framework import Content, HistoryProvider, Message
 from toolhistory._recording import (
     AskedCall,
     FailedRunEnd,
-    RecordedCall,
     RecordedResult,
     RunEnd,
     RunPublishers,
@@ -22,6 +21,7 @@ from toolhistory._recording import (
     ToolOutcome,
     decision_on,
     result_of,
+    waiting_run,
 )
 from toolhistory.agent_framework._messages import (
     _arguments,
@@ -320,29 +320,21 @@ class ToolHistoryProvider(HistoryProvider):
         history = await self.client.get_replay_history(
             tenant_id=self.tenant_id, conversation_id=conversation_id, format=REPLAY_FORMAT, channel=self.channel
         )
-        asking = next((p.run_id for p in reversed(history.pending_approvals) if p.tool_call_id in answered), None)
-        if asking is None:
+        asking = next((p for p in reversed(history.pending_approvals) if p.tool_call_id in answered), None)
+        waiting = waiting_run(asking.run_id, history.pending_approvals, history.turns) if asking is not None else None
+        if asking is None or waiting is None:
             return
-        waiting = [p for p in history.pending_approvals if p.run_id == asking]
         own = await self.inner.get_messages(session_id, state=state)
         question = next((m.message_id for m in reversed(own) if _is_question(m)), None)
         await self._end_unanswered(conversation_id)
-        run = self._start(
-            conversation_id, question, run_id=asking, first_round_index=max(p.round_index for p in waiting) + 1
-        )
+        run = self._start(conversation_id, question, run_id=asking.run_id, first_round_index=waiting.next_round_index)
         calls: list[Content] = []
-        for pending in waiting:
-            call = RecordedCall(
-                pending.round_index,
-                pending.sequence_index,
-                pending.tool_call_id,
-                pending.tool_name,
-                _arguments(pending.arguments_json),
-            )
+        for call in waiting.calls:
             run.recording.calls.add_earlier(call)
             run.asked.add(call.tool_call_id)
             calls.append(Content.from_function_call(call.tool_call_id, call.tool_name, arguments=call.arguments))
-        text = waiting[0].round.text if waiting[0].HasField("round") else ""
+        first = next(p for p in history.pending_approvals if p.run_id == asking.run_id)
+        text = first.round.text if first.HasField("round") else ""
         run.messages.append(Message("assistant", [*([Content.from_text(text)] if text else []), *calls]))
 
     def _start(

@@ -19,6 +19,7 @@ from toolhistory._recording import (
     ToolOutcome,
     decision_on,
     result_of,
+    waiting_run,
 )
 from toolhistory.openai_agents._items import (
     field_of,
@@ -339,21 +340,15 @@ class ToolHistorySession:
         own = list(await _call(self.inner.get_items))
         history = await self._replay(own)
         pending = next((p for p in history.pending_approvals if p.tool_call_id == call_id), None)
-        if pending is None:
+        waiting = waiting_run(pending.run_id, history.pending_approvals, history.turns) if pending is not None else None
+        if pending is None or waiting is None:
             return None
         turn = next((t for t in history.turns if t.run_id == pending.run_id), None)
-        rounds = [r.round_index for r in turn.rounds] if turn is not None else []
         user_message_id = (turn.after_message_id if turn is not None else "") or _last_user_message_id(own)
-        run = self._start_run(user_message_id, pending.run_id, max([pending.round_index, *rounds]) + 1)
-        call = RecordedCall(
-            pending.round_index,
-            pending.sequence_index,
-            pending.tool_call_id,
-            pending.tool_name,
-            parse_tool_arguments(pending.arguments_json),
-        )
-        run.recording.calls.add_earlier(call)
-        run.awaiting[call_id] = call
+        run = self._start_run(user_message_id, pending.run_id, waiting.next_round_index)
+        for call in waiting.calls:
+            run.recording.calls.add_earlier(call)
+            run.awaiting[call.tool_call_id] = call
         return run
 
     def _awaiting_approval(self) -> bool:
