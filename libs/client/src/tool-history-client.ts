@@ -256,9 +256,12 @@ export class ToolHistoryClient {
   private async unary<Req, Res>(method: string, fn: UnaryMethod<Req, Res>, request: Req, control: CallControl): Promise<Res> {
     // The deadline covers fetching the token too: a slow identity provider must not hold a turn past it.
     const deadline = new Date(Date.now() + (control.timeoutMs ?? this.defaultTimeoutMs));
+    // The tenant in the headers too: a flooded service refuses the read from them, before reading it.
+    const tenantId = (request as { tenantId?: unknown }).tenantId;
+    const tenant = typeof tenantId === 'string' && /^[\x20-\x7e]+$/.test(tenantId) ? tenantId : undefined;
     for (let attempt = 1; ; attempt += 1) {
       try {
-        return await this.attempt(method, fn, request, control, deadline);
+        return await this.attempt(method, fn, request, control, deadline, tenant);
       } catch (error) {
         if (!(error instanceof ToolHistoryError)) throw error;
         const wait = retryDelayMs(
@@ -280,11 +283,10 @@ export class ToolHistoryClient {
     request: Req,
     control: CallControl,
     deadline: Date,
+    tenant: string | undefined,
   ): Promise<Res> {
     const metadata = await metadataBefore(this.options.token, deadline, control.signal, method);
-    // The tenant in the headers too: a flooded service refuses the read from them, before reading it.
-    const tenant = (request as { tenantId?: unknown }).tenantId;
-    if (typeof tenant === 'string' && /^[\x20-\x7e]+$/.test(tenant)) metadata.set(TENANT_METADATA_KEY, tenant);
+    if (tenant !== undefined) metadata.set(TENANT_METADATA_KEY, tenant);
     return new Promise<Res>((resolve, reject) => {
       const call = fn.call(this.stub, request, metadata, { deadline }, (error, response) => {
         control.signal?.removeEventListener('abort', onAbort);

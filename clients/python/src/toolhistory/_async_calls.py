@@ -143,9 +143,11 @@ class AsyncCalls:
     ) -> Res:
         self._check_open()
         deadline = _grpc.Deadline(timeout)
+        # The tenant in the headers too: a flooded service refuses the read from them, before reading it.
+        tenant = _grpc.tenant_metadata(request)
         attempt = 1
         while True:
-            metadata = await self._metadata(deadline, method) + _grpc.tenant_metadata(request)
+            metadata = await self._metadata(deadline, method) + tenant
             try:
                 return await call(request, timeout=deadline.remaining(method), metadata=metadata)
             except grpc.RpcError as error:

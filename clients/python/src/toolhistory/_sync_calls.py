@@ -136,9 +136,11 @@ class SyncCalls:
     ) -> Res:
         self._check_open()
         deadline = _grpc.Deadline(timeout)
+        # The tenant in the headers too: a flooded service refuses the read from them, before reading it.
+        tenant = _grpc.tenant_metadata(request)
         attempt = 1
         while True:
-            metadata = self._metadata() + _grpc.tenant_metadata(request)
+            metadata = self._metadata() + tenant
             try:
                 return call(request, timeout=deadline.remaining(method), metadata=metadata)
             except grpc.RpcError as error:
