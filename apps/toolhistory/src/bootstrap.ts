@@ -17,7 +17,8 @@ import { HealthEndpoint } from './grpc/health-endpoint';
 import { ServiceMetrics } from './observability/service-metrics';
 import { ReadAdmission } from './admission/read-admission';
 import { addReflection } from './grpc/reflection-endpoint';
-import { refuseAtTheStream } from './grpc/stream-admission';
+import { refuseAtTheStream, StreamCounter } from './grpc/stream-admission';
+import { GcLoadFollower } from './process/garbage-collection';
 import { shutDownGrpcServer } from './grpc/shut-down-grpc-server';
 import { PinoNestLogger } from './logging/pino-nest-logger';
 import { loadPolicyFile } from './policy/load-policy-file';
@@ -74,8 +75,13 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
   }
   await app.init();
   await app.startAllMicroservices();
-  if (server !== undefined && refuseAtTheStream(server, admission, (lane) => metrics.admissionStreamRefusals.inc({ lane })) === 0)
-    logger.warn('grpc-js keeps its HTTP/2 servers where this version cannot find them: every refusal goes through grpc-js');
+  const streams = new StreamCounter();
+  if (server !== undefined && refuseAtTheStream(server, admission, (lane) => metrics.admissionStreamRefusals.inc({ lane }), streams) === 0)
+    logger.warn(
+      'grpc-js keeps its HTTP/2 servers where this version cannot find them: every refusal goes through grpc-js, and the garbage collector is not set by load',
+    );
+  const gcLoad = new GcLoadFollower(config.gc, () => streams.count, logger);
+  if (server !== undefined) gcLoad.start();
   await app.listen(config.http.port, config.http.host);
   const { host, port, tls } = config.grpc;
   const http = { host: config.http.host, port: (app.getHttpServer().address() as AddressInfo).port, tls: config.http.tls !== null };
@@ -89,7 +95,12 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
     },
     'toolhistory started',
   );
-  return { close: () => closeGracefully(app, server, config, logger) };
+  return {
+    close: () => {
+      gcLoad.stop();
+      return closeGracefully(app, server, config, logger);
+    },
+  };
 }
 
 /** What rests how: said once at every start (keys by id only). */

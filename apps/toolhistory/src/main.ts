@@ -4,6 +4,7 @@ import { type AppConfig, loadConfig } from '@toolhistory/config';
 import { AppError, ErrorCode } from '@toolhistory/errors';
 import { EXIT } from './cli/exit-codes';
 import { findProjectFile } from './find-project-file';
+import { applyStartupGcFlags } from './process/garbage-collection';
 import type { Logger } from 'pino';
 import type { Tracing } from './observability/tracing';
 
@@ -18,12 +19,15 @@ async function main(): Promise<void> {
     process.stderr.write(`${error instanceof AppError ? error.message : String(error)}\n`);
     process.exit(EXIT.CONFIG);
   }
+  // Before the heap grows: the collector's settings decide how long the pauses in a flood are (ADR 035).
+  const gcFlags = applyStartupGcFlags(config.gc);
   // Tracing first: its instrumentations hook the loading of grpc-js, pg and pino, which the rest loads.
   const tracing = await startTracingIfConfigured(config);
   const { startService } = await import('./bootstrap');
   const { createRootLogger } = await import('./logging/pino-nest-logger');
   const logger = createRootLogger(config.logLevel);
   routeProcessWarnings(logger);
+  logger.info({ component: 'gc', v8Flags: gcFlags }, 'garbage collector set');
   if (tracing) logger.info({ component: 'tracing', endpoint: config.tracing.endpoint }, 'exporting traces over OTLP/HTTP');
   let app: Awaited<ReturnType<typeof startService>>;
   try {

@@ -76,12 +76,20 @@ export interface AppConfig {
   roles: ServiceRole[];
   maxEventBytes: number;
   logLevel: LogLevel;
+  /** V8's garbage collector, as set at start-up (docs/adr/035-garbage-collection-under-load.md). */
+  gc: GcConfig;
   /** Payloads sealed at rest, the keyring and the key store, and the retention sweeper (docs/adr/033). */
   encryption: EncryptionConfig;
   /** OpenTelemetry traces, exported over OTLP/HTTP to `endpoint`; null: no tracing. */
   tracing: { endpoint: string | null; serviceName: string };
   /** Safe but questionable settings, logged once the logger exists. */
   warnings: string[];
+}
+
+export interface GcConfig {
+  pretenuring: boolean;
+  /** Past `callsPerSecond`, the heap grows `heapGrowingPercent` past what a full collection kept before the next (0: V8's own, always). */
+  busy: { callsPerSecond: number; heapGrowingPercent: number };
 }
 
 export interface AdmissionLimitsConfig {
@@ -184,6 +192,10 @@ export function loadConfig(
     roles,
     maxEventBytes: v.MAX_EVENT_BYTES,
     logLevel: v.LOG_LEVEL,
+    gc: {
+      pretenuring: v.GC_PRETENURING,
+      busy: { callsPerSecond: v.GC_BUSY_CALLS_PER_SECOND, heapGrowingPercent: v.GC_BUSY_HEAP_GROWING_PERCENT },
+    },
     encryption,
     tracing: { endpoint: v.OTEL_EXPORTER_OTLP_ENDPOINT ?? null, serviceName: v.OTEL_SERVICE_NAME },
     warnings: findings.warnings,

@@ -125,6 +125,15 @@ const PARSER_CASES: Array<{
   })),
   {
     parser: 'wholeNumber with a note',
+    variable: 'GC_BUSY_HEAP_GROWING_PERCENT',
+    valid: [
+      ['0', 0],
+      ['100', 100],
+    ],
+    invalid: ['-1', '1.5', 'half'].map((t) => [t, "GC_BUSY_HEAP_GROWING_PERCENT must be a whole number (0: V8's own, busy or not)"]),
+  },
+  {
+    parser: 'wholeNumber with a note',
     variable: 'ADMISSION_METRICS_TENANTS',
     valid: [['0', 0]],
     invalid: [['many', 'ADMISSION_METRICS_TENANTS must be a whole number (0: none by name)']],
@@ -176,6 +185,15 @@ const PARSER_CASES: Array<{
       ['0', false],
     ],
     invalid: ['yes', 'TRUE', 'off'].map((t) => [t, 'MIGRATE_ON_START must be true or false']),
+  },
+  {
+    parser: 'boolean',
+    variable: 'GC_PRETENURING',
+    valid: [
+      ['true', true],
+      ['false', false],
+    ],
+    invalid: [['no', 'GC_PRETENURING must be true or false']],
   },
   {
     parser: 'oneOf',

@@ -492,6 +492,30 @@ export const SETTINGS = [
     default: 'info',
     description: '`fatal` ... `trace`, `silent`; logs are JSON lines (pino) on stdout',
   },
+  {
+    name: 'GC_BUSY_CALLS_PER_SECOND',
+    group: 'process',
+    parse: positiveInt,
+    default: '1000',
+    description:
+      'gRPC calls a second past which the process counts as busy, and V8 collects its heap in shorter, more frequent full collections (`GC_BUSY_HEAP_GROWING_PERCENT`) until five minutes below it',
+  },
+  {
+    name: 'GC_BUSY_HEAP_GROWING_PERCENT',
+    group: 'process',
+    parse: wholeNumber("0: V8's own, busy or not"),
+    default: '50',
+    description:
+      "while busy, how far V8 lets the heap grow past what its last full collection kept before the next, in percent (V8's own goes up to 300): each call leaves objects only a full collection frees, so its pause, which calls wait behind, grows with the calls since the last ([ADR 035](adr/035-garbage-collection-under-load.md))",
+  },
+  {
+    name: 'GC_PRETENURING',
+    group: 'process',
+    parse: boolean,
+    default: 'false',
+    description:
+      "V8's allocation-site pretenuring: objects from places in the code whose objects mostly outlived a young-generation collection are made in the old generation at once; off, a call's objects die young, for less work a call (ADR 035)",
+  },
 ] as const satisfies readonly Setting[];
 
 type Entry = (typeof SETTINGS)[number];

@@ -11,6 +11,11 @@ type StreamListener = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, 
 /** Counts what the gate refused, by lane (the limiter counts each refusal too). */
 export type StreamRefusalRecorder = (lane: string) => void;
 
+/** Every call's stream, refused or not: the process's call rate (docs/adr/035-garbage-collection-under-load.md). */
+export class StreamCounter {
+  count = 0;
+}
+
 /**
  * Admission before grpc-js (docs/adr/030-admission-control.md, "Refusing at
  * the stream"): a read whose headers name its tenant (TENANT_METADATA_KEY;
@@ -24,12 +29,18 @@ export type StreamRefusalRecorder = (lane: string) => void;
  * before. Returns how many HTTP/2 servers it guards (0: this grpc-js keeps
  * them elsewhere, and every refusal goes through the interceptor).
  */
-export function refuseAtTheStream(server: Server, admission: ReadAdmission, recorder?: StreamRefusalRecorder): number {
+export function refuseAtTheStream(
+  server: Server,
+  admission: ReadAdmission,
+  recorder?: StreamRefusalRecorder,
+  streams?: StreamCounter,
+): number {
   const servers = http2ServersOf(server);
   for (const http2Server of servers) {
     const listeners = http2Server.listeners('stream') as StreamListener[];
     http2Server.removeAllListeners('stream');
     http2Server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, ...rest: unknown[]) => {
+      if (streams) streams.count += 1;
       if (!refused(stream, headers, admission, recorder))
         for (const listener of listeners) listener.call(http2Server, stream, headers, ...rest);
     });
