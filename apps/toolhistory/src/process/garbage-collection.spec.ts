@@ -63,9 +63,9 @@ describe('GcLoadFollower', () => {
       (flag) => flags.push(flag),
       () => now,
     );
-    const second = (callsInIt: number) => {
+    const second = (callsInIt: number, ms = 1_000) => {
       calls += callsInIt;
-      now += 1_000;
+      now += ms;
       follow.tick();
     };
     return { follow, second, flags, logged };
@@ -88,20 +88,9 @@ describe('GcLoadFollower', () => {
   });
 
   it('measures the rate over the time that passed, not per tick', () => {
-    let calls = 0;
-    let now = 0;
-    const flags: string[] = [];
-    const follow = new GcLoadFollower(
-      config(),
-      () => calls,
-      { info: () => undefined } as never,
-      (f) => flags.push(f),
-      () => now,
-    );
+    const { follow, second, flags } = follower();
     follow.start();
-    calls += 1_500;
-    now += 2_000; // a late tick: 750 a second
-    follow.tick();
+    second(1_500, 2_000); // a late tick: 750 a second
     expect(flags).toEqual([]);
     follow.stop();
   });
