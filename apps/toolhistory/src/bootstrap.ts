@@ -80,7 +80,9 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
     logger.warn(
       'grpc-js keeps its HTTP/2 servers where this version cannot find them: every refusal goes through grpc-js, and the garbage collector is not set by load',
     );
-  const gcLoad = new GcLoadFollower(config.gc, () => streams.count, logger);
+  const gcLoad = new GcLoadFollower(config.gc, () => streams.count, logger, {
+    onCollectionStarted: () => metrics.gcFullCollectionsStarted.inc(),
+  });
   if (server !== undefined) gcLoad.start();
   await app.listen(config.http.port, config.http.host);
   const { host, port, tls } = config.grpc;

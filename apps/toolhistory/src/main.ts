@@ -19,7 +19,7 @@ async function main(): Promise<void> {
     process.stderr.write(`${error instanceof AppError ? error.message : String(error)}\n`);
     process.exit(EXIT.CONFIG);
   }
-  // Before the heap grows: the collector's settings decide how long the pauses in a flood are (ADR 035).
+  // Before the heap grows: the collector's settings decide how long the pauses in a flood are (ADR 035, 036).
   const gcFlags = applyStartupGcFlags(config.gc);
   // Tracing first: its instrumentations hook the loading of grpc-js, pg and pino, which the rest loads.
   const tracing = await startTracingIfConfigured(config);
@@ -27,7 +27,7 @@ async function main(): Promise<void> {
   const { createRootLogger } = await import('./logging/pino-nest-logger');
   const logger = createRootLogger(config.logLevel);
   routeProcessWarnings(logger);
-  logger.info({ component: 'gc', v8Flags: gcFlags }, 'garbage collector set');
+  logger.info({ component: 'gc', v8Flags: gcFlags, callsPerFullCollection: config.gc.callsPerFullCollection }, 'garbage collector set');
   if (tracing) logger.info({ component: 'tracing', endpoint: config.tracing.endpoint }, 'exporting traces over OTLP/HTTP');
   let app: Awaited<ReturnType<typeof startService>>;
   try {

@@ -90,6 +90,8 @@ export interface GcConfig {
   pretenuring: boolean;
   /** Past `callsPerSecond`, the heap grows `heapGrowingPercent` past what a full collection kept before the next (0: V8's own, always). */
   busy: { callsPerSecond: number; heapGrowingPercent: number };
+  /** gRPC calls after which a full collection is started if none came meanwhile (0: never started by the process). */
+  callsPerFullCollection: number;
 }
 
 export interface AdmissionLimitsConfig {
@@ -195,6 +197,7 @@ export function loadConfig(
     gc: {
       pretenuring: v.GC_PRETENURING,
       busy: { callsPerSecond: v.GC_BUSY_CALLS_PER_SECOND, heapGrowingPercent: v.GC_BUSY_HEAP_GROWING_PERCENT },
+      callsPerFullCollection: v.GC_CALLS_PER_FULL_COLLECTION,
     },
     encryption,
     tracing: { endpoint: v.OTEL_EXPORTER_OTLP_ENDPOINT ?? null, serviceName: v.OTEL_SERVICE_NAME },

@@ -134,6 +134,15 @@ const PARSER_CASES: Array<{
   },
   {
     parser: 'wholeNumber with a note',
+    variable: 'GC_CALLS_PER_FULL_COLLECTION',
+    valid: [
+      ['0', 0],
+      ['20000', 20_000],
+    ],
+    invalid: [['-5', 'GC_CALLS_PER_FULL_COLLECTION must be a whole number (0: V8 alone decides)']],
+  },
+  {
+    parser: 'wholeNumber with a note',
     variable: 'ADMISSION_METRICS_TENANTS',
     valid: [['0', 0]],
     invalid: [['many', 'ADMISSION_METRICS_TENANTS must be a whole number (0: none by name)']],

@@ -509,6 +509,14 @@ export const SETTINGS = [
       "while busy, how far V8 lets the heap grow past what its last full collection kept before the next, in percent (V8's own goes up to 300): each call leaves objects only a full collection frees, so its pause, which calls wait behind, grows with the calls since the last ([ADR 035](adr/035-garbage-collection-under-load.md))",
   },
   {
+    name: 'GC_CALLS_PER_FULL_COLLECTION',
+    group: 'process',
+    parse: wholeNumber('0: V8 alone decides'),
+    default: '20000',
+    description:
+      'gRPC calls (counted at the HTTP/2 stream) after which, if V8 has made no full collection meanwhile, the process has it start one, marked beside the program: the strings each call leaves wait for a full collection, and its pause grows with them ([ADR 036](adr/036-full-collections-by-calls.md))',
+  },
+  {
     name: 'GC_PRETENURING',
     group: 'process',
     parse: boolean,

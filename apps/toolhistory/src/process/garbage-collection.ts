@@ -1,10 +1,11 @@
-import { setFlagsFromString } from 'node:v8';
+import { constants, PerformanceObserver } from 'node:perf_hooks';
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import type { GcConfig } from '@toolhistory/config';
 import type { Logger } from 'pino';
 
 /**
  * V8's garbage collector, set by the service's settings and by its load
- * (docs/adr/035-garbage-collection-under-load.md).
+ * (docs/adr/035-garbage-collection-under-load.md, 036-full-collections-by-calls.md).
  *
  * Each gRPC call leaves objects that only a full collection frees: Node
  * makes every value of an HTTP/2 request's headers an external string,
@@ -15,6 +16,10 @@ import type { Logger } from 'pino';
  * busy, the heap grows less before the next collection: more collections,
  * each short. When calm, V8's own growth again, since every full collection
  * marks the whole live heap and a recorder catching up pays for each.
+ * Bytes only approximate calls, though: where few of a call's objects
+ * outlive a young collection, the heap grows slowly while calls pile up
+ * strings, so after `callsPerFullCollection` calls without a full
+ * collection the process has V8 start one.
  */
 
 /**
@@ -50,36 +55,114 @@ export function nextGcLoad(load: GcLoad, callsPerSecond: number, busyCallsPerSec
   return calmSeconds >= CALM_SECONDS ? QUIET : { busy: true, calmSeconds };
 }
 
+/** True when the calls since the last full collection (or the last one started) reach the bound; 0 never does. */
+export function fullCollectionDue(callsSince: number, callsPerFullCollection: number): boolean {
+  return callsPerFullCollection > 0 && callsSince >= callsPerFullCollection;
+}
+
+/** What the follower tells V8 and hears from it. */
+export interface V8Collector {
+  setFlags(flag: string): void;
+  /** Has V8 start a full collection, marked beside the program. */
+  startFullCollection(): void;
+  /** Calls `listener` after each full collection, saying whether external memory started it; returns what stops it. */
+  onFullCollection(listener: (collection: { byExternalMemory: boolean }) => void): () => void;
+}
+
 /**
- * Follows the calls counted by `calls()` (a running total) once a second and
- * sets the heap's growth when the process turns busy or calm. V8 reads the
- * flag each time it sets the next collection's limit, after a collection.
+ * V8's soft limit on the external memory it is told of: past its level at
+ * the last full collection by this much, V8 starts one (incremental
+ * marking, as when the heap reaches its limit).
+ */
+export const EXTERNAL_MEMORY_SOFT_LIMIT_BYTES = 64 * 1024 * 1024;
+/** Above the soft limit by this much: external memory also moves between the collection and when it is read. */
+const EXTERNAL_MEMORY_MARGIN_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The process's V8. A full collection is started the way external memory
+ * starts one: an ArrayBuffer just past the soft limit, dropped at once.
+ * Zero-filled, a buffer that large is mapped without a page written (calloc
+ * maps fresh memory), so it costs no resident memory, and the collection it
+ * starts frees it.
+ */
+export function processV8Collector(): V8Collector {
+  const externalMemory = () => getHeapStatistics().external_memory;
+  // The level V8 measures from, as read just after the last full collection.
+  let externalAtCollection = externalMemory();
+  return {
+    setFlags: setFlagsFromString,
+    startFullCollection: () => {
+      const bytes = EXTERNAL_MEMORY_SOFT_LIMIT_BYTES + Math.max(0, externalAtCollection - externalMemory()) + EXTERNAL_MEMORY_MARGIN_BYTES;
+      void new ArrayBuffer(bytes).byteLength;
+    },
+    onFullCollection: (listener) => {
+      const observer = new PerformanceObserver((entries) => {
+        for (const entry of entries.getEntries()) {
+          const { detail } = entry as { detail?: { kind?: number; flags?: number } };
+          if (detail?.kind !== constants.NODE_PERFORMANCE_GC_MAJOR) continue;
+          externalAtCollection = externalMemory();
+          // The flags V8 gives a collection that external memory started (and no other).
+          listener({ byExternalMemory: ((detail.flags ?? 0) & constants.NODE_PERFORMANCE_GC_FLAGS_ALL_EXTERNAL_MEMORY) !== 0 });
+        }
+      });
+      observer.observe({ entryTypes: ['gc'] });
+      return () => observer.disconnect();
+    },
+  };
+}
+
+/** How often the calls since the last full collection are looked at: a quarter of a second's calls at most past the bound. */
+export const COLLECTION_CHECK_MS = 250;
+
+/**
+ * Follows the calls counted by `calls()` (a running total): once a second it
+ * sets the heap's growth when the process turns busy or calm (V8 reads the
+ * flag each time it sets the next collection's limit, after a collection),
+ * and every COLLECTION_CHECK_MS it has V8 start a full collection once
+ * `callsPerFullCollection` calls came without one.
  */
 export class GcLoadFollower {
   private load = QUIET;
   private lastCount = 0;
   private lastAt = 0;
-  private timer?: ReturnType<typeof setInterval>;
+  /** The call count at the last full collection, or at the last one started. */
+  private countAtCollection = 0;
+  private timers: Array<ReturnType<typeof setInterval>> = [];
+  private stopListening?: () => void;
+
+  private readonly collector: V8Collector;
+  private readonly now: () => number;
+  private readonly onCollectionStarted: () => void;
 
   constructor(
     private readonly gc: GcConfig,
     private readonly calls: () => number,
     private readonly logger: Pick<Logger, 'info'>,
-    private readonly setFlags: (flag: string) => void = setFlagsFromString,
-    private readonly now: () => number = Date.now,
-  ) {}
+    options: { collector?: V8Collector; now?: () => number; onCollectionStarted?: () => void } = {},
+  ) {
+    this.collector = options.collector ?? processV8Collector();
+    this.now = options.now ?? Date.now;
+    this.onCollectionStarted = options.onCollectionStarted ?? (() => undefined);
+  }
 
-  /** Does nothing when the busy growth is V8's own (nothing would change). */
+  /** Does nothing when neither the busy growth nor the calls bound would change anything. */
   start(): void {
-    if (this.gc.busy.heapGrowingPercent === V8_OWN_GROWTH) return;
-    this.lastCount = this.calls();
+    const byLoad = this.gc.busy.heapGrowingPercent !== V8_OWN_GROWTH;
+    const byCalls = this.gc.callsPerFullCollection > 0;
+    this.lastCount = this.countAtCollection = this.calls();
     this.lastAt = this.now();
-    this.timer = setInterval(() => this.tick(), 1_000);
-    this.timer.unref();
+    if (byLoad) this.timers.push(setInterval(() => this.tick(), 1_000));
+    if (byCalls) {
+      this.stopListening = this.collector.onFullCollection(() => (this.countAtCollection = this.calls()));
+      this.timers.push(setInterval(() => this.checkCollection(), COLLECTION_CHECK_MS));
+    }
+    for (const timer of this.timers) timer.unref();
   }
 
   stop(): void {
-    clearInterval(this.timer);
+    for (const timer of this.timers) clearInterval(timer);
+    this.timers = [];
+    this.stopListening?.();
   }
 
   /** One look at the load (the timer's; tests call it). */
@@ -92,13 +175,22 @@ export class GcLoadFollower {
     const next = nextGcLoad(this.load, perSecond, this.gc.busy.callsPerSecond);
     if (next.busy !== this.load.busy) {
       const percent = next.busy ? this.gc.busy.heapGrowingPercent : V8_OWN_GROWTH;
-      this.setFlags(growthFlag(percent));
+      this.collector.setFlags(growthFlag(percent));
       this.logger.info(
         { component: 'gc', callsPerSecond: Math.round(perSecond), heapGrowingPercent: percent },
         next.busy ? 'busy: shorter full collections' : "calm: V8's own heap growth",
       );
     }
     this.load = next;
+  }
+
+  /** One look at the calls since the last full collection (the timer's; tests call it). */
+  checkCollection(): void {
+    const count = this.calls();
+    if (!fullCollectionDue(count - this.countAtCollection, this.gc.callsPerFullCollection)) return;
+    this.countAtCollection = count;
+    this.collector.startFullCollection();
+    this.onCollectionStarted();
   }
 }
 
