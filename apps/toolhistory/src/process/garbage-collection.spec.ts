@@ -106,7 +106,7 @@ describe('GcLoadFollower', () => {
     const follow = new GcLoadFollower(
       config(busyPercent, false, callsPerFullCollection),
       () => calls,
-      { info: ((_: unknown, message: string) => logged.push(message)) as never },
+      { info: ((_: unknown, message: string) => logged.push(message)) as never, warn: () => undefined },
       { collector: v8.collector, now: () => now, onCollectionStarted: () => (counted += 1) },
     );
     const second = (callsInIt: number, ms = 1_000) => {
@@ -161,6 +161,35 @@ describe('GcLoadFollower', () => {
     expect(counted()).toBe(2);
     follow.stop();
     expect(v8.listening()).toBe(false);
+  });
+
+  it('when V8 refuses the buffer, says so once and leaves the collections to V8', () => {
+    let calls = 0;
+    const v8 = fakeCollector();
+    const warned: string[] = [];
+    let attempts = 0;
+    const follow = new GcLoadFollower(
+      config(50, false, 1_000),
+      () => calls,
+      { info: () => undefined, warn: ((_: unknown, message: string) => warned.push(message)) as never },
+      {
+        collector: {
+          ...v8.collector,
+          startFullCollection: () => {
+            attempts += 1;
+            throw new RangeError('Array buffer allocation failed');
+          },
+        },
+      },
+    );
+    follow.start();
+    calls += 1_000;
+    expect(() => follow.checkCollection()).not.toThrow();
+    calls += 5_000;
+    follow.checkCollection();
+    expect(attempts).toBe(1);
+    expect(warned).toEqual(['could not start a full collection; V8 alone decides from now on']);
+    follow.stop();
   });
 
   it('with the bound at 0, neither listens to V8 nor starts a collection', () => {

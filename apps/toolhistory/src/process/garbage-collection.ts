@@ -129,6 +129,7 @@ export class GcLoadFollower {
   private countAtCollection = 0;
   private timers: Array<ReturnType<typeof setInterval>> = [];
   private stopListening?: () => void;
+  private startingFailed = false;
 
   private readonly collector: V8Collector;
   private readonly now: () => number;
@@ -137,7 +138,7 @@ export class GcLoadFollower {
   constructor(
     private readonly gc: GcConfig,
     private readonly calls: () => number,
-    private readonly logger: Pick<Logger, 'info'>,
+    private readonly logger: Pick<Logger, 'info' | 'warn'>,
     options: { collector?: V8Collector; now?: () => number; onCollectionStarted?: () => void } = {},
   ) {
     this.collector = options.collector ?? processV8Collector();
@@ -186,10 +187,18 @@ export class GcLoadFollower {
 
   /** One look at the calls since the last full collection (the timer's; tests call it). */
   checkCollection(): void {
+    if (this.startingFailed) return;
     const count = this.calls();
     if (!fullCollectionDue(count - this.countAtCollection, this.gc.callsPerFullCollection)) return;
     this.countAtCollection = count;
-    this.collector.startFullCollection();
+    try {
+      this.collector.startFullCollection();
+    } catch (error) {
+      // Where even address space for the buffer is refused (a strict overcommit or address-space limit): V8 alone decides.
+      this.startingFailed = true;
+      this.logger.warn({ component: 'gc', err: error }, 'could not start a full collection; V8 alone decides from now on');
+      return;
+    }
     this.onCollectionStarted();
   }
 }
