@@ -101,7 +101,7 @@ export function processV8Collector(): V8Collector {
           const { detail } = entry as { detail?: { kind?: number; flags?: number } };
           if (detail?.kind !== constants.NODE_PERFORMANCE_GC_MAJOR) continue;
           externalAtCollection = externalMemory();
-          // The flags V8 gives a collection that external memory started (and no other).
+          // The flag V8 gives a collection that external memory pressure started.
           listener({ byExternalMemory: ((detail.flags ?? 0) & constants.NODE_PERFORMANCE_GC_FLAGS_ALL_EXTERNAL_MEMORY) !== 0 });
         }
       });
