@@ -108,6 +108,7 @@ export class ServiceMetrics {
     help: 'Full collections the process had V8 start after GC_CALLS_PER_FULL_COLLECTION gRPC calls without one (docs/adr/036-full-collections-by-calls.md)',
     registers: [this.registry],
   });
+
   readonly admissionStreamRefusals = new Counter({
     name: 'toolhistory_admission_refused_at_stream_total',
     help: 'Reads refused from their HTTP/2 headers, before grpc-js made a call of them (also counted in toolhistory_admission_refusals_total as full), by lane',
