@@ -76,7 +76,7 @@ export interface AppConfig {
   roles: ServiceRole[];
   maxEventBytes: number;
   logLevel: LogLevel;
-  /** V8's garbage collector: pretenuring, and how far the heap grows while the process is busy (docs/adr/035-garbage-collection-under-load.md). */
+  /** V8's garbage collector: pretenuring, how far the heap grows while the process is busy, and the calls between full collections (docs/adr/035, 036). */
   gc: GcConfig;
   /** Payloads sealed at rest, the keyring and the key store, and the retention sweeper (docs/adr/033). */
   encryption: EncryptionConfig;

@@ -25,8 +25,9 @@ import type { Logger } from 'pino';
 /**
  * Seconds in a row below the busy rate before V8's own growth comes back.
  * Long: a new growth applies only from the next full collection, so the
- * first one after the process turns busy still comes at V8's limit, long;
- * a process that stays set between bursts of calls does not pay that again.
+ * first one after the process turns busy comes at V8's old limit (or at
+ * the calls bound, if that comes first); a process that stays set between
+ * bursts of calls does not go through that again.
  */
 export const CALM_SECONDS = 300;
 /** V8's flag value for its own growth. */
