@@ -5,6 +5,7 @@
  *   npm run bench:overload -- [--multiple 3] [--flood-seconds 30] [--measure-seconds 10] [--after-seconds 30]
  *                             [--ingest-rate 500] [--deadline-ms 2000] [--callers 8] [--floods 1] [--threads 2]
  *                             [--other-invocations 10000] [--client http2|grpc-js] [--keep]
+ *                             [--service-cpus 0 --generator-cpus 1]
  *
  * One service process with every role (recorder and gRPC), as `npm start`
  * runs it by default, on loopback; BENCH_SERVICE_ENV (JSON) overrides its
@@ -32,9 +33,13 @@
  * runs; CPU per request much less). The last line printed is one JSON object.
  * BENCH_NODE_ARGS adds flags to the service's node; BENCH_SERVICE_LOG names
  * a file that gets the service's whole output.
+ * --service-cpus and --generator-cpus (both or neither, `taskset` lists such
+ * as `0` or `0-3`) keep the service's process and this one (its callers,
+ * health probes and ingest) on CPUs of their own, as callers are in
+ * production; the database and the broker stay where the system puts them.
  */
 import * as grpc from '@grpc/grpc-js';
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { appendFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
@@ -82,6 +87,18 @@ const memoryOf = (exposition: string) => {
 
 const round = (x: number, digits = 2) => (Number.isFinite(x) ? Math.round(x * 10 ** digits) / 10 ** digits : null);
 
+/** The CPUs of the service and of the load generator, when both are given. */
+function cpuPinning(service: string | undefined, generator: string | undefined): { service: string; generator: string } | undefined {
+  if (service === undefined && generator === undefined) return undefined;
+  if (service === undefined || generator === undefined) throw new Error('--service-cpus and --generator-cpus go together');
+  for (const [name, list] of [
+    ['service-cpus', service],
+    ['generator-cpus', generator],
+  ])
+    if (!/^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(list)) throw new Error(`--${name} must be a CPU list such as 0 or 0-3, got ${list}`);
+  return { service, generator };
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -97,8 +114,11 @@ async function main(): Promise<void> {
       'other-invocations': { type: 'string' },
       client: { type: 'string' },
       keep: { type: 'boolean' },
+      'service-cpus': { type: 'string' },
+      'generator-cpus': { type: 'string' },
     },
   });
+  const pinning = cpuPinning(values['service-cpus'], values['generator-cpus']);
   const multiple = Number(values.multiple ?? 3);
   if (!(multiple > 0)) throw new Error(`--multiple must be above 0, got ${values.multiple}`);
   const floodSeconds = intOption(values, 'flood-seconds', 30);
@@ -131,7 +151,11 @@ async function main(): Promise<void> {
   await admin.connect();
   await createBenchTopics(admin, topic, 6);
   const [port, httpPort] = [await freePort(), await freePort()];
-  const service: ChildProcess = spawn(process.execPath, [...benchNodeArgs(), resolve(__dirname, '../apps/toolhistory/src/main.js')], {
+  // Every thread of this process, and the worker threads it starts later (they inherit it), on the generator's CPUs.
+  if (pinning) execFileSync('taskset', ['--all-tasks', '--cpu-list', '--pid', pinning.generator, String(process.pid)], { stdio: 'ignore' });
+  const serviceCommand = [process.execPath, ...benchNodeArgs(), resolve(__dirname, '../apps/toolhistory/src/main.js')];
+  const [serviceFile, ...serviceArgs] = pinning ? ['taskset', '--cpu-list', pinning.service, ...serviceCommand] : serviceCommand;
+  const service: ChildProcess = spawn(serviceFile, serviceArgs, {
     env: {
       PATH: process.env.PATH ?? '',
       KAFKA_BROKERS: BROKERS.join(','),
@@ -255,7 +279,7 @@ async function main(): Promise<void> {
       const memoryBefore = memoryOf(await scrape());
       const rate = Math.round(sustainable * multiple);
       console.log(
-        `flood ${n}/${floods}: ${rate} replays/s offered (${multiple} x sustainable) for ${floodSeconds} s, deadline ${deadlineMs} ms, ${client} callers`,
+        `flood ${n}/${floods}: ${rate} replays/s offered (${multiple} x sustainable) for ${floodSeconds} s, deadline ${deadlineMs} ms, ${client} callers${pinning ? ` (service on CPUs ${pinning.service}, load generator on ${pinning.generator})` : ''}`,
       );
       // Health, as an orchestrator probes it, and the process's memory, while the flood lasts.
       const probes: Record<string, number> = {};
@@ -410,6 +434,7 @@ async function main(): Promise<void> {
     console.log(
       JSON.stringify({
         recordingAlonePerSecond: Math.round(recordingAlone),
+        ...(pinning ? { cpus: pinning } : {}),
         floods: runs,
       }),
     );
