@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
-import type { Admin, Producer } from 'kafkajs';
+import { type Admin, Kafka, logLevel, type Producer } from 'kafkajs';
 import type { Pool } from 'pg';
 import { openLocalDatabase, readLocalSettings } from '../libs/local-database/src';
 import { dropSchema } from '../libs/persistence/src';
@@ -71,6 +71,15 @@ export interface BenchResources {
   schema: string;
   /** Keep the topic and the schema for inspection. */
   keep: boolean;
+}
+
+/**
+ * The benchmarks' Kafka client: retried as the tests' is (10 attempts), so a
+ * broker started just before, still electing the new topics' leaders, is
+ * waited for rather than failing the run.
+ */
+export function benchKafka(brokers: string[], clientId = 'toolhistory-bench'): Kafka {
+  return new Kafka({ clientId, brokers, logLevel: logLevel.NOTHING, retry: { retries: 10 } });
 }
 
 export async function createBenchTopics(admin: Admin, topic: string, partitions: number): Promise<void> {

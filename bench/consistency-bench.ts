@@ -18,10 +18,10 @@
  *
  * The last line printed is one JSON object.
  */
-import { Kafka, logLevel } from 'kafkajs';
 import { ToolEventPublisher, ToolHistoryClient } from '../libs/client/src';
 import { freePort } from '../test/support/grpc-client';
 import {
+  benchKafka,
   benchDatabaseUrl,
   cpuSeconds,
   createBenchTopics,
@@ -60,7 +60,7 @@ async function main(): Promise<void> {
   const databaseUrl = await benchDatabaseUrl();
   await runMigrations(databaseUrl, schema);
   const pool = createPool({ url: databaseUrl, schema, poolSize: 2, applicationName: 'toolhistory-bench' });
-  const kafka = new Kafka({ clientId: 'toolhistory-bench', brokers: BROKERS, logLevel: logLevel.NOTHING });
+  const kafka = benchKafka(BROKERS);
   const admin = kafka.admin();
   await admin.connect();
   await createBenchTopics(admin, topic, 6);

@@ -32,7 +32,7 @@ import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import { type Admin, Kafka, logLevel, Partitioners } from 'kafkajs';
+import { type Admin, Kafka, Partitioners } from 'kafkajs';
 import type { Pool } from 'pg';
 import type { ToolEvent } from '../libs/contract/src';
 import { EnvelopeVault, FileKeyring } from '../libs/encryption/src';
@@ -48,6 +48,7 @@ import {
 import { freePort } from '../test/support/grpc-client';
 import { agentTraffic } from '../test/support/traffic';
 import {
+  benchKafka,
   benchDatabaseUrl,
   benchEncryptionEnv,
   benchKeyStoreUrl,
@@ -471,7 +472,7 @@ async function main(): Promise<void> {
   const databaseUrl = await benchDatabaseUrl();
   await ensureDatabase(databaseUrl);
   console.log(`load average at start: ${load().join(' ')}`);
-  const kafka = new Kafka({ clientId: 'toolhistory-bench', brokers: BROKERS, logLevel: logLevel.NOTHING });
+  const kafka = benchKafka(BROKERS);
   const admin = kafka.admin();
   await admin.connect();
   const results: Record<string, unknown> = {};

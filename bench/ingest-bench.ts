@@ -30,11 +30,12 @@
 import { createWriteStream, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Kafka, logLevel, Partitioners, Producer } from 'kafkajs';
+import { Partitioners, Producer } from 'kafkajs';
 import type { Pool } from 'pg';
 import { createPool, ensureDatabase, SEARCH_PROJECTIONS } from '../libs/persistence/src';
 import { agentTraffic } from '../test/support/traffic';
 import {
+  benchKafka,
   benchDatabaseUrl,
   benchEncryptionEnv,
   benchServiceBuild,
@@ -251,7 +252,7 @@ async function main(): Promise<void> {
   if (encryption !== 'on' && encryption !== 'off') throw new Error(`--encryption must be on or off, not ${encryption}`);
   if (values['catch-up']) {
     await ensureDatabase(DATABASE_URL);
-    const kafka = new Kafka({ clientId: 'toolhistory-bench', brokers: BROKERS, logLevel: logLevel.NOTHING });
+    const kafka = benchKafka(BROKERS);
     const admin = kafka.admin();
     await admin.connect();
     try {
@@ -293,7 +294,7 @@ async function main(): Promise<void> {
   await build.runMigrations(DATABASE_URL, schema);
   const pool = createPool({ url: DATABASE_URL, schema, poolSize: 2, applicationName: 'toolhistory-bench' });
 
-  const kafka = new Kafka({ clientId: 'toolhistory-bench', brokers: BROKERS, logLevel: logLevel.NOTHING });
+  const kafka = benchKafka(BROKERS);
   const admin = kafka.admin();
   await admin.connect();
   await createBenchTopics(admin, topic, PARTITIONS);

@@ -42,7 +42,7 @@ import * as grpc from '@grpc/grpc-js';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { appendFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { Kafka, logLevel, Partitioners } from 'kafkajs';
+import { Partitioners } from 'kafkajs';
 import { createPool, ensureDatabase, runMigrations } from '../libs/persistence/src';
 import type { ToolEvent } from '../libs/contract/src';
 import { freePort, toolHistoryClient } from '../test/support/grpc-client';
@@ -59,6 +59,7 @@ import {
   summarize,
 } from '../test/support/flood';
 import {
+  benchKafka,
   benchDatabaseUrl,
   benchEncryptionEnv,
   benchNodeArgs,
@@ -146,7 +147,7 @@ async function main(): Promise<void> {
     await pool.query(statement, [others]);
   await pool.query('ANALYZE');
 
-  const kafka = new Kafka({ clientId: 'toolhistory-bench', brokers: BROKERS, logLevel: logLevel.NOTHING });
+  const kafka = benchKafka(BROKERS);
   const admin = kafka.admin();
   await admin.connect();
   await createBenchTopics(admin, topic, 6);

@@ -26,7 +26,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
-import { Kafka, logLevel, Partitioners } from 'kafkajs';
+import { Partitioners } from 'kafkajs';
 import { createPool, ensureDatabase } from '../libs/persistence/src';
 import type { ToolEvent } from '../libs/contract/src';
 import { BENCH_CONVERSATION as CONVERSATION, BENCH_TENANT as TENANT, benchConversation, SEED_SQL } from './replay-fixture';
@@ -34,6 +34,7 @@ import { DEFAULT_CHANNEL_OPTIONS } from '../libs/client/src/tool-history-client'
 import { freePort } from '../test/support/grpc-client';
 import { agentTraffic } from '../test/support/traffic';
 import {
+  benchKafka,
   benchDatabaseUrl,
   benchEncryptionEnv,
   benchNodeArgs,
@@ -105,7 +106,7 @@ async function main(): Promise<void> {
   await pool.query('ANALYZE');
   console.log(`  seeded in ${((Date.now() - seedStarted) / 1000).toFixed(1)} s`);
 
-  const kafka = new Kafka({ clientId: 'toolhistory-bench', brokers: BROKERS, logLevel: logLevel.NOTHING });
+  const kafka = benchKafka(BROKERS);
   const admin = kafka.admin();
   await admin.connect();
   await createBenchTopics(admin, topic, 6);

@@ -22,12 +22,13 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
-import { Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
+import { Partitioners, type Producer } from 'kafkajs';
 import { Client as PgClient } from 'pg';
 import type { ToolEvent } from '../libs/contract/src';
 import { CONVERSATIONS_CHANGED_CHANNEL, createPool, runMigrations } from '../libs/persistence/src';
 import { freePort } from '../test/support/grpc-client';
 import {
+  benchKafka,
   benchDatabaseUrl,
   benchEncryptionEnv,
   cpuSeconds,
@@ -185,7 +186,7 @@ async function main(): Promise<void> {
   const topic = `toolhistory.bench-watch.${stamp}`;
   await runMigrations(DATABASE_URL, schema);
   const pool = createPool({ url: DATABASE_URL, schema, poolSize: 2, applicationName: 'toolhistory-bench' });
-  const kafka = new Kafka({ clientId: 'toolhistory-bench', brokers: BROKERS, logLevel: logLevel.NOTHING });
+  const kafka = benchKafka(BROKERS);
   const admin = kafka.admin();
   await admin.connect();
   await createBenchTopics(admin, topic, 6);
