@@ -2,6 +2,8 @@
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+# Applied by npm ci's postinstall (ADR 037); pruning keeps the patched files.
+COPY patches patches
 RUN npm ci --no-audit --no-fund
 COPY .nvmrc tsconfig.json tsconfig.build.json nest-cli.json ./
 # The npm scripts run on the project's Node.js (this image's, found by node-runtime.sh).

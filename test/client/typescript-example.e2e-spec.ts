@@ -27,8 +27,8 @@ describe('examples/typescript-agent, installed from the packed client, against t
   });
 
   it('runs three turns, each starting from the history the service replays, and exits 0', () => {
-    // As its `npm start` runs it: kafkajs (unmaintained) arms a timer with a negative delay when no
-    // request is pending, which Node.js 24 warns of; the timer fires at once, as on earlier versions.
+    // As its `npm start` runs it: the example installs kafkajs unpatched, which arms a timer with a negative
+    // delay when no request is pending (a 1 ms loop, ADR 037), and Node.js 24 warns of it.
     const agent = spawnSync(process.execPath, ['--disable-warning=TimeoutNegativeWarning', 'agent.mjs'], {
       cwd: project,
       encoding: 'utf8',

@@ -73,16 +73,13 @@ async function main(): Promise<void> {
 }
 
 /**
- * Node.js's warnings go into the log like everything else. kafkajs 2.2.4
- * arms a timer with a negative delay on Node.js 23 and later (it fires at
- * once, as intended), which Node.js reports on every start: kept at debug.
+ * Node.js's warnings go into the log like everything else, at warn: the one
+ * kept at debug before (kafkajs's timer with a negative delay) was a timer
+ * loop, patched since (ADR 037).
  */
 function routeProcessWarnings(logger: Logger): void {
   process.removeAllListeners('warning');
-  process.on('warning', (warning) => {
-    const level = warning.name === 'TimeoutNegativeWarning' ? 'debug' : 'warn';
-    logger[level]({ component: 'node', warning: warning.name }, warning.message);
-  });
+  process.on('warning', (warning) => logger.warn({ component: 'node', warning: warning.name }, warning.message));
 }
 
 async function startTracingIfConfigured(config: AppConfig): Promise<Tracing | null> {
