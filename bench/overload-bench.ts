@@ -30,7 +30,9 @@
  * recording rate against its rate without reads, health answers, RSS
  * before / peak / after, and the gRPC process's CPU per request from /proc
  * beside wall-clock (wall-clock on a small shared machine swings between
- * runs; CPU per request much less). The last line printed is one JSON object.
+ * runs; CPU per request much less), and how busy the machine's CPUs were
+ * (/proc/stat; at 1, the service and its callers wait for a CPU). The last
+ * line printed is one JSON object.
  * BENCH_NODE_ARGS adds flags to the service's node; BENCH_SERVICE_LOG names
  * a file that gets the service's whole output.
  * --service-cpus and --generator-cpus (both or neither, `taskset` lists such
@@ -66,6 +68,7 @@ import {
   cpuSeconds,
   createBenchTopics,
   intOption,
+  machineCpuSeconds,
   parseArgs,
   sleep,
   teardownBench,
@@ -296,6 +299,7 @@ async function main(): Promise<void> {
       })();
       const cpu = cpuSeconds(service.pid!);
       const benchCpu = cpuSeconds(process.pid);
+      const machineCpu = machineCpuSeconds();
       const wallStart = performance.now();
       // A scrape also resets the service's event loop delay percentiles: the next one gives the flood's.
       const exposition = await scrape();
@@ -314,6 +318,10 @@ async function main(): Promise<void> {
       const floodElapsed = (performance.now() - wallStart) / 1000;
       const floodCpu = cpuSeconds(service.pid!) - cpu;
       const floodBenchCpu = cpuSeconds(process.pid) - benchCpu;
+      const machineCpuAfter = machineCpuSeconds();
+      // How much of every CPU the machine was busy (service, generator, database, broker): at 1, callers and
+      // service wait for a CPU, and that wait shows as both's latency.
+      const machineBusyShare = (machineCpuAfter.busy - machineCpu.busy) / Math.max(1e-9, machineCpuAfter.total - machineCpu.total);
       const expositionAfter = alive() ? await scrape() : '';
       const recordedDuring = alive()
         ? (counterTotal(expositionAfter, 'toolhistory_events_recorded_total') - recordedBefore) / floodElapsed
@@ -399,6 +407,7 @@ async function main(): Promise<void> {
         serviceCpuSeconds: round(floodCpu),
         serviceCpuMsPerCall: round((floodCpu * 1000) / Math.max(1, summary.requests), 3),
         benchCpuSeconds: round(floodBenchCpu),
+        machineBusyShare: round(machineBusyShare, 3),
         serviceEventLoopLagP99Ms: serviceLagP99Ms,
         generatorEventLoopLagP99Ms: round(generatorLagP99Ms),
         // A load generator whose own event loop runs late misses deadlines and resets streams whatever the service
@@ -426,7 +435,7 @@ async function main(): Promise<void> {
           `RSS ${rssBefore} MiB before, ${rssPeak} peak, ${figures.rssAfterMiB} ${afterSeconds} s after ` +
           `(heap used/total, external: ${JSON.stringify(memoryBefore)} before, ${JSON.stringify(memoryAfter)} after); ` +
           `gRPC process ${figures.serviceCpuMsPerCall} ms CPU a call (${figures.serviceCpuSeconds} s over ${figures.wallSeconds} s; ` +
-          `the load generator ${figures.benchCpuSeconds} s); event loop delay p99: service ${serviceLagP99Ms} ms, ` +
+          `the load generator ${figures.benchCpuSeconds} s; the machine's CPUs ${figures.machineBusyShare} busy); event loop delay p99: service ${serviceLagP99Ms} ms, ` +
           `load generator ${figures.generatorEventLoopLagP99Ms} ms; ` +
           `light load p99 after: ${figures.lightLoadP99MsAfter} ms; process ${alive() ? 'alive' : 'GONE'}`,
       );
