@@ -25,6 +25,10 @@
  * shared cores a grpc-js generator spends more CPU than the service it
  * floods, and its delay shows as the service's latency.
  * --floods repeats 3 and 4 (the process must survive every one).
+ * --own-session starts the service in a session of its own, as a process
+ * manager or a terminal of its own would: where the kernel schedules by
+ * autogroup, the CPUs are then shared between the service and this process
+ * as between two programs, not one for one between their threads.
  * Reports, per flood: time to refusal (p50, p99), the share of calls that
  * met their deadline, answered rate against the sustainable rate, the
  * recording rate against its rate without reads, health answers, RSS
@@ -42,7 +46,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Partitioners } from 'kafkajs';
 import { createPool, ensureDatabase, runMigrations } from '../libs/persistence/src';
@@ -103,6 +107,15 @@ function cpuPinning(service: string | undefined, generator: string | undefined):
   return { service, generator };
 }
 
+/** Whether the kernel shares CPU time between sessions before threads (`kernel.sched_autogroup_enabled`). */
+function autogroupScheduling(): 'on' | 'off' | 'unknown' {
+  try {
+    return readFileSync('/proc/sys/kernel/sched_autogroup_enabled', 'utf8').trim() === '1' ? 'on' : 'off';
+  } catch {
+    return 'unknown';
+  }
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -120,9 +133,11 @@ async function main(): Promise<void> {
       keep: { type: 'boolean' },
       'service-cpus': { type: 'string' },
       'generator-cpus': { type: 'string' },
+      'own-session': { type: 'boolean' },
     },
   });
   const pinning = cpuPinning(values['service-cpus'], values['generator-cpus']);
+  const ownSession = values['own-session'] === true;
   const multiple = Number(values.multiple ?? 3);
   if (!(multiple > 0)) throw new Error(`--multiple must be above 0, got ${values.multiple}`);
   const floodSeconds = intOption(values, 'flood-seconds', 30);
@@ -159,6 +174,8 @@ async function main(): Promise<void> {
   if (pinning) execFileSync('taskset', ['--all-tasks', '--cpu-list', '--pid', pinning.generator, String(process.pid)], { stdio: 'ignore' });
   const serviceCommand = [process.execPath, ...benchNodeArgs(), resolve(__dirname, '../apps/toolhistory/src/main.js')];
   const [serviceFile, ...serviceArgs] = pinning ? ['taskset', '--cpu-list', pinning.service, ...serviceCommand] : serviceCommand;
+  // --own-session: a session of its own, as a process manager or a terminal of its own starts the service
+  // (docs/benchmarks.md, "The service in a session of its own").
   const service: ChildProcess = spawn(serviceFile, serviceArgs, {
     env: {
       PATH: process.env.PATH ?? '',
@@ -175,7 +192,18 @@ async function main(): Promise<void> {
       ...(process.env.BENCH_SERVICE_ENV ? (JSON.parse(process.env.BENCH_SERVICE_ENV) as Record<string, string>) : {}),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: ownSession,
   });
+  // Out of this process's group, the service no longer gets the terminal's Ctrl-C: it is stopped with this process.
+  const stopService = () => {
+    if (service.exitCode === null && service.signalCode === null) service.kill('SIGTERM');
+  };
+  process.once('exit', stopService);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => {
+      stopService();
+      process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
+    });
   let output = '';
   const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000));
   service.stdout!.on('data', keep);
@@ -247,6 +275,9 @@ async function main(): Promise<void> {
     // 1. Recording alone (after a few seconds for the consumer to settle into the rate).
     await sleep(5_000);
     const recordingAlone = await recordingRate(measureSeconds);
+    console.log(
+      `service: ${ownSession ? 'a session of its own' : "this process's session"} (autogroup scheduling ${autogroupScheduling()})`,
+    );
     console.log(`recording alone: ${Math.round(recordingAlone)} events/s (ingest offered ${ingestRate}/s)`);
 
     // 2. Sustainable: a closed loop of callers (from the same threads as the flood), after a warm-up. Measured again
@@ -444,6 +475,7 @@ async function main(): Promise<void> {
     console.log(
       JSON.stringify({
         recordingAlonePerSecond: Math.round(recordingAlone),
+        serviceSession: ownSession ? 'own' : 'shared',
         ...(pinning ? { cpus: pinning } : {}),
         floods: runs,
       }),
