@@ -5,7 +5,7 @@
  *   npm run bench:overload -- [--multiple 3] [--flood-seconds 30] [--measure-seconds 10] [--after-seconds 30]
  *                             [--ingest-rate 500] [--deadline-ms 2000] [--callers 8] [--floods 1] [--threads 2]
  *                             [--other-invocations 10000] [--client http2|grpc-js] [--keep]
- *                             [--service-cpus 0 --generator-cpus 1]
+ *                             [--service-cpus 0 --generator-cpus 1] [--own-session]
  *
  * One service process with every role (recorder and gRPC), as `npm start`
  * runs it by default, on loopback; BENCH_SERVICE_ENV (JSON) overrides its
@@ -194,7 +194,7 @@ async function main(): Promise<void> {
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: ownSession,
   });
-  // Out of this process's group, the service no longer gets the terminal's Ctrl-C: it is stopped with this process.
+  // In a session of its own the service does not get the terminal's Ctrl-C: it is stopped with this process.
   const stopService = () => {
     if (service.exitCode === null && service.signalCode === null) service.kill('SIGTERM');
   };
