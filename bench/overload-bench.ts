@@ -47,6 +47,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { appendFileSync, readFileSync } from 'node:fs';
+import { constants } from 'node:os';
 import { resolve } from 'node:path';
 import { Partitioners } from 'kafkajs';
 import { createPool, ensureDatabase, runMigrations } from '../libs/persistence/src';
@@ -175,7 +176,7 @@ async function main(): Promise<void> {
   const serviceCommand = [process.execPath, ...benchNodeArgs(), resolve(__dirname, '../apps/toolhistory/src/main.js')];
   const [serviceFile, ...serviceArgs] = pinning ? ['taskset', '--cpu-list', pinning.service, ...serviceCommand] : serviceCommand;
   // --own-session: a session of its own, as a process manager or a terminal of its own starts the service
-  // (docs/benchmarks.md, "The service in a session of its own").
+  // (docs/benchmarks.md, "A slower machine, and the service in a session of its own").
   const service: ChildProcess = spawn(serviceFile, serviceArgs, {
     env: {
       PATH: process.env.PATH ?? '',
@@ -194,16 +195,6 @@ async function main(): Promise<void> {
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: ownSession,
   });
-  // In a session of its own the service does not get the terminal's Ctrl-C: it is stopped with this process.
-  const stopService = () => {
-    if (service.exitCode === null && service.signalCode === null) service.kill('SIGTERM');
-  };
-  process.once('exit', stopService);
-  for (const signal of ['SIGINT', 'SIGTERM'] as const)
-    process.once(signal, () => {
-      stopService();
-      process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
-    });
   let output = '';
   const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000));
   service.stdout!.on('data', keep);
@@ -211,6 +202,14 @@ async function main(): Promise<void> {
   if (process.env.BENCH_SERVICE_LOG) service.stdout!.on('data', (chunk: Buffer) => appendFileSync(process.env.BENCH_SERVICE_LOG!, chunk));
   service.stderr!.on('data', keep);
   const alive = () => service.exitCode === null && service.signalCode === null;
+  // Stopped with this process: in a session of its own, the service does not get the terminal's Ctrl-C.
+  const stopService = () => void (alive() && service.kill('SIGTERM'));
+  process.once('exit', stopService);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => {
+      stopService();
+      process.exit(128 + constants.signals[signal]);
+    });
   const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
   const flood = floodCallers(client, port, callers);
   const health = toolHistoryClient(port);
