@@ -5,12 +5,17 @@
  *   npm run bench:overload -- [--multiple 3] [--flood-seconds 30] [--measure-seconds 10] [--after-seconds 30]
  *                             [--ingest-rate 500] [--deadline-ms 2000] [--callers 8] [--floods 1] [--threads 2]
  *                             [--other-invocations 10000] [--client http2|grpc-js] [--keep]
- *                             [--service-cpus 0 --generator-cpus 1] [--own-session]
+ *                             [--service-cpus 0 --generator-cpus 1] [--own-session] [--split-roles]
+ *                             [--caller-window-kib 16384]
  *
  * One service process with every role (recorder and gRPC), as `npm start`
  * runs it by default, on loopback; BENCH_SERVICE_ENV (JSON) overrides its
- * settings. Phases, with ingest of other conversations at --ingest-rate
- * events/s throughout:
+ * settings. --split-roles runs the roles in two processes instead, as
+ * docs/operating.md "Scaling out" does (SERVICE_ROLES=grpc flooded,
+ * SERVICE_ROLES=recorder beside it): the figures of the gRPC process are
+ * then the flooded one's, and recording is read from the recorder's.
+ * Phases, with ingest of other conversations at --ingest-rate events/s
+ * throughout:
  *   1. recording alone for --measure-seconds: the recording rate without reads;
  *   2. sustainable: --callers callers in a closed loop for --measure-seconds
  *      (from --threads worker threads): the replay rate the service sustains,
@@ -21,7 +26,10 @@
  *      them), probing health every 500 ms;
  *   4. after: --after-seconds of ingest only, then RSS and a light load.
  * The callers (--client) are bare HTTP/2 connections speaking gRPC's wire
- * format by default, or grpc-js clients as the client package calls: on two
+ * format by default, with the client package's flow-control window unless
+ * --caller-window-kib sets another (what an answer's bytes may run ahead of
+ * its caller's reading, and so what a refusal on the same connection may
+ * queue behind), or grpc-js clients as the client package calls: on two
  * shared cores a grpc-js generator spends more CPU than the service it
  * floods, and its delay shows as the service's latency.
  * --floods repeats 3 and 4 (the process must survive every one).
@@ -135,10 +143,13 @@ async function main(): Promise<void> {
       'service-cpus': { type: 'string' },
       'generator-cpus': { type: 'string' },
       'own-session': { type: 'boolean' },
+      'split-roles': { type: 'boolean' },
+      'caller-window-kib': { type: 'string' },
     },
   });
   const pinning = cpuPinning(values['service-cpus'], values['generator-cpus']);
   const ownSession = values['own-session'] === true;
+  const splitRoles = values['split-roles'] === true;
   const multiple = Number(values.multiple ?? 3);
   if (!(multiple > 0)) throw new Error(`--multiple must be above 0, got ${values.multiple}`);
   const floodSeconds = intOption(values, 'flood-seconds', 30);
@@ -152,6 +163,12 @@ async function main(): Promise<void> {
   const others = intOption(values, 'other-invocations', 10_000);
   const client = (values.client ?? 'http2') as FloodClient;
   if (client !== 'http2' && client !== 'grpc-js') throw new Error(`--client must be http2 or grpc-js, got ${values.client}`);
+  const windowKib = values['caller-window-kib'] === undefined ? undefined : intOption(values, 'caller-window-kib', 0);
+  if (windowKib !== undefined && client !== 'http2')
+    throw new Error("--caller-window-kib sets the bare HTTP/2 callers' window: use it with --client http2");
+  if (windowKib !== undefined && (windowKib < 64 || windowKib > 2 ** 31 / 1024 - 1))
+    throw new Error(`--caller-window-kib must be between 64 and ${2 ** 31 / 1024 - 1} (HTTP/2's window), got ${windowKib}`);
+  const windowBytes = windowKib === undefined ? undefined : windowKib * 1024;
   const DATABASE_URL = await benchDatabaseUrl();
 
   const stamp = Date.now().toString(36);
@@ -170,40 +187,52 @@ async function main(): Promise<void> {
   const admin = kafka.admin();
   await admin.connect();
   await createBenchTopics(admin, topic, 6);
-  const [port, httpPort] = [await freePort(), await freePort()];
+  const [port, httpPort, recorderHttpPort] = [await freePort(), await freePort(), await freePort()];
   // Every thread of this process, and the worker threads it starts later (they inherit it), on the generator's CPUs.
   if (pinning) execFileSync('taskset', ['--all-tasks', '--cpu-list', '--pid', pinning.generator, String(process.pid)], { stdio: 'ignore' });
   const serviceCommand = [process.execPath, ...benchNodeArgs(), resolve(__dirname, '../apps/toolhistory/src/main.js')];
   const [serviceFile, ...serviceArgs] = pinning ? ['taskset', '--cpu-list', pinning.service, ...serviceCommand] : serviceCommand;
-  // --own-session: a session of its own, as a process manager or a terminal of its own starts the service
-  // (docs/benchmarks.md, "A slower machine, and the service in a session of its own").
-  const service: ChildProcess = spawn(serviceFile, serviceArgs, {
-    env: {
-      PATH: process.env.PATH ?? '',
-      KAFKA_BROKERS: BROKERS.join(','),
-      KAFKA_GROUP_ID: `bench-${stamp}`,
-      TOOL_EVENTS_TOPIC: topic,
-      DATABASE_URL,
-      DATABASE_SCHEMA: schema,
-      SERVICE_ROLES: 'recorder,grpc',
-      GRPC_PORT: String(port),
-      HTTP_PORT: String(httpPort),
-      LOG_LEVEL: 'info',
-      ...benchEncryptionEnv(DATABASE_URL),
-      ...(process.env.BENCH_SERVICE_ENV ? (JSON.parse(process.env.BENCH_SERVICE_ENV) as Record<string, string>) : {}),
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: ownSession,
-  });
-  let output = '';
-  const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000));
-  service.stdout!.on('data', keep);
-  // BENCH_SERVICE_LOG: the service's whole output in a file too (e.g. with BENCH_NODE_ARGS=--trace-gc).
-  if (process.env.BENCH_SERVICE_LOG) service.stdout!.on('data', (chunk: Buffer) => appendFileSync(process.env.BENCH_SERVICE_LOG!, chunk));
-  service.stderr!.on('data', keep);
-  const alive = () => service.exitCode === null && service.signalCode === null;
+  /** A service process with `roles`; its output is kept (the last 20 kB) and, with BENCH_SERVICE_LOG, written to that file. */
+  const startProcess = (roles: string, ports: { grpc: number; http: number }) => {
+    // --own-session: a session of its own, as a process manager or a terminal of its own starts the service
+    // (docs/benchmarks.md, "A slower machine, and the service in a session of its own").
+    const child: ChildProcess = spawn(serviceFile, serviceArgs, {
+      env: {
+        PATH: process.env.PATH ?? '',
+        KAFKA_BROKERS: BROKERS.join(','),
+        KAFKA_GROUP_ID: `bench-${stamp}`,
+        TOOL_EVENTS_TOPIC: topic,
+        DATABASE_URL,
+        DATABASE_SCHEMA: schema,
+        SERVICE_ROLES: roles,
+        GRPC_PORT: String(ports.grpc),
+        HTTP_PORT: String(ports.http),
+        LOG_LEVEL: 'info',
+        ...benchEncryptionEnv(DATABASE_URL),
+        ...(process.env.BENCH_SERVICE_ENV ? (JSON.parse(process.env.BENCH_SERVICE_ENV) as Record<string, string>) : {}),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: ownSession,
+    });
+    const started = { child, output: '', alive: () => child.exitCode === null && child.signalCode === null };
+    const keep = (chunk: Buffer) => (started.output = (started.output + chunk.toString()).slice(-20_000));
+    child.stdout!.on('data', keep);
+    // BENCH_SERVICE_LOG: the service's whole output in a file too (e.g. with BENCH_NODE_ARGS=--trace-gc).
+    if (process.env.BENCH_SERVICE_LOG) child.stdout!.on('data', (chunk: Buffer) => appendFileSync(process.env.BENCH_SERVICE_LOG!, chunk));
+    child.stderr!.on('data', keep);
+    return started;
+  };
+  const grpcProcess = startProcess(splitRoles ? 'grpc' : 'recorder,grpc', { grpc: port, http: httpPort });
+  const service = grpcProcess.child;
+  const processes = splitRoles
+    ? [grpcProcess, startProcess('recorder', { grpc: await freePort(), http: recorderHttpPort })]
+    : [grpcProcess];
+  const alive = () => processes.every((p) => p.alive());
+  const output = () => processes.map((p) => p.output).join('\n');
   // Stopped with this process: in a session of its own, the service does not get the terminal's Ctrl-C.
-  const stopService = () => void (alive() && service.kill('SIGTERM'));
+  const stopService = () => {
+    for (const p of processes) if (p.alive()) p.child.kill('SIGTERM');
+  };
   process.once('exit', stopService);
   for (const signal of ['SIGINT', 'SIGTERM'] as const)
     process.once(signal, () => {
@@ -211,11 +240,16 @@ async function main(): Promise<void> {
       process.exit(128 + constants.signals[signal]);
     });
   const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
-  const flood = floodCallers(client, port, callers);
+  const flood = floodCallers(client, port, callers, windowBytes);
   const health = toolHistoryClient(port);
   const request = { tenant_id: BENCH_TENANT, conversation_id: BENCH_CONVERSATION };
   const scrape = async () => (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
-  const recordedTotal = async () => counterTotal(await scrape(), 'toolhistory_events_recorded_total');
+  // The recorder's metrics: the service's own, unless --split-roles runs the recorder apart.
+  const scrapeRecorder = async () => (splitRoles ? (await fetch(`http://127.0.0.1:${recorderHttpPort}/metrics`)).text() : scrape());
+  const recordedTotal = async () => counterTotal(await scrapeRecorder(), 'toolhistory_events_recorded_total');
+  /** Events recorded so far, from a scrape of the service just taken when the recorder is in it. */
+  const recordedBy = async (exposition: string) =>
+    splitRoles ? recordedTotal() : counterTotal(exposition, 'toolhistory_events_recorded_total');
   /** The server's own time to refusal: from the call reaching the server to its RESOURCE_EXHAUSTED. */
   const refusalBuckets = (exposition: string) =>
     histogramBuckets(exposition, 'toolhistory_grpc_server_handling_seconds', {
@@ -227,8 +261,8 @@ async function main(): Promise<void> {
   let ingest: Promise<void> = Promise.resolve();
   try {
     await producer.connect();
-    for (let waited = 0; !output.includes('toolhistory started'); waited += 100) {
-      if (waited > 60_000 || !alive()) throw new Error(`service did not start:\n${output}`);
+    for (let waited = 0; !processes.every((p) => p.output.includes('toolhistory started')); waited += 100) {
+      if (waited > 60_000 || !alive()) throw new Error(`service did not start:\n${output()}`);
       await sleep(100);
     }
     const conversation = benchConversation(TURNS, STALE_TURNS);
@@ -275,7 +309,8 @@ async function main(): Promise<void> {
     await sleep(5_000);
     const recordingAlone = await recordingRate(measureSeconds);
     console.log(
-      `service: ${ownSession ? 'a session of its own' : "this process's session"} (autogroup scheduling ${autogroupScheduling()})`,
+      `callers' flow-control window: ${windowKib === undefined ? "the client package's" : `${windowKib} KiB`}; ` +
+        `service: ${splitRoles ? 'two processes (gRPC, recorder)' : 'one process with every role'} in ${ownSession ? 'a session of its own' : "this process's session"} (autogroup scheduling ${autogroupScheduling()})`,
     );
     console.log(`recording alone: ${Math.round(recordingAlone)} events/s (ingest offered ${ingestRate}/s)`);
 
@@ -283,7 +318,7 @@ async function main(): Promise<void> {
     // before each flood: on a shared machine what the service sustains moves with the machine's other load.
     const oneCall = (i: number) => flood.call(i, request, deadlineMs);
     const closed = async (seconds: number) =>
-      (await loadInWorkers(threads, { loop: 'closed', port, callers, rate: 0, seconds, request, deadlineMs, client })).results;
+      (await loadInWorkers(threads, { loop: 'closed', port, callers, rate: 0, seconds, request, deadlineMs, client, windowBytes })).results;
     await closed(3);
     const measureSustainable = async () => {
       const cpuBefore = cpuSeconds(service.pid!);
@@ -333,7 +368,7 @@ async function main(): Promise<void> {
       const wallStart = performance.now();
       // A scrape also resets the service's event loop delay percentiles: the next one gives the flood's.
       const exposition = await scrape();
-      const recordedBefore = counterTotal(exposition, 'toolhistory_events_recorded_total');
+      const recordedBefore = await recordedBy(exposition);
       const refusalsBefore = refusalBuckets(exposition);
       const { results, generatorLagP99Ms } = await loadInWorkers(threads, {
         loop: 'open',
@@ -344,6 +379,7 @@ async function main(): Promise<void> {
         request,
         deadlineMs,
         client,
+        windowBytes,
       });
       const floodElapsed = (performance.now() - wallStart) / 1000;
       const floodCpu = cpuSeconds(service.pid!) - cpu;
@@ -353,9 +389,7 @@ async function main(): Promise<void> {
       // service wait for a CPU, and that wait shows as both's latency.
       const machineBusyShare = (machineCpuAfter.busy - machineCpu.busy) / Math.max(1e-9, machineCpuAfter.total - machineCpu.total);
       const expositionAfter = alive() ? await scrape() : '';
-      const recordedDuring = alive()
-        ? (counterTotal(expositionAfter, 'toolhistory_events_recorded_total') - recordedBefore) / floodElapsed
-        : 0;
+      const recordedDuring = alive() ? ((await recordedBy(expositionAfter)) - recordedBefore) / floodElapsed : 0;
       const refusalsAfter = refusalBuckets(expositionAfter);
       const serviceLagP99Ms = round(counterTotal(expositionAfter, 'nodejs_eventloop_lag_p99_seconds') * 1000);
       const serverRefusalP50Ms = histogramPercentileMs(refusalsBefore, refusalsAfter, 50);
@@ -470,11 +504,14 @@ async function main(): Promise<void> {
           `light load p99 after: ${figures.lightLoadP99MsAfter} ms; process ${alive() ? 'alive' : 'GONE'}`,
       );
     }
-    if (!alive()) console.log(`the service process ended (${service.exitCode ?? service.signalCode}):\n${output.slice(-4_000)}`);
+    for (const ended of processes.filter((p) => !p.alive()))
+      console.log(`a service process ended (${ended.child.exitCode ?? ended.child.signalCode}):\n${ended.output.slice(-4_000)}`);
     console.log(
       JSON.stringify({
         recordingAlonePerSecond: Math.round(recordingAlone),
         serviceSession: ownSession ? 'own' : 'shared',
+        roles: splitRoles ? 'split' : 'one process',
+        ...(windowKib !== undefined ? { callerWindowKib: windowKib } : {}),
         ...(pinning ? { cpus: pinning } : {}),
         floods: runs,
       }),
@@ -485,7 +522,7 @@ async function main(): Promise<void> {
     flood.close();
     health.close();
     await teardownBench({
-      children: [service],
+      children: processes.map((p) => p.child),
       producer,
       admin,
       topic,

@@ -13,12 +13,13 @@ interface FloodShare {
   request: ReplayRequest;
   deadlineMs: number;
   client?: FloodClient;
+  windowBytes?: number;
 }
 
 const OUTCOMES: CallResult['outcome'][] = ['answered', 'refused', 'deadline', 'other'];
 
 async function run(share: FloodShare): Promise<void> {
-  const callers = floodCallers(share.client ?? 'grpc-js', share.port, share.callers);
+  const callers = floodCallers(share.client ?? 'grpc-js', share.port, share.callers, share.windowBytes);
   // How late this thread's own event loop ran: a lag that shows in every latency it measures.
   const lag = monitorEventLoopDelay({ resolution: 10 });
   lag.enable();

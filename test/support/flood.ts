@@ -106,9 +106,12 @@ export type FloodClient = 'grpc-js' | 'http2';
  * shows as its latency. Outcomes as `replayCallers` classifies them: a
  * caller whose deadline passes resets the stream (`CANCEL`), as grpc-js does.
  */
-export function http2ReplayCallers(port: number, count = 8): ReplayCallers {
+export function http2ReplayCallers(
+  port: number,
+  count = 8,
+  window = DEFAULT_CHANNEL_OPTIONS['grpc-node.flow_control_window'] as number,
+): ReplayCallers {
   const method = replayMethod();
-  const window = DEFAULT_CHANNEL_OPTIONS['grpc-node.flow_control_window'] as number;
   const connect = () => {
     const session = http2.connect(`http://127.0.0.1:${port}`, { settings: { initialWindowSize: window } });
     session.once('connect', () => session.setLocalWindowSize(window));
@@ -194,8 +197,8 @@ export function http2ReplayCallers(port: number, count = 8): ReplayCallers {
 }
 
 /** A flood's callers, from the client asked for. */
-export const floodCallers = (client: FloodClient, port: number, count: number): ReplayCallers =>
-  client === 'http2' ? http2ReplayCallers(port, count) : replayCallers(port, count);
+export const floodCallers = (client: FloodClient, port: number, count: number, windowBytes?: number): ReplayCallers =>
+  client === 'http2' ? http2ReplayCallers(port, count, windowBytes) : replayCallers(port, count);
 
 /**
  * Sends `rate` calls a second for `seconds` (open loop: request i is due at
@@ -242,6 +245,8 @@ export async function loadInWorkers(
     deadlineMs: number;
     /** grpc-js when not given. */
     client?: FloodClient;
+    /** The bare HTTP/2 callers' flow-control window (the client package's when not given). */
+    windowBytes?: number;
   },
 ): Promise<{ results: CallResult[]; generatorLagP99Ms: number }> {
   const outcomes: Outcome[] = ['answered', 'refused', 'deadline', 'other'];
