@@ -37,7 +37,8 @@ export function refusalDetails(lane: AdmissionLane, refusal: AdmissionRefusal): 
  * RESOURCE_EXHAUSTED with `grpc-retry-pushback-ms`, before NestJS, the
  * caller check or any work sees it. A request still arriving holds no slot,
  * so a caller that never finishes sending cannot keep one. The slot is held
- * until the status is sent; a call whose caller goes away (cancel,
+ * until the handler hands over the status (grpc-js writes the answer's bytes
+ * after that, as the caller's window allows); a call whose caller goes away (cancel,
  * deadline) while it waits is dropped unseen. Fairness is by the tenant the
  * request names; the caller check still refuses a tenant the caller may not
  * use.
