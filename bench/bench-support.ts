@@ -128,6 +128,37 @@ export function benchEncryptionEnv(databaseUrl: string, encryption: 'on' | 'off'
   return { ENCRYPTION_KEYRING_FILE: keyring, KEYSTORE_URL: benchKeyStoreUrl(databaseUrl) };
 }
 
+/**
+ * What a benchmark's service process runs with: its own consumer group, topic
+ * and schema, loopback ports (HTTP on any free port unless given), info logs,
+ * and encryption at rest as `benchEncryptionEnv` sets it.
+ */
+export function benchServiceEnv(settings: {
+  brokers: readonly string[];
+  stamp: string;
+  topic: string;
+  databaseUrl: string;
+  schema: string;
+  roles: string;
+  grpcPort: number;
+  httpPort?: number;
+  encryption?: 'on' | 'off';
+}): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '',
+    KAFKA_BROKERS: settings.brokers.join(','),
+    KAFKA_GROUP_ID: `bench-${settings.stamp}`,
+    TOOL_EVENTS_TOPIC: settings.topic,
+    DATABASE_URL: settings.databaseUrl,
+    DATABASE_SCHEMA: settings.schema,
+    SERVICE_ROLES: settings.roles,
+    GRPC_PORT: String(settings.grpcPort),
+    HTTP_PORT: String(settings.httpPort ?? 0),
+    LOG_LEVEL: 'info',
+    ...benchEncryptionEnv(settings.databaseUrl, settings.encryption),
+  };
+}
+
 /** The built service as a child process serving gRPC only, against an existing schema; resolves once it has started. */
 export async function startGrpcService(settings: { databaseUrl: string; schema: string; port: number }): Promise<ChildProcess> {
   const { spawn } = await import('node:child_process');

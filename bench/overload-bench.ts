@@ -76,7 +76,7 @@ import {
 import {
   benchKafka,
   benchDatabaseUrl,
-  benchEncryptionEnv,
+  benchServiceEnv,
   benchNodeArgs,
   cpuSeconds,
   createBenchTopics,
@@ -198,17 +198,16 @@ async function main(): Promise<void> {
     // (docs/benchmarks.md, "A slower machine, and the service in a session of its own").
     const child: ChildProcess = spawn(serviceFile, serviceArgs, {
       env: {
-        PATH: process.env.PATH ?? '',
-        KAFKA_BROKERS: BROKERS.join(','),
-        KAFKA_GROUP_ID: `bench-${stamp}`,
-        TOOL_EVENTS_TOPIC: topic,
-        DATABASE_URL,
-        DATABASE_SCHEMA: schema,
-        SERVICE_ROLES: roles,
-        GRPC_PORT: String(ports.grpc),
-        HTTP_PORT: String(ports.http),
-        LOG_LEVEL: 'info',
-        ...benchEncryptionEnv(DATABASE_URL),
+        ...benchServiceEnv({
+          brokers: BROKERS,
+          stamp,
+          topic,
+          databaseUrl: DATABASE_URL,
+          schema,
+          roles,
+          grpcPort: ports.grpc,
+          httpPort: ports.http,
+        }),
         ...(process.env.BENCH_SERVICE_ENV ? (JSON.parse(process.env.BENCH_SERVICE_ENV) as Record<string, string>) : {}),
       },
       stdio: ['ignore', 'pipe', 'pipe'],

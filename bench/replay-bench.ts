@@ -36,7 +36,7 @@ import { agentTraffic } from '../test/support/traffic';
 import {
   benchKafka,
   benchDatabaseUrl,
-  benchEncryptionEnv,
+  benchServiceEnv,
   benchNodeArgs,
   benchServiceBuild,
   closedLoopLoad,
@@ -115,19 +115,7 @@ async function main(): Promise<void> {
   const splitRoles = values['split-roles'] === true;
   const start = (roles: string) =>
     spawn(process.execPath, [...nodeArgs, build.main], {
-      env: {
-        PATH: process.env.PATH ?? '',
-        KAFKA_BROKERS: BROKERS.join(','),
-        KAFKA_GROUP_ID: `bench-${stamp}`,
-        TOOL_EVENTS_TOPIC: topic,
-        DATABASE_URL,
-        DATABASE_SCHEMA: schema,
-        SERVICE_ROLES: roles,
-        GRPC_PORT: String(port),
-        HTTP_PORT: '0',
-        LOG_LEVEL: 'info',
-        ...benchEncryptionEnv(DATABASE_URL, encryption),
-      },
+      env: benchServiceEnv({ brokers: BROKERS, stamp, topic, databaseUrl: DATABASE_URL, schema, roles, grpcPort: port, encryption }),
       stdio: ['ignore', 'pipe', 'inherit'],
     });
   // --split-roles: the recorder in its own process, as SERVICE_ROLES allows in production.

@@ -30,7 +30,7 @@ import { freePort } from '../test/support/grpc-client';
 import {
   benchKafka,
   benchDatabaseUrl,
-  benchEncryptionEnv,
+  benchServiceEnv,
   cpuSeconds,
   createBenchTopics,
   intOption,
@@ -195,18 +195,8 @@ async function main(): Promise<void> {
   const port = await freePort();
   const service = spawn(process.execPath, [resolve(__dirname, '../apps/toolhistory/src/main.js')], {
     env: {
-      PATH: process.env.PATH ?? '',
-      KAFKA_BROKERS: BROKERS.join(','),
-      KAFKA_GROUP_ID: `bench-${stamp}`,
-      TOOL_EVENTS_TOPIC: topic,
-      DATABASE_URL,
-      DATABASE_SCHEMA: schema,
-      SERVICE_ROLES: 'recorder,grpc',
-      GRPC_PORT: String(port),
-      HTTP_PORT: '0',
-      LOG_LEVEL: 'info',
+      ...benchServiceEnv({ brokers: BROKERS, stamp, topic, databaseUrl: DATABASE_URL, schema, roles: 'recorder,grpc', grpcPort: port }),
       MAX_SUBSCRIPTIONS_PER_TENANT: String(Math.max(100, manyWatchers * 2)),
-      ...benchEncryptionEnv(DATABASE_URL),
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
