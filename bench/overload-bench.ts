@@ -187,7 +187,9 @@ async function main(): Promise<void> {
   const admin = kafka.admin();
   await admin.connect();
   await createBenchTopics(admin, topic, 6);
-  const [port, httpPort, recorderHttpPort] = [await freePort(), await freePort(), await freePort()];
+  const [port, httpPort] = [await freePort(), await freePort()];
+  // The recorder's metrics: the service's own, unless --split-roles runs the recorder apart.
+  const recorderHttpPort = splitRoles ? await freePort() : httpPort;
   // Every thread of this process, and the worker threads it starts later (they inherit it), on the generator's CPUs.
   if (pinning) execFileSync('taskset', ['--all-tasks', '--cpu-list', '--pid', pinning.generator, String(process.pid)], { stdio: 'ignore' });
   const serviceCommand = [process.execPath, ...benchNodeArgs(), resolve(__dirname, '../apps/toolhistory/src/main.js')];
@@ -243,9 +245,8 @@ async function main(): Promise<void> {
   const health = toolHistoryClient(port);
   const request = { tenant_id: BENCH_TENANT, conversation_id: BENCH_CONVERSATION };
   const scrape = async () => (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
-  // The recorder's metrics: the service's own, unless --split-roles runs the recorder apart.
-  const scrapeRecorder = async () => (splitRoles ? (await fetch(`http://127.0.0.1:${recorderHttpPort}/metrics`)).text() : scrape());
-  const recordedTotal = async () => counterTotal(await scrapeRecorder(), 'toolhistory_events_recorded_total');
+  const recordedTotal = async () =>
+    counterTotal(await (await fetch(`http://127.0.0.1:${recorderHttpPort}/metrics`)).text(), 'toolhistory_events_recorded_total');
   /** Events recorded so far, from a scrape of the service just taken when the recorder is in it. */
   const recordedBy = async (exposition: string) =>
     splitRoles ? recordedTotal() : counterTotal(exposition, 'toolhistory_events_recorded_total');
