@@ -6,7 +6,7 @@
  *                             [--ingest-rate 500] [--deadline-ms 2000] [--callers 8] [--floods 1] [--threads 2]
  *                             [--other-invocations 10000] [--client http2|grpc-js] [--keep]
  *                             [--service-cpus 0 --generator-cpus 1] [--own-session] [--split-roles]
- *                             [--caller-window-kib 16384]
+ *                             [--caller-window-kib 16384] [--floor]
  *
  * One service process with every role (recorder and gRPC), as `npm start`
  * runs it by default, on loopback; BENCH_SERVICE_ENV (JSON) overrides its
@@ -24,7 +24,12 @@
  *      --deadline-ms deadline, no retries) for --flood-seconds, sent from
  *      --threads worker threads (the --callers connections split between
  *      them), probing health every 500 ms;
- *   4. after: --after-seconds of ingest only, then RSS and a light load.
+ *   4. after: --after-seconds of ingest only, then RSS and a light load;
+ *   5. with --floor, the same flood again at once against the floor
+ *      (overload-floor.ts): a bare HTTP/2 server sending the service's own
+ *      answer at the rate the service answered and refusing the rest, so each
+ *      flood's time to refusal stands beside what the machine and the
+ *      generator gave the least possible server in the same hour.
  * The callers (--client) are bare HTTP/2 connections speaking gRPC's wire
  * format by default, with the client package's flow-control window unless
  * --caller-window-kib sets another (what an answer's bytes may run ahead of
@@ -70,9 +75,11 @@ import {
   type FloodClient,
   histogramPercentileMs,
   loadInWorkers,
+  replayAnswerBytes,
   rssMiB,
   summarize,
 } from '../test/support/flood';
+import { CONFIG_DEFAULTS } from '../libs/config/src';
 import {
   benchKafka,
   benchDatabaseUrl,
@@ -87,6 +94,7 @@ import {
   teardownBench,
 } from './bench-support';
 import { BENCH_CONVERSATION, BENCH_TENANT, benchConversation, SEED_SQL } from './replay-fixture';
+import { startFloorServer } from './overload-floor';
 
 const BROKERS = (process.env.BENCH_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
 const TURNS = 20;
@@ -145,11 +153,13 @@ async function main(): Promise<void> {
       'own-session': { type: 'boolean' },
       'split-roles': { type: 'boolean' },
       'caller-window-kib': { type: 'string' },
+      floor: { type: 'boolean' },
     },
   });
   const pinning = cpuPinning(values['service-cpus'], values['generator-cpus']);
   const ownSession = values['own-session'] === true;
   const splitRoles = values['split-roles'] === true;
+  const withFloor = values.floor === true;
   const multiple = Number(values.multiple ?? 3);
   if (!(multiple > 0)) throw new Error(`--multiple must be above 0, got ${values.multiple}`);
   const floodSeconds = intOption(values, 'flood-seconds', 30);
@@ -171,6 +181,7 @@ async function main(): Promise<void> {
   const windowBytes = windowKib === undefined ? undefined : windowKib * 1024;
   const DATABASE_URL = await benchDatabaseUrl();
 
+  const serviceEnvGiven = process.env.BENCH_SERVICE_ENV ? (JSON.parse(process.env.BENCH_SERVICE_ENV) as Record<string, string>) : {};
   const stamp = Date.now().toString(36);
   const schema = `bench_overload_${stamp}`;
   const topic = `bench-overload-${stamp}`;
@@ -210,7 +221,7 @@ async function main(): Promise<void> {
           grpcPort: ports.grpc,
           httpPort: ports.http,
         }),
-        ...(process.env.BENCH_SERVICE_ENV ? (JSON.parse(process.env.BENCH_SERVICE_ENV) as Record<string, string>) : {}),
+        ...serviceEnvGiven,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: ownSession,
@@ -273,6 +284,9 @@ async function main(): Promise<void> {
       if (waited > 60_000) throw new Error(`the bench conversation did not become replayable (turns: ${response.turns.length})`);
       await sleep(200);
     }
+
+    // --floor: the service's own answer, for the floor to send.
+    const answer = withFloor ? await replayAnswerBytes(port, request) : undefined;
 
     // Ingest of other conversations at the offered rate, for the whole run.
     const traffic = agentTraffic(ingestRate * (measureSeconds * 3 + (floodSeconds + afterSeconds + 20) * floods + 60), {
@@ -337,6 +351,43 @@ async function main(): Promise<void> {
           `gRPC process ${round(measured.cpuMsPerReplay)} ms CPU a replay`,
       );
       return measured;
+    };
+
+    /** The flood just run, again at `rate` for as long, against the floor answering `answeredPerSecond` (overload-floor.ts). */
+    const floodTheFloor = async (answerBytes: Buffer, rate: number, answeredPerSecond: number) => {
+      const floorServer = await startFloorServer({
+        answer: answerBytes,
+        answeredPerSecond: Math.max(1, answeredPerSecond),
+        burst: Number({ ...CONFIG_DEFAULTS, ...serviceEnvGiven }.ADMISSION_REPLAY_MAX_IN_FLIGHT),
+      });
+      try {
+        const cpu = cpuSeconds(floorServer.pid);
+        const benchCpu = cpuSeconds(process.pid);
+        const machineCpu = machineCpuSeconds();
+        const started = performance.now();
+        const load = { loop: 'open' as const, port: floorServer.port, callers, rate, seconds: floodSeconds, request, deadlineMs };
+        const { results, generatorLagP99Ms } = await loadInWorkers(threads, { ...load, client, windowBytes });
+        const machineCpuAfter = machineCpuSeconds();
+        const floorCpu = cpuSeconds(floorServer.pid) - cpu;
+        const summary = summarize(results);
+        return {
+          answeredPerSecond: Math.round(summary.answered / floodSeconds),
+          refused: summary.refused,
+          deadlines: summary.deadlines,
+          otherFailures: summary.otherCodes,
+          refusalP50Ms: round(summary.refusalP50Ms),
+          refusalP99Ms: round(summary.refusalP99Ms),
+          refusalFromSentP99Ms: round(summary.refusalFromSentP99Ms),
+          cpuSeconds: round(floorCpu),
+          cpuMsPerCall: round((floorCpu * 1000) / Math.max(1, summary.requests), 3),
+          benchCpuSeconds: round(cpuSeconds(process.pid) - benchCpu),
+          machineBusyShare: round((machineCpuAfter.busy - machineCpu.busy) / Math.max(1e-9, machineCpuAfter.total - machineCpu.total), 3),
+          generatorEventLoopLagP99Ms: round(generatorLagP99Ms),
+          wallSeconds: round((performance.now() - started) / 1000),
+        };
+      } finally {
+        await floorServer.stop();
+      }
     };
 
     const runs = [];
@@ -432,6 +483,8 @@ async function main(): Promise<void> {
       const memoryAfter = alive() ? memoryOf(await scrape()) : null;
       const light = alive() ? await closedLoop(2, 2, oneCall) : { results: [], elapsedSeconds: 0 };
       const lightSummary = summarize(light.results);
+      // --floor: the same flood, at once, against the least a server must do for it.
+      const floor = answer && alive() ? await floodTheFloor(answer, rate, answeredRate) : undefined;
       const figures = {
         flood: n,
         sustainablePerSecond: Math.round(sustainable),
@@ -480,6 +533,7 @@ async function main(): Promise<void> {
         wallSeconds: round(floodElapsed),
         lightLoadP99MsAfter: round(lightSummary.answeredP99Ms),
         processAlive: alive(),
+        ...(floor ? { floor, refusalP99VsFloor: floor.refusalP99Ms ? round(summary.refusalP99Ms / floor.refusalP99Ms, 2) : null } : {}),
       };
       runs.push(figures);
       if (!figures.generatorKeptUp)
@@ -503,6 +557,15 @@ async function main(): Promise<void> {
           `load generator ${figures.generatorEventLoopLagP99Ms} ms; ` +
           `light load p99 after: ${figures.lightLoadP99MsAfter} ms; process ${alive() ? 'alive' : 'GONE'}`,
       );
+      if (floor)
+        console.log(
+          `  the floor, flooded the same: ${floor.answeredPerSecond}/s answered, ${floor.refused} refused (p50 ${floor.refusalP50Ms} ms, ` +
+            `p99 ${floor.refusalP99Ms} ms as the callers saw it, p99 ${floor.refusalFromSentP99Ms} ms from when they were sent), ` +
+            `${floor.deadlines} deadlines, other ${JSON.stringify(floor.otherFailures)}; ${floor.cpuMsPerCall} ms CPU a call ` +
+            `(${floor.cpuSeconds} s over ${floor.wallSeconds} s; the load generator ${floor.benchCpuSeconds} s; the machine's CPUs ` +
+            `${floor.machineBusyShare} busy); load generator event loop delay p99 ${floor.generatorEventLoopLagP99Ms} ms; ` +
+            `the service's refusal p99 ${figures.refusalP99VsFloor} times the floor's`,
+        );
     }
     for (const ended of processes.filter((p) => !p.alive()))
       console.log(`a service process ended (${ended.child.exitCode ?? ended.child.signalCode}):\n${ended.output.slice(-4_000)}`);

@@ -51,6 +51,15 @@ function replayMethod(): grpc.MethodDefinition<unknown, unknown> {
   return (definition['toolhistory.v1.ToolHistory'] as grpc.ServiceDefinition)['GetReplayHistory'];
 }
 
+/** A GetReplayHistory request as gRPC frames it on the wire: uncompressed, its length, then the message. */
+export function replayRequestFrame(request: ReplayRequest, method = replayMethod()): Buffer {
+  const message = method.requestSerialize(request);
+  const frame = Buffer.alloc(5 + message.length);
+  frame.writeUInt32BE(message.length, 1);
+  message.copy(frame, 5);
+  return frame;
+}
+
 /** `count` channels to 127.0.0.1:`port`, each its own HTTP/2 connection, with the client package's channel options. */
 export function replayCallers(port: number, count = 8): ReplayCallers {
   const method = replayMethod();
@@ -128,13 +137,7 @@ export function http2ReplayCallers(
   const framed = new WeakMap<ReplayRequest, Buffer>();
   const frameOf = (request: ReplayRequest) => {
     let frame = framed.get(request);
-    if (!frame) {
-      const message = method.requestSerialize(request);
-      frame = Buffer.alloc(5 + message.length);
-      frame.writeUInt32BE(message.length, 1);
-      message.copy(frame, 5);
-      framed.set(request, frame);
-    }
+    if (!frame) framed.set(request, (frame = replayRequestFrame(request, method)));
     return frame;
   };
   const start: ReplayCallers['start'] = (i, request, deadlineMs) => {
@@ -194,6 +197,42 @@ export function http2ReplayCallers(
     start,
     close: () => sessions.forEach((s) => s.close()),
   };
+}
+
+/**
+ * One GetReplayHistory answer's bytes as they came on the wire (the framed
+ * message, as the service wrote it), over a bare HTTP/2 connection: what a
+ * stand-in server sends to be measured beside the service.
+ */
+export async function replayAnswerBytes(port: number, request: ReplayRequest): Promise<Buffer> {
+  const method = replayMethod();
+  const session = http2.connect(`http://127.0.0.1:${port}`);
+  try {
+    return await new Promise<Buffer>((done, fail) => {
+      session.once('error', fail);
+      const stream = session.request({
+        ':method': 'POST',
+        ':path': method.path,
+        'content-type': 'application/grpc',
+        te: 'trailers',
+        [TENANT_METADATA_KEY]: request.tenant_id,
+      });
+      const chunks: Buffer[] = [];
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.once('error', fail);
+      const settle = (headers: http2.IncomingHttpHeaders) => {
+        const code = headers['grpc-status'];
+        if (code === undefined) return;
+        if (code === String(grpc.status.OK) && chunks.length > 0) done(Buffer.concat(chunks));
+        else fail(new Error(`GetReplayHistory ended ${code} (${String(headers['grpc-message'] ?? '')}), no answer to copy`));
+      };
+      stream.on('response', settle);
+      stream.on('trailers', settle);
+      stream.end(replayRequestFrame(request, method));
+    });
+  } finally {
+    session.close();
+  }
 }
 
 /** A flood's callers, from the client asked for. */
