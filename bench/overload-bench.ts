@@ -288,11 +288,14 @@ async function main(): Promise<void> {
     // --floor: the service's own answer, for the floor to send.
     const answer = withFloor ? await replayAnswerBytes(port, request) : undefined;
 
-    // Ingest of other conversations at the offered rate, for the whole run.
-    const traffic = agentTraffic(ingestRate * (measureSeconds * 3 + (floodSeconds + afterSeconds + 20) * floods + 60), {
+    // Ingest of other conversations at the offered rate, for the whole run: enough events for every phase of every
+    // flood (the floor's flood too), with room to spare. Should they run out all the same, the figures say so.
+    const secondsPerFlood = 3 + measureSeconds + floodSeconds * (withFloor ? 2 : 1) + afterSeconds + 30;
+    const traffic = agentTraffic(ingestRate * (measureSeconds * 3 + secondsPerFlood * floods + 60), {
       seed: 5,
       conversations: 10_000,
     });
+    let ingestRanDry = false;
     ingest = (async () => {
       const start = Date.now();
       let sent = 0;
@@ -301,7 +304,11 @@ async function main(): Promise<void> {
         const batch: ToolEvent[] = [];
         while (sent + batch.length < due) {
           const next = traffic.next();
-          if (next.done) break;
+          if (next.done) {
+            if (!ingestRanDry) console.log('  ingest ran out of generated events: from here on nothing is offered to record');
+            ingestRanDry = true;
+            break;
+          }
           batch.push(next.value);
         }
         if (batch.length > 0) {
@@ -533,6 +540,8 @@ async function main(): Promise<void> {
         wallSeconds: round(floodElapsed),
         lightLoadP99MsAfter: round(lightSummary.answeredP99Ms),
         processAlive: alive(),
+        // No ingest (its events ran out): recording has nothing to do, and the machine is lighter than in the others.
+        ...(ingestRanDry ? { ingestRanDry } : {}),
         ...(floor ? { floor, refusalP99VsFloor: floor.refusalP99Ms ? round(summary.refusalP99Ms / floor.refusalP99Ms, 2) : null } : {}),
       };
       runs.push(figures);
