@@ -41,14 +41,14 @@ const REFUSAL: http2.OutgoingHttpHeaders = {
   ':status': 200,
   'content-type': 'application/grpc+proto',
   'grpc-status': '8',
-  'grpc-message': encodeURI('the replay lane is full (32 in flight); retry after the pushback'),
+  'grpc-message': encodeURI('the replay lane is full; retry after the pushback'),
   'grpc-retry-pushback-ms': '100',
 };
 const ANSWER_HEADERS: http2.OutgoingHttpHeaders = { ':status': 200, 'content-type': 'application/grpc+proto' };
 const ANSWER_TRAILERS: http2.OutgoingHttpHeaders = { 'grpc-status': '0', 'grpc-message': '' };
 
 /** Answers while the bucket holds one, refuses otherwise; the bucket fills at `answeredPerSecond`. */
-export function answerOrRefuse(settings: Pick<FloorSettings, 'answeredPerSecond' | 'burst'>, now: () => number = () => performance.now()) {
+function answerOrRefuse(settings: Pick<FloorSettings, 'answeredPerSecond' | 'burst'>, now: () => number = () => performance.now()) {
   let tokens = settings.burst;
   let filledAt = now();
   return (): boolean => {
