@@ -110,6 +110,10 @@ const memoryOf = (exposition: string) => {
   };
 };
 
+/** How much of every CPU the machine was busy between two readings of machineCpuSeconds(). */
+const busyShare = (before: { busy: number; total: number }, after: { busy: number; total: number }) =>
+  (after.busy - before.busy) / Math.max(1e-9, after.total - before.total);
+
 const round = (x: number, digits = 2) => (Number.isFinite(x) ? Math.round(x * 10 ** digits) / 10 ** digits : null);
 
 /** The CPUs of the service and of the load generator, when both are given. */
@@ -360,6 +364,20 @@ async function main(): Promise<void> {
       return measured;
     };
 
+    /** An open loop of `rate` calls a second for --flood-seconds to 127.0.0.1:`target`, from the flood's callers and threads. */
+    const floodAt = (target: number, rate: number) =>
+      loadInWorkers(threads, {
+        loop: 'open',
+        port: target,
+        callers,
+        rate,
+        seconds: floodSeconds,
+        request,
+        deadlineMs,
+        client,
+        windowBytes,
+      });
+
     /** The flood just run, again at `rate` for as long, against the floor answering `answeredPerSecond` (overload-floor.ts). */
     const floodTheFloor = async (answerBytes: Buffer, rate: number, answeredPerSecond: number) => {
       const floorServer = await startFloorServer({
@@ -372,8 +390,7 @@ async function main(): Promise<void> {
         const benchCpu = cpuSeconds(process.pid);
         const machineCpu = machineCpuSeconds();
         const started = performance.now();
-        const load = { loop: 'open' as const, port: floorServer.port, callers, rate, seconds: floodSeconds, request, deadlineMs };
-        const { results, generatorLagP99Ms } = await loadInWorkers(threads, { ...load, client, windowBytes });
+        const { results, generatorLagP99Ms } = await floodAt(floorServer.port, rate);
         const machineCpuAfter = machineCpuSeconds();
         const floorCpu = cpuSeconds(floorServer.pid) - cpu;
         const summary = summarize(results);
@@ -388,7 +405,7 @@ async function main(): Promise<void> {
           cpuSeconds: round(floorCpu),
           cpuMsPerCall: round((floorCpu * 1000) / Math.max(1, summary.requests), 3),
           benchCpuSeconds: round(cpuSeconds(process.pid) - benchCpu),
-          machineBusyShare: round((machineCpuAfter.busy - machineCpu.busy) / Math.max(1e-9, machineCpuAfter.total - machineCpu.total), 3),
+          machineBusyShare: round(busyShare(machineCpu, machineCpuAfter), 3),
           generatorEventLoopLagP99Ms: round(generatorLagP99Ms),
           wallSeconds: round((performance.now() - started) / 1000),
         };
@@ -428,24 +445,14 @@ async function main(): Promise<void> {
       const exposition = await scrape();
       const recordedBefore = await recordedBy(exposition);
       const refusalsBefore = refusalBuckets(exposition);
-      const { results, generatorLagP99Ms } = await loadInWorkers(threads, {
-        loop: 'open',
-        port,
-        callers,
-        rate,
-        seconds: floodSeconds,
-        request,
-        deadlineMs,
-        client,
-        windowBytes,
-      });
+      const { results, generatorLagP99Ms } = await floodAt(port, rate);
       const floodElapsed = (performance.now() - wallStart) / 1000;
       const floodCpu = cpuSeconds(service.pid!) - cpu;
       const floodBenchCpu = cpuSeconds(process.pid) - benchCpu;
       const machineCpuAfter = machineCpuSeconds();
       // How much of every CPU the machine was busy (service, generator, database, broker): at 1, callers and
       // service wait for a CPU, and that wait shows as both's latency.
-      const machineBusyShare = (machineCpuAfter.busy - machineCpu.busy) / Math.max(1e-9, machineCpuAfter.total - machineCpu.total);
+      const machineBusyShare = busyShare(machineCpu, machineCpuAfter);
       const expositionAfter = alive() ? await scrape() : '';
       const recordedDuring = alive() ? ((await recordedBy(expositionAfter)) - recordedBefore) / floodElapsed : 0;
       const refusalsAfter = refusalBuckets(expositionAfter);
