@@ -512,6 +512,96 @@ export class CpuMeter {
   }
 }
 
+/** CPU seconds of every live PostgreSQL server process (its name is `postgres`), by pid; the server's own includes the children it has reaped. */
+function postgresCpuSeconds(): Map<number, number> {
+  const seconds = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== 'postgres') continue;
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime, stime, then cutime and cstime: what its reaped children used (a backend that ended between two readings).
+    const own = Number(fields[11]) + Number(fields[12]);
+    const reaped = Number(fields[13]) + Number(fields[14]);
+    seconds.set(Number(entry), (own + reaped) / CLOCK_TICKS_PER_SECOND);
+  }
+  return seconds;
+}
+
+function localBrokerPid(): number | null {
+  try {
+    return Number(readFileSync(resolve(__dirname, '../../.cache/kafka/broker.pid'), 'utf8').trim()) || null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Where a stretch of a benchmark's CPU went, in seconds: each named service
+ * process, the PostgreSQL backends serving their connections, every
+ * PostgreSQL process (backends, WAL writer, checkpointer, autovacuum), the
+ * local Kafka broker (`npm run kafka:start`; NaN without one), this process
+ * (load generator and producer), and the whole machine (busy, and total
+ * CPU time). A PostgreSQL process that ended between the two readings
+ * counts through its parent's reaped time, its whole life with it.
+ */
+export class CpuAccount {
+  private readonly meters: ReadonlyArray<[string, CpuMeter]>;
+  private before = new Map<string, number>();
+  private postgresBefore = new Map<number, number>();
+  private machine = machineCpuSeconds();
+
+  constructor(
+    pool: Pool,
+    databaseUrl: string,
+    processes: Readonly<Record<string, number>>,
+    private readonly benchLabel = 'bench',
+  ) {
+    this.meters = Object.entries(processes).map(([name, pid]) => [name, new CpuMeter(pool, pid, { databaseUrl })]);
+  }
+
+  private read(): Map<string, number> {
+    const broker = localBrokerPid();
+    return new Map([
+      ['kafkaBroker', broker ? cpuSeconds(broker) : NaN],
+      [this.benchLabel, cpuSeconds(process.pid)],
+    ]);
+  }
+
+  async start(): Promise<void> {
+    for (const [, meter] of this.meters) await meter.start();
+    this.machine = machineCpuSeconds();
+    this.postgresBefore = postgresCpuSeconds();
+    this.before = this.read();
+  }
+
+  async stop(): Promise<Record<string, number>> {
+    const split: Record<string, number> = {};
+    let backends = 0;
+    for (const [name, meter] of this.meters) {
+      const spent = await meter.stop();
+      split[name] = tenth(spent.process);
+      backends += spent.database;
+    }
+    split.postgresBackends = tenth(backends);
+    let postgres = 0;
+    for (const [pid, seconds] of postgresCpuSeconds()) postgres += seconds - (this.postgresBefore.get(pid) ?? 0);
+    split.postgresAll = tenth(postgres);
+    for (const [name, seconds] of this.read()) split[name] = tenth(seconds - (this.before.get(name) ?? 0));
+    const machine = machineCpuSeconds();
+    split.machineBusy = tenth(machine.busy - this.machine.busy);
+    split.machineTotal = tenth(machine.total - this.machine.total);
+    return split;
+  }
+}
+
+const tenth = (x: number) => Math.round(x * 10) / 10;
+
 /**
  * Hardware instruction counts of processes with `perf stat`, where the
  * machine gives them (not in most virtual machines): `start` attaches to

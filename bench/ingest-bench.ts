@@ -29,7 +29,7 @@
  */
 import { createWriteStream, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { Partitioners, Producer } from 'kafkajs';
 import type { Pool } from 'pg';
 import { createPool, ensureDatabase, SEARCH_PROJECTIONS } from '../libs/persistence/src';
@@ -39,11 +39,10 @@ import {
   benchDatabaseUrl,
   benchEncryptionEnv,
   benchServiceBuild,
-  cpuSeconds,
+  CpuAccount,
   CpuMeter,
   createBenchTopics,
   intOption,
-  machineCpuSeconds,
   parseArgs,
   peakRssMiB,
   percentile,
@@ -51,7 +50,6 @@ import {
   spawnBenchRecorder,
   teardownBench,
 } from './bench-support';
-import { readFileSync } from 'node:fs';
 import { catchUpBench } from './catch-up-bench';
 
 const BROKERS = (process.env.BENCH_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
@@ -184,55 +182,6 @@ async function committedOffsets(pool: Pool, groupId: string): Promise<Map<number
   return new Map(rows.map((r) => [r.partition, Number(r.next_offset)]));
 }
 
-/**
- * Where phase 1's CPU went: the service process, the PostgreSQL backends
- * serving its connections (found by its sockets), the local Kafka broker,
- * this benchmark (the producer), and the machine.
- */
-class CpuAccount {
-  private before = new Map<string, number>();
-  private machine = machineCpuSeconds();
-  private readonly service: CpuMeter;
-
-  constructor(pool: Pool, databaseUrl: string, servicePid: number) {
-    this.service = new CpuMeter(pool, servicePid, { databaseUrl });
-  }
-
-  private brokerPid(): number | null {
-    try {
-      return Number(readFileSync(resolve(__dirname, '../../.cache/kafka/broker.pid'), 'utf8').trim()) || null;
-    } catch {
-      return null;
-    }
-  }
-
-  private read(): Map<string, number> {
-    const broker = this.brokerPid();
-    return new Map([
-      ['kafkaBroker', broker ? cpuSeconds(broker) : NaN],
-      ['benchProducer', cpuSeconds(process.pid)],
-    ]);
-  }
-
-  async start(): Promise<void> {
-    await this.service.start();
-    this.machine = machineCpuSeconds();
-    this.before = this.read();
-  }
-
-  async stop(): Promise<Record<string, number>> {
-    const service = await this.service.stop();
-    const after = this.read();
-    const machine = machineCpuSeconds();
-    const tenth = (x: number) => Math.round(x * 10) / 10;
-    const split: Record<string, number> = { service: tenth(service.process), postgresBackends: tenth(service.database) };
-    for (const [k, v] of after) split[k] = tenth(v - (this.before.get(k) ?? 0));
-    split.machineBusy = tenth(machine.busy - this.machine.busy);
-    split.machineTotal = tenth(machine.total - this.machine.total);
-    return split;
-  }
-}
-
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -329,7 +278,7 @@ async function main(): Promise<void> {
       }
       return out;
     };
-    const cpu = new CpuAccount(pool, DATABASE_URL, service.child.pid!);
+    const cpu = new CpuAccount(pool, DATABASE_URL, { service: service.child.pid! }, 'benchProducer');
     await cpu.start();
     const started = Date.now();
     const inFlight: Promise<void>[] = [];

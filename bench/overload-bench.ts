@@ -48,8 +48,11 @@
  * before / peak / after, and the gRPC process's CPU per request from /proc
  * beside wall-clock (wall-clock on a small shared machine swings between
  * runs; CPU per request much less), and how busy the machine's CPUs were
- * (/proc/stat; at 1, the service and its callers wait for a CPU). The last
- * line printed is one JSON object.
+ * (/proc/stat; at 1, the service and its callers wait for a CPU), with
+ * the flood's CPU seconds process by process: the service, its PostgreSQL
+ * backends, all of PostgreSQL, the local broker and this process (the
+ * load generator and the ingest producer). The last line printed is one
+ * JSON object.
  * BENCH_NODE_ARGS adds flags to the service's node; BENCH_SERVICE_LOG names
  * a file that gets the service's whole output.
  * --service-cpus and --generator-cpus (both or neither, `taskset` lists such
@@ -86,6 +89,7 @@ import {
   benchServiceEnv,
   benchNodeArgs,
   cpuSeconds,
+  CpuAccount,
   createBenchTopics,
   intOption,
   machineCpuSeconds,
@@ -364,6 +368,18 @@ async function main(): Promise<void> {
       return measured;
     };
 
+    /**
+     * Where a flood's CPU goes, process by process (bench-support.ts): the service's processes (and `others`),
+     * their PostgreSQL backends, all of PostgreSQL, the broker, this process (callers and ingest producer).
+     */
+    const cpuAccount = (others: Record<string, number> = {}) =>
+      new CpuAccount(
+        pool,
+        DATABASE_URL,
+        { ...Object.fromEntries(processes.map((p, i) => [splitRoles ? ['grpc', 'recorder'][i] : 'service', p.child.pid!])), ...others },
+        'loadGenerator',
+      );
+
     /** An open loop of `rate` calls a second for --flood-seconds to 127.0.0.1:`target`, from the flood's callers and threads. */
     const floodAt = (target: number, rate: number) =>
       loadInWorkers(threads, {
@@ -386,6 +402,8 @@ async function main(): Promise<void> {
         burst: Number({ ...CONFIG_DEFAULTS, ...serviceEnvGiven }.ADMISSION_REPLAY_MAX_IN_FLIGHT),
       });
       try {
+        const account = cpuAccount({ floor: floorServer.pid });
+        await account.start();
         const cpu = cpuSeconds(floorServer.pid);
         const benchCpu = cpuSeconds(process.pid);
         const machineCpu = machineCpuSeconds();
@@ -393,6 +411,7 @@ async function main(): Promise<void> {
         const { results, generatorLagP99Ms } = await floodAt(floorServer.port, rate);
         const machineCpuAfter = machineCpuSeconds();
         const floorCpu = cpuSeconds(floorServer.pid) - cpu;
+        const cpuByProcess = await account.stop();
         const summary = summarize(results);
         return {
           answeredPerSecond: Math.round(summary.answered / floodSeconds),
@@ -406,6 +425,7 @@ async function main(): Promise<void> {
           cpuMsPerCall: round((floorCpu * 1000) / Math.max(1, summary.requests), 3),
           benchCpuSeconds: round(cpuSeconds(process.pid) - benchCpu),
           machineBusyShare: round(busyShare(machineCpu, machineCpuAfter), 3),
+          cpuSecondsByProcess: cpuByProcess,
           generatorEventLoopLagP99Ms: round(generatorLagP99Ms),
           wallSeconds: round((performance.now() - started) / 1000),
         };
@@ -437,6 +457,8 @@ async function main(): Promise<void> {
           await sleep(500);
         }
       })();
+      const account = cpuAccount();
+      await account.start();
       const cpu = cpuSeconds(service.pid!);
       const benchCpu = cpuSeconds(process.pid);
       const machineCpu = machineCpuSeconds();
@@ -450,6 +472,7 @@ async function main(): Promise<void> {
       const floodCpu = cpuSeconds(service.pid!) - cpu;
       const floodBenchCpu = cpuSeconds(process.pid) - benchCpu;
       const machineCpuAfter = machineCpuSeconds();
+      const cpuByProcess = await account.stop();
       // How much of every CPU the machine was busy (service, generator, database, broker): at 1, callers and
       // service wait for a CPU, and that wait shows as both's latency.
       const machineBusyShare = busyShare(machineCpu, machineCpuAfter);
@@ -539,6 +562,7 @@ async function main(): Promise<void> {
         serviceCpuMsPerCall: round((floodCpu * 1000) / Math.max(1, summary.requests), 3),
         benchCpuSeconds: round(floodBenchCpu),
         machineBusyShare: round(machineBusyShare, 3),
+        cpuSecondsByProcess: cpuByProcess,
         serviceEventLoopLagP99Ms: serviceLagP99Ms,
         generatorEventLoopLagP99Ms: round(generatorLagP99Ms),
         // A load generator whose own event loop runs late misses deadlines and resets streams whatever the service
@@ -573,6 +597,7 @@ async function main(): Promise<void> {
           `load generator ${figures.generatorEventLoopLagP99Ms} ms; ` +
           `light load p99 after: ${figures.lightLoadP99MsAfter} ms; process ${alive() ? 'alive' : 'GONE'}`,
       );
+      console.log(`  CPU seconds by process in the flood: ${JSON.stringify(figures.cpuSecondsByProcess)}`);
       if (floor)
         console.log(
           `  the floor, flooded the same: ${floor.answeredPerSecond}/s answered, ${floor.refused} refused (p50 ${floor.refusalP50Ms} ms, ` +
@@ -580,7 +605,8 @@ async function main(): Promise<void> {
             `${floor.deadlines} deadlines, other ${JSON.stringify(floor.otherFailures)}; ${floor.cpuMsPerCall} ms CPU a call ` +
             `(${floor.cpuSeconds} s over ${floor.wallSeconds} s; the load generator ${floor.benchCpuSeconds} s; the machine's CPUs ` +
             `${floor.machineBusyShare} busy); load generator event loop delay p99 ${floor.generatorEventLoopLagP99Ms} ms; ` +
-            `the service's refusal p99 ${figures.refusalP99VsFloor} times the floor's`,
+            `the service's refusal p99 ${figures.refusalP99VsFloor} times the floor's; ` +
+            `CPU seconds by process: ${JSON.stringify(floor.cpuSecondsByProcess)}`,
         );
     }
     for (const ended of processes.filter((p) => !p.alive()))
