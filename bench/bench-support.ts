@@ -512,7 +512,7 @@ export class CpuMeter {
   }
 }
 
-/** CPU seconds of every live PostgreSQL server process (its name is `postgres`), by pid; the server's own includes the children it has reaped. */
+/** CPU seconds of every live PostgreSQL server process (its name is `postgres`), by pid. */
 function postgresCpuSeconds(): Map<number, number> {
   const seconds = new Map<number, number>();
   for (const entry of readdirSync('/proc')) {
@@ -525,10 +525,7 @@ function postgresCpuSeconds(): Map<number, number> {
     }
     if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== 'postgres') continue;
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // utime, stime, then cutime and cstime: what its reaped children used (a backend that ended between two readings).
-    const own = Number(fields[11]) + Number(fields[12]);
-    const reaped = Number(fields[13]) + Number(fields[14]);
-    seconds.set(Number(entry), (own + reaped) / CLOCK_TICKS_PER_SECOND);
+    seconds.set(Number(entry), (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND);
   }
   return seconds;
 }
@@ -547,13 +544,17 @@ function localBrokerPid(): number | null {
  * PostgreSQL process (backends, WAL writer, checkpointer, autovacuum), the
  * local Kafka broker (`npm run kafka:start`; NaN without one), this process
  * (load generator and producer), and the whole machine (busy, and total
- * CPU time). A PostgreSQL process that ended between the two readings
- * counts through its parent's reaped time, its whole life with it.
+ * CPU time). PostgreSQL's processes are looked at every `sampleMs`, as
+ * CpuMeter looks for backends: one that ends loses what it spent after the
+ * last look, one that starts counts from zero. (A parent's reaped time
+ * would count a child's whole life, from before the account started.)
  */
 export class CpuAccount {
   private readonly meters: ReadonlyArray<[string, CpuMeter]>;
   private before = new Map<string, number>();
-  private postgresBefore = new Map<number, number>();
+  private readonly postgresFirst = new Map<number, number>();
+  private readonly postgresLast = new Map<number, number>();
+  private postgresTimer: NodeJS.Timeout | null = null;
   private machine = machineCpuSeconds();
 
   constructor(
@@ -561,6 +562,7 @@ export class CpuAccount {
     databaseUrl: string,
     processes: Readonly<Record<string, number>>,
     private readonly benchLabel = 'bench',
+    private readonly sampleMs = 200,
   ) {
     this.meters = Object.entries(processes).map(([name, pid]) => [name, new CpuMeter(pool, pid, { databaseUrl })]);
   }
@@ -576,8 +578,16 @@ export class CpuAccount {
   async start(): Promise<void> {
     for (const [, meter] of this.meters) await meter.start();
     this.machine = machineCpuSeconds();
-    this.postgresBefore = postgresCpuSeconds();
+    this.samplePostgres(false);
+    this.postgresTimer = setInterval(() => this.samplePostgres(true), this.sampleMs);
     this.before = this.read();
+  }
+
+  private samplePostgres(fromZero: boolean): void {
+    for (const [pid, seconds] of postgresCpuSeconds()) {
+      if (!this.postgresFirst.has(pid)) this.postgresFirst.set(pid, fromZero ? 0 : seconds);
+      this.postgresLast.set(pid, seconds);
+    }
   }
 
   async stop(): Promise<Record<string, number>> {
@@ -589,8 +599,10 @@ export class CpuAccount {
       backends += spent.database;
     }
     split.postgresBackends = tenth(backends);
+    if (this.postgresTimer) clearInterval(this.postgresTimer);
+    this.samplePostgres(true);
     let postgres = 0;
-    for (const [pid, seconds] of postgresCpuSeconds()) postgres += seconds - (this.postgresBefore.get(pid) ?? 0);
+    for (const [pid, first] of this.postgresFirst) postgres += (this.postgresLast.get(pid) ?? first) - first;
     split.postgresAll = tenth(postgres);
     for (const [name, seconds] of this.read()) split[name] = tenth(seconds - (this.before.get(name) ?? 0));
     const machine = machineCpuSeconds();

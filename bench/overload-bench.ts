@@ -334,14 +334,32 @@ async function main(): Promise<void> {
       return ((await recordedTotal()) - before) / ((performance.now() - t) / 1000);
     };
 
+    /**
+     * Where a phase's CPU goes, process by process (bench-support.ts): the service's processes (and `others`),
+     * their PostgreSQL backends, all of PostgreSQL, the broker, this process (callers and ingest producer).
+     */
+    const cpuAccount = (others: Record<string, number> = {}) =>
+      new CpuAccount(
+        pool,
+        DATABASE_URL,
+        { ...Object.fromEntries(processes.map((p, i) => [splitRoles ? ['grpc', 'recorder'][i] : 'service', p.child.pid!])), ...others },
+        'loadGenerator',
+      );
+
     // 1. Recording alone (after a few seconds for the consumer to settle into the rate).
     await sleep(5_000);
+    const aloneAccount = cpuAccount();
+    await aloneAccount.start();
     const recordingAlone = await recordingRate(measureSeconds);
+    const recordingAloneCpu = await aloneAccount.stop();
     console.log(
       `callers' flow-control window: ${windowKib === undefined ? "the client package's" : `${windowKib} KiB`}; ` +
         `service: ${splitRoles ? 'two processes (gRPC, recorder)' : 'one process with every role'} in ${ownSession ? 'a session of its own' : "this process's session"} (autogroup scheduling ${autogroupScheduling()})`,
     );
-    console.log(`recording alone: ${Math.round(recordingAlone)} events/s (ingest offered ${ingestRate}/s)`);
+    console.log(
+      `recording alone: ${Math.round(recordingAlone)} events/s (ingest offered ${ingestRate}/s); ` +
+        `CPU seconds by process over ${measureSeconds} s: ${JSON.stringify(recordingAloneCpu)}`,
+    );
 
     // 2. Sustainable: a closed loop of callers (from the same threads as the flood), after a warm-up. Measured again
     // before each flood: on a shared machine what the service sustains moves with the machine's other load.
@@ -349,7 +367,24 @@ async function main(): Promise<void> {
     const closed = async (seconds: number) =>
       (await loadInWorkers(threads, { loop: 'closed', port, callers, rate: 0, seconds, request, deadlineMs, client, windowBytes })).results;
     await closed(3);
+    /** How the service answered replays so far (its replay cache's counters), from a scrape. */
+    const replayAnswers = (exposition: string) => ({
+      ...Object.fromEntries(
+        ['cached_history', 'cached_rows', 'read'].map((answer) => [
+          answer,
+          counterTotal(
+            exposition
+              .split('\n')
+              .filter((l) => l.includes(`answer="${answer}"`))
+              .join('\n'),
+            'toolhistory_replay_requests_total',
+          ),
+        ]),
+      ),
+      version_checks: counterTotal(exposition, 'toolhistory_replay_version_checks_total'),
+    });
     const measureSustainable = async () => {
+      const answersBefore = replayAnswers(await scrape());
       const cpuBefore = cpuSeconds(service.pid!);
       const started = performance.now();
       const results = await closed(measureSeconds);
@@ -360,25 +395,17 @@ async function main(): Promise<void> {
         p99Ms: summary.answeredP99Ms,
         cpuMsPerReplay: ((cpuSeconds(service.pid!) - cpuBefore) * 1000) / Math.max(1, summary.answered),
       };
+      const answersAfter = replayAnswers(await scrape());
+      const answeredBy = Object.fromEntries(
+        Object.entries(answersAfter).map(([how, n]) => [how, n - answersBefore[how as keyof typeof answersBefore]]),
+      );
       console.log(
         `sustainable: ${Math.round(measured.perSecond)} replays/s with ${callers} callers (p50 ${round(summary.answeredP50Ms)} ms, ` +
           `p99 ${round(summary.answeredP99Ms)} ms, ${summary.refused + summary.deadlines + summary.other} not answered); ` +
-          `gRPC process ${round(measured.cpuMsPerReplay)} ms CPU a replay`,
+          `gRPC process ${round(measured.cpuMsPerReplay)} ms CPU a replay; answered by ${JSON.stringify(answeredBy)}`,
       );
-      return measured;
+      return { ...measured, answeredBy };
     };
-
-    /**
-     * Where a flood's CPU goes, process by process (bench-support.ts): the service's processes (and `others`),
-     * their PostgreSQL backends, all of PostgreSQL, the broker, this process (callers and ingest producer).
-     */
-    const cpuAccount = (others: Record<string, number> = {}) =>
-      new CpuAccount(
-        pool,
-        DATABASE_URL,
-        { ...Object.fromEntries(processes.map((p, i) => [splitRoles ? ['grpc', 'recorder'][i] : 'service', p.child.pid!])), ...others },
-        'loadGenerator',
-      );
 
     /** An open loop of `rate` calls a second for --flood-seconds to 127.0.0.1:`target`, from the flood's callers and threads. */
     const floodAt = (target: number, rate: number) =>
@@ -527,6 +554,7 @@ async function main(): Promise<void> {
         sustainablePerSecond: Math.round(sustainable),
         sustainableP99Ms: round(sustained.p99Ms),
         sustainableCpuMsPerReplay: round(sustained.cpuMsPerReplay, 3),
+        sustainableAnsweredBy: sustained.answeredBy,
         offeredPerSecond: rate,
         requests: summary.requests,
         answered: summary.answered,
@@ -614,6 +642,7 @@ async function main(): Promise<void> {
     console.log(
       JSON.stringify({
         recordingAlonePerSecond: Math.round(recordingAlone),
+        recordingAloneCpuSecondsByProcess: recordingAloneCpu,
         serviceSession: ownSession ? 'own' : 'shared',
         roles: splitRoles ? 'split' : 'one process',
         ...(windowKib !== undefined ? { callerWindowKib: windowKib } : {}),
