@@ -543,8 +543,9 @@ function localBrokerPid(): number | null {
  * process, the PostgreSQL backends serving their connections, every
  * PostgreSQL process (backends, WAL writer, checkpointer, autovacuum), the
  * local Kafka broker (`npm run kafka:start`; NaN without one), this process
- * (load generator and producer), and the whole machine (busy, and total
- * CPU time). PostgreSQL's processes are looked at every `sampleMs`, as
+ * (load generator and producer), the rest of the machine's busy time
+ * (other programs, the kernel's threads, a hypervisor's steal), and the
+ * whole machine (busy, and total CPU time). PostgreSQL's processes are looked at every `sampleMs`, as
  * CpuMeter looks for backends: one that ends loses what it spent after the
  * last look, one that starts counts from zero. (A parent's reaped time
  * would count a child's whole life, from before the account started.)
@@ -606,7 +607,13 @@ export class CpuAccount {
     split.postgresAll = tenth(postgres);
     for (const [name, seconds] of this.read()) split[name] = tenth(seconds - (this.before.get(name) ?? 0));
     const machine = machineCpuSeconds();
-    split.machineBusy = tenth(machine.busy - this.machine.busy);
+    const busy = machine.busy - this.machine.busy;
+    // What no process above was charged with: other programs, the kernel's own threads, a hypervisor's steal.
+    const named = Object.entries(split)
+      .filter(([name]) => name !== 'postgresBackends')
+      .reduce((sum, [, seconds]) => sum + (Number.isNaN(seconds) ? 0 : seconds), 0);
+    split.restOfMachine = tenth(busy - named);
+    split.machineBusy = tenth(busy);
     split.machineTotal = tenth(machine.total - this.machine.total);
     return split;
   }
