@@ -545,10 +545,11 @@ function localBrokerPid(): number | null {
  * local Kafka broker (`npm run kafka:start`; NaN without one), this process
  * (load generator and producer), the rest of the machine's busy time
  * (other programs, the kernel's threads, a hypervisor's steal), and the
- * whole machine (busy, and total CPU time). PostgreSQL's processes are looked at every `sampleMs`, as
- * CpuMeter looks for backends: one that ends loses what it spent after the
- * last look, one that starts counts from zero. (A parent's reaped time
- * would count a child's whole life, from before the account started.)
+ * whole machine (busy, and total CPU time). PostgreSQL's processes are
+ * looked at every `sampleMs`, as CpuMeter looks for backends: one that ends
+ * loses what it spent after the last look, one that starts counts from
+ * zero. (A parent's reaped time would count a child's whole life, from
+ * before the account started.)
  */
 export class CpuAccount {
   private readonly meters: ReadonlyArray<[string, CpuMeter]>;

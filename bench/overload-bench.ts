@@ -51,8 +51,9 @@
  * (/proc/stat; at 1, the service and its callers wait for a CPU), with
  * the flood's CPU seconds process by process: the service, its PostgreSQL
  * backends, all of PostgreSQL, the local broker and this process (the
- * load generator and the ingest producer). The last line printed is one
- * JSON object.
+ * load generator and the ingest producer), as for recording alone; and how
+ * the sustainable phase's replays were answered (cached history, cached
+ * rows, a read; version checks). The last line printed is one JSON object.
  * BENCH_NODE_ARGS adds flags to the service's node; BENCH_SERVICE_LOG names
  * a file that gets the service's whole output.
  * --service-cpus and --generator-cpus (both or neither, `taskset` lists such
@@ -372,13 +373,7 @@ async function main(): Promise<void> {
       ...Object.fromEntries(
         ['cached_history', 'cached_rows', 'read'].map((answer) => [
           answer,
-          counterTotal(
-            exposition
-              .split('\n')
-              .filter((l) => l.includes(`answer="${answer}"`))
-              .join('\n'),
-            'toolhistory_replay_requests_total',
-          ),
+          counterTotal(exposition, 'toolhistory_replay_requests_total', { answer }),
         ]),
       ),
       version_checks: counterTotal(exposition, 'toolhistory_replay_version_checks_total'),
@@ -510,23 +505,10 @@ async function main(): Promise<void> {
       const serverRefusalP50Ms = histogramPercentileMs(refusalsBefore, refusalsAfter, 50);
       const serverRefusalP99Ms = histogramPercentileMs(refusalsBefore, refusalsAfter, 99);
       const refusalReasons = Object.fromEntries(
-        ['full', 'waited', 'shed'].map((reason) => [
-          reason,
-          counterTotal(
-            expositionAfter
-              .split('\n')
-              .filter((l) => l.includes('lane="replay"') && l.includes(`reason="${reason}"`))
-              .join('\n'),
-            'toolhistory_admission_refusals_total',
-          ) -
-            counterTotal(
-              exposition
-                .split('\n')
-                .filter((l) => l.includes('lane="replay"') && l.includes(`reason="${reason}"`))
-                .join('\n'),
-              'toolhistory_admission_refusals_total',
-            ),
-        ]),
+        ['full', 'waited', 'shed'].map((reason) => {
+          const refused = (text: string) => counterTotal(text, 'toolhistory_admission_refusals_total', { lane: 'replay', reason });
+          return [reason, refused(expositionAfter) - refused(exposition)];
+        }),
       );
       // Refused from their headers, before grpc-js made calls of them (also among refusalReasons.full).
       const refusedAtStream =

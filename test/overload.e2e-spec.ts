@@ -12,13 +12,6 @@ import { agentTraffic } from './support/traffic';
 import { runCompleted, toolCall, toolResult } from './support/tool-event-factory';
 import { waitFor } from './support/wait-for';
 
-/** The sum of a metric's samples whose labels include all of `labels`. */
-function metric(exposition: string, name: string, labels: Record<string, string> = {}): number {
-  const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
-  const lines = exposition.split('\n').filter((line) => wanted.every((w) => line.includes(w)));
-  return counterTotal(lines.join('\n'), name);
-}
-
 /** A conversation of `turns` completed runs, each of one round of two calls with ~1 KB results, all recent. */
 function conversation(tenantId: string, conversationId: string, turns: number): ToolEvent[] {
   const body = 'order A-1001 shipped via DHL, parcel in transit, expected delivery Tuesday. '.repeat(26);
@@ -81,7 +74,7 @@ function lockableService(name: string, admission: Record<string, string>, count:
     await service.stack?.stop();
   });
   service.replayMetric = async (metricName, labels = {}) =>
-    metric(await (await fetch(`http://127.0.0.1:${service.httpPort}/metrics`)).text(), metricName, { lane: 'replay', ...labels });
+    counterTotal(await (await fetch(`http://127.0.0.1:${service.httpPort}/metrics`)).text(), metricName, { lane: 'replay', ...labels });
   service.lockReads = async () => {
     await service.locker.query('BEGIN');
     await service.locker.query(`LOCK TABLE "${service.stack.db.schema}".conversations IN ACCESS EXCLUSIVE MODE`);
@@ -330,14 +323,14 @@ describe('a flood of replays at three times what the service sustains, beside in
     const results = await openLoop(rate, FLOOD_SECONDS, oneCall);
     lag.disable();
     const eventLoopDelayP99Ms = {
-      service: Math.round(metric(await scrape(), 'nodejs_eventloop_lag_p99_seconds') * 1000),
+      service: Math.round(counterTotal(await scrape(), 'nodejs_eventloop_lag_p99_seconds') * 1000),
       test: Math.round(lag.percentile(99) / 1e6),
     };
     flooding = false;
     await Promise.all([probing, ingesting]);
 
     const flood = summarize(results);
-    const refusedByAdmission = metric(await scrape(), 'toolhistory_admission_refusals_total', { lane: 'replay' });
+    const refusedByAdmission = counterTotal(await scrape(), 'toolhistory_admission_refusals_total', { lane: 'replay' });
     // One object, so a failure shows every figure of the flood beside the check that failed.
     // How fast refusals arrive and how many calls ran out their deadline depend on how busy this machine is: they are
     // figures (printed here on a failure, measured by npm run bench:overload), not checks.
@@ -383,7 +376,7 @@ describe('a flood of replays at three times what the service sustains, beside in
     await waitFor(
       async () => {
         const exposition = await scrape();
-        return metric(exposition, 'toolhistory_admission_in_flight') + metric(exposition, 'toolhistory_admission_queued');
+        return counterTotal(exposition, 'toolhistory_admission_in_flight') + counterTotal(exposition, 'toolhistory_admission_queued');
       },
       (n) => n === 0,
       { what: 'admission drained' },

@@ -421,13 +421,15 @@ export function summarize(results: readonly CallResult[]): FloodSummary {
   };
 }
 
-/** The sum of a counter's samples in a Prometheus exposition (every label set), or 0. */
-export function counterTotal(exposition: string, name: string): number {
+/** The sum of a counter's samples in a Prometheus exposition (every label set with the given `labels`), or 0. */
+export function counterTotal(exposition: string, name: string, labels: Record<string, string> = {}): number {
+  const wanted = Object.entries(labels).map(([label, value]) => `${label}="${value}"`);
   let total = 0;
   for (const line of exposition.split('\n')) {
     if (!line.startsWith(name)) continue;
     const rest = line.slice(name.length);
     if (rest[0] !== ' ' && rest[0] !== '{') continue;
+    if (!wanted.every((pair) => rest.includes(pair))) continue;
     total += Number(line.slice(line.lastIndexOf(' ') + 1));
   }
   return total;
