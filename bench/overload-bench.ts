@@ -3,8 +3,9 @@
  * service sustains, beside steady ingest (docs/adr/030-admission-control.md).
  *
  *   npm run bench:overload -- [--multiple 3] [--flood-seconds 30] [--measure-seconds 10] [--after-seconds 30]
- *                             [--ingest-rate 500] [--deadline-ms 2000] [--callers 8] [--floods 1] [--threads 2]
- *                             [--other-invocations 10000] [--client http2|grpc-js] [--keep]
+ *                             [--ingest-rate 500] [--deadline-ms 2000] [--callers 8] [--floods 1]
+ *                             [--generator go|node [--threads 2] [--client http2|grpc-js]]
+ *                             [--other-invocations 10000] [--keep]
  *                             [--service-cpus 0 --generator-cpus 1] [--own-session] [--split-roles]
  *                             [--caller-window-kib 16384] [--floor]
  *
@@ -18,25 +19,27 @@
  * throughout:
  *   1. recording alone for --measure-seconds: the recording rate without reads;
  *   2. sustainable: --callers callers in a closed loop for --measure-seconds
- *      (from --threads worker threads): the replay rate the service sustains,
+ *      (from the load generator): the replay rate the service sustains,
  *      measured again before each flood (the machine's other load moves it);
  *   3. flood: --multiple times that rate in an open loop (each call with a
- *      --deadline-ms deadline, no retries) for --flood-seconds, sent from
- *      --threads worker threads (the --callers connections split between
- *      them), probing health every 500 ms;
+ *      --deadline-ms deadline, no retries) for --flood-seconds, over the
+ *      --callers connections, probing health every 500 ms;
  *   4. after: --after-seconds of ingest only, then RSS and a light load;
  *   5. with --floor, the same flood again at once against the floor
  *      (overload-floor.ts): a bare HTTP/2 server sending the service's own
  *      answer at the rate the service answered and refusing the rest, so each
  *      flood's time to refusal stands beside what the machine and the
  *      generator gave the least possible server in the same hour.
- * The callers (--client) are bare HTTP/2 connections speaking gRPC's wire
- * format by default, with the client package's flow-control window unless
- * --caller-window-kib sets another (what an answer's bytes may run ahead of
- * its caller's reading, and so what a refusal on the same connection may
- * queue behind), or grpc-js clients as the client package calls: on two
- * shared cores a grpc-js generator spends more CPU than the service it
- * floods, and its delay shows as the service's latency.
+ * The load generator (--generator, flood-generator.ts) shares the two cores
+ * with the service, so what it spends a call the service does not get. By
+ * default it is bench/floodgen, Go's HTTP/2 client in a process of its own
+ * (built with the machine's Go); --generator node sends from --threads
+ * Node.js worker threads instead, as bare HTTP/2 connections (--client
+ * http2) or grpc-js clients (--client grpc-js), each spending several times
+ * the Go generator's CPU a call. Either speaks gRPC's wire format with the
+ * client package's flow-control window unless --caller-window-kib sets
+ * another (what an answer's bytes may run ahead of its caller's reading, and
+ * so what a refusal on the same connection may queue behind).
  * --floods repeats 3 and 4 (the process must survive every one).
  * --own-session starts the service in a session of its own, as a process
  * manager or a terminal of its own would: where the kernel schedules by
@@ -50,15 +53,16 @@
  * runs; CPU per request much less), and how busy the machine's CPUs were
  * (/proc/stat; at 1, the service and its callers wait for a CPU), with
  * the flood's CPU seconds process by process: the service, its PostgreSQL
- * backends, all of PostgreSQL, the local broker and this process (the
- * load generator and the ingest producer), as for recording alone; and how
+ * backends, all of PostgreSQL, the local broker, the load generator and this
+ * process (the ingest producer and health probes; with --generator node, the
+ * load generator too), as for recording alone; and how
  * the sustainable phase's replays were answered (cached history, cached
  * rows, a read; version checks). The last line printed is one JSON object.
  * BENCH_NODE_ARGS adds flags to the service's node; BENCH_SERVICE_LOG names
  * a file that gets the service's whole output.
  * --service-cpus and --generator-cpus (both or neither, `taskset` lists such
- * as `0` or `0-3`) keep the service's process and this one (its callers,
- * health probes and ingest) on CPUs of their own, as callers are in
+ * as `0` or `0-3`) keep the service's process and this one with the load
+ * generator (callers, health probes and ingest) on CPUs of their own, as callers are in
  * production; the database and the broker stay where the system puts them.
  */
 import * as grpc from '@grpc/grpc-js';
@@ -72,13 +76,10 @@ import type { ToolEvent } from '../libs/contract/src';
 import { freePort, toolHistoryClient } from '../test/support/grpc-client';
 import { agentTraffic } from '../test/support/traffic';
 import {
-  closedLoop,
   counterTotal,
   histogramBuckets,
-  floodCallers,
   type FloodClient,
   histogramPercentileMs,
-  loadInWorkers,
   replayAnswerBytes,
   rssMiB,
   summarize,
@@ -100,6 +101,7 @@ import {
 } from './bench-support';
 import { BENCH_CONVERSATION, BENCH_TENANT, benchConversation, SEED_SQL } from './replay-fixture';
 import { startFloorServer } from './overload-floor';
+import { goGenerator, type LoadGenerator, nodeGenerator } from './flood-generator';
 
 const BROKERS = (process.env.BENCH_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
 const TURNS = 20;
@@ -153,6 +155,7 @@ async function main(): Promise<void> {
       'deadline-ms': { type: 'string' },
       callers: { type: 'string' },
       floods: { type: 'string' },
+      generator: { type: 'string' },
       threads: { type: 'string' },
       'other-invocations': { type: 'string' },
       client: { type: 'string' },
@@ -178,13 +181,17 @@ async function main(): Promise<void> {
   const deadlineMs = intOption(values, 'deadline-ms', 2_000);
   const callers = intOption(values, 'callers', 8);
   const floods = intOption(values, 'floods', 1);
+  const generatorKind = values.generator ?? 'go';
+  if (generatorKind !== 'go' && generatorKind !== 'node') throw new Error(`--generator must be go or node, got ${values.generator}`);
+  if (generatorKind === 'go' && (values.threads !== undefined || values.client !== undefined))
+    throw new Error('--threads and --client choose how the Node.js generator sends: use them with --generator node');
   const threads = intOption(values, 'threads', 2);
   const others = intOption(values, 'other-invocations', 10_000);
   const client = (values.client ?? 'http2') as FloodClient;
   if (client !== 'http2' && client !== 'grpc-js') throw new Error(`--client must be http2 or grpc-js, got ${values.client}`);
   const windowKib = values['caller-window-kib'] === undefined ? undefined : intOption(values, 'caller-window-kib', 0);
   if (windowKib !== undefined && client !== 'http2')
-    throw new Error("--caller-window-kib sets the bare HTTP/2 callers' window: use it with --client http2");
+    throw new Error("--caller-window-kib sets the bare HTTP/2 callers' window: use it with --client http2 or --generator go");
   if (windowKib !== undefined && (windowKib < 64 || windowKib > 2 ** 31 / 1024 - 1))
     throw new Error(`--caller-window-kib must be between 64 and ${2 ** 31 / 1024 - 1} (HTTP/2's window), got ${windowKib}`);
   const windowBytes = windowKib === undefined ? undefined : windowKib * 1024;
@@ -210,8 +217,11 @@ async function main(): Promise<void> {
   const [port, httpPort] = [await freePort(), await freePort()];
   // The recorder's metrics: the service's own, unless --split-roles runs the recorder apart.
   const recorderHttpPort = splitRoles ? await freePort() : httpPort;
-  // Every thread of this process, and the worker threads it starts later (they inherit it), on the generator's CPUs.
+  // Every thread of this process, and the worker threads and processes it starts later (they inherit it), on the
+  // generator's CPUs.
   if (pinning) execFileSync('taskset', ['--all-tasks', '--cpu-list', '--pid', pinning.generator, String(process.pid)], { stdio: 'ignore' });
+  const generator: LoadGenerator = generatorKind === 'go' ? await goGenerator() : nodeGenerator(threads, client);
+  const callersName = generatorKind === 'go' ? 'Go HTTP/2' : client;
   const serviceCommand = [process.execPath, ...benchNodeArgs(), resolve(__dirname, '../apps/toolhistory/src/main.js')];
   const [serviceFile, ...serviceArgs] = pinning ? ['taskset', '--cpu-list', pinning.service, ...serviceCommand] : serviceCommand;
   /** A service process with `roles`; its output is kept (the last 20 kB) and, with BENCH_SERVICE_LOG, written to that file. */
@@ -261,7 +271,6 @@ async function main(): Promise<void> {
       process.exit(128 + constants.signals[signal]);
     });
   const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
-  const flood = floodCallers(client, port, callers, windowBytes);
   const health = toolHistoryClient(port);
   const request = { tenant_id: BENCH_TENANT, conversation_id: BENCH_CONVERSATION };
   const scrape = async () => (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
@@ -337,14 +346,19 @@ async function main(): Promise<void> {
 
     /**
      * Where a phase's CPU goes, process by process (bench-support.ts): the service's processes (and `others`),
-     * their PostgreSQL backends, all of PostgreSQL, the broker, this process (callers and ingest producer).
+     * their PostgreSQL backends, all of PostgreSQL, the broker, the load generator and this process (the ingest
+     * producer and health probes; the load generator too with --generator node).
      */
     const cpuAccount = (others: Record<string, number> = {}) =>
       new CpuAccount(
         pool,
         DATABASE_URL,
-        { ...Object.fromEntries(processes.map((p, i) => [splitRoles ? ['grpc', 'recorder'][i] : 'service', p.child.pid!])), ...others },
-        'loadGenerator',
+        {
+          ...Object.fromEntries(processes.map((p, i) => [splitRoles ? ['grpc', 'recorder'][i] : 'service', p.child.pid!])),
+          ...(generator.pid === process.pid ? {} : { loadGenerator: generator.pid }),
+          ...others,
+        },
+        generator.pid === process.pid ? 'loadGenerator' : 'benchProcess',
       );
 
     // 1. Recording alone (after a few seconds for the consumer to settle into the rate).
@@ -362,11 +376,10 @@ async function main(): Promise<void> {
         `CPU seconds by process over ${measureSeconds} s: ${JSON.stringify(recordingAloneCpu)}`,
     );
 
-    // 2. Sustainable: a closed loop of callers (from the same threads as the flood), after a warm-up. Measured again
+    // 2. Sustainable: a closed loop of callers (from the flood's generator), after a warm-up. Measured again
     // before each flood: on a shared machine what the service sustains moves with the machine's other load.
-    const oneCall = (i: number) => flood.call(i, request, deadlineMs);
-    const closed = async (seconds: number) =>
-      (await loadInWorkers(threads, { loop: 'closed', port, callers, rate: 0, seconds, request, deadlineMs, client, windowBytes })).results;
+    const closed = async (seconds: number, count = callers) =>
+      (await generator.run({ loop: 'closed', port, callers: count, rate: 0, seconds, request, deadlineMs, windowBytes })).results;
     await closed(3);
     /** How the service answered replays so far (its replay cache's counters), from a scrape. */
     const replayAnswers = (exposition: string) => ({
@@ -402,19 +415,9 @@ async function main(): Promise<void> {
       return { ...measured, answeredBy };
     };
 
-    /** An open loop of `rate` calls a second for --flood-seconds to 127.0.0.1:`target`, from the flood's callers and threads. */
+    /** An open loop of `rate` calls a second for --flood-seconds to 127.0.0.1:`target`, from the load generator. */
     const floodAt = (target: number, rate: number) =>
-      loadInWorkers(threads, {
-        loop: 'open',
-        port: target,
-        callers,
-        rate,
-        seconds: floodSeconds,
-        request,
-        deadlineMs,
-        client,
-        windowBytes,
-      });
+      generator.run({ loop: 'open', port: target, callers, rate, seconds: floodSeconds, request, deadlineMs, windowBytes });
 
     /** The flood just run, again at `rate` for as long, against the floor answering `answeredPerSecond` (overload-floor.ts). */
     const floodTheFloor = async (answerBytes: Buffer, rate: number, answeredPerSecond: number) => {
@@ -427,7 +430,7 @@ async function main(): Promise<void> {
         const account = cpuAccount({ floor: floorServer.pid });
         await account.start();
         const cpu = cpuSeconds(floorServer.pid);
-        const benchCpu = cpuSeconds(process.pid);
+        const generatorCpu = cpuSeconds(generator.pid);
         const machineCpu = machineCpuSeconds();
         const started = performance.now();
         const { results, generatorLagP99Ms } = await floodAt(floorServer.port, rate);
@@ -445,7 +448,7 @@ async function main(): Promise<void> {
           refusalFromSentP99Ms: round(summary.refusalFromSentP99Ms),
           cpuSeconds: round(floorCpu),
           cpuMsPerCall: round((floorCpu * 1000) / Math.max(1, summary.requests), 3),
-          benchCpuSeconds: round(cpuSeconds(process.pid) - benchCpu),
+          generatorCpuSeconds: round(cpuSeconds(generator.pid) - generatorCpu),
           machineBusyShare: round(busyShare(machineCpu, machineCpuAfter), 3),
           cpuSecondsByProcess: cpuByProcess,
           generatorEventLoopLagP99Ms: round(generatorLagP99Ms),
@@ -465,7 +468,7 @@ async function main(): Promise<void> {
       const memoryBefore = memoryOf(await scrape());
       const rate = Math.round(sustainable * multiple);
       console.log(
-        `flood ${n}/${floods}: ${rate} replays/s offered (${multiple} x sustainable) for ${floodSeconds} s, deadline ${deadlineMs} ms, ${client} callers${pinning ? ` (service on CPUs ${pinning.service}, load generator on ${pinning.generator})` : ''}`,
+        `flood ${n}/${floods}: ${rate} replays/s offered (${multiple} x sustainable) for ${floodSeconds} s, deadline ${deadlineMs} ms, ${callersName} callers${pinning ? ` (service on CPUs ${pinning.service}, load generator on ${pinning.generator})` : ''}`,
       );
       // Health, as an orchestrator probes it, and the process's memory, while the flood lasts.
       const probes: Record<string, number> = {};
@@ -482,7 +485,7 @@ async function main(): Promise<void> {
       const account = cpuAccount();
       await account.start();
       const cpu = cpuSeconds(service.pid!);
-      const benchCpu = cpuSeconds(process.pid);
+      const generatorCpu = cpuSeconds(generator.pid);
       const machineCpu = machineCpuSeconds();
       const wallStart = performance.now();
       // A scrape also resets the service's event loop delay percentiles: the next one gives the flood's.
@@ -492,7 +495,7 @@ async function main(): Promise<void> {
       const { results, generatorLagP99Ms } = await floodAt(port, rate);
       const floodElapsed = (performance.now() - wallStart) / 1000;
       const floodCpu = cpuSeconds(service.pid!) - cpu;
-      const floodBenchCpu = cpuSeconds(process.pid) - benchCpu;
+      const floodGeneratorCpu = cpuSeconds(generator.pid) - generatorCpu;
       const machineCpuAfter = machineCpuSeconds();
       const cpuByProcess = await account.stop();
       // How much of every CPU the machine was busy (service, generator, database, broker): at 1, callers and
@@ -527,8 +530,7 @@ async function main(): Promise<void> {
         rssPeak = Math.max(rssPeak, rssSamples.at(-1)!);
       }
       const memoryAfter = alive() ? memoryOf(await scrape()) : null;
-      const light = alive() ? await closedLoop(2, 2, oneCall) : { results: [], elapsedSeconds: 0 };
-      const lightSummary = summarize(light.results);
+      const lightSummary = summarize(alive() ? await closed(2, 2) : []);
       // --floor: the same flood, at once, against the least a server must do for it.
       const floor = answer && alive() ? await floodTheFloor(answer, rate, answeredRate) : undefined;
       const figures = {
@@ -570,7 +572,8 @@ async function main(): Promise<void> {
         memoryAfterMiB: memoryAfter,
         serviceCpuSeconds: round(floodCpu),
         serviceCpuMsPerCall: round((floodCpu * 1000) / Math.max(1, summary.requests), 3),
-        benchCpuSeconds: round(floodBenchCpu),
+        generatorCpuSeconds: round(floodGeneratorCpu),
+        generatorCpuMsPerCall: round((floodGeneratorCpu * 1000) / Math.max(1, summary.requests), 3),
         machineBusyShare: round(machineBusyShare, 3),
         cpuSecondsByProcess: cpuByProcess,
         serviceEventLoopLagP99Ms: serviceLagP99Ms,
@@ -603,7 +606,7 @@ async function main(): Promise<void> {
           `RSS ${rssBefore} MiB before, ${rssPeak} peak, ${figures.rssAfterMiB} ${afterSeconds} s after ` +
           `(heap used/total, external: ${JSON.stringify(memoryBefore)} before, ${JSON.stringify(memoryAfter)} after); ` +
           `gRPC process ${figures.serviceCpuMsPerCall} ms CPU a call (${figures.serviceCpuSeconds} s over ${figures.wallSeconds} s; ` +
-          `the load generator ${figures.benchCpuSeconds} s; the machine's CPUs ${figures.machineBusyShare} busy); event loop delay p99: service ${serviceLagP99Ms} ms, ` +
+          `the load generator ${figures.generatorCpuSeconds} s, ${figures.generatorCpuMsPerCall} ms a call; the machine's CPUs ${figures.machineBusyShare} busy); event loop delay p99: service ${serviceLagP99Ms} ms, ` +
           `load generator ${figures.generatorEventLoopLagP99Ms} ms; ` +
           `light load p99 after: ${figures.lightLoadP99MsAfter} ms; process ${alive() ? 'alive' : 'GONE'}`,
       );
@@ -613,7 +616,7 @@ async function main(): Promise<void> {
           `  the floor, flooded the same: ${floor.answeredPerSecond}/s answered, ${floor.refused} refused (p50 ${floor.refusalP50Ms} ms, ` +
             `p99 ${floor.refusalP99Ms} ms as the callers saw it, p99 ${floor.refusalFromSentP99Ms} ms from when they were sent), ` +
             `${floor.deadlines} deadlines, other ${JSON.stringify(floor.otherFailures)}; ${floor.cpuMsPerCall} ms CPU a call ` +
-            `(${floor.cpuSeconds} s over ${floor.wallSeconds} s; the load generator ${floor.benchCpuSeconds} s; the machine's CPUs ` +
+            `(${floor.cpuSeconds} s over ${floor.wallSeconds} s; the load generator ${floor.generatorCpuSeconds} s; the machine's CPUs ` +
             `${floor.machineBusyShare} busy); load generator event loop delay p99 ${floor.generatorEventLoopLagP99Ms} ms; ` +
             `the service's refusal p99 ${figures.refusalP99VsFloor} times the floor's; ` +
             `CPU seconds by process: ${JSON.stringify(floor.cpuSecondsByProcess)}`,
@@ -625,6 +628,7 @@ async function main(): Promise<void> {
       JSON.stringify({
         recordingAlonePerSecond: Math.round(recordingAlone),
         recordingAloneCpuSecondsByProcess: recordingAloneCpu,
+        generator: generatorKind === 'go' ? 'go' : `node (${client}, ${threads} threads)`,
         serviceSession: ownSession ? 'own' : 'shared',
         roles: splitRoles ? 'split' : 'one process',
         ...(windowKib !== undefined ? { callerWindowKib: windowKib } : {}),
@@ -635,7 +639,7 @@ async function main(): Promise<void> {
   } finally {
     ingesting = false;
     await ingest;
-    flood.close();
+    await generator.close();
     health.close();
     await teardownBench({
       children: processes.map((p) => p.child),

@@ -46,7 +46,7 @@ export interface ReplayCallers {
 const STATUS_NAMES = new Map<number, string>(Object.entries(grpc.status).map(([name, code]) => [code as number, name]));
 
 /** GetReplayHistory as the proto defines it: its path and request serializer, with field names as in the proto. */
-function replayMethod(): grpc.MethodDefinition<unknown, unknown> {
+export function replayMethod(): grpc.MethodDefinition<unknown, unknown> {
   const definition = protoLoader.loadSync(PROTO, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
   return (definition['toolhistory.v1.ToolHistory'] as grpc.ServiceDefinition)['GetReplayHistory'];
 }
