@@ -4,37 +4,23 @@ import { createInterface } from 'node:readline';
 import { DEFAULT_CHANNEL_OPTIONS } from '../libs/client/src/tool-history-client';
 import { TENANT_METADATA_KEY } from '../libs/contract/src/request-metadata';
 import { findProjectFile } from '../apps/toolhistory/src/find-project-file';
-import { type CallResult, type FloodClient, loadInWorkers, type Outcome, type ReplayRequest, replayMethod } from '../test/support/flood';
+import { type CallResult, type FloodClient, type FloodLoad, loadInWorkers, type Outcome, replayMethod } from '../test/support/flood';
 
 /**
  * The overload benchmark's load generators: what sends its sustainable
  * phase's closed loop and its floods' open loops. On two cores the generator
  * shares the machine with the service it measures, so what it spends a call
- * is taken from the service: `go` (bench/floodgen, Go's HTTP/2 client in a
- * process of its own) spends a fraction of what `node` (Node.js worker
- * threads, test/support/flood.ts) does.
+ * is taken from the service: `go` (bench/floodgen, grpc-go's client in a
+ * process of its own) spends about 40% of what `node` (Node.js worker
+ * threads, test/support/flood.ts) does a call (ADR 038).
  */
 export type GeneratorKind = 'go' | 'node';
-
-/** One load: an open loop of `rate` calls a second, or a closed loop of `callers` callers, for `seconds`. */
-export interface Load {
-  loop: 'open' | 'closed';
-  port: number;
-  /** Connections (and, in a closed loop, callers: one on each). */
-  callers: number;
-  rate: number;
-  seconds: number;
-  request: ReplayRequest;
-  deadlineMs: number;
-  /** The callers' flow-control window for answers (the client package's when not given). */
-  windowBytes?: number;
-}
 
 export interface LoadGenerator {
   readonly kind: GeneratorKind;
   /** The process whose CPU is the generator's (for node, this one: it also runs the benchmark). */
   readonly pid: number;
-  run(load: Load): Promise<{ results: CallResult[]; generatorLagP99Ms: number }>;
+  run(load: FloodLoad): Promise<{ results: CallResult[]; generatorLagP99Ms: number }>;
   close(): Promise<void>;
 }
 
@@ -85,7 +71,7 @@ export async function goGenerator(): Promise<LoadGenerator> {
   exited.catch(() => undefined);
   const method = replayMethod();
   let queue: Promise<unknown> = Promise.resolve();
-  const runOne = async (load: Load) => {
+  const runOne = async (load: FloodLoad) => {
     child.stdin!.write(
       JSON.stringify({
         loop: load.loop,

@@ -1,20 +1,9 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
-import { type CallResult, closedLoop, floodCallers, type FloodClient, openLoop, type ReplayRequest } from './flood';
+import { type CallResult, closedLoop, floodCallers, type FloodClient, type FloodLoad, openLoop } from './flood';
 
 /** One share of a load, on a thread of its own (see `loadInWorkers`): its results go back as columns. */
-interface FloodShare {
-  /** open: `rate` calls a second whatever comes back; closed: `callers` callers, each calling again when answered. */
-  loop: 'open' | 'closed';
-  port: number;
-  callers: number;
-  rate: number;
-  seconds: number;
-  request: ReplayRequest;
-  deadlineMs: number;
-  client?: FloodClient;
-  windowBytes?: number;
-}
+type FloodShare = FloodLoad & { client?: FloodClient };
 
 const OUTCOMES: CallResult['outcome'][] = ['answered', 'refused', 'deadline', 'other'];
 

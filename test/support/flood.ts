@@ -264,6 +264,21 @@ export async function openLoop(
   return Promise.all(results);
 }
 
+/** One load of replays: an open loop of `rate` calls a second, or a closed loop of `callers` callers, for `seconds`. */
+export interface FloodLoad {
+  /** open: `rate` calls a second whatever comes back; closed: `callers` callers, each calling again when answered. */
+  loop: 'open' | 'closed';
+  port: number;
+  /** Connections (and, in a closed loop, callers: one on each). */
+  callers: number;
+  rate: number;
+  seconds: number;
+  request: ReplayRequest;
+  deadlineMs: number;
+  /** The bare HTTP/2 callers' flow-control window (the client package's when not given). */
+  windowBytes?: number;
+}
+
 /**
  * An open loop (`rate` calls a second) or a closed loop (`callers` callers)
  * split over `threads` worker threads, each with its own callers and a
@@ -274,18 +289,9 @@ export async function openLoop(
  */
 export async function loadInWorkers(
   threads: number,
-  share: {
-    loop: 'open' | 'closed';
-    port: number;
-    callers: number;
-    rate: number;
-    seconds: number;
-    request: ReplayRequest;
-    deadlineMs: number;
+  share: FloodLoad & {
     /** grpc-js when not given. */
     client?: FloodClient;
-    /** The bare HTTP/2 callers' flow-control window (the client package's when not given). */
-    windowBytes?: number;
   },
 ): Promise<{ results: CallResult[]; generatorLagP99Ms: number }> {
   const outcomes: Outcome[] = ['answered', 'refused', 'deadline', 'other'];
