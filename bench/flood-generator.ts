@@ -48,9 +48,9 @@ interface GoResults {
 
 /**
  * bench/floodgen (grpc-go's client), built with the machine's Go into
- * dist/bench/ (`go` on the PATH) and started once: each load is one line of JSON to its stdin, its
- * results one line back. It starts with this process's CPU affinity, so
- * --generator-cpus holds for it too.
+ * dist/bench/ (`go` on the PATH) and started once: each load is one line of
+ * JSON to its stdin, its results one line back. It starts with this
+ * process's CPU affinity, so --generator-cpus holds for it too.
  */
 export async function goGenerator(): Promise<LoadGenerator> {
   const source = dirname(findProjectFile('bench/floodgen/go.mod', __dirname));
@@ -59,7 +59,7 @@ export async function goGenerator(): Promise<LoadGenerator> {
     execFileSync('go', ['build', '-o', binary, '.'], { cwd: source, stdio: ['ignore', 'ignore', 'pipe'] });
   } catch (error) {
     const detail = (error as { stderr?: Buffer }).stderr?.toString().trim() || (error as Error).message;
-    throw new Error(`--generator go needs Go on the PATH to build ${source} (--generator node needs none): ${detail}`, {
+    throw new Error(`go build of ${source} failed (it needs Go 1.26 or later on the PATH; --generator node needs none): ${detail}`, {
       cause: error,
     });
   }

@@ -32,11 +32,11 @@
  *      generator gave the least possible server in the same hour.
  * The load generator (--generator, flood-generator.ts) shares the two cores
  * with the service, so what it spends a call the service does not get. By
- * default it is bench/floodgen, Go's HTTP/2 client in a process of its own
- * (built with the machine's Go); --generator node sends from --threads
- * Node.js worker threads instead, as bare HTTP/2 connections (--client
- * http2) or grpc-js clients (--client grpc-js), each spending several times
- * the Go generator's CPU a call. Either speaks gRPC's wire format with the
+ * default it is bench/floodgen, grpc-go's client in a process of its own
+ * (built with the machine's Go, ADR 038); --generator node sends from
+ * --threads Node.js worker threads instead, as bare HTTP/2 connections
+ * (--client http2, about two and a half times the Go generator's CPU a
+ * call) or grpc-js clients (--client grpc-js, more still). Either speaks gRPC's wire format with the
  * client package's flow-control window unless --caller-window-kib sets
  * another (what an answer's bytes may run ahead of its caller's reading, and
  * so what a refusal on the same connection may queue behind).
@@ -62,8 +62,8 @@
  * a file that gets the service's whole output.
  * --service-cpus and --generator-cpus (both or neither, `taskset` lists such
  * as `0` or `0-3`) keep the service's process and this one with the load
- * generator (callers, health probes and ingest) on CPUs of their own, as callers are in
- * production; the database and the broker stay where the system puts them.
+ * generator (callers, health probes and ingest) on CPUs of their own, as
+ * callers are in production; the database and the broker stay where the system puts them.
  */
 import * as grpc from '@grpc/grpc-js';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
@@ -221,7 +221,7 @@ async function main(): Promise<void> {
   // generator's CPUs.
   if (pinning) execFileSync('taskset', ['--all-tasks', '--cpu-list', '--pid', pinning.generator, String(process.pid)], { stdio: 'ignore' });
   const generator: LoadGenerator = generatorKind === 'go' ? await goGenerator() : nodeGenerator(threads, client);
-  const callersName = generatorKind === 'go' ? 'Go HTTP/2' : client;
+  const callersName = generatorKind === 'go' ? 'grpc-go' : client;
   const serviceCommand = [process.execPath, ...benchNodeArgs(), resolve(__dirname, '../apps/toolhistory/src/main.js')];
   const [serviceFile, ...serviceArgs] = pinning ? ['taskset', '--cpu-list', pinning.service, ...serviceCommand] : serviceCommand;
   /** A service process with `roles`; its output is kept (the last 20 kB) and, with BENCH_SERVICE_LOG, written to that file. */

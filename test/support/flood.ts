@@ -275,7 +275,7 @@ export interface FloodLoad {
   seconds: number;
   request: ReplayRequest;
   deadlineMs: number;
-  /** The bare HTTP/2 callers' flow-control window (the client package's when not given). */
+  /** The callers' flow-control window for answers (the client package's when not given; grpc-js callers keep their own). */
   windowBytes?: number;
 }
 
