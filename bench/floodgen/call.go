@@ -38,7 +38,7 @@ type outcome struct {
 }
 
 // rawCodec sends a request's message as the bytes it is given and counts an
-// answer's bytes without copying or decoding them: decoding large answers
+// answer's bytes without joining or decoding them: decoding large answers
 // would make the generator, not the server, what is measured.
 type rawCodec struct{}
 
