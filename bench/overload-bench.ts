@@ -101,7 +101,7 @@ import {
 } from './bench-support';
 import { BENCH_CONVERSATION, BENCH_TENANT, benchConversation, SEED_SQL } from './replay-fixture';
 import { startFloorServer } from './overload-floor';
-import { goGenerator, type LoadGenerator, nodeGenerator } from './flood-generator';
+import { type GeneratorKind, goGenerator, type LoadGenerator, nodeGenerator } from './flood-generator';
 
 const BROKERS = (process.env.BENCH_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
 const TURNS = 20;
@@ -181,7 +181,7 @@ async function main(): Promise<void> {
   const deadlineMs = intOption(values, 'deadline-ms', 2_000);
   const callers = intOption(values, 'callers', 8);
   const floods = intOption(values, 'floods', 1);
-  const generatorKind = values.generator ?? 'go';
+  const generatorKind = (values.generator ?? 'go') as GeneratorKind;
   if (generatorKind !== 'go' && generatorKind !== 'node') throw new Error(`--generator must be go or node, got ${values.generator}`);
   if (generatorKind === 'go' && (values.threads !== undefined || values.client !== undefined))
     throw new Error('--threads and --client choose how the Node.js generator sends: use them with --generator node');
@@ -355,10 +355,11 @@ async function main(): Promise<void> {
         DATABASE_URL,
         {
           ...Object.fromEntries(processes.map((p, i) => [splitRoles ? ['grpc', 'recorder'][i] : 'service', p.child.pid!])),
-          ...(generator.pid === process.pid ? {} : { loadGenerator: generator.pid }),
+          // The Node.js generator runs in this process, so it is this process's label below.
+          ...(generator.kind === 'go' ? { loadGenerator: generator.pid } : {}),
           ...others,
         },
-        generator.pid === process.pid ? 'loadGenerator' : 'benchProcess',
+        generator.kind === 'go' ? 'benchProcess' : 'loadGenerator',
       );
 
     // 1. Recording alone (after a few seconds for the consumer to settle into the rate).
