@@ -61,6 +61,8 @@ export interface AppConfig {
     audit: AdmissionLimitsConfig;
     /** Tenants named in the admission metrics; the others are `other`. */
     metricsTenants: number;
+    /** While reads are refused, how old a batch the search projections may hold before applying it (0: never hold). */
+    searchHoldMs: number;
   };
   /** Metrics, health (and later the console) over HTTP; HTTPS with the gRPC certificate when TLS is configured. */
   http: {
@@ -186,6 +188,7 @@ export function loadConfig(
         maxQueueWaitMs: v.ADMISSION_AUDIT_MAX_QUEUE_WAIT_MS,
       },
       metricsTenants: v.ADMISSION_METRICS_TENANTS,
+      searchHoldMs: v.ADMISSION_SEARCH_HOLD_MS,
     },
     http: { host: httpHost, port: v.HTTP_PORT, tls },
     auth,

@@ -147,6 +147,15 @@ const PARSER_CASES: Array<{
     valid: [['0', 0]],
     invalid: [['many', 'ADMISSION_METRICS_TENANTS must be a whole number (0: none by name)']],
   },
+  {
+    parser: 'wholeMillis with a note',
+    variable: 'ADMISSION_SEARCH_HOLD_MS',
+    valid: [
+      ['0', 0],
+      ['30000', 30_000],
+    ],
+    invalid: [['30s', 'ADMISSION_SEARCH_HOLD_MS must be a whole number of milliseconds (0: search never holds)']],
+  },
   ...(['ADMISSION_REPLAY_MAX_QUEUE_WAIT_MS', 'ADMISSION_AUDIT_MAX_QUEUE_WAIT_MS'] as const).map((variable) => ({
     parser: 'wholeMillis',
     variable,

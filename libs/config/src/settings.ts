@@ -337,6 +337,14 @@ export const SETTINGS = [
     description:
       'tenants named in the admission metrics (the first seen since start); the others are counted as `other`, so the series stay bounded',
   },
+  {
+    name: 'ADMISSION_SEARCH_HOLD_MS',
+    group: 'admission',
+    parse: wholeMillis('0: search never holds'),
+    default: '30000',
+    description:
+      "while this instance refuses reads, the search projections hold their next batch so the cores go to the reads, until the batch's oldest event is this old: in a flood, search falls at most this far behind (recording and replay never wait)",
+  },
 
   // Replay and redaction
   {

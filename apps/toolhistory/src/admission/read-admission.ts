@@ -46,7 +46,7 @@ export class ReadAdmission {
   private lastRefusalAt = Number.NEGATIVE_INFINITY;
 
   constructor(
-    config: AppConfig['admission'],
+    config: Pick<AppConfig['admission'], 'replay' | 'audit' | 'metricsTenants'>,
     recorder?: AdmissionRecorder,
     private readonly now: () => number = Date.now,
   ) {

@@ -10,9 +10,10 @@ import {
   SEARCH_PROJECTION_TYPES,
   SEARCH_PROJECTIONS,
 } from '@toolhistory/persistence';
-import { APP_CONFIG, ENCRYPTION, EVENT_KEY_FEED, EVENT_STORE, PG_POOL, ROOT_LOGGER } from '../tokens';
+import { ADMISSION, APP_CONFIG, ENCRYPTION, EVENT_KEY_FEED, EVENT_STORE, PG_POOL, ROOT_LOGGER } from '../tokens';
 import type { Encryption } from '../encryption/open-encryption';
 import { RecordingActivity } from '../recorder/recording-activity';
+import type { ReadAdmission } from '../admission/read-admission';
 import { ProjectorOptions, ReadModelProjector } from './read-model-projector';
 
 /** How often a projector logs how fresh it is while it applies events. */
@@ -38,6 +39,7 @@ export class ReadModelProjectorService implements OnApplicationBootstrap, Before
     @Inject(ENCRYPTION) private readonly encryption: Encryption | null,
     @Inject(ROOT_LOGGER) private readonly logger: Logger,
     private readonly recording: RecordingActivity,
+    @Inject(ADMISSION) private readonly admission: ReadAdmission,
   ) {}
 
   private get vault() {
@@ -64,14 +66,19 @@ export class ReadModelProjectorService implements OnApplicationBootstrap, Before
    * search, whose trigrams cost the most, gives way to both, and takes
    * fewer, larger batches (up to a second later) so it is less often in
    * their way (docs/benchmarks.md, "Substring search on its own projection").
+   * Both hold while this instance refuses reads, up to a bound on how far
+   * behind that leaves them (ADR 039): a flood of reads gets the cores.
    */
   private searchProjectors(eventKeys: EventKeyFeed, log: Logger): Array<ReadModelProjector<RecordedEventKeys>> {
+    const holdAtMostMs = this.config.admission.searchHoldMs;
     const searchOf = (kind: SearchKind, options: Pick<ProjectorOptions, 'batchSize' | 'lingerMs' | 'giveWayWhile'>) =>
       new ReadModelProjector(eventKeys, new PostgresSearchProjection(this.pool, kind, this.vault), {
         name: SEARCH_PROJECTIONS[kind],
         types: SEARCH_PROJECTION_TYPES,
         log,
         lagReportIntervalMs: FRESHNESS_REPORT_MS,
+        holdWhile: () => this.admission.overloaded(),
+        holdAtMostMs,
         ...options,
       });
     const words = searchOf('words', { batchSize: 2_000, giveWayWhile: () => this.recording.busy() });

@@ -27,6 +27,29 @@ export interface ProjectorOptions {
    * half of the time, and what is left goes to what it gives way to.
    */
   giveWayWhile?: () => boolean;
+  /**
+   * While this answers true (the instance is refusing reads: a flood), the
+   * projector holds its next batch, so the cores go to answering and
+   * refusing; but only while the batch's oldest event was recorded less than
+   * `holdAtMostMs` ago, so holding never leaves the projection further
+   * behind than that (docs/adr/039-search-holds-while-reads-are-refused.md).
+   */
+  holdWhile?: () => boolean;
+  holdAtMostMs?: number;
+}
+
+/** How often a held projector looks again whether it may go on. */
+export const HOLD_CHECK_MS = 250;
+
+/**
+ * How long to hold a batch whose oldest event was recorded at
+ * `oldestRecordedAtMs` before looking again: 0 (go on) when reads are not
+ * being refused or the batch is `holdAtMostMs` old; otherwise until the next
+ * look or that age, whichever comes first.
+ */
+export function holdMs(nowMs: number, oldestRecordedAtMs: number, holdAtMostMs: number, readsRefused: boolean): number {
+  if (!readsRefused || !Number.isFinite(oldestRecordedAtMs)) return 0;
+  return Math.max(0, Math.min(HOLD_CHECK_MS, oldestRecordedAtMs + holdAtMostMs - nowMs));
 }
 
 /** How far behind the event store the projection was over the last report interval. */
@@ -141,6 +164,7 @@ export class ReadModelProjector<T extends RecordedEventKeys = RecordedToolEvent>
       this.options.lingerMs ?? 20,
     );
     for await (const batch of batches) {
+      await this.hold(batch, signal);
       if (this.options.giveWayWhile?.()) await pause(Math.min(this.lastApplyMs, 1_000), signal);
       const started = Date.now();
       this.batchesApplying += 1;
@@ -151,6 +175,24 @@ export class ReadModelProjector<T extends RecordedEventKeys = RecordedToolEvent>
       }
       this.lastApplyMs = Date.now() - started;
     }
+  }
+
+  /** Holds the batch while `holdWhile` answers true, at most until its oldest event is `holdAtMostMs` old. */
+  private async hold(batch: readonly T[], signal: AbortSignal): Promise<void> {
+    const { holdWhile, holdAtMostMs = 0 } = this.options;
+    if (!holdWhile || holdAtMostMs <= 0) return;
+    const oldest = Date.parse(batch[0].recordedAt);
+    const started = Date.now();
+    for (let wait = holdMs(started, oldest, holdAtMostMs, holdWhile()); wait > 0 && !signal.aborted;) {
+      await pause(wait, signal);
+      wait = holdMs(Date.now(), oldest, holdAtMostMs, holdWhile());
+    }
+    const heldMs = Date.now() - started;
+    if (heldMs >= HOLD_CHECK_MS)
+      this.options.log?.info(
+        { projection: this.name, heldMs, lagMs: Math.max(0, Date.now() - oldest) },
+        `${this.name} projection held its batch while reads were refused`,
+      );
   }
 
   /**
