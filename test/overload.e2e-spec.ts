@@ -263,7 +263,8 @@ describe('a flood of replays at three times what the service sustains, beside in
 
   beforeAll(async () => {
     httpPort = await freePort();
-    stack = await startRunningStack('flood', { env: { HTTP_PORT: String(httpPort), REPLAY_CACHE_MB: '0' } });
+    // At info, the log says when a search projection held its batch (ADR 039).
+    stack = await startRunningStack('flood', { env: { HTTP_PORT: String(httpPort), REPLAY_CACHE_MB: '0', LOG_LEVEL: 'info' } });
     producer = await connectedProducer(testKafka());
     const port = Number(stack.address.split(':')[1]);
     callers = replayCallers(port, 8);
@@ -370,6 +371,24 @@ describe('a flood of replays at three times what the service sustains, beside in
           .rows[0].n,
       (n) => n === ingested.length,
       { what: 'every event published during the flood recorded', timeoutMs: 60_000 },
+    );
+
+    // Search held its batches while reads were refused (ADR 039), then caught up: every invocation recorded during
+    // the flood has its word and substring documents.
+    await waitFor(
+      async () => stack.service.output().includes('projection held its batch while reads were refused'),
+      (held) => held,
+      { what: 'a search projection held its batch during the flood' },
+    );
+    const countOf = async (table: string) =>
+      (await stack.db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE tenant_id = ANY($1)`, [ingestTenants]))
+        .rows[0].n;
+    const invocations = await countOf('invocations');
+    expect(invocations).toBeGreaterThan(0);
+    await waitFor(
+      async () => [await countOf('invocation_search'), await countOf('invocation_substring')],
+      (documents) => documents.every((n) => n === invocations),
+      { what: 'search caught up after the flood', timeoutMs: 60_000 },
     );
 
     // Recovery: nothing left in flight or waiting, and light load is answered in full.
