@@ -149,6 +149,12 @@ describe('ReadModelProjector holding while reads are refused', () => {
     expect(waitedMs).toBeLessThan(60_000);
   });
 
+  it('holds a batch stamped later than now (another clock) no longer than the bound', async () => {
+    const { waitedMs } = await firstApplied({ refused: () => true, holdAtMostMs: 300, recordedAgoMs: -3_600_000 });
+    expect(waitedMs).toBeGreaterThanOrEqual(300 - 2);
+    expect(waitedMs).toBeLessThan(3_600_000);
+  });
+
   it('does not hold a batch already as old as the bound, nor any batch with a bound of 0', async () => {
     const old = await firstApplied({ refused: () => true, holdAtMostMs: 1_000, recordedAgoMs: 5_000 });
     expect(old.asked).toBe(1);

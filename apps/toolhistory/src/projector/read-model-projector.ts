@@ -181,8 +181,9 @@ export class ReadModelProjector<T extends RecordedEventKeys = RecordedToolEvent>
   private async hold(batch: readonly T[], signal: AbortSignal): Promise<void> {
     const { holdWhile, holdAtMostMs = 0 } = this.options;
     if (!holdWhile || holdAtMostMs <= 0) return;
-    const oldest = Date.parse(batch[0].recordedAt);
     const started = Date.now();
+    // An event stamped later than now (another host's clock) counts as recorded now: one hold never passes the bound.
+    const oldest = Math.min(Date.parse(batch[0].recordedAt), started);
     for (let wait = holdMs(started, oldest, holdAtMostMs, holdWhile()); wait > 0 && !signal.aborted;) {
       await pause(wait, signal);
       wait = holdMs(Date.now(), oldest, holdAtMostMs, holdWhile());
