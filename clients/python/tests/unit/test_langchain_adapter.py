@@ -162,7 +162,7 @@ class RecordingRun(RunPublisher):
         self.events: list[dict[str, Any]] = []
         self.result_tools: list[str | None] = []
         self._refuse = refuse
-        self._lock = threading.Lock()
+        self._changed = threading.Condition()
 
     def _send(self, pending: Sequence[PendingEvent]) -> list[PublishedEvent]:
         prepared = prepare_events(self.scope, pending)
@@ -173,7 +173,7 @@ class RecordingRun(RunPublisher):
         refused = next((event for event in fields if self._refuse(event)), None)
         if refused is not None:
             raise PublishError(f"broker refused {refused['type']}", retriable=False)
-        with self._lock:
+        with self._changed:
             published = []
             for event, waiting in zip(fields, pending, strict=True):
                 self.events.append(event)
@@ -182,10 +182,17 @@ class RecordingRun(RunPublisher):
                 offset = len(self.events) - 1
                 token = kafka_consistency_token("agent.tool-events", 0, offset)
                 published.append(PublishedEvent(f"e{len(self.events)}", waiting.type, 0, offset, token))
+            self._changed.notify_all()
             return published
 
     def types(self) -> list[str]:
         return [event["type"] for event in self.events]
+
+    def wait_for(self, event: dict[str, Any], timeout: float = 10.0) -> None:
+        """Blocks until ``event`` is recorded: a tool can wait for another call's event of its round."""
+        with self._changed:
+            if not self._changed.wait_for(lambda: event in self.events, timeout):
+                raise AssertionError(f"not recorded within {timeout} s: {event}")
 
 
 @dataclass
@@ -649,14 +656,18 @@ def test_records_a_hand_written_loop_wrapped_in_a_runnable() -> None:
 # ---- approvals: interrupt() inside a tool, Command(resume=...) -------------------------------------------------------
 
 
-@tool
-def refund(order_id: str, amount: int) -> str:
-    """Refunds an order, once a person approves."""
+def refund_once_approved(order_id: str, amount: int) -> str:
     answer = interrupt({"reason": f"Refund {amount} EUR for {order_id}?", "amount": amount})
     approved = (
         answer == "yes" if isinstance(answer, str) else isinstance(answer, dict) and answer.get("approved") is True
     )
     return f"refunded {amount} EUR for {order_id}" if approved else "refund declined"
+
+
+@tool
+def refund(order_id: str, amount: int) -> str:
+    """Refunds an order, once a person approves."""
+    return refund_once_approved(order_id, amount)
 
 
 def refund_script(*, alone: bool = False) -> ScriptedChatModel:
@@ -677,6 +688,33 @@ REQUEST = {
     "tool_call_id": "call_refund",
     "reason": "Refund 5 EUR for A-1?",
 }
+LOOKUP_RESULT = result(1, 0, "call_other", "order B-2: shipped")
+
+
+def one_call_after_the_other(run: RecordingRun, *, first: str) -> list[BaseTool]:
+    """get_order and refund, one of them starting only once the other's event of round 1 is recorded.
+
+    ToolNode runs a round's calls at once (on threads when the graph is synchronous), so the lookup's result and the
+    refund's approval request are otherwise recorded in either order; each test names the order it is about.
+    ``first="lookup"``: the refund interrupts once the lookup's result is recorded; ``first="refund"``: the lookup
+    answers once the approval request is recorded.
+    """
+
+    @tool("get_order")
+    def lookup(order_id: str) -> str:
+        """Looks an order up."""
+        if first == "refund" and order_id == "B-2":
+            run.wait_for(REQUEST)
+        return f"order {order_id}: shipped"
+
+    @tool("refund")
+    def refund_in_turn(order_id: str, amount: int) -> str:
+        """Refunds an order, once a person approves."""
+        if first == "lookup":
+            run.wait_for(LOOKUP_RESULT)
+        return refund_once_approved(order_id, amount)
+
+    return [lookup, refund_in_turn]
 
 
 @pytest.mark.parametrize(
@@ -698,7 +736,7 @@ def test_records_the_request_then_on_resume_the_decision_and_the_result_in_one_r
 ) -> None:
     run = RecordingRun()
     handler = handler_for(run, decided_by="desk")
-    graph = agent(refund_script(), [get_order, refund], checkpointer=InMemorySaver())
+    graph = agent(refund_script(), one_call_after_the_other(run, first="lookup"), checkpointer=InMemorySaver())
     config: Any = {"configurable": {"thread_id": "thread-1"}, "callbacks": [handler]}
 
     def invoke(value: object) -> dict[str, Any]:
@@ -709,12 +747,7 @@ def test_records_the_request_then_on_resume_the_decision_and_the_result_in_one_r
     paused = invoke({"messages": [HumanMessage("refund A-1")]})
     assert "__interrupt__" in paused
     paused_events = list(run.events)
-    # ToolNode runs a round's calls at once (on threads when synchronous), so the lookup's result and the refund's
-    # approval request end the paused run in either order; each call's own events keep theirs.
-    assert sorted(paused_events[-2:], key=lambda event: event["sequence_index"]) == [
-        result(1, 0, "call_other", "order B-2: shipped"),
-        REQUEST,
-    ]
+    assert paused_events[-2:] == [LOOKUP_RESULT, REQUEST]
     assert "RunCompleted" not in run.types()
     assert "RunFailed" not in run.types()
 
@@ -739,6 +772,34 @@ def test_records_the_request_then_on_resume_the_decision_and_the_result_in_one_r
     assert after[-1]["finish_reason"] == "stop"
     # The interrupted round's other call ran before the interrupt: its result is recorded once.
     assert [e["tool_call_id"] for e in run.events if e["type"] == "ToolResultReceived"].count("call_other") == 1
+    assert len(handler.settled()) == len(run.events)
+
+
+def test_a_rounds_other_call_answered_after_the_approval_request_is_recorded_once_in_the_paused_run() -> None:
+    run = RecordingRun()
+    handler = handler_for(run)
+    graph = agent(refund_script(), one_call_after_the_other(run, first="refund"), checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "thread-lookup-last"}, "callbacks": [handler]}
+
+    graph.invoke({"messages": [HumanMessage("refund A-1")]}, config)
+
+    paused_events = list(run.events)
+    assert paused_events[-2:] == [REQUEST, LOOKUP_RESULT]
+
+    graph.invoke(Command(resume="yes"), config)
+
+    assert run.events[len(paused_events) :][:2] == [
+        {
+            "type": "ToolApprovalDecided",
+            "round_index": 1,
+            "sequence_index": 1,
+            "tool_call_id": "call_refund",
+            "approved": True,
+        },
+        result(1, 1, "call_refund", "refunded 5 EUR for A-1"),
+    ]
+    assert run.types()[len(paused_events) + 2 :] == ["RunCompleted"]
+    assert run.events.count(LOOKUP_RESULT) == 1
     assert len(handler.settled()) == len(run.events)
 
 

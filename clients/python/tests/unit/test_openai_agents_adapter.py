@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -359,9 +360,25 @@ async def test_an_sdk_error_fails_the_run_from_the_state_it_carries_and_the_outp
     model = ScriptedModel(
         [[call("lookup_order", "c1", order_id="A"), call("charge_card_raising", "c2", amount=5)]],
     )
+    lookup_ended = threading.Event()
+
+    class HostHooks(RunHooks[Any]):
+        async def on_tool_end(self, context: Any, agent: Any, tool: Any, result: object) -> None:
+            lookup_ended.set()
+
+    # The SDK runs the round's calls at once and cancels the calls not yet answered when one raises; this test is
+    # about a call answered first, so the charge raises once the lookup's hooks have run.
+    @function_tool(name_override="charge_card_raising", failure_error_function=None)
+    def charge_card_raising_after_the_lookup(amount: int) -> str:
+        """Charge the card; its error ends the run."""
+        if not lookup_ended.wait(timeout=10):
+            raise AssertionError("the lookup's on_tool_end did not run within 10 s")
+        raise RuntimeError("card declined")
+
+    agent = Agent(name="support", model=model, tools=[lookup_order, charge_card_raising_after_the_lookup])
     run = PublishedRun()
     with pytest.raises(UserError):
-        await recorded_run(run, agent_of(model), "go", assistant_message_id="m", run_config=NO_TRACING)
+        await recorded_run(run, agent, "go", assistant_message_id="m", run_config=NO_TRACING, hooks=HostHooks())
     assert [c.tool_call_id for c in run.of("call")] == ["c1", "c2"]
     # The parallel call ran (its side effects happened) although the SDK's error state lacks its output.
     assert [r.tool_call_id for r in run.of("result")] == ["c1"]
