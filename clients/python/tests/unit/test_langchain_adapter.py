@@ -451,6 +451,42 @@ def test_publishes_run_failed_when_the_agent_run_fails_after_what_was_recorded()
     }
 
 
+async def test_a_run_the_host_cancels_in_a_tool_fails_aborted_and_leaves_the_call_without_a_result() -> None:
+    run = RecordingRun()
+    charging = asyncio.Event()
+
+    @tool("charge_card")
+    async def charge_card_slowly(amount: int) -> str:
+        """Charges the card (and waits on the payment provider)."""
+        charging.set()
+        await asyncio.Event().wait()
+        return "charged"
+
+    model = scripted(
+        AIMessage(
+            content="", tool_calls=[call("call_l", "get_order", {"order_id": "A-1"})], usage_metadata=usage(3, 1)
+        ),
+        AIMessage(content="", tool_calls=[call("call_c", "charge_card", {"amount": 5})], usage_metadata=usage(4, 2)),
+    )
+    graph = agent(model, [get_order, charge_card_slowly])
+    turn = asyncio.create_task(graph.ainvoke({"messages": [HumanMessage("?")]}, {"callbacks": [handler_for(run)]}))
+    await charging.wait()
+    turn.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await turn
+
+    # The charge may or may not have gone out: no result is made up for it, so replay shows it as interrupted.
+    assert run.types() == ["ToolCallRequested", "ToolResultReceived", "ToolCallRequested", "RunFailed"]
+    assert run.events[3] == {
+        "type": "RunFailed",
+        "error": {"code": "aborted", "message": "the run was cancelled before it completed"},
+        "usage": [
+            {"inputTokens": 3, "outputTokens": 1, "model": MODEL_NAME},
+            {"inputTokens": 4, "outputTokens": 2, "model": MODEL_NAME},
+        ],
+    }
+
+
 @pytest.mark.parametrize(
     ("options", "expected"), [({}, "tool_limit"), ({"finish_reason_after_tools": "terminated"}, "terminated")]
 )

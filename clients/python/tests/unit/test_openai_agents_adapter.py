@@ -386,6 +386,33 @@ async def test_an_sdk_error_fails_the_run_from_the_state_it_carries_and_the_outp
     assert (kind, fields["error"].code) == ("fail", "UserError")
 
 
+async def test_a_run_the_host_cancels_in_a_tool_fails_aborted_and_leaves_the_call_without_a_result() -> None:
+    model = ScriptedModel([[call("charge_card", "c1", amount=5)]])
+    charging = asyncio.Event()
+
+    @function_tool(name_override="charge_card")
+    async def charge_card_slowly(amount: int) -> str:
+        """Charge the card (and wait on the payment provider)."""
+        charging.set()
+        await asyncio.Event().wait()
+        return "charged"
+
+    run = PublishedRun()
+    agent = Agent(name="support", model=model, tools=[charge_card_slowly])
+    turn = asyncio.create_task(recorded_run(run, agent, "go", assistant_message_id="m", run_config=NO_TRACING))
+    await charging.wait()
+    turn.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await turn
+
+    assert [c.tool_call_id for c in run.of("call")] == ["c1"]
+    assert run.of("result") == []
+    assert run.end == (
+        "fail",
+        {"error": RunFailure("aborted", "the run was cancelled before it completed"), "usage": [TokenUsage(0, 0)]},
+    )
+
+
 async def test_max_turns_fails_the_run_with_every_round_and_the_tokens_of_every_call() -> None:
     model = ScriptedModel(
         [ModelStep(output=[call("lookup_order", f"c{n}", order_id="A")], usage=usage(n, 1)) for n in range(3)]

@@ -4,8 +4,10 @@ ending once, ordered publishing). Internal: the adapters' modules re-export what
 
 from toolhistory._recording._calls import RecordedCalls
 from toolhistory._recording._fit import (
+    ABORTED,
     MAX_APPROVAL_REASON_LENGTH,
     MAX_FAILURE_MESSAGE_LENGTH,
+    aborted_failure,
     bounded_usage,
     fitted_failure,
     fitted_reason,
@@ -42,6 +44,7 @@ from toolhistory._recording._run_recording import AfterFailedStep, FailedRunEnd,
 from toolhistory._recording._steps import RecordingSteps
 
 __all__ = [
+    "ABORTED",
     "MAX_APPROVAL_REASON_LENGTH",
     "MAX_FAILURE_MESSAGE_LENGTH",
     "AfterFailedStep",
@@ -70,6 +73,7 @@ __all__ = [
     "ToolHistoryPublishError",
     "ToolOutcome",
     "WaitingRun",
+    "aborted_failure",
     "bounded_usage",
     "call_position_in_messages",
     "decision_on",

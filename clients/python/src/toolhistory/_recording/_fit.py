@@ -3,12 +3,16 @@ turn. (Payloads over the event size are cut by the publisher itself: see toolhis
 
 from __future__ import annotations
 
+import asyncio
+
 from toolhistory.events import RunFailure
 from toolhistory.limits import MAX_ID_LENGTH, bounded_usage, token_count
 
 __all__ = [
+    "ABORTED",
     "MAX_APPROVAL_REASON_LENGTH",
     "MAX_FAILURE_MESSAGE_LENGTH",
+    "aborted_failure",
     "bounded_usage",
     "fitted_failure",
     "fitted_reason",
@@ -20,6 +24,18 @@ MAX_FAILURE_MESSAGE_LENGTH = 4_000
 
 MAX_APPROVAL_REASON_LENGTH = 4_000
 """An approval's reason longer than this is cut: it is for a person to read, not a payload."""
+
+
+ABORTED = "aborted"
+"""RunFailed's code for a run its host cancelled, in every adapter of both client languages."""
+
+
+def aborted_failure(error: BaseException) -> RunFailure | None:
+    """RunFailed's error for a run its host cancelled (``asyncio.CancelledError``): ``aborted``, whatever the
+    framework; ``None`` for any other error, which the adapter describes its own way."""
+    if not isinstance(error, asyncio.CancelledError):
+        return None
+    return fitted_failure(ABORTED, str(error) or "the run was cancelled before it completed")
 
 
 def fitted_failure(code: str, message: str) -> RunFailure:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
@@ -273,6 +274,10 @@ class ToolHistoryCallbackHandler(GraphCallbackHandler):
             elif isinstance(error, GraphBubbleUp):
                 # A command for the parent graph: the call is still to be answered when the run goes on.
                 call.claimed = False
+                pending = None
+            elif isinstance(error, asyncio.CancelledError):
+                # The host cancelled the run mid-call: whether the call took effect is unknown, so no result is
+                # made up for it (replay shows a side-effect call as interrupted; the run fails aborted).
                 pending = None
             else:
                 pending = self._agent.publish_result(call, ToolOutcome(result=error_result_of(error), is_error=True))

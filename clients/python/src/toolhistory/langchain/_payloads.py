@@ -9,7 +9,7 @@ from typing import Any, TypeGuard
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.types import Command
 
-from toolhistory._recording import ToolOutcome, bounded_usage, fitted_failure
+from toolhistory._recording import ToolOutcome, aborted_failure, bounded_usage, fitted_failure
 from toolhistory.events import JsonObject, JsonValue, RunFailure, TokenUsage
 from toolhistory.events import ToolCall as RecordedToolCall
 from toolhistory.limits import MAX_ID_LENGTH, MAX_INDEX
@@ -132,7 +132,11 @@ def error_result_of(error: BaseException) -> str:
 
 
 def failure_of(error: BaseException) -> RunFailure:
-    """RunFailed's error: LangChain's error code or the error's string ``code``, else its class name; its message."""
+    """RunFailed's error: ``aborted`` for a cancelled run; else LangChain's error code or the error's string ``code``,
+    else its class name; its message."""
+    aborted = aborted_failure(error)
+    if aborted is not None:
+        return aborted
     code = next(
         (
             candidate

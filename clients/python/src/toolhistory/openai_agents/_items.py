@@ -21,7 +21,7 @@ from agents import (
 from agents.testing import ScriptedModel
 from pydantic import BaseModel
 
-from toolhistory._recording import RecordedResponse, ResponseReasoning
+from toolhistory._recording import RecordedResponse, ResponseReasoning, aborted_failure
 from toolhistory.events import JsonObject, JsonValue, RunFailure, TokenUsage
 from toolhistory.limits import MAX_JSON_DEPTH, json_depth, token_count
 
@@ -128,7 +128,11 @@ def final_output_text(final_output: object) -> str | None:
 
 
 def describe_run_failure(error: BaseException) -> RunFailure:
-    """The ``RunFailed`` error for what a run raised: its class name and message."""
+    """The ``RunFailed`` error for what a run raised: ``aborted`` for a cancelled run, else its class name and
+    message."""
+    aborted = aborted_failure(error)
+    if aborted is not None:
+        return aborted
     message = str(error) or type(error).__name__
     return RunFailure(code=type(error).__name__[:256], message=message)
 

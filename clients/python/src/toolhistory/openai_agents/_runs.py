@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from agents import Agent, Runner, RunResult, RunResultStreaming, RunState, StreamEvent, TResponseInputItem
 
+from toolhistory._recording import ABORTED
 from toolhistory.events import RunFailure
 from toolhistory.openai_agents._record import ApprovalRequest
 from toolhistory.openai_agents._recorder import AgentsRunRecorder, publish_quietly
@@ -15,9 +16,7 @@ from toolhistory.openai_agents._tool_errors import ToolErrorTest, error_marks
 if TYPE_CHECKING:
     from toolhistory.publisher import RunPublisher
 
-STREAM_CANCELLED = RunFailure(
-    code="cancelled", message="the streamed run was cancelled before its events were exhausted"
-)
+STREAM_CANCELLED = RunFailure(code=ABORTED, message="the streamed run was cancelled before its events were exhausted")
 """The failure of a streamed run whose consumer stopped before its events ended."""
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from collections.abc import Callable, Sequence
 from typing import cast
@@ -29,6 +28,7 @@ from toolhistory._recording import (
     RecordedResult,
     RecordedRound,
     RunRecord,
+    aborted_failure,
     decision_on,
 )
 from toolhistory.events import JsonObject, JsonValue, TokenUsage
@@ -278,6 +278,7 @@ def answer_text_of(output: object) -> str | None:
 
 def run_failure_of(error: BaseException) -> tuple[str, str]:
     """The (code, message) to record for what a run raised: its class name and its text."""
-    if isinstance(error, asyncio.CancelledError):
-        return "aborted", str(error) or "the run was cancelled before it completed"
+    aborted = aborted_failure(error)
+    if aborted is not None:
+        return aborted.code, aborted.message
     return type(error).__name__[:MAX_ID_LENGTH], str(error) or type(error).__name__
