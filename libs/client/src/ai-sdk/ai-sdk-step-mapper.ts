@@ -3,7 +3,7 @@ import type { StepResult, ToolResultPart, ToolSet } from 'ai';
 import { jsonDepth } from '../../../contract/src/json-depth';
 import { MAX_JSON_DEPTH } from '../../../contract/src/tool-event.types';
 import { providerOfAiSdkMetadataKey, providerOfAiSdkModel, reasoningOfAiSdkParts } from '../ai-sdk-reasoning';
-import { errorText, fittedFailure, isErrorLike } from '../recording/contract-fit';
+import { abortedFailure, errorText, fittedFailure, isAbortError, isErrorLike } from '../recording/contract-fit';
 import type { ResponseReasoning } from '../recording/recorded-run';
 import type { JsonObject, JsonValue, RunFailureDetail, TokenUsage } from '../tool-event-types';
 
@@ -99,8 +99,8 @@ export function stepUsage<TOOLS extends ToolSet>(steps: readonly StepResult<TOOL
 
 /** A RunFailed's error for what the call threw: `aborted` for a cancelled call, else the error's name (AI_APICallError, ...). */
 export function runFailure(error: unknown): RunFailureDetail {
-  const name = isErrorLike(error) ? error.name : '';
-  return fittedFailure(name === 'AbortError' ? 'aborted' : name || 'error', errorText(error));
+  if (isAbortError(error)) return abortedFailure(errorText(error));
+  return fittedFailure((isErrorLike(error) ? error.name : '') || 'error', errorText(error));
 }
 
 /** An error as the AI SDK shows it to the model (its getErrorMessage): a tool error's result is this text. */

@@ -4,6 +4,8 @@ import {
   errorResultOf,
   failureDetailOf,
   isControlFlowSignal,
+  isRunAbort,
+  isToolAbort,
   tokenUsageOf,
   toJsonObject,
   toolMessagesIn,
@@ -62,6 +64,22 @@ describe('LangChain payloads as the event contract wants them', () => {
     expect(failureDetailOf(new RangeError('too far'))).toEqual({ code: 'RangeError', message: 'too far' });
     expect(failureDetailOf('just text')).toEqual({ code: 'Error', message: 'just text' });
     expect(failureDetailOf(new Error('x'.repeat(5000))).message).toHaveLength(4000);
+  });
+
+  it.each([
+    ["LangGraph's Error('Abort')", new Error('Abort'), true, false],
+    ["LangChain's Error('Aborted')", new Error('Aborted'), false, true],
+    ['an AbortError (DOMException)', new DOMException('This operation was aborted', 'AbortError'), true, true],
+    ['an Error named AbortError', Object.assign(new Error('stopped'), { name: 'AbortError' }), true, true],
+    ['a TimeoutError (DOMException)', new DOMException('timed out', 'TimeoutError'), false, false],
+    ['a TypeError saying Abort', new TypeError('Abort'), false, false],
+    ['an Error that says more', new Error('Aborted: the provider hung up'), false, false],
+    ['text', 'Abort', false, false],
+    ['nothing', undefined, false, false],
+  ])('tells an abort (%s) of a run, of a tool run', (_, error, ofRun, ofTool) => {
+    expect(isRunAbort(error)).toBe(ofRun);
+    expect(isToolAbort(error)).toBe(ofTool);
+    expect(failureDetailOf(error).code === 'aborted').toBe(ofRun);
   });
 
   it("reads a model call's tokens from usage_metadata, else the provider's llmOutput, with the model's name", () => {

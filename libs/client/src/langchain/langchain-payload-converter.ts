@@ -1,7 +1,7 @@
 import { AIMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 // A plain file of the contract with no imports of its own: bundled into the package when it is built.
 import { MAX_ID_LENGTH, MAX_INDEX } from '../../../contract/src/tool-event.types';
-import { fittedFailure } from '../recording/contract-fit';
+import { abortedFailure, fittedFailure, isAbortError } from '../recording/contract-fit';
 import type { ToolOutcome } from '../recording/recorded-run';
 import type { JsonObject, JsonValue, RunFailureDetail, TokenUsage } from '../tool-event-types';
 
@@ -48,8 +48,9 @@ export function errorResultOf(error: unknown): string {
   return typeof json === 'string' ? json : JSON.stringify(json);
 }
 
-/** RunFailed's error: LangChain's error code, a Node error code, or the error's class name; and its message. */
+/** RunFailed's error: `aborted` for an aborted run; else LangChain's error code, a Node error code, or the error's class name; and its message. */
 export function failureDetailOf(error: unknown): RunFailureDetail {
+  if (isRunAbort(error)) return abortedFailure();
   const fields = (typeof error === 'object' && error !== null ? error : {}) as { lc_error_code?: unknown; code?: unknown; name?: unknown };
   const code = [fields.lc_error_code, fields.code, fields.name].find((c): c is string => typeof c === 'string' && c.length > 0) ?? 'Error';
   // A failure message longer than the contract's fit is cut: it explains, the full error stays with the host.
@@ -110,6 +111,20 @@ function commandUpdate(value: unknown): unknown {
   if (typeof value !== 'object' || value === null) return undefined;
   const command = value as { lg_name?: unknown; update?: unknown };
   return command.lg_name === 'Command' ? command.update : undefined;
+}
+
+/** An aborted run: LangGraph rejects one with `Error('Abort')`, whatever the signal's reason; else an AbortError. */
+export function isRunAbort(error: unknown): boolean {
+  return isAbortError(error) || (error instanceof Error && error.name === 'Error' && error.message === 'Abort');
+}
+
+/**
+ * A tool run its signal aborted: an AbortError, or `Error('Aborted')`, which
+ * LangChain throws for a signal aborted without an Error or text reason (an
+ * abort with an Error of the host's own is that error, and reads as the tool's).
+ */
+export function isToolAbort(error: unknown): boolean {
+  return isAbortError(error) || (error instanceof Error && error.name === 'Error' && error.message === 'Aborted');
 }
 
 /**

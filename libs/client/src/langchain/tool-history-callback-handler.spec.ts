@@ -219,6 +219,82 @@ describe('ToolHistoryCallbackHandler with the prebuilt ReAct agent', () => {
     expect(events[2]).toEqual({ type: 'RunFailed', error: { code: 'MODEL_RATE_LIMIT', message: 'model overloaded' } });
   });
 
+  /** A ReAct agent whose one call (`charge_card`) waits until aborted; resolves `charging` once the tool runs. */
+  function agentChargingSlowly() {
+    let charging!: () => void;
+    const charged = new Promise<void>((resolve) => (charging = resolve));
+    const chargeSlowly = tool(
+      async () => {
+        charging();
+        return new Promise<string>(() => undefined);
+      },
+      {
+        name: 'charge_card',
+        description: 'Charges the card (and waits on the payment provider).',
+        schema: z.object({ amount: z.number() }),
+      },
+    );
+    const model = new ScriptedChatModel([{ content: '', tool_calls: [call('call_c', 'charge_card', { amount: 5 })] }]);
+    return { agent: createReactAgent({ llm: model, tools: [chargeSlowly] }), charged };
+  }
+
+  const CHARGE_REQUESTED = {
+    type: 'ToolCallRequested',
+    roundIndex: 0,
+    sequenceIndex: 0,
+    toolCallId: 'call_c',
+    toolName: 'charge_card',
+    arguments: { amount: 5 },
+  };
+
+  it.each([
+    ['without a reason', undefined],
+    ['with an AbortError of its own', new DOMException('the user pressed stop', 'AbortError')],
+  ])('fails a run the host aborts in a tool (%s) aborted, the call without a made-up result', async (_, reason) => {
+    const { run, events } = recordingRun();
+    const handler = new ToolHistoryCallbackHandler(run);
+    const { agent, charged } = agentChargingSlowly();
+    const controller = new AbortController();
+
+    const turn = agent.invoke({ messages: [new HumanMessage('?')] }, { callbacks: [handler], signal: controller.signal });
+    await charged;
+    controller.abort(reason);
+    await expect(turn).rejects.toThrow(/abort/i);
+    await handler.settled();
+
+    // The charge may or may not have gone out: replay leaves the call out, or shows a side-effect tool's as interrupted.
+    expect(events).toEqual([
+      CHARGE_REQUESTED,
+      { type: 'RunFailed', error: { code: 'aborted', message: 'the run was aborted before it completed' } },
+    ]);
+  });
+
+  it("reads a tool aborted with the host's own Error as that error (the tool's result); the run is still aborted", async () => {
+    const { run, events } = recordingRun();
+    const handler = new ToolHistoryCallbackHandler(run);
+    const { agent, charged } = agentChargingSlowly();
+    const controller = new AbortController();
+
+    const turn = agent.invoke({ messages: [new HumanMessage('?')] }, { callbacks: [handler], signal: controller.signal });
+    await charged;
+    controller.abort(new Error('the user pressed stop'));
+    await expect(turn).rejects.toThrow('the user pressed stop');
+    await handler.settled();
+
+    expect(events).toEqual([
+      CHARGE_REQUESTED,
+      {
+        type: 'ToolResultReceived',
+        toolCallId: 'call_c',
+        roundIndex: 0,
+        sequenceIndex: 0,
+        result: 'Error: the user pressed stop',
+        isError: true,
+      },
+      { type: 'RunFailed', error: { code: 'aborted', message: 'the run was aborted before it completed' } },
+    ]);
+  });
+
   it('completes with finishReason tool_limit (or the configured one) when the loop ends right after executing tools', async () => {
     const lookUp = tool(async () => 'done', { name: 'look_up', description: 'Looks up.', schema: z.object({}), returnDirect: true });
     for (const [options, expected] of [

@@ -22,6 +22,7 @@ import {
   errorResultOf,
   failureDetailOf,
   isControlFlowSignal,
+  isToolAbort,
   tokenUsageOf,
   toJsonObject,
   toolCallsOf,
@@ -236,6 +237,9 @@ export class ToolHistoryCallbackHandler extends BaseCallbackHandler {
       call.claimed = false;
       return undefined;
     }
+    // The host aborted the run mid-call: whether the call took effect is unknown, so no result is made up for it
+    // (the call stays claimed, so the tool node's error ToolMessage does not answer it either).
+    if (isToolAbort(error)) return undefined;
     return this.publishResult(call, { result: errorResultOf(error), isError: true });
   }
 

@@ -1,4 +1,5 @@
 import { describeRunFailure } from '../openai/openai-completion-mapper';
+import { abortedFailure } from '../recording/contract-fit';
 import { RunRecording } from '../recording/run-recording';
 import { type RunTarget, runOfTarget } from '../run-target';
 import type { RunPublisher } from '../run-publisher';
@@ -57,7 +58,7 @@ export interface AgentsRunRecorderOptions {
 }
 
 /** The failure of a streamed run that was cancelled before it completed (the SDK then reports no error). */
-const CANCELLED = { code: 'aborted', message: 'the streamed run was cancelled before it completed' };
+const CANCELLED = abortedFailure('the streamed run was cancelled before it completed');
 
 /** A RunState as the SDK's run() takes it to resume (told apart by shape: the host's copy of the SDK may not be this package's). */
 function isRunState(value: unknown): value is AgentsRunState {

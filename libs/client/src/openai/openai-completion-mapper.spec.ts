@@ -1,4 +1,4 @@
-import { APIConnectionError, APIError } from 'openai';
+import { APIConnectionError, APIError, APIUserAbortError } from 'openai';
 import type {
   ChatCompletion,
   ChatCompletionAssistantMessageParam,
@@ -181,6 +181,14 @@ describe('describeRunFailure', () => {
       message: 'Connection error.',
     });
     expect(describeRunFailure(new TypeError('bad'))).toEqual({ code: 'TypeError', message: 'bad' });
+  });
+
+  it("codes an aborted request or run 'aborted', as every adapter does", () => {
+    expect(describeRunFailure(new APIUserAbortError())).toEqual({ code: 'aborted', message: 'Request was aborted.' });
+    expect(describeRunFailure(new DOMException('This operation was aborted', 'AbortError'))).toEqual({
+      code: 'aborted',
+      message: 'This operation was aborted',
+    });
   });
 
   it('takes a { code, message } as it is, and anything else as text', () => {

@@ -2,7 +2,7 @@ import type { ChatCompletion, ChatCompletionAssistantMessageParam, ChatCompletio
 // Plain files of the contract with no imports of their own: bundled into the package when it is built.
 import { jsonDepth } from '../../../contract/src/json-depth';
 import { MAX_JSON_DEPTH } from '../../../contract/src/tool-event.types';
-import { tokenCount } from '../recording/contract-fit';
+import { abortedFailure, isAbortError, tokenCount } from '../recording/contract-fit';
 import type { RecordedCall } from '../recording/recorded-run';
 import type { JsonObject, JsonValue, RunFailureDetail, TokenUsage } from '../tool-event-types';
 
@@ -122,6 +122,7 @@ export function describeRunFailure(error: unknown): RunFailureDetail {
   const { code, name, message } = error as { code?: unknown; name?: unknown; message?: unknown };
   // The SDK's error classes keep the name `Error`: their constructor names them.
   const className = typeof name === 'string' && name !== '' && name !== 'Error' ? name : error.constructor?.name;
+  if (isAbortError(error) || className === 'APIUserAbortError') return abortedFailure(typeof message === 'string' ? message : undefined);
   const chosen = typeof code === 'string' && code !== '' ? code : className && className !== 'Object' ? className : 'error';
   return { code: chosen.slice(0, 256), message: typeof message === 'string' ? message : String(error) };
 }

@@ -40,6 +40,19 @@ export function boundedUsage(usage: readonly TokenUsage[]): TokenUsage[] {
   ];
 }
 
+/** RunFailed's code for a run its host aborted (or cancelled), in every adapter of both client languages. */
+export const ABORTED = 'aborted';
+
+/** An AbortSignal's standard error (a DOMException or an Error named `AbortError`): the run or call was aborted. */
+export function isAbortError(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { name?: unknown }).name === 'AbortError';
+}
+
+/** RunFailed's error for an aborted run, its message the abort's own when it has one. */
+export function abortedFailure(message = 'the run was aborted before it completed'): RunFailureDetail {
+  return fittedFailure(ABORTED, message);
+}
+
 /** A failure whose code is an id (at most MAX_ID_LENGTH) and whose message is at most MAX_FAILURE_MESSAGE_LENGTH. */
 export function fittedFailure(code: string, message: string): RunFailureDetail {
   return { code: code.slice(0, MAX_ID_LENGTH), message: message.slice(0, MAX_FAILURE_MESSAGE_LENGTH) };
