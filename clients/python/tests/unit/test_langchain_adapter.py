@@ -725,6 +725,16 @@ REQUEST = {
     "reason": "Refund 5 EUR for A-1?",
 }
 LOOKUP_RESULT = result(1, 0, "call_other", "order B-2: shipped")
+APPROVED_AND_REFUNDED = [
+    {
+        "type": "ToolApprovalDecided",
+        "round_index": 1,
+        "sequence_index": 1,
+        "tool_call_id": "call_refund",
+        "approved": True,
+    },
+    result(1, 1, "call_refund", "refunded 5 EUR for A-1"),
+]
 
 
 def one_call_after_the_other(run: RecordingRun, *, first: str) -> list[BaseTool]:
@@ -824,16 +834,7 @@ def test_a_rounds_other_call_answered_after_the_approval_request_is_recorded_onc
 
     graph.invoke(Command(resume="yes"), config)
 
-    assert run.events[len(paused_events) :][:2] == [
-        {
-            "type": "ToolApprovalDecided",
-            "round_index": 1,
-            "sequence_index": 1,
-            "tool_call_id": "call_refund",
-            "approved": True,
-        },
-        result(1, 1, "call_refund", "refunded 5 EUR for A-1"),
-    ]
+    assert run.events[len(paused_events) :][:2] == APPROVED_AND_REFUNDED
     assert run.types()[len(paused_events) + 2 :] == ["RunCompleted"]
     assert run.events.count(LOOKUP_RESULT) == 1
     assert len(handler.settled()) == len(run.events)
@@ -893,16 +894,7 @@ def test_takes_a_resumed_calls_position_from_pending_approvals_and_leaves_the_ro
     pending = [toolhistory_pb2.PendingApproval(tool_call_id="call_refund", round_index=1, sequence_index=1)]
     graph.invoke(Command(resume="yes"), {**thread, "callbacks": [handler_for(run, pending_approvals=pending)]})
 
-    assert run.events[:2] == [
-        {
-            "type": "ToolApprovalDecided",
-            "round_index": 1,
-            "sequence_index": 1,
-            "tool_call_id": "call_refund",
-            "approved": True,
-        },
-        result(1, 1, "call_refund", "refunded 5 EUR for A-1"),
-    ]
+    assert run.events[:2] == APPROVED_AND_REFUNDED
     assert run.types()[2:] == ["RunCompleted"]
 
 
