@@ -183,7 +183,7 @@ describe('describeRunFailure', () => {
     expect(describeRunFailure(new TypeError('bad'))).toEqual({ code: 'TypeError', message: 'bad' });
   });
 
-  it("codes an aborted request or run 'aborted', as every adapter does", () => {
+  it("codes an aborted request or run 'aborted', as every adapter that sees the abort does", () => {
     expect(describeRunFailure(new APIUserAbortError())).toEqual({ code: 'aborted', message: 'Request was aborted.' });
     expect(describeRunFailure(new DOMException('This operation was aborted', 'AbortError'))).toEqual({
       code: 'aborted',

@@ -40,7 +40,7 @@ export function boundedUsage(usage: readonly TokenUsage[]): TokenUsage[] {
   ];
 }
 
-/** RunFailed's code for a run its host aborted (or cancelled), in every adapter of both client languages. */
+/** RunFailed's code for a run its host aborted (or cancelled), in every adapter of both client languages that sees the abort. */
 export const ABORTED = 'aborted';
 
 /** An AbortSignal's standard error (a DOMException or an Error named `AbortError`): the run or call was aborted. */

@@ -27,7 +27,9 @@ MAX_APPROVAL_REASON_LENGTH = 4_000
 
 
 ABORTED = "aborted"
-"""RunFailed's code for a run its host cancelled, in every adapter of both client languages."""
+"""RunFailed's code for a run its host cancelled, in every adapter of both client languages that sees the
+cancellation (a session store's adapter learns only at the next invocation that a run never answered:
+``interrupted``)."""
 
 
 def aborted_failure(error: BaseException) -> RunFailure | None:

@@ -277,7 +277,8 @@ def answer_text_of(output: object) -> str | None:
 
 
 def run_failure_of(error: BaseException) -> tuple[str, str]:
-    """The (code, message) to record for what a run raised: its class name and its text."""
+    """The (code, message) to record for what a run raised: ``aborted`` for a cancelled run, else its class name and
+    its text."""
     aborted = aborted_failure(error)
     if aborted is not None:
         return aborted.code, aborted.message
