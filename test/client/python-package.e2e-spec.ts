@@ -57,7 +57,11 @@ describe('the Python package (clients/python) against the running service', () =
       // web_search's results are compacted to the sources the run's answer cites (the PydanticAI adapter's citation test).
       policy: {
         defaults: { freshnessSeconds: 3600 },
-        tools: { web_search: { citations: { items: '$.results[*]', number: '$.sourceNumber' } } },
+        tools: {
+          web_search: { citations: { items: '$.results[*]', number: '$.sourceNumber' } },
+          // A call the host's cancellation cut off is replayed as interrupted (the LangChain adapter's cancellation test).
+          transfer_funds: { sideEffects: true },
+        },
         channels: {
           // A crashed run's rounds whose results reached a later model call replay (the adapters' crash-resume tests).
           'long-runs': { visibility: 'per_service_call' },

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import re
@@ -244,6 +245,54 @@ async def test_an_interrupt_is_an_approval_request_and_the_resume_records_the_de
     assert [(type(m).__name__, getattr(m, "tool_call_id", None), m.content) for m in replay] == [
         ("AIMessage", None, ""),
         ("ToolMessage", "call_refund", "refunded 5 EUR for A-1"),
+    ]
+
+
+INTERRUPTED_NOTICE = (
+    "[interrupted] This call was interrupted before its result was recorded: it may or may not have taken effect. "
+    "Check before calling it again."
+)
+
+
+async def test_a_run_cancelled_in_a_side_effect_tool_replays_the_call_as_interrupted_not_failed(
+    stack: Stack,
+    publisher: ToolEventPublisher,
+    client: ToolHistoryClient,
+    ids: Callable[[str], str],
+    replayed_now: Replayed,
+) -> None:
+    """transfer_funds has side effects in the service's policy: its call, cut off by the host cancelling the run, is
+    replayed with the notice that it may have taken effect, not as a tool that failed."""
+    conversation = ids("conv")
+    scope = RunScope(tenant_id=stack.tenant, conversation_id=conversation, channel="web", run_id=ids("run"))
+    transferring = asyncio.Event()
+
+    @tool
+    async def transfer_funds(amount: int) -> str:
+        """Transfers funds (and waits on the bank)."""
+        transferring.set()
+        await asyncio.Event().wait()
+        return "sent"
+
+    model = scripted(AIMessage(content="", tool_calls=[tool_call("call_transfer", "transfer_funds", {"amount": 5})]))
+    handler = ToolHistoryCallbackHandler(publisher=publisher, scope=scope)
+    turn = asyncio.create_task(
+        agent(model, [transfer_funds]).ainvoke(
+            {"messages": [HumanMessage("Send 5 EUR", id="user-transfer")]}, {"callbacks": [handler]}
+        )
+    )
+    await transferring.wait()
+    turn.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await turn
+
+    assert [event.type for event in handler.settled()] == ["ToolCallRequested", "RunFailed"]
+    history = replayed_now(client, conversation, "openai", until=lambda h: len(h.turns) == 1)
+    assert [
+        (type(m).__name__, getattr(m, "tool_call_id", None), m.content) for m in to_langchain_messages(history)
+    ] == [
+        ("AIMessage", None, ""),
+        ("ToolMessage", "call_transfer", INTERRUPTED_NOTICE),
     ]
 
 
