@@ -49,7 +49,12 @@ describe('@toolhistory/client/langchain: a LangGraph ReAct agent recorded throug
 
   beforeAll(async () => {
     // Channel `research` keeps a round's reasoning after its turn, so the next turn's replay carries it.
-    const policy = { ...HOUR_LONG_FRESHNESS.policy, channels: { research: { reasoning: { keep: 'always' } } } };
+    // transfer_funds has side effects: a call of it left without a result is replayed as interrupted.
+    const policy = {
+      ...HOUR_LONG_FRESHNESS.policy,
+      tools: { transfer_funds: { sideEffects: true } },
+      channels: { research: { reasoning: { keep: 'always' } } },
+    };
     ({ stack, publisher, client } = await startClientStack('langchain', { policy }));
   });
 
@@ -254,6 +259,48 @@ describe('@toolhistory/client/langchain: a LangGraph ReAct agent recorded throug
     const round = model.received[2].find((m) => AIMessage.isInstance(m) && (m.tool_calls?.length ?? 0) > 0) as AIMessage;
     expect(JSON.stringify(round.content)).toBe(JSON.stringify([thinking, redacted, { type: 'text', text: 'Let me look A-1 up.' }]));
     expect(round.tool_calls?.map((c) => c.id)).toEqual(['call_t']);
+  });
+
+  it('a run the host aborts in a side-effect tool fails aborted; the replay shows the call as interrupted, not failed', async () => {
+    const aborted = uniqueName('conv-aborted');
+    let transferring!: () => void;
+    const started = new Promise<void>((resolve) => (transferring = resolve));
+    const transferFunds = tool(
+      async () => {
+        transferring();
+        return new Promise<string>(() => undefined);
+      },
+      { name: 'transfer_funds', description: 'Transfers funds (and waits on the bank).', schema: z.object({ amount: z.number() }) },
+    );
+    const model = new ScriptedChatModel([{ content: '', tool_calls: [call('call_transfer', 'transfer_funds', { amount: 5 })] }]);
+    const agent = createReactAgent({ llm: model, tools: [transferFunds] });
+    const handler = new ToolHistoryCallbackHandler({
+      publisher,
+      scope: { tenantId, conversationId: aborted, channel: 'support', runId: 'run-aborted' },
+    });
+    const controller = new AbortController();
+
+    const turn = agent.invoke({ messages: [new HumanMessage('Send 5 EUR')] }, { callbacks: [handler], signal: controller.signal });
+    await started;
+    controller.abort();
+    await expect(turn).rejects.toThrow(/abort/i);
+    expect((await handler.settled()).map((e) => e.type)).toEqual(['ToolCallRequested', 'RunFailed']);
+
+    const history = await waitFor(
+      () => client.getReplayHistory({ tenantId, conversationId: aborted, format: 'openai' }),
+      (h) => h.turns.length === 1,
+      { what: 'the aborted run replayed' },
+    );
+    expect(shape(toLangChainMessages(history))).toEqual([
+      { type: 'ai', toolCalls: [{ id: 'call_transfer', name: 'transfer_funds', args: { amount: 5 } }] },
+      {
+        type: 'tool',
+        toolCallId: 'call_transfer',
+        content:
+          '[interrupted] This call was interrupted before its result was recorded: it may or may not have taken effect. Check before calling it again.',
+        status: 'error',
+      },
+    ]);
   });
 
   describe('a tool that asks a person first (interrupt() inside the tool)', () => {
