@@ -475,7 +475,8 @@ async def test_a_run_the_host_cancels_in_a_tool_fails_aborted_and_leaves_the_cal
     with pytest.raises(asyncio.CancelledError):
         await turn
 
-    # The charge may or may not have gone out: no result is made up for it, so replay shows it as interrupted.
+    # The charge may or may not have gone out: no result is made up for it (replay leaves the call out, or shows a
+    # side-effect tool's call as interrupted).
     assert run.types() == ["ToolCallRequested", "ToolResultReceived", "ToolCallRequested", "RunFailed"]
     assert run.events[3] == {
         "type": "RunFailed",
