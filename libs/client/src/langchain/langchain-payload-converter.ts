@@ -113,9 +113,14 @@ function commandUpdate(value: unknown): unknown {
   return command.lg_name === 'Command' ? command.update : undefined;
 }
 
+/** An AbortError, or the plain `Error(message)` a LangChain library throws for an abort. */
+function isAbortSaying(error: unknown, message: 'Abort' | 'Aborted'): boolean {
+  return isAbortError(error) || (error instanceof Error && error.name === 'Error' && error.message === message);
+}
+
 /** An aborted run: LangGraph rejects one with `Error('Abort')`, whatever the signal's reason; else an AbortError. */
 export function isRunAbort(error: unknown): boolean {
-  return isAbortError(error) || (error instanceof Error && error.name === 'Error' && error.message === 'Abort');
+  return isAbortSaying(error, 'Abort');
 }
 
 /**
@@ -124,7 +129,7 @@ export function isRunAbort(error: unknown): boolean {
  * abort with an Error of the host's own is that error, and reads as the tool's).
  */
 export function isToolAbort(error: unknown): boolean {
-  return isAbortError(error) || (error instanceof Error && error.name === 'Error' && error.message === 'Aborted');
+  return isAbortSaying(error, 'Aborted');
 }
 
 /**
